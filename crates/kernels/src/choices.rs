@@ -1,0 +1,198 @@
+//! The `choices` of a multiple-choice row: a list column, a JSON array string, a Python list
+//! literal string, or one literal list for every row.
+
+use crate::text::TextColumn;
+use crate::KernelError;
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::DataType;
+
+/// Where each row's choices come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Choices<'a> {
+    /// No `choices`: any non-empty output is valid.
+    None,
+    /// The same list for every row.
+    Fixed(&'a [String]),
+    /// A `List`/`LargeList` of strings, or a string column holding `["A","B"]` or `['A', 'B']`.
+    PerRow(&'a dyn Array),
+}
+
+/// Parses a JSON array string (`["A","B"]`) or a Python list literal (`['A', 'B']`).
+///
+/// Items may be double- or single-quoted (with backslash escapes) or bare words; `None`/`null`
+/// items are dropped. Returns `None` when the text is not a bracketed list.
+pub fn parse_choice_list(text: &str) -> Option<Vec<String>> {
+    let inner = text.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let mut items = Vec::new();
+    let mut chars = inner.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&c) = chars.peek() else { break };
+        let item = if c == '"' || c == '\'' {
+            chars.next();
+            let mut s = String::new();
+            loop {
+                match chars.next()? {
+                    '\\' => {
+                        let e = chars.next()?;
+                        s.push(match e {
+                            'n' => '\n',
+                            't' => '\t',
+                            'r' => '\r',
+                            'u' => {
+                                let hex: String = (0..4).filter_map(|_| chars.next()).collect();
+                                char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?
+                            }
+                            other => other,
+                        });
+                    }
+                    q if q == c => break,
+                    other => s.push(other),
+                }
+            }
+            Some(s)
+        } else {
+            let mut s = String::new();
+            while let Some(&c) = chars.peek() {
+                if c == ',' {
+                    break;
+                }
+                s.push(c);
+                chars.next();
+            }
+            let s = s.trim().to_owned();
+            (!matches!(s.as_str(), "None" | "null")).then_some(s)
+        };
+        items.extend(item);
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        match chars.next() {
+            None => break,
+            Some(',') => continue,
+            Some(_) => return None,
+        }
+    }
+    Some(items)
+}
+
+/// Per-row access to choices as single characters, with the last parsed string cached so a
+/// column that repeats the same list parses it once per run of equal values.
+pub(crate) struct ChoiceReader<'a> {
+    source: Source<'a>,
+    last_text: Option<&'a str>,
+    last: Vec<char>,
+}
+
+enum Source<'a> {
+    None,
+    Fixed(Vec<char>),
+    List(&'a dyn Array),
+    Text(TextColumn<'a>),
+}
+
+/// The result for one row: `None` when the row has no choices (null).
+pub(crate) enum RowChoices<'r> {
+    Any,
+    Missing,
+    Set(&'r [char]),
+}
+
+impl<'a> ChoiceReader<'a> {
+    pub fn new(choices: Choices<'a>) -> Result<Self, KernelError> {
+        let source = match choices {
+            Choices::None => Source::None,
+            Choices::Fixed(list) => Source::Fixed(single_chars(list.iter().map(String::as_str), 0)?),
+            Choices::PerRow(a) => match a.data_type() {
+                DataType::List(_) | DataType::LargeList(_) => Source::List(a),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                    Source::Text(TextColumn::new(a, "choices")?)
+                }
+                t => {
+                    return Err(KernelError::Type {
+                        input: "choices".to_owned(),
+                        data_type: t.to_string(),
+                    })
+                }
+            },
+        };
+        Ok(ChoiceReader {
+            source,
+            last_text: None,
+            last: Vec::new(),
+        })
+    }
+
+    pub fn row(&mut self, row: usize) -> Result<RowChoices<'_>, KernelError> {
+        match &self.source {
+            Source::None => Ok(RowChoices::Any),
+            Source::Fixed(set) => Ok(RowChoices::Set(set)),
+            Source::List(a) => {
+                if a.is_null(row) {
+                    return Ok(RowChoices::Missing);
+                }
+                let values = match a.data_type() {
+                    DataType::List(_) => a.as_list::<i32>().value(row),
+                    _ => a.as_list::<i64>().value(row),
+                };
+                let values = crate::to_text(&values, "choices")?;
+                let col = TextColumn::new(values.as_ref(), "choices")?;
+                let items = (0..values.len()).filter_map(|i| col.get(i));
+                self.last = single_chars(items, row)?;
+                Ok(RowChoices::Set(&self.last))
+            }
+            Source::Text(col) => {
+                let Some(text) = col.get(row) else {
+                    return Ok(RowChoices::Missing);
+                };
+                if self.last_text != Some(text) {
+                    let list = parse_choice_list(text).ok_or_else(|| KernelError::Value {
+                        row,
+                        input: "choices".to_owned(),
+                        value: text.to_owned(),
+                        message: "is not a list (expected a JSON array like [\"A\", \"B\"] or a Python list like ['A', 'B'])".to_owned(),
+                    })?;
+                    self.last = single_chars(list.iter().map(String::as_str), row)?;
+                    self.last_text = Some(text);
+                }
+                Ok(RowChoices::Set(&self.last))
+            }
+        }
+    }
+}
+
+fn single_chars<'s>(items: impl Iterator<Item = &'s str>, row: usize) -> Result<Vec<char>, KernelError> {
+    items
+        .map(|s| single_char(s).ok_or_else(|| KernelError::Value {
+            row,
+            input: "choices".to_owned(),
+            value: s.to_owned(),
+            message: "is not a single character (string_equals_mcqa supports single-character choices only)".to_owned(),
+        }))
+        .collect()
+}
+
+pub(crate) fn single_char(s: &str) -> Option<char> {
+    let mut it = s.chars();
+    let c = it.next()?;
+    it.next().is_none().then_some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_json_and_python_lists() {
+        let v = |s: &str| parse_choice_list(s);
+        assert_eq!(v(r#"["A","B"]"#), Some(vec!["A".into(), "B".into()]));
+        assert_eq!(v("['A', 'B', 'C']"), Some(vec!["A".into(), "B".into(), "C".into()]));
+        assert_eq!(v("[A, B]"), Some(vec!["A".into(), "B".into()]));
+        assert_eq!(v(r#"["\u00c9", 'x\'']"#), Some(vec!["É".into(), "x'".into()]));
+        assert_eq!(v("[]"), Some(vec![]));
+        assert_eq!(v("A, B"), None);
+        assert_eq!(v("['A' 'B']"), None);
+    }
+}

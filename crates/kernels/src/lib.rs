@@ -1,0 +1,72 @@
+//! Scorer kernels: functions over Arrow arrays, `&dyn Array` (or `&dyn Datum` for operands
+//! that may be a broadcast scalar) in, arrays out.
+//!
+//! - [`text::TextColumn`] reads any string encoding (Utf8, LargeUtf8, Utf8View, dictionaries of
+//!   them) and numbers or booleans as text, through one generic body per kernel.
+//! - [`string_equals()`] is the seed 000 scorer; [`string_equals_mcqa()`] the seed 001 scorer
+//!   with [`Choices`] and the `completion_validity` labels [`VALID`] / [`INVALID`].
+//! - [`KernelError`] names the row (within the batch) and the input that is at fault.
+//!
+//! Every kernel documents its null rule in its doc comment.
+
+mod choices;
+mod mcqa;
+mod string_equals;
+pub mod text;
+
+pub use choices::{parse_choice_list, Choices};
+pub use mcqa::{missing_count, string_equals_mcqa, McqaOutput, INVALID, VALID};
+pub use string_equals::string_equals;
+pub use text::{to_text, TextColumn};
+
+use std::fmt;
+
+/// A kernel could not score its input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KernelError {
+    /// A column of a type the scorer cannot read as text.
+    Type { input: String, data_type: String },
+    /// A value that breaks the scorer's contract, at `row` of the batch.
+    Value {
+        row: usize,
+        input: String,
+        value: String,
+        message: String,
+    },
+    Arrow(String),
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelError::Type { input, data_type } => write!(
+                f,
+                "{input} has type {data_type}, which cannot be read as text"
+            ),
+            KernelError::Value {
+                input,
+                value,
+                message,
+                ..
+            } => write!(f, "{input} value {value:?} {message}"),
+            KernelError::Arrow(m) => write!(f, "arrow: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for KernelError {}
+
+impl From<arrow::error::ArrowError> for KernelError {
+    fn from(e: arrow::error::ArrowError) -> Self {
+        KernelError::Arrow(e.to_string())
+    }
+}
+
+/// Turns a boolean mask into 0.0/1.0 scores, with null counting as 0.0 (false).
+pub fn bool_to_score(mask: &arrow::array::BooleanArray) -> arrow::array::Float64Array {
+    let bits = match arrow::array::Array::nulls(mask) {
+        Some(n) => mask.values() & n.inner(),
+        None => mask.values().clone(),
+    };
+    arrow::array::Float64Array::from_iter_values(bits.iter().map(|b| if b { 1.0 } else { 0.0 }))
+}

@@ -1,0 +1,220 @@
+use crate::choices::{single_char, ChoiceReader, RowChoices};
+use crate::text::TextColumn;
+use crate::{Choices, KernelError};
+use arrow::array::{Float64Array, StringArray};
+
+/// `completion_validity` of an output whose first character is one of the row's choices.
+pub const VALID: &str = "VALID";
+/// `completion_validity` of any other output.
+pub const INVALID: &str = "INVALID";
+
+/// The fields of the `string_equals_mcqa` scorer for one batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McqaOutput {
+    pub is_correct: Float64Array,
+    /// [`VALID`] or [`INVALID`], never null.
+    pub completion_validity: StringArray,
+}
+
+/// Seed 001 `string_equals_mcqa`: the first Unicode character of `output` against the
+/// single-character `ground_truth` choice.
+///
+/// `completion_validity` is `VALID` when the output is non-empty and its first character is
+/// one of the row's `choices` (any first character when `choices` is [`Choices::None`]), else
+/// `INVALID`. `is_correct` is 1.0 only when `VALID` and the first character equals the ground
+/// truth; case and whitespace count, so `" C"` starts with a space and `"b"` is not `"B"`.
+///
+/// Null rule: a null output is `INVALID` and scores 0.0; a null ground truth scores 0.0 (the
+/// caller counts both as missing); null choices for a row make it `INVALID`.
+///
+/// Errors: a ground truth or choice that is not exactly one character, with its row.
+pub fn string_equals_mcqa(
+    output: TextColumn<'_>,
+    ground_truth: TextColumn<'_>,
+    choices: Choices<'_>,
+    len: usize,
+) -> Result<McqaOutput, KernelError> {
+    let mut reader = ChoiceReader::new(choices)?;
+    let mut scores = Vec::with_capacity(len);
+    let mut valid = Vec::with_capacity(len);
+    // A scalar ground truth is checked once, not per row.
+    let scalar_truth = match ground_truth {
+        TextColumn::Scalar(Some(s)) => Some(Some(truth_char(s, 0)?)),
+        TextColumn::Scalar(None) => Some(None),
+        _ => None,
+    };
+    for row in 0..len {
+        let first = output.get(row).and_then(|s| s.chars().next());
+        let is_valid = match (first, reader.row(row)?) {
+            (None, _) | (_, RowChoices::Missing) => false,
+            (Some(_), RowChoices::Any) => true,
+            (Some(c), RowChoices::Set(set)) => set.contains(&c),
+        };
+        let truth = match scalar_truth {
+            Some(t) => t,
+            None => ground_truth.get(row).map(|s| truth_char(s, row)).transpose()?,
+        };
+        let correct = is_valid && first.is_some() && first == truth;
+        scores.push(if correct { 1.0 } else { 0.0 });
+        valid.push(if is_valid { VALID } else { INVALID });
+    }
+    Ok(McqaOutput {
+        is_correct: Float64Array::from(scores),
+        completion_validity: StringArray::from(valid),
+    })
+}
+
+fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {
+    single_char(s).ok_or_else(|| KernelError::Value {
+        row,
+        input: "ground_truth_choice".to_owned(),
+        value: s.to_owned(),
+        message: "is not a single character (string_equals_mcqa needs one choice letter such as \"B\")".to_owned(),
+    })
+}
+
+/// The rows (within a batch) whose output or ground truth is null: the scorer's missing rows.
+pub fn missing_count(output: &TextColumn<'_>, ground_truth: &TextColumn<'_>, len: usize) -> usize {
+    (0..len)
+        .filter(|&r| output.get(r).is_none() || ground_truth.get(r).is_none())
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, LargeStringArray, ListBuilder, StringBuilder, StringViewArray};
+
+    const OUTPUTS: [Option<&str>; 9] = [
+        Some("B"),
+        Some("B. because"),
+        Some(" C"),
+        Some("b"),
+        None,
+        Some(""),
+        Some("É"),
+        Some("日本"),
+        Some("D"),
+    ];
+    const TRUTH: [Option<&str>; 9] = [
+        Some("B"),
+        Some("B"),
+        Some("C"),
+        Some("B"),
+        Some("A"),
+        Some("A"),
+        Some("É"),
+        Some("日"),
+        None,
+    ];
+
+    fn run(out: &dyn Array, choices: Choices<'_>) -> (Vec<f64>, Vec<String>) {
+        let truth = StringArray::from(TRUTH.to_vec());
+        let r = string_equals_mcqa(
+            TextColumn::new(out, "output").unwrap(),
+            TextColumn::new(&truth, "truth").unwrap(),
+            choices,
+            out.len(),
+        )
+        .unwrap();
+        (
+            r.is_correct.values().to_vec(),
+            r.completion_validity.iter().map(|v| v.unwrap().to_owned()).collect(),
+        )
+    }
+
+    #[test]
+    fn without_choices_any_nonempty_output_is_valid() {
+        let out = StringArray::from(OUTPUTS.to_vec());
+        let (s, v) = run(&out, Choices::None);
+        assert_eq!(s, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0]);
+        assert_eq!(
+            v,
+            ["VALID", "VALID", "VALID", "VALID", "INVALID", "INVALID", "VALID", "VALID", "VALID"]
+        );
+    }
+
+    #[test]
+    fn fixed_choices_over_every_layout() {
+        let fixed: Vec<String> = ["A", "B", "C", "É"].iter().map(|s| s.to_string()).collect();
+        let utf8 = StringArray::from(OUTPUTS.to_vec());
+        let large = LargeStringArray::from(OUTPUTS.to_vec());
+        let view = StringViewArray::from(OUTPUTS.to_vec());
+        for out in [&utf8 as &dyn Array, &large, &view] {
+            let (s, v) = run(out, Choices::Fixed(&fixed));
+            assert_eq!(s, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+            assert_eq!(
+                v,
+                ["VALID", "VALID", "INVALID", "INVALID", "INVALID", "INVALID", "VALID", "INVALID", "INVALID"]
+            );
+        }
+    }
+
+    #[test]
+    fn per_row_list_and_json_choices() {
+        let out = StringArray::from(vec![Some("C"), Some("C"), Some("A")]);
+        let truth = StringArray::from(vec!["C", "C", "A"]);
+        let mut lb = ListBuilder::new(StringBuilder::new());
+        lb.append_value([Some("A"), Some("B"), Some("C")]);
+        lb.append_value([Some("A"), Some("B")]);
+        lb.append_null();
+        let lists = lb.finish();
+        let json = StringArray::from(vec![Some(r#"["A","B","C"]"#), Some("['A', 'B']"), None]);
+        for choices in [&lists as &dyn Array, &json] {
+            let r = string_equals_mcqa(
+                TextColumn::new(&out, "o").unwrap(),
+                TextColumn::new(&truth, "t").unwrap(),
+                Choices::PerRow(choices),
+                3,
+            )
+            .unwrap();
+            assert_eq!(r.is_correct.values().to_vec(), [1.0, 0.0, 0.0]);
+            let v: Vec<_> = r.completion_validity.iter().flatten().collect();
+            assert_eq!(v, ["VALID", "INVALID", "INVALID"]);
+        }
+    }
+
+    #[test]
+    fn multi_character_truth_or_choice_is_an_error_with_its_row() {
+        let out = StringArray::from(vec!["A", "B"]);
+        let truth = StringArray::from(vec!["A", "yes"]);
+        let e = string_equals_mcqa(
+            TextColumn::new(&out, "o").unwrap(),
+            TextColumn::new(&truth, "t").unwrap(),
+            Choices::None,
+            2,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            KernelError::Value {
+                row: 1,
+                input: "ground_truth_choice".into(),
+                value: "yes".into(),
+                message: "is not a single character (string_equals_mcqa needs one choice letter such as \"B\")".into()
+            }
+        );
+        let json = StringArray::from(vec![r#"["A","B"]"#, r#"["yes","no"]"#]);
+        let truth = StringArray::from(vec!["A", "B"]);
+        let e = string_equals_mcqa(
+            TextColumn::new(&out, "o").unwrap(),
+            TextColumn::new(&truth, "t").unwrap(),
+            Choices::PerRow(&json),
+            2,
+        )
+        .unwrap_err();
+        assert!(matches!(e, KernelError::Value { row: 1, ref value, .. } if value == "yes"));
+    }
+
+    #[test]
+    fn missing_counts_null_output_or_truth() {
+        let out = StringArray::from(OUTPUTS.to_vec());
+        let truth = StringArray::from(TRUTH.to_vec());
+        let n = missing_count(
+            &TextColumn::new(&out, "o").unwrap(),
+            &TextColumn::new(&truth, "t").unwrap(),
+            9,
+        );
+        assert_eq!(n, 2);
+    }
+}

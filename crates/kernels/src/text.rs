@@ -1,0 +1,128 @@
+//! Reading any Arrow column as text.
+
+use crate::KernelError;
+use arrow::array::{
+    Array, ArrayRef, AsArray, GenericStringArray, StringArray, StringViewArray,
+};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use std::sync::Arc;
+
+/// Converts `array` to a string array the kernels read directly.
+///
+/// Utf8, LargeUtf8 and Utf8View pass through unchanged. Dictionaries are unpacked to their
+/// values' type. Integers, floats, booleans and decimals become their Arrow display text
+/// (`3`, `0.5`, `true`), so a numeric ground-truth column compares as its printed form.
+/// Nested and binary types are an error naming `input` and the type. Nulls stay null.
+pub fn to_text(array: &ArrayRef, input: &str) -> Result<ArrayRef, KernelError> {
+    match array.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(Arc::clone(array)),
+        DataType::Dictionary(_, value) if is_textual(value) => {
+            let target = if matches!(value.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+                value.as_ref().clone()
+            } else {
+                DataType::Utf8
+            };
+            Ok(cast(array, &target)?)
+        }
+        DataType::Null => Ok(Arc::new(StringArray::new_null(array.len()))),
+        t if is_textual(t) => Ok(cast(array, &DataType::Utf8)?),
+        t => Err(KernelError::Type {
+            input: input.to_owned(),
+            data_type: t.to_string(),
+        }),
+    }
+}
+
+fn is_textual(t: &DataType) -> bool {
+    t.is_numeric()
+        || matches!(
+            t,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Boolean
+        )
+}
+
+/// A borrowed text column: one of Arrow's three string layouts, or one scalar for every row.
+///
+/// Kernels are written once against [`TextColumn::get`]; the match on the layout is
+/// perfectly predictable inside a loop, so this costs no more than three copies of the body.
+#[derive(Debug, Clone, Copy)]
+pub enum TextColumn<'a> {
+    Utf8(&'a GenericStringArray<i32>),
+    LargeUtf8(&'a GenericStringArray<i64>),
+    Utf8View(&'a StringViewArray),
+    Scalar(Option<&'a str>),
+}
+
+impl<'a> TextColumn<'a> {
+    /// Borrows a string array (see [`to_text`] to get one).
+    pub fn new(array: &'a dyn Array, input: &str) -> Result<Self, KernelError> {
+        match array.data_type() {
+            DataType::Utf8 => Ok(TextColumn::Utf8(array.as_string::<i32>())),
+            DataType::LargeUtf8 => Ok(TextColumn::LargeUtf8(array.as_string::<i64>())),
+            DataType::Utf8View => Ok(TextColumn::Utf8View(array.as_string_view())),
+            t => Err(KernelError::Type {
+                input: input.to_owned(),
+                data_type: t.to_string(),
+            }),
+        }
+    }
+
+    /// A scalar column: `get` returns the same text (or null) for every row.
+    pub fn scalar(value: Option<&'a str>) -> Self {
+        TextColumn::Scalar(value)
+    }
+
+    /// The text at `row`, `None` when null.
+    #[inline]
+    pub fn get(&self, row: usize) -> Option<&'a str> {
+        match self {
+            TextColumn::Utf8(a) => a.is_valid(row).then(|| a.value(row)),
+            TextColumn::LargeUtf8(a) => a.is_valid(row).then(|| a.value(row)),
+            TextColumn::Utf8View(a) => a.is_valid(row).then(|| a.value(row)),
+            TextColumn::Scalar(s) => *s,
+        }
+    }
+
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, TextColumn::Scalar(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{DictionaryArray, Float64Array, Int64Array, ListArray};
+    use arrow::datatypes::{Int32Type, Int8Type};
+
+    #[test]
+    fn numbers_become_their_display_text() {
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(3), None, Some(-1)]));
+        let t = to_text(&a, "x").unwrap();
+        let c = TextColumn::new(t.as_ref(), "x").unwrap();
+        assert_eq!((c.get(0), c.get(1), c.get(2)), (Some("3"), None, Some("-1")));
+        let a: ArrayRef = Arc::new(Float64Array::from(vec![0.5, 1.0]));
+        let t = to_text(&a, "x").unwrap();
+        let c = TextColumn::new(t.as_ref(), "x").unwrap();
+        assert_eq!((c.get(0), c.get(1)), (Some("0.5"), Some("1.0")));
+    }
+
+    #[test]
+    fn dictionaries_unpack() {
+        let d: DictionaryArray<Int8Type> = vec![Some("a"), None, Some("b"), Some("a")].into_iter().collect();
+        let a: ArrayRef = Arc::new(d);
+        let t = to_text(&a, "x").unwrap();
+        let c = TextColumn::new(t.as_ref(), "x").unwrap();
+        assert_eq!((c.get(0), c.get(1), c.get(3)), (Some("a"), None, Some("a")));
+    }
+
+    #[test]
+    fn nested_types_are_rejected_with_their_type() {
+        let l = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1)])]);
+        let a: ArrayRef = Arc::new(l);
+        assert_eq!(
+            to_text(&a, "column `choices`").unwrap_err().to_string(),
+            "column `choices` has type List(Int32), which cannot be read as text"
+        );
+    }
+}

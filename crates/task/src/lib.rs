@@ -1,0 +1,25 @@
+//! The typed task definition of evalscore.
+//!
+//! A task file is YAML in the shape of the AI GO! task definitions: `config:` values fill
+//! `<< config.NAME >>` placeholders ([`substitute_placeholders`]) before the YAML is parsed, and
+//! `definition.scorers` lists the scorers. [`Task::from_yaml`] turns the text into a [`Task`]:
+//! each [`ScorerSpec`] carries its [`ScorerKind`] (the scorer's typed options), its
+//! [`MetricSpec`]s and its templates, each a [`Template`] compiled once and classified
+//! ([`TemplateKind`]) so that a plain column reference or a literal is never rendered row by row.
+//! [`Template::evaluate`] turns a template into an Arrow array for one record batch.
+//! Every error is a [`TaskError`] that points at the task file's line and column.
+
+mod error;
+mod placeholders;
+mod raw;
+mod spec;
+mod template;
+mod value;
+
+pub use error::{Location, TaskError};
+pub use placeholders::substitute_placeholders;
+pub use spec::{
+    FieldKind, MetricKind, MetricSpec, Purpose, ScorerField, ScorerKind, ScorerSpec, Task,
+};
+pub use template::{RowContext, Template, TemplateKind, TemplateOutput, MODEL_OUTPUT_VAR};
+pub use value::cell_to_value;

@@ -1,0 +1,615 @@
+//! The typed task: scorers, their options, their metrics.
+
+use crate::placeholders::substitute_placeholders;
+use crate::raw::{MapNode, Node, Tree};
+use crate::template::{Template, TemplateCompiler};
+use crate::{Location, TaskError};
+use serde_json::Value;
+use serde_saphyr::Spanned;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A parsed, validated task definition.
+#[derive(Debug)]
+pub struct Task {
+    /// The model output column named by `definition.output_column`, if any.
+    pub output_column: Option<String>,
+    pub scorers: Vec<ScorerSpec>,
+    /// Non-fatal remarks (ignored keys, deprecated options), shown to the user and kept in run.json.
+    pub warnings: Vec<String>,
+    /// The `config:` values after `--set` overrides, as used for the placeholders.
+    pub config: BTreeMap<String, String>,
+}
+
+/// Whether a scorer scores the solver output or does QA over it (seed: `ScorerPurpose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Score,
+    Qa,
+}
+
+impl Purpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Score => "score",
+            Purpose::Qa => "qa",
+        }
+    }
+}
+
+/// One scorer of the task.
+#[derive(Debug)]
+pub struct ScorerSpec {
+    /// Warehouse-safe unique key: `[A-Za-z0-9_]` only.
+    pub key: String,
+    /// The scorer type as written (`string_equals`, ...).
+    pub scorer_type: String,
+    pub display_name: Option<String>,
+    pub purpose: Purpose,
+    pub kind: ScorerKind,
+    pub metrics: Vec<MetricSpec>,
+    pub location: Option<Location>,
+}
+
+/// The typed options of each scorer type.
+#[derive(Debug)]
+pub enum ScorerKind {
+    /// Seed 000: byte-exact equality of `value` and `ground_truth`.
+    StringEquals {
+        ground_truth: Template,
+        /// `None`: the model output.
+        value: Option<Template>,
+    },
+    /// Seed 001: first character of the output against a single-character choice.
+    StringEqualsMcqa {
+        ground_truth_choice: Template,
+        choices: Option<Template>,
+        /// `None`: the model output.
+        value: Option<Template>,
+    },
+}
+
+/// Whether a scorer field holds numbers or text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    Number,
+    Text,
+}
+
+/// A field a scorer produces per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScorerField {
+    pub name: &'static str,
+    pub kind: FieldKind,
+    /// Written to `scores.parquet` as `<key>__<name>`; the others (the compared texts) are
+    /// available to metrics only, so that scores.parquet does not copy the input's text columns.
+    pub written: bool,
+}
+
+const fn field(name: &'static str, kind: FieldKind, written: bool) -> ScorerField {
+    ScorerField {
+        name,
+        kind,
+        written,
+    }
+}
+
+const STRING_EQUALS_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("value", FieldKind::Text, false),
+    field("ground_truth", FieldKind::Text, false),
+];
+const MCQA_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("completion_validity", FieldKind::Text, true),
+    field("value", FieldKind::Text, false),
+    field("ground_truth", FieldKind::Text, false),
+];
+
+impl ScorerKind {
+    /// Every field this scorer produces, written ones first in output order.
+    pub fn fields(&self) -> &'static [ScorerField] {
+        match self {
+            ScorerKind::StringEquals { .. } => STRING_EQUALS_FIELDS,
+            ScorerKind::StringEqualsMcqa { .. } => MCQA_FIELDS,
+        }
+    }
+
+    /// The `value` template; `None` means the model output.
+    pub fn value(&self) -> Option<&Template> {
+        match self {
+            ScorerKind::StringEquals { value, .. } | ScorerKind::StringEqualsMcqa { value, .. } => {
+                value.as_ref()
+            }
+        }
+    }
+
+    /// Every template of the scorer.
+    pub fn templates(&self) -> Vec<&Template> {
+        match self {
+            ScorerKind::StringEquals {
+                ground_truth,
+                value,
+            } => std::iter::once(ground_truth).chain(value.as_ref()).collect(),
+            ScorerKind::StringEqualsMcqa {
+                ground_truth_choice,
+                choices,
+                value,
+            } => std::iter::once(ground_truth_choice)
+                .chain(choices.as_ref())
+                .chain(value.as_ref())
+                .collect(),
+        }
+    }
+
+    fn templates_mut(&mut self) -> Vec<&mut Template> {
+        match self {
+            ScorerKind::StringEquals {
+                ground_truth,
+                value,
+            } => std::iter::once(ground_truth).chain(value.as_mut()).collect(),
+            ScorerKind::StringEqualsMcqa {
+                ground_truth_choice,
+                choices,
+                value,
+            } => std::iter::once(ground_truth_choice)
+                .chain(choices.as_mut())
+                .chain(value.as_mut())
+                .collect(),
+        }
+    }
+}
+
+/// One metric of a scorer.
+#[derive(Debug, Clone)]
+pub struct MetricSpec {
+    /// The metric's `name`, else its type.
+    pub name: String,
+    /// The metric type as written (`mean`, ...).
+    pub metric_type: String,
+    pub kind: MetricKind,
+    /// The scorer field it folds.
+    pub field: String,
+    pub key: Option<String>,
+    pub location: Option<Location>,
+}
+
+/// The typed metric types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricKind {
+    Mean,
+    Min,
+    Max,
+    StdDev,
+    Frequency,
+}
+
+impl MetricKind {
+    const ALL: &'static [(&'static str, MetricKind)] = &[
+        ("mean", MetricKind::Mean),
+        ("min", MetricKind::Min),
+        ("max", MetricKind::Max),
+        ("std_dev", MetricKind::StdDev),
+        ("frequency", MetricKind::Frequency),
+    ];
+
+    /// Whether the metric needs a numeric field.
+    pub fn numeric(self) -> bool {
+        !matches!(self, MetricKind::Frequency)
+    }
+}
+
+const SCORER_TYPES: &[&str] = &["string_equals", "string_equals_mcqa"];
+const COMMON_SCORER_KEYS: &[&str] = &["type", "key", "display_name", "purpose", "metrics"];
+const METRIC_KEYS: &[&str] = &["type", "field", "name", "key"];
+const DEFINITION_KEYS: &[&str] = &["scorers", "output_column"];
+
+impl Task {
+    /// Parses a task file's text. `overrides` are the `--set NAME=VALUE` pairs; they win over
+    /// the file's `config:`.
+    pub fn from_yaml(text: &str, overrides: &[(String, String)]) -> Result<Task, TaskError> {
+        // Pass 1: read `config:` from the text with placeholders blanked out, so that a
+        // placeholder in an unquoted position cannot make the YAML unreadable.
+        let blanked = blank_placeholders(text);
+        let doc: Spanned<Tree> = parse_yaml(&blanked)?;
+        let mut config = BTreeMap::new();
+        if let Tree::Map(entries) = &doc.value {
+            if let Some((_, cfg)) = entries.iter().find(|(k, _)| k.value == "config") {
+                let node = Node::new(cfg);
+                if !node.is_null() {
+                    let map = node.map("`config`")?;
+                    for (k, v) in map.entries {
+                        let value = Node::new(v).scalar_string(&format!("config.{}", k.value))?;
+                        config.insert(k.value.clone(), value);
+                    }
+                }
+            }
+        }
+        for (k, v) in overrides {
+            config.insert(k.clone(), v.clone());
+        }
+
+        // Pass 2: the real text.
+        let text = substitute_placeholders(text, &config)?;
+        let doc: Spanned<Tree> = parse_yaml(&text)?;
+        let root = Node::new(&doc).map("the task file")?;
+        let mut warnings = Vec::new();
+        for (key, loc) in root.keys() {
+            if key != "config" && key != "definition" {
+                warnings.push(format!(
+                    "ignoring top-level key `{key}`{}",
+                    loc.map(|l| format!(" at {l}")).unwrap_or_default()
+                ));
+            }
+        }
+        let definition = root.get("definition").ok_or_else(|| {
+            root.err("the task file has no `definition:`")
+                .with_hint("a task file looks like `definition: {scorers: [{type: string_equals, ground_truth: \"{{ sample.answer }}\"}]}`")
+        })?;
+        let definition = definition.map("`definition`")?;
+        for (key, loc) in definition.keys() {
+            if !DEFINITION_KEYS.contains(&key) {
+                warnings.push(format!(
+                    "ignoring `definition.{key}`{}: evalscore scores existing outputs and does not use it",
+                    loc.map(|l| format!(" at {l}")).unwrap_or_default()
+                ));
+            }
+        }
+        let output_column = definition
+            .get("output_column")
+            .map(|n| n.scalar_string("output_column"))
+            .transpose()?;
+        let scorers_node = definition.get("scorers").ok_or_else(|| {
+            definition
+                .err("`definition` has no `scorers:` list")
+                .with_hint("add `scorers:` with at least one scorer")
+        })?;
+        let scorer_nodes = scorers_node.seq("`scorers`")?;
+        if scorer_nodes.is_empty() {
+            return Err(scorers_node.err("`scorers` is empty; a task needs at least one scorer"));
+        }
+
+        let mut compiler = TemplateCompiler::new();
+        let mut scorers = Vec::with_capacity(scorer_nodes.len());
+        for node in scorer_nodes {
+            scorers.push(parse_scorer(node, &mut compiler, &mut warnings)?);
+        }
+        assign_keys(&mut scorers)?;
+        let env = Arc::new(compiler.finish());
+        for s in &mut scorers {
+            for t in s.kind.templates_mut() {
+                t.attach(&env);
+            }
+        }
+        Ok(Task {
+            output_column,
+            scorers,
+            warnings,
+            config,
+        })
+    }
+
+    /// Whether any scorer reads the model output (a missing `value`, or a template naming
+    /// `solver_output`).
+    pub fn needs_model_output(&self) -> bool {
+        self.scorers.iter().any(|s| {
+            s.kind.value().is_none() || s.kind.templates().iter().any(|t| t.uses_model_output())
+        })
+    }
+}
+
+fn parse_yaml(text: &str) -> Result<Spanned<Tree>, TaskError> {
+    let mut options = serde_saphyr::Options::default();
+    // Task files are small; these limits stop alias bombs and deeply nested input early.
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_events = 200_000;
+    budget.max_aliases = 1_000;
+    budget.max_anchors = 1_000;
+    budget.max_depth = 64;
+    options.budget = Some(budget);
+    serde_saphyr::from_str_with_options::<Spanned<Tree>>(text, options).map_err(|e| {
+        let location = e.location().and_then(|l| Location::from_saphyr(&l));
+        TaskError::new(format!("invalid YAML: {}", yaml_message(&e)), location)
+    })
+}
+
+/// The YAML error's own sentence, without the location and snippet we render ourselves.
+fn yaml_message(e: &serde_saphyr::Error) -> String {
+    let text = e.without_snippet().to_string();
+    let first = text.lines().next().unwrap_or_default().trim().to_owned();
+    // Drop a trailing " at line X, column Y" that duplicates our own location.
+    match first.rfind(" at line ") {
+        Some(i) => first[..i].to_owned(),
+        None => first,
+    }
+}
+
+fn blank_placeholders(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<<") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        let after_open = after[2..].trim_start();
+        if after_open.starts_with("config.") {
+            if let Some(end) = after.find(">>") {
+                out.push('x');
+                rest = &after[end + 2..];
+                continue;
+            }
+        }
+        out.push_str("<<");
+        rest = &after[2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn parse_scorer(
+    node: Node<'_>,
+    compiler: &mut TemplateCompiler,
+    warnings: &mut Vec<String>,
+) -> Result<ScorerSpec, TaskError> {
+    let map = node.map("a scorer")?;
+    let type_node = map.get("type").ok_or_else(|| {
+        map.err("scorer has no `type`")
+            .with_hint(format!("scorer types: {}", SCORER_TYPES.join(", ")))
+    })?;
+    let scorer_type = type_node.scalar_string("type")?;
+    let own_keys: &[&str] = match scorer_type.as_str() {
+        "string_equals" => &["ground_truth", "value"],
+        "string_equals_mcqa" => &[
+            "ground_truth_choice",
+            "choices",
+            "value",
+            "ground_truth_choice_field",
+            "choices_field",
+        ],
+        other => {
+            let hint = match crate::error::did_you_mean(other, SCORER_TYPES) {
+                Some(s) => format!("did you mean `{s}`? scorer types: {}", SCORER_TYPES.join(", ")),
+                None => format!("scorer types: {}", SCORER_TYPES.join(", ")),
+            };
+            return Err(type_node
+                .err(format!("unknown scorer type `{other}`"))
+                .with_hint(hint));
+        }
+    };
+    let allowed: Vec<&str> = COMMON_SCORER_KEYS.iter().chain(own_keys).copied().collect();
+    map.check_keys(&allowed, &format!("scorer `{scorer_type}`"))?;
+
+    let what = |key: &str| format!("{scorer_type}.{key}");
+    let mut template = |key: &str| -> Result<Option<Template>, TaskError> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(n) if n.is_null() => Ok(None),
+            Some(n) => compiler.compile(n, &what(key)).map(Some),
+        }
+    };
+    let kind = match scorer_type.as_str() {
+        "string_equals" => {
+            let ground_truth = template("ground_truth")?.ok_or_else(|| {
+                map.err("scorer `string_equals` needs `ground_truth`")
+                    .with_hint("e.g. `ground_truth: \"{{ sample.answer }}\"`")
+            })?;
+            ScorerKind::StringEquals {
+                ground_truth,
+                value: template("value")?,
+            }
+        }
+        _ => {
+            let mut ground_truth_choice = template("ground_truth_choice")?;
+            let mut choices = template("choices")?;
+            let value = template("value")?;
+            if let Some(n) = map.get("ground_truth_choice_field") {
+                let col = n.scalar_string("ground_truth_choice_field")?;
+                warnings.push(format!(
+                    "`ground_truth_choice_field` is deprecated; use `ground_truth_choice: \"{{{{ sample.{col} }}}}\"`"
+                ));
+                if ground_truth_choice.is_some() {
+                    return Err(n.err("give `ground_truth_choice` or the deprecated `ground_truth_choice_field`, not both"));
+                }
+                ground_truth_choice = Some(Template::column(col, n.location, &what("ground_truth_choice_field")));
+            }
+            if let Some(n) = map.get("choices_field") {
+                let col = n.scalar_string("choices_field")?;
+                warnings.push(format!(
+                    "`choices_field` is deprecated; use `choices: \"{{{{ sample.{col} }}}}\"`"
+                ));
+                if choices.is_some() {
+                    return Err(n.err("give `choices` or the deprecated `choices_field`, not both"));
+                }
+                choices = Some(Template::column(col, n.location, &what("choices_field")));
+            }
+            let ground_truth_choice = ground_truth_choice.ok_or_else(|| {
+                map.err("scorer `string_equals_mcqa` needs `ground_truth_choice`")
+                    .with_hint("e.g. `ground_truth_choice: \"{{ sample.answer }}\"`")
+            })?;
+            ScorerKind::StringEqualsMcqa {
+                ground_truth_choice,
+                choices,
+                value,
+            }
+        }
+    };
+
+    let purpose = match map.get("purpose") {
+        None => Purpose::Score,
+        Some(n) => match n.scalar_string("purpose")?.as_str() {
+            "score" => Purpose::Score,
+            "qa" => Purpose::Qa,
+            other => {
+                return Err(n
+                    .err(format!("unknown purpose `{other}`"))
+                    .with_hint("purpose is `score` or `qa`"))
+            }
+        },
+    };
+    let key = map.get("key").map(|n| n.scalar_string("key")).transpose()?;
+    let display_name = map
+        .get("display_name")
+        .map(|n| n.scalar_string("display_name"))
+        .transpose()?;
+    let mut metrics = Vec::new();
+    if let Some(n) = map.get("metrics") {
+        for m in n.seq("`metrics`")? {
+            metrics.push(parse_metric(m, &kind, &scorer_type)?);
+        }
+    }
+    Ok(ScorerSpec {
+        key: key.unwrap_or_default(),
+        scorer_type,
+        display_name,
+        purpose,
+        kind,
+        metrics,
+        location: map.location,
+    })
+}
+
+fn parse_metric(
+    node: Node<'_>,
+    scorer: &ScorerKind,
+    scorer_type: &str,
+) -> Result<MetricSpec, TaskError> {
+    let map: MapNode<'_> = node.map("a metric")?;
+    let names: Vec<&str> = MetricKind::ALL.iter().map(|(n, _)| *n).collect();
+    let type_node = map.get("type").ok_or_else(|| {
+        map.err("metric has no `type`")
+            .with_hint(format!("metric types: {}", names.join(", ")))
+    })?;
+    let metric_type = type_node.scalar_string("type")?;
+    let kind = MetricKind::ALL
+        .iter()
+        .find(|(n, _)| *n == metric_type)
+        .map(|(_, k)| *k)
+        .ok_or_else(|| {
+            let hint = match crate::error::did_you_mean(&metric_type, &names) {
+                Some(s) => format!("did you mean `{s}`? metric types: {}", names.join(", ")),
+                None => format!("metric types: {}", names.join(", ")),
+            };
+            type_node
+                .err(format!("unknown metric type `{metric_type}`"))
+                .with_hint(hint)
+        })?;
+    map.check_keys(METRIC_KEYS, &format!("metric `{metric_type}`"))?;
+    let field_node = map.get("field").ok_or_else(|| {
+        map.err(format!("metric `{metric_type}` needs `field`"))
+            .with_hint(field_hint(scorer, scorer_type))
+    })?;
+    let field = field_node.scalar_string("field")?;
+    let spec = scorer.fields().iter().find(|f| f.name == field).ok_or_else(|| {
+        field_node
+            .err(format!("scorer `{scorer_type}` has no field `{field}`"))
+            .with_hint(field_hint(scorer, scorer_type))
+    })?;
+    if kind.numeric() && spec.kind != FieldKind::Number {
+        let numeric: Vec<&str> = scorer
+            .fields()
+            .iter()
+            .filter(|f| f.kind == FieldKind::Number)
+            .map(|f| f.name)
+            .collect();
+        return Err(field_node
+            .err(format!(
+                "metric `{metric_type}` needs a numeric field, and `{field}` of scorer `{scorer_type}` is text"
+            ))
+            .with_hint(format!(
+                "numeric fields: {}; use `frequency` to count text values",
+                numeric.join(", ")
+            )));
+    }
+    let name = map
+        .get("name")
+        .map(|n| n.scalar_string("name"))
+        .transpose()?
+        .unwrap_or_else(|| metric_type.clone());
+    let key = map.get("key").map(|n| n.scalar_string("key")).transpose()?;
+    Ok(MetricSpec {
+        name,
+        metric_type,
+        kind,
+        field,
+        key,
+        location: map.location,
+    })
+}
+
+fn field_hint(scorer: &ScorerKind, scorer_type: &str) -> String {
+    let names: Vec<&str> = scorer.fields().iter().map(|f| f.name).collect();
+    format!("fields of `{scorer_type}`: {}", names.join(", "))
+}
+
+/// Gives every scorer its warehouse-safe key: the `key` as written with characters outside
+/// `[A-Za-z0-9_]` replaced by `_`, else the type, then `type_2`, `type_3`, ... on repeats.
+fn assign_keys(scorers: &mut [ScorerSpec]) -> Result<(), TaskError> {
+    let mut seen: BTreeMap<String, Option<Location>> = BTreeMap::new();
+    let explicit: BTreeSet<String> = scorers
+        .iter()
+        .filter(|s| !s.key.is_empty())
+        .map(|s| sanitize(&s.key))
+        .collect();
+    let mut type_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for s in scorers.iter_mut() {
+        let key = if s.key.is_empty() {
+            let base = sanitize(&s.scorer_type);
+            let mut n = type_counts.get(&base).copied().unwrap_or(0);
+            loop {
+                n += 1;
+                let candidate = if n == 1 {
+                    base.clone()
+                } else {
+                    format!("{base}_{n}")
+                };
+                if !explicit.contains(&candidate) && !seen.contains_key(&candidate) {
+                    type_counts.insert(base, n);
+                    break candidate;
+                }
+            }
+        } else {
+            sanitize(&s.key)
+        };
+        if let Some(prev) = seen.get(&key) {
+            let prev = prev.map(|l| format!(" (the other is at {l})")).unwrap_or_default();
+            let original = if s.key.is_empty() || s.key == key {
+                String::new()
+            } else {
+                format!(" (`{}` made warehouse-safe)", s.key)
+            };
+            return Err(TaskError::new(
+                format!("two scorers have the key `{key}`{original}{prev}"),
+                s.location,
+            )
+            .with_hint("give each scorer a distinct `key:`; keys may use only A-Z, a-z, 0-9 and _"));
+        }
+        seen.insert(key.clone(), s.location);
+        s.key = key;
+    }
+    Ok(())
+}
+
+/// Replaces characters outside `[A-Za-z0-9_]` with `_`.
+pub(crate) fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect()
+}
+
+/// Converts a YAML literal list into strings (used by `choices: [A, B]`).
+pub(crate) fn literal_list(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

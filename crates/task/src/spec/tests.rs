@@ -1,0 +1,215 @@
+use super::*;
+use crate::TemplateKind;
+
+const SEED: &str = r#"config:
+  answer_column: answer
+definition:
+  dataset: ignored
+  scorers:
+    - type: string_equals
+      key: exact
+      display_name: Exact
+      purpose: score
+      ground_truth: "{{ sample.answer }}"
+      value: "{{ sample.output }}"
+      metrics:
+        - type: mean
+          field: is_correct
+          name: Accuracy
+    - type: string_equals_mcqa
+      ground_truth_choice: "{{ sample.<< config.answer_column >> }}"
+      choices: "{{ sample.choices }}"
+      metrics:
+        - {type: mean, field: is_correct, name: MCQA Accuracy}
+        - {type: frequency, field: completion_validity}
+"#;
+
+fn err(text: &str) -> TaskError {
+    Task::from_yaml(text, &[]).unwrap_err()
+}
+
+#[test]
+fn parses_the_seed_shape() {
+    let t = Task::from_yaml(SEED, &[]).unwrap();
+    assert_eq!(t.scorers.len(), 2);
+    let s = &t.scorers[0];
+    assert_eq!(s.key, "exact");
+    assert_eq!(s.display_name.as_deref(), Some("Exact"));
+    assert_eq!(s.metrics[0].name, "Accuracy");
+    assert_eq!(s.metrics[0].kind, MetricKind::Mean);
+    let m = &t.scorers[1];
+    assert_eq!(m.key, "string_equals_mcqa");
+    assert_eq!(m.metrics[1].name, "frequency");
+    match &m.kind {
+        ScorerKind::StringEqualsMcqa {
+            ground_truth_choice,
+            choices,
+            ..
+        } => {
+            assert_eq!(ground_truth_choice.kind, TemplateKind::Column("answer".into()));
+            assert_eq!(
+                choices.as_ref().unwrap().kind,
+                TemplateKind::Column("choices".into())
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(
+        t.warnings,
+        vec!["ignoring `definition.dataset` at line 4, column 3: evalscore scores existing outputs and does not use it"]
+    );
+    assert!(t.needs_model_output());
+}
+
+#[test]
+fn set_overrides_config() {
+    let t = Task::from_yaml(SEED, &[("answer_column".into(), "gold".into())]).unwrap();
+    match &t.scorers[1].kind {
+        ScorerKind::StringEqualsMcqa {
+            ground_truth_choice,
+            ..
+        } => assert_eq!(ground_truth_choice.kind, TemplateKind::Column("gold".into())),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn default_keys_number_repeats() {
+    let t = Task::from_yaml(
+        "definition:\n  scorers:\n    - {type: string_equals, ground_truth: a}\n    - {type: string_equals, ground_truth: b}\n    - {type: string_equals, ground_truth: c, key: \"my key!\"}\n",
+        &[],
+    )
+    .unwrap();
+    let keys: Vec<&str> = t.scorers.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(keys, ["string_equals", "string_equals_2", "my_key_"]);
+}
+
+#[test]
+fn key_collision_after_sanitizing_is_an_error() {
+    let e = err("definition:\n  scorers:\n    - {type: string_equals, ground_truth: a, key: a-b}\n    - {type: string_equals, ground_truth: b, key: a_b}\n");
+    assert_eq!(
+        e.to_string(),
+        "line 4, column 7: two scorers have the key `a_b` (the other is at line 3, column 7)"
+    );
+}
+
+#[test]
+fn unknown_scorer_type_suggests() {
+    let e = err("definition:\n  scorers:\n    - type: string_equal\n      ground_truth: x\n");
+    assert_eq!(e.to_string(), "line 3, column 13: unknown scorer type `string_equal`");
+    assert_eq!(
+        e.hint.as_deref(),
+        Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa")
+    );
+}
+
+#[test]
+fn unknown_key_in_scorer_and_metric() {
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truht: x\n");
+    assert_eq!(e.to_string(), "line 4, column 7: unknown key `ground_truht` in scorer `string_equals`");
+    assert!(e.hint.unwrap().starts_with("did you mean `ground_truth`?"));
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: is_correct, weight: 2}\n");
+    assert_eq!(e.to_string(), "line 6, column 43: unknown key `weight` in metric `mean`");
+}
+
+#[test]
+fn unknown_metric_type_and_bad_field() {
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: maen, field: is_correct}\n");
+    assert_eq!(e.to_string(), "line 6, column 18: unknown metric type `maen`");
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: value}\n");
+    assert_eq!(
+        e.to_string(),
+        "line 6, column 31: metric `mean` needs a numeric field, and `value` of scorer `string_equals` is text"
+    );
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: score}\n");
+    assert_eq!(e.to_string(), "line 6, column 31: scorer `string_equals` has no field `score`");
+}
+
+#[test]
+fn missing_required_template() {
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      value: x\n");
+    assert_eq!(e.to_string(), "line 3, column 7: scorer `string_equals` needs `ground_truth`");
+}
+
+#[test]
+fn template_syntax_error_points_at_the_template() {
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer \"\n");
+    assert_eq!(
+        e.to_string(),
+        "line 4, column 21: template syntax error in `string_equals.ground_truth`: unexpected end of input, expected end of variable block"
+    );
+}
+
+#[test]
+fn unknown_placeholder_names_line() {
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.<< config.col >> }}\"\n");
+    assert_eq!(e.to_string(), "line 4, column 32: placeholder `<< config.col >>` has no value");
+}
+
+#[test]
+fn yaml_syntax_error_has_a_location() {
+    let e = err("definition:\n  scorers: [\n");
+    assert!(e.message.starts_with("invalid YAML: "), "{e}");
+    assert!(e.location.is_some());
+}
+
+#[test]
+fn alias_bomb_is_rejected() {
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let prev = i - 1;
+        text.push_str(&format!(
+            "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+        ));
+    }
+    text.push_str("definition: {scorers: [{type: string_equals, ground_truth: x}]}\n");
+    let e = err(&text);
+    assert!(e.message.starts_with("invalid YAML: "), "{e}");
+}
+
+#[test]
+fn deprecated_fields_warn_and_work() {
+    let t = Task::from_yaml(
+        "definition:\n  scorers:\n    - type: string_equals_mcqa\n      ground_truth_choice_field: answer\n      choices_field: choices\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(t.warnings.len(), 2);
+    assert!(t.warnings[0].starts_with("`ground_truth_choice_field` is deprecated"));
+    match &t.scorers[0].kind {
+        ScorerKind::StringEqualsMcqa {
+            ground_truth_choice,
+            choices,
+            ..
+        } => {
+            assert_eq!(ground_truth_choice.kind, TemplateKind::Column("answer".into()));
+            assert_eq!(choices.as_ref().unwrap().kind, TemplateKind::Column("choices".into()));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn literal_choices_list() {
+    let t = Task::from_yaml(
+        "definition:\n  scorers:\n    - type: string_equals_mcqa\n      ground_truth_choice: \"{{ sample.answer }}\"\n      choices: [A, B, C]\n",
+        &[],
+    )
+    .unwrap();
+    match &t.scorers[0].kind {
+        ScorerKind::StringEqualsMcqa { choices, .. } => assert_eq!(
+            choices.as_ref().unwrap().kind,
+            TemplateKind::LiteralList(vec!["A".into(), "B".into(), "C".into()])
+        ),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_template_variable_is_an_error() {
+    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ row.answer | upper }}\"\n");
+    assert_eq!(
+        e.to_string(),
+        "line 4, column 21: template of `string_equals.ground_truth` uses unknown variable `row`"
+    );
+}

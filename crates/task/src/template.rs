@@ -1,0 +1,524 @@
+//! Templates: compiled once per task, classified, and evaluated per record batch.
+//!
+//! Classification decides how much work a row costs:
+//! - [`TemplateKind::Literal`] / [`TemplateKind::LiteralList`]: no `{{`, or a YAML list; a
+//!   broadcast scalar, no per-row work at all.
+//! - [`TemplateKind::Column`]: exactly `{{ sample.col }}` (or `sample["col"]`); the input
+//!   column is used as it is.
+//! - [`TemplateKind::ModelOutput`]: exactly `{{ solver_output.output }}`; the model output column.
+//! - [`TemplateKind::Expression`]: a single `{{ expr }}`; evaluated per row with minijinja's
+//!   expression compiler, so the result keeps its type (a list stays a list, none stays missing).
+//! - [`TemplateKind::Render`]: anything else; rendered per row to text.
+
+use crate::raw::{Node, Tree};
+use crate::value::cell_to_value;
+use crate::{Location, TaskError};
+use arrow::array::{ArrayRef, ListBuilder, RecordBatch, StringBuilder};
+use arrow::datatypes::Schema;
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
+use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
+use serde_json::Value as Json;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// The template variable holding the model output (`solver_output.output`).
+pub const MODEL_OUTPUT_VAR: &str = "solver_output";
+const SAMPLE_VAR: &str = "sample";
+/// The error detail the formatter raises when a template prints a null value.
+const NULL_MARKER: &str = "evalscore: printed a null value";
+/// Instructions one row's template may run; stops runaway loops in hostile task files.
+pub const TEMPLATE_FUEL: u64 = 100_000;
+
+/// How a template is evaluated (see the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TemplateKind {
+    Literal(String),
+    LiteralList(Vec<String>),
+    Column(String),
+    ModelOutput,
+    Expression(String),
+    Render,
+}
+
+/// A compiled, classified template of one scorer option.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// The template text as written (after placeholder substitution).
+    pub source: String,
+    /// Where the template is in the task file.
+    pub location: Option<Location>,
+    /// Which option it is, e.g. `string_equals.ground_truth`.
+    pub what: String,
+    pub kind: TemplateKind,
+    columns: BTreeSet<String>,
+    all_columns: bool,
+    model_output: bool,
+    name: String,
+    env: Option<Arc<Environment<'static>>>,
+}
+
+/// What a template gives for one batch.
+#[derive(Debug, Clone)]
+pub enum TemplateOutput {
+    /// One value per row (text, a list, or whatever type the input column has).
+    Array(ArrayRef),
+    /// The same text for every row.
+    Scalar(String),
+    /// The same list for every row.
+    List(Vec<String>),
+}
+
+/// The row data a template is evaluated against.
+#[derive(Debug, Clone, Copy)]
+pub struct RowContext<'a> {
+    pub batch: &'a RecordBatch,
+    /// The model output as text, one per row, if the task has one.
+    pub model_output: Option<&'a ArrayRef>,
+}
+
+/// A template failed on one row (index within the batch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateRowError {
+    pub row: usize,
+    pub message: String,
+}
+
+impl Template {
+    pub(crate) fn column(name: String, location: Option<Location>, what: &str) -> Template {
+        Template {
+            source: format!("{{{{ sample.{name} }}}}"),
+            location,
+            what: what.to_owned(),
+            columns: BTreeSet::from([name.clone()]),
+            kind: TemplateKind::Column(name),
+            all_columns: false,
+            model_output: false,
+            name: String::new(),
+            env: None,
+        }
+    }
+
+    pub(crate) fn attach(&mut self, env: &Arc<Environment<'static>>) {
+        self.env = Some(Arc::clone(env));
+    }
+
+    /// Input columns the template reads. `(columns, true)` means it reads the whole row.
+    pub fn columns(&self) -> (&BTreeSet<String>, bool) {
+        (&self.columns, self.all_columns)
+    }
+
+    pub fn uses_model_output(&self) -> bool {
+        self.model_output
+    }
+
+    /// Checks that every column the template names is in `schema`.
+    pub fn check_columns(&self, schema: &Schema) -> Result<(), TaskError> {
+        for col in &self.columns {
+            if schema.column_with_name(col).is_none() {
+                let available: Vec<&str> =
+                    schema.fields().iter().map(|f| f.name().as_str()).collect();
+                let names: Vec<&str> = available.clone();
+                let mut hint = format!("available columns: {}", available.join(", "));
+                if let Some(s) = crate::error::did_you_mean(col, &names) {
+                    hint = format!("did you mean `{s}`? {hint}");
+                }
+                return Err(TaskError::new(
+                    format!(
+                        "template of `{}` names column `{col}`, which the input does not have",
+                        self.what
+                    ),
+                    self.location,
+                )
+                .with_hint(hint));
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates the template for every row of `ctx.batch`.
+    ///
+    /// Null rule: a column cell that is null, an expression that yields none, and a rendered
+    /// template that prints a null value all give a null (missing) row, never the text "none".
+    pub fn evaluate(&self, ctx: &RowContext<'_>) -> Result<TemplateOutput, TemplateRowError> {
+        match &self.kind {
+            TemplateKind::Literal(s) => Ok(TemplateOutput::Scalar(s.clone())),
+            TemplateKind::LiteralList(l) => Ok(TemplateOutput::List(l.clone())),
+            TemplateKind::Column(name) => ctx
+                .batch
+                .column_by_name(name)
+                .map(|c| TemplateOutput::Array(Arc::clone(c)))
+                .ok_or_else(|| TemplateRowError {
+                    row: 0,
+                    message: format!("the input has no column `{name}`"),
+                }),
+            TemplateKind::ModelOutput => ctx
+                .model_output
+                .map(|c| TemplateOutput::Array(Arc::clone(c)))
+                .ok_or_else(|| TemplateRowError {
+                    row: 0,
+                    message: "the task has no model output column".to_owned(),
+                }),
+            TemplateKind::Expression(expr) => {
+                let env = self.env()?;
+                let compiled = env
+                    .compile_expression_owned(expr.clone())
+                    .map_err(|e| row_error(0, &e))?;
+                self.per_row(ctx, |row, context| match compiled.eval(context) {
+                    Ok(v) if v.is_none() || v.is_undefined() => Ok(None),
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) => Err(row_error(row, &e)),
+                })
+            }
+            TemplateKind::Render => {
+                let env = self.env()?;
+                let tmpl = env.get_template(&self.name).map_err(|e| row_error(0, &e))?;
+                self.per_row(ctx, |row, context| match tmpl.render(context) {
+                    Ok(s) => Ok(Some(Value::from(s))),
+                    Err(e) if e.detail() == Some(NULL_MARKER) => Ok(None),
+                    Err(e) => Err(row_error(row, &e)),
+                })
+            }
+        }
+    }
+
+    fn env(&self) -> Result<&Environment<'static>, TemplateRowError> {
+        self.env.as_deref().ok_or_else(|| TemplateRowError {
+            row: 0,
+            message: "template used before its task was compiled".to_owned(),
+        })
+    }
+
+    fn per_row(
+        &self,
+        ctx: &RowContext<'_>,
+        mut f: impl FnMut(usize, Value) -> Result<Option<Value>, TemplateRowError>,
+    ) -> Result<TemplateOutput, TemplateRowError> {
+        let shared = Arc::new(Shared {
+            batch: ctx.batch.clone(),
+            model_output: ctx.model_output.cloned(),
+        });
+        let n = ctx.batch.num_rows();
+        let mut values = Vec::with_capacity(n);
+        for row in 0..n {
+            let sample = Value::from_object(RowObject {
+                shared: Arc::clone(&shared),
+                row,
+            });
+            let context = if self.model_output {
+                let out = shared
+                    .model_output
+                    .as_ref()
+                    .map(|a| cell_to_value(a.as_ref(), row))
+                    .unwrap_or_default();
+                minijinja::context! { sample => sample, solver_output => minijinja::context!{ output => out } }
+            } else {
+                minijinja::context! { sample => sample }
+            };
+            values.push(f(row, context)?);
+        }
+        Ok(TemplateOutput::Array(values_to_array(&values)))
+    }
+}
+
+fn row_error(row: usize, e: &minijinja::Error) -> TemplateRowError {
+    let message = if e.kind() == ErrorKind::OutOfFuel {
+        format!("the template ran out of fuel ({TEMPLATE_FUEL} steps per row); it probably loops without end")
+    } else {
+        let mut m = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            m.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        m
+    };
+    TemplateRowError { row, message }
+}
+
+/// Turns per-row values into one array: a list array when every value is a sequence, else text.
+fn values_to_array(values: &[Option<Value>]) -> ArrayRef {
+    let all_seq = values.iter().flatten().next().is_some()
+        && values.iter().flatten().all(|v| v.kind() == ValueKind::Seq);
+    if all_seq {
+        let mut b = ListBuilder::new(StringBuilder::new());
+        for v in values {
+            match v {
+                None => b.append(false),
+                Some(v) => {
+                    if let Ok(iter) = v.try_iter() {
+                        for item in iter {
+                            if item.is_none() || item.is_undefined() {
+                                b.values().append_null();
+                            } else {
+                                b.values().append_value(value_text(&item));
+                            }
+                        }
+                    }
+                    b.append(true);
+                }
+            }
+        }
+        Arc::new(b.finish())
+    } else {
+        let mut b = StringBuilder::with_capacity(values.len(), values.len() * 8);
+        for v in values {
+            match v {
+                None => b.append_null(),
+                Some(v) => b.append_value(value_text(v)),
+            }
+        }
+        Arc::new(b.finish())
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    match v.as_str() {
+        Some(s) => s.to_owned(),
+        None => v.to_string(),
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    batch: RecordBatch,
+    model_output: Option<ArrayRef>,
+}
+
+/// One row seen as the template's `sample`: columns are read lazily on attribute access.
+#[derive(Debug)]
+struct RowObject {
+    shared: Arc<Shared>,
+    row: usize,
+}
+
+impl Object for RowObject {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let col = self.shared.batch.column_by_name(key.as_str()?)?;
+        Some(cell_to_value(col.as_ref(), self.row))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let names: Vec<Value> = self
+            .shared
+            .batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| Value::from(f.name().as_str()))
+            .collect();
+        Enumerator::Values(names)
+    }
+}
+
+/// Builds the task's template environment and classifies templates as they are added.
+pub(crate) struct TemplateCompiler {
+    env: Environment<'static>,
+    count: usize,
+}
+
+impl TemplateCompiler {
+    pub fn new() -> Self {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.set_fuel(Some(TEMPLATE_FUEL));
+        env.set_recursion_limit(64);
+        // No loader is set, so templates cannot include or import anything.
+        env.set_formatter(|out, state, value| {
+            if value.is_none() || value.is_undefined() {
+                return Err(minijinja::Error::new(ErrorKind::InvalidOperation, NULL_MARKER));
+            }
+            minijinja::escape_formatter(out, state, value)
+        });
+        TemplateCompiler { env, count: 0 }
+    }
+
+    pub fn finish(self) -> Environment<'static> {
+        self.env
+    }
+
+    /// Compiles the template at `node` (a string, or a YAML list for a literal list).
+    pub fn compile(&mut self, node: Node<'_>, what: &str) -> Result<Template, TaskError> {
+        let source = match node.tree {
+            Tree::Seq(_) => {
+                let json = node.tree.to_json();
+                let list = crate::spec::literal_list(&json).ok_or_else(|| {
+                    node.err(format!("`{what}` must be a list of strings"))
+                })?;
+                return Ok(self.make(
+                    json_text(&json),
+                    node.location,
+                    what,
+                    TemplateKind::LiteralList(list),
+                ));
+            }
+            _ => node.scalar_string(what)?,
+        };
+        let multi_line = source.contains('\n');
+        let syntax_err = |e: minijinja::Error| {
+            let mut msg = format!("template syntax error in `{what}`: {}", e.detail().unwrap_or("invalid template"));
+            if let Some(line) = e.line() {
+                if multi_line {
+                    msg.push_str(&format!(" (template line {line})"));
+                }
+            }
+            TaskError::new(msg, node.location)
+                .with_hint("templates are Jinja: `{{ sample.column }}`, filters like `{{ sample.answer | upper }}`")
+        };
+        let kind = classify(&source);
+        let vars: std::collections::HashSet<String> = match &kind {
+            TemplateKind::Literal(_) => Default::default(),
+            TemplateKind::Column(c) => {
+                return Ok(self.make_with_columns(source.clone(), node.location, what, kind.clone(), [c.clone()].into(), false, false));
+            }
+            TemplateKind::ModelOutput => {
+                return Ok(self.make_with_columns(source.clone(), node.location, what, kind, BTreeSet::new(), false, true));
+            }
+            TemplateKind::Expression(expr) => self
+                .env
+                .compile_expression(expr)
+                .map_err(syntax_err)?
+                .undeclared_variables(true),
+            TemplateKind::Render => self
+                .env
+                .template_from_str(&source)
+                .map_err(syntax_err)?
+                .undeclared_variables(true),
+            TemplateKind::LiteralList(_) => Default::default(),
+        };
+        let mut columns = BTreeSet::new();
+        let mut all_columns = false;
+        let mut model_output = false;
+        for var in vars {
+            let (root, rest) = var.split_once('.').unwrap_or((var.as_str(), ""));
+            match root {
+                SAMPLE_VAR if rest.is_empty() => all_columns = true,
+                SAMPLE_VAR => {
+                    columns.insert(rest.split('.').next().unwrap_or(rest).to_owned());
+                }
+                MODEL_OUTPUT_VAR => model_output = true,
+                other => {
+                    return Err(TaskError::new(
+                        format!("template of `{what}` uses unknown variable `{other}`"),
+                        node.location,
+                    )
+                    .with_hint("templates see `sample` (the input row) and `solver_output.output` (the model output)"))
+                }
+            }
+        }
+        let mut t = self.make_with_columns(source.clone(), node.location, what, kind, columns, all_columns, model_output);
+        if t.kind == TemplateKind::Render {
+            self.count += 1;
+            t.name = format!("{what}#{}", self.count);
+            self.env
+                .add_template_owned(t.name.clone(), source)
+                .map_err(syntax_err)?;
+        }
+        Ok(t)
+    }
+
+    fn make(&self, source: String, location: Option<Location>, what: &str, kind: TemplateKind) -> Template {
+        self.make_with_columns(source, location, what, kind, BTreeSet::new(), false, false)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn make_with_columns(
+        &self,
+        source: String,
+        location: Option<Location>,
+        what: &str,
+        kind: TemplateKind,
+        columns: BTreeSet<String>,
+        all_columns: bool,
+        model_output: bool,
+    ) -> Template {
+        Template {
+            source,
+            location,
+            what: what.to_owned(),
+            kind,
+            columns,
+            all_columns,
+            model_output,
+            name: String::new(),
+            env: None,
+        }
+    }
+}
+
+fn json_text(v: &Json) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Classifies template text (see the module docs).
+pub(crate) fn classify(source: &str) -> TemplateKind {
+    if !source.contains("{{") && !source.contains("{%") && !source.contains("{#") {
+        return TemplateKind::Literal(source.to_owned());
+    }
+    let t = source.trim();
+    let Some(inner) = t.strip_prefix("{{").and_then(|s| s.strip_suffix("}}")) else {
+        return TemplateKind::Render;
+    };
+    // Whitespace around the braces is kept by Jinja, so `" {{ x }}"` is not a single expression.
+    if t.len() != source.len()
+        || inner.contains("{{")
+        || inner.contains("}}")
+        || inner.contains("{%")
+        || inner.contains("{#")
+    {
+        return TemplateKind::Render;
+    }
+    let inner = inner.strip_prefix('-').unwrap_or(inner);
+    let inner = inner.strip_suffix('-').unwrap_or(inner).trim();
+    if let Some(col) = column_ref(inner) {
+        return TemplateKind::Column(col);
+    }
+    if inner == "solver_output.output" || inner == "solver_output[\"output\"]" {
+        return TemplateKind::ModelOutput;
+    }
+    TemplateKind::Expression(inner.to_owned())
+}
+
+/// `sample.name`, `sample["name"]` or `sample['name']` → `name`.
+fn column_ref(expr: &str) -> Option<String> {
+    let rest = expr.strip_prefix(SAMPLE_VAR)?;
+    if let Some(name) = rest.strip_prefix('.') {
+        let ok = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        return ok.then(|| name.to_owned());
+    }
+    let rest = rest.strip_prefix('[')?.strip_suffix(']')?.trim();
+    let quoted = rest
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .or_else(|| rest.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))?;
+    (!quoted.contains(['"', '\'', '\\'])).then(|| quoted.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_templates() {
+        assert_eq!(classify("YES"), TemplateKind::Literal("YES".into()));
+        assert_eq!(classify("{{ sample.answer }}"), TemplateKind::Column("answer".into()));
+        assert_eq!(classify("{{sample.answer}}"), TemplateKind::Column("answer".into()));
+        assert_eq!(classify("{{- sample.answer -}}"), TemplateKind::Column("answer".into()));
+        assert_eq!(classify("{{ sample[\"my col\"] }}"), TemplateKind::Column("my col".into()));
+        assert_eq!(classify("{{ solver_output.output }}"), TemplateKind::ModelOutput);
+        assert_eq!(
+            classify("{{ sample.answer_key | upper }}"),
+            TemplateKind::Expression("sample.answer_key | upper".into())
+        );
+        assert_eq!(classify("The country is {{ sample.country }}"), TemplateKind::Render);
+        assert_eq!(classify(" {{ sample.a }}"), TemplateKind::Render);
+        assert_eq!(classify("{{ sample.a }}{{ sample.b }}"), TemplateKind::Render);
+        assert_eq!(classify("{% if x %}a{% endif %}"), TemplateKind::Render);
+    }
+}
