@@ -1,1 +1,177 @@
-//! placeholder
+//! The evalscore run: task + inputs in, four output files out.
+//!
+//! [`run`] takes [`RunOptions`], parses the task ([`evalscore_task::Task`]), opens the inputs
+//! ([`evalscore_reader::Inputs`]), builds a [`plan::Plan`] (which columns to read, which
+//! columns to write, every template checked against the schema before any row is read), then
+//! scores every unit of the input in parallel ([`score`]), folds metric states as results
+//! arrive in input order, and writes `scores.parquet`, `metrics.parquet`, `metrics.json` and
+//! `run.json` through temporary files renamed into place only when everything succeeded
+//! ([`output`]). Errors are [`Error`]s, rendered by the CLI as `error:` / `Caused by:` / `hint:`.
+
+mod error;
+mod model_output;
+mod output;
+pub mod plan;
+pub mod score;
+mod time;
+
+pub use error::Error;
+pub use output::{MetricRow, OUTPUT_FILES};
+
+use evalscore_reader::{scan_ordered, Inputs, ReadError};
+use evalscore_task::Task;
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What `evalscore run` was asked to do.
+#[derive(Default)]
+pub struct RunOptions {
+    pub task: PathBuf,
+    pub inputs: Vec<PathBuf>,
+    pub out_dir: PathBuf,
+    /// `--set NAME=VALUE` pairs.
+    pub sets: Vec<(String, String)>,
+    /// `--keep`; `None` keeps `id` when the input has it.
+    pub keep: Option<Vec<String>>,
+    /// `--output-column`.
+    pub output_column: Option<String>,
+    /// Worker threads; 0 means one per core.
+    pub threads: usize,
+    pub overwrite: bool,
+    /// Called with (rows done, rows in all) as units finish, in input order.
+    pub progress: Option<Box<dyn Fn(u64, u64) + Sync>>,
+    /// Called once with each warning as soon as it is known.
+    pub warn: Option<Box<dyn Fn(&str) + Sync>>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("task", &self.task)
+            .field("inputs", &self.inputs)
+            .field("out_dir", &self.out_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a finished run reports.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub rows: u64,
+    pub metrics: Vec<MetricRow>,
+    /// (scorer key, missing rows) in task order.
+    pub missing: Vec<(String, u64)>,
+    pub warnings: Vec<String>,
+    pub wall_seconds: f64,
+    pub out_dir: PathBuf,
+}
+
+/// Runs a task end to end.
+pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
+    let started = Instant::now();
+    let started_at = time::now_rfc3339();
+    let text = std::fs::read_to_string(&opts.task).map_err(|e| {
+        Error::new(format!("cannot read task file `{}`", opts.task.display()))
+            .caused_by(e.to_string())
+            .hint("check the TASK.yaml path")
+    })?;
+    let task_sha = hex(&Sha256::digest(text.as_bytes()));
+    let task = Task::from_yaml(&text, &opts.sets).map_err(|e| Error::task(&opts.task, e))?;
+    let warn = |w: &str| {
+        if let Some(f) = &opts.warn {
+            f(w);
+        }
+    };
+    for w in &task.warnings {
+        warn(w);
+    }
+    let inputs = Inputs::open(&opts.inputs).map_err(Error::read)?;
+    let plan = plan::Plan::new(&task, &inputs, opts).map_err(|e| match e {
+        plan::PlanError::Task(t) => Error::task(&opts.task, t),
+        plan::PlanError::Other(e) => e,
+    })?;
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.threads
+    };
+
+    let outputs = output::Outputs::prepare(&opts.out_dir, opts.overwrite)?;
+    let mut writer = outputs.scores_writer(plan.output_schema())?;
+    let mut states = plan.empty_states();
+    let mut missing = vec![0u64; task.scorers.len()];
+    let total = inputs.rows();
+    let mut done = 0u64;
+    let units = inputs.units();
+
+    scan_ordered(
+        &units,
+        threads,
+        |unit| score::score_unit(&plan, &task, &inputs, unit),
+        |result: score::UnitResult| {
+            for batch in &result.batches {
+                writer.write(batch)?;
+            }
+            plan.merge_states(&mut states, &result.states)?;
+            for (m, r) in missing.iter_mut().zip(&result.missing) {
+                *m += r;
+            }
+            done += result.rows;
+            if let Some(p) = &opts.progress {
+                p(done, total);
+            }
+            Ok(())
+        },
+    )?;
+    let written = writer.finish()?;
+    if written != total || done != total {
+        return Err(Error::new(format!(
+            "internal check failed: read {done} rows of {total} and wrote {written} score rows"
+        ))
+        .hint("no output was written; please report this"));
+    }
+
+    let metrics = plan.metric_rows(&task, &states, &missing, total);
+    let missing_named: Vec<(String, u64)> = task
+        .scorers
+        .iter()
+        .map(|s| s.key.clone())
+        .zip(missing.iter().copied())
+        .collect();
+    let wall = started.elapsed().as_secs_f64();
+    let run_info = output::RunInfo {
+        task_path: &opts.task,
+        task_sha256: &task_sha,
+        inputs: &inputs,
+        rows: total,
+        missing: &missing_named,
+        warnings: &task.warnings,
+        started_at: &started_at,
+        finished_at: &time::now_rfc3339(),
+        threads,
+        wall_seconds: wall,
+    };
+    outputs.write_metrics(&metrics)?;
+    outputs.write_metrics_json(&task, &metrics, &missing_named, total)?;
+    outputs.write_run_json(&run_info)?;
+    outputs.commit()?;
+    Ok(RunSummary {
+        rows: total,
+        metrics,
+        missing: missing_named,
+        warnings: task.warnings.clone(),
+        wall_seconds: wall,
+        out_dir: opts.out_dir.clone(),
+    })
+}
+
+impl From<ReadError> for Error {
+    fn from(e: ReadError) -> Self {
+        Error::read(e)
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -104,7 +104,9 @@ impl<'a> ChoiceReader<'a> {
     pub fn new(choices: Choices<'a>) -> Result<Self, KernelError> {
         let source = match choices {
             Choices::None => Source::None,
-            Choices::Fixed(list) => Source::Fixed(single_chars(list.iter().map(String::as_str), 0)?),
+            Choices::Fixed(list) => {
+                Source::Fixed(single_chars(list.iter().map(String::as_str), 0)?)
+            }
             Choices::PerRow(a) => match a.data_type() {
                 DataType::List(_) | DataType::LargeList(_) => Source::List(a),
                 DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
@@ -163,7 +165,10 @@ impl<'a> ChoiceReader<'a> {
     }
 }
 
-fn single_chars<'s>(items: impl Iterator<Item = &'s str>, row: usize) -> Result<Vec<char>, KernelError> {
+fn single_chars<'s>(
+    items: impl Iterator<Item = &'s str>,
+    row: usize,
+) -> Result<Vec<char>, KernelError> {
     items
         .map(|s| single_char(s).ok_or_else(|| KernelError::Value {
             row,
@@ -188,9 +193,15 @@ mod tests {
     fn parses_json_and_python_lists() {
         let v = |s: &str| parse_choice_list(s);
         assert_eq!(v(r#"["A","B"]"#), Some(vec!["A".into(), "B".into()]));
-        assert_eq!(v("['A', 'B', 'C']"), Some(vec!["A".into(), "B".into(), "C".into()]));
+        assert_eq!(
+            v("['A', 'B', 'C']"),
+            Some(vec!["A".into(), "B".into(), "C".into()])
+        );
         assert_eq!(v("[A, B]"), Some(vec!["A".into(), "B".into()]));
-        assert_eq!(v(r#"["\u00c9", 'x\'']"#), Some(vec!["É".into(), "x'".into()]));
+        assert_eq!(
+            v(r#"["\u00c9", 'x\'']"#),
+            Some(vec!["É".into(), "x'".into()])
+        );
         assert_eq!(v("[]"), Some(vec![]));
         assert_eq!(v("A, B"), None);
         assert_eq!(v("['A' 'B']"), None);

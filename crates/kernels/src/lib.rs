@@ -25,7 +25,10 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq)]
 pub enum KernelError {
     /// A column of a type the scorer cannot read as text.
-    Type { input: String, data_type: String },
+    Type {
+        input: String,
+        data_type: String,
+    },
     /// A value that breaks the scorer's contract, at `row` of the batch.
     Value {
         row: usize,

@@ -52,7 +52,10 @@ pub fn string_equals_mcqa(
         };
         let truth = match scalar_truth {
             Some(t) => t,
-            None => ground_truth.get(row).map(|s| truth_char(s, row)).transpose()?,
+            None => ground_truth
+                .get(row)
+                .map(|s| truth_char(s, row))
+                .transpose()?,
         };
         let correct = is_valid && first.is_some() && first == truth;
         scores.push(if correct { 1.0 } else { 0.0 });
@@ -69,7 +72,9 @@ fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {
         row,
         input: "ground_truth_choice".to_owned(),
         value: s.to_owned(),
-        message: "is not a single character (string_equals_mcqa needs one choice letter such as \"B\")".to_owned(),
+        message:
+            "is not a single character (string_equals_mcqa needs one choice letter such as \"B\")"
+                .to_owned(),
     })
 }
 
@@ -119,7 +124,10 @@ mod tests {
         .unwrap();
         (
             r.is_correct.values().to_vec(),
-            r.completion_validity.iter().map(|v| v.unwrap().to_owned()).collect(),
+            r.completion_validity
+                .iter()
+                .map(|v| v.unwrap().to_owned())
+                .collect(),
         )
     }
 
@@ -145,7 +153,10 @@ mod tests {
             assert_eq!(s, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
             assert_eq!(
                 v,
-                ["VALID", "VALID", "INVALID", "INVALID", "INVALID", "INVALID", "VALID", "INVALID", "INVALID"]
+                [
+                    "VALID", "VALID", "INVALID", "INVALID", "INVALID", "INVALID", "VALID",
+                    "INVALID", "INVALID"
+                ]
             );
         }
     }

@@ -49,9 +49,7 @@ impl Datum for Operand {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{
-        DictionaryArray, LargeStringArray, Scalar, StringArray, StringViewArray,
-    };
+    use arrow::array::{DictionaryArray, LargeStringArray, Scalar, StringArray, StringViewArray};
     use arrow::datatypes::Int32Type;
 
     fn scores(a: &Float64Array) -> Vec<f64> {

@@ -1,9 +1,7 @@
 //! Reading any Arrow column as text.
 
 use crate::KernelError;
-use arrow::array::{
-    Array, ArrayRef, AsArray, GenericStringArray, StringArray, StringViewArray,
-};
+use arrow::array::{Array, ArrayRef, AsArray, GenericStringArray, StringArray, StringViewArray};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use std::sync::Arc;
@@ -18,7 +16,10 @@ pub fn to_text(array: &ArrayRef, input: &str) -> Result<ArrayRef, KernelError> {
     match array.data_type() {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(Arc::clone(array)),
         DataType::Dictionary(_, value) if is_textual(value) => {
-            let target = if matches!(value.as_ref(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+            let target = if matches!(
+                value.as_ref(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            ) {
                 value.as_ref().clone()
             } else {
                 DataType::Utf8
@@ -100,7 +101,10 @@ mod tests {
         let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(3), None, Some(-1)]));
         let t = to_text(&a, "x").unwrap();
         let c = TextColumn::new(t.as_ref(), "x").unwrap();
-        assert_eq!((c.get(0), c.get(1), c.get(2)), (Some("3"), None, Some("-1")));
+        assert_eq!(
+            (c.get(0), c.get(1), c.get(2)),
+            (Some("3"), None, Some("-1"))
+        );
         let a: ArrayRef = Arc::new(Float64Array::from(vec![0.5, 1.0]));
         let t = to_text(&a, "x").unwrap();
         let c = TextColumn::new(t.as_ref(), "x").unwrap();
@@ -109,7 +113,9 @@ mod tests {
 
     #[test]
     fn dictionaries_unpack() {
-        let d: DictionaryArray<Int8Type> = vec![Some("a"), None, Some("b"), Some("a")].into_iter().collect();
+        let d: DictionaryArray<Int8Type> = vec![Some("a"), None, Some("b"), Some("a")]
+            .into_iter()
+            .collect();
         let a: ArrayRef = Arc::new(d);
         let t = to_text(&a, "x").unwrap();
         let c = TextColumn::new(t.as_ref(), "x").unwrap();

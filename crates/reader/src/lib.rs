@@ -1,1 +1,337 @@
-//! placeholder
+//! Columnar input for evalscore: files in, streams of Arrow `RecordBatch`es out.
+//!
+//! [`Inputs::open`] expands the `--input` paths (Parquet files, JSONL files, directories of
+//! Parquet files), reads every footer, and checks that all files share one schema. The work is
+//! split into [`Unit`]s (a Parquet row group, or a whole JSONL file); [`Inputs::read_unit`]
+//! decodes one unit, reading only the projected columns, and [`scan_ordered`] runs a function
+//! over all units on a rayon pool while handing results back in input order, with a bounded
+//! number of units in flight so memory does not grow with the input.
+//! Every failure is a [`ReadError`] naming the file, and where known the row and column.
+
+mod error;
+mod jsonl;
+mod scan;
+
+pub use error::ReadError;
+pub use scan::scan_ordered;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The file formats evalscore reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Parquet,
+    Jsonl,
+}
+
+/// One input file and what its footer (or first pass) says about it.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    pub path: PathBuf,
+    pub format: Format,
+    pub rows: u64,
+    /// Rows per row group (one entry for a JSONL file).
+    pub row_groups: Vec<u64>,
+    /// SHA-256 of the Parquet footer (metadata and its length), hex; of the whole file for JSONL.
+    pub footer_sha256: String,
+    schema: SchemaRef,
+}
+
+/// A piece of work: one row group of one file, or a whole JSONL file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unit {
+    /// Index into [`Inputs::files`].
+    pub file: usize,
+    /// Row group index (0 for JSONL).
+    pub row_group: usize,
+    /// Row number of the unit's first row within its file (0-based).
+    pub first_row: u64,
+    pub rows: u64,
+}
+
+/// The set of input files of a run.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub files: Vec<InputFile>,
+    /// The schema every file shares (the first file's).
+    pub schema: SchemaRef,
+}
+
+/// Rows per record batch when decoding.
+pub const BATCH_SIZE: usize = 64 * 1024;
+
+impl Inputs {
+    /// Expands `paths` and opens every file's footer.
+    ///
+    /// A directory contributes its `*.parquet` files sorted by name. Files ending `.jsonl` or
+    /// `.ndjson` are JSON Lines; everything else is read as Parquet.
+    pub fn open(paths: &[PathBuf]) -> Result<Inputs, ReadError> {
+        if paths.is_empty() {
+            return Err(ReadError::new("no input given")
+                .with_hint("pass `--input FILE.parquet` or `--input DIR`"));
+        }
+        let mut files = Vec::new();
+        for p in paths {
+            for (path, format) in expand(p)? {
+                files.push(open_file(&path, format)?);
+            }
+        }
+        let first = &files[0];
+        for f in &files[1..] {
+            check_same_schema(first, f)?;
+        }
+        Ok(Inputs {
+            schema: Arc::clone(&first.schema),
+            files,
+        })
+    }
+
+    /// Total rows over all files.
+    pub fn rows(&self) -> u64 {
+        self.files.iter().map(|f| f.rows).sum()
+    }
+
+    /// Every unit of work, in input order.
+    pub fn units(&self) -> Vec<Unit> {
+        let mut units = Vec::new();
+        for (file, f) in self.files.iter().enumerate() {
+            let mut first_row = 0;
+            for (row_group, &rows) in f.row_groups.iter().enumerate() {
+                units.push(Unit {
+                    file,
+                    row_group,
+                    first_row,
+                    rows,
+                });
+                first_row += rows;
+            }
+        }
+        units
+    }
+
+    /// Decodes one unit, projected to `columns` (names of the shared schema, in schema order),
+    /// calling `f` with each batch.
+    pub fn read_unit(
+        &self,
+        unit: &Unit,
+        columns: &[String],
+        mut f: impl FnMut(RecordBatch) -> Result<(), ReadError>,
+    ) -> Result<(), ReadError> {
+        let file = &self.files[unit.file];
+        match file.format {
+            Format::Jsonl => jsonl::read(file, columns, &mut f),
+            Format::Parquet => {
+                let ctx = |e: parquet::errors::ParquetError| {
+                    ReadError::at(
+                        &file.path,
+                        format!(
+                            "cannot decode row group {} (rows {}..{}): {e}",
+                            unit.row_group,
+                            unit.first_row,
+                            unit.first_row + unit.rows
+                        ),
+                    )
+                    .with_hint("the file is damaged; re-export it from its source")
+                };
+                let handle = File::open(&file.path)
+                    .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+                let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(ctx)?;
+                let indices: Vec<usize> = columns
+                    .iter()
+                    .filter_map(|c| file.schema.index_of(c).ok())
+                    .collect();
+                let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
+                let reader = builder
+                    .with_projection(mask)
+                    .with_row_groups(vec![unit.row_group])
+                    .with_batch_size(BATCH_SIZE)
+                    .build()
+                    .map_err(ctx)?;
+                let mut seen = 0u64;
+                for batch in reader {
+                    let batch = batch.map_err(|e| {
+                        ReadError::at(
+                            &file.path,
+                            format!(
+                                "cannot decode row group {} near row {}: {e}",
+                                unit.row_group,
+                                unit.first_row + seen
+                            ),
+                        )
+                        .with_hint("the file is damaged; re-export it from its source")
+                    })?;
+                    seen += batch.num_rows() as u64;
+                    f(batch)?;
+                }
+                if seen != unit.rows {
+                    return Err(ReadError::at(
+                        &file.path,
+                        format!(
+                            "row group {} promised {} rows and held {seen}",
+                            unit.row_group, unit.rows
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
+    let meta = std::fs::metadata(p).map_err(|e| {
+        ReadError::at(p, format!("cannot read input: {e}")).with_hint("check the `--input` path")
+    })?;
+    if meta.is_dir() {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+            .map_err(|e| ReadError::at(p, format!("cannot list directory: {e}")))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|q| {
+                q.is_file()
+                    && q.extension()
+                        .is_some_and(|x| x.eq_ignore_ascii_case("parquet"))
+            })
+            .collect();
+        found.sort();
+        if found.is_empty() {
+            return Err(
+                ReadError::at(p, "directory holds no Parquet files (*.parquet)")
+                    .with_hint("point `--input` at Parquet files or a directory of them"),
+            );
+        }
+        return Ok(found.into_iter().map(|f| (f, Format::Parquet)).collect());
+    }
+    let format = match p.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson") => {
+            Format::Jsonl
+        }
+        _ => Format::Parquet,
+    };
+    Ok(vec![(p.to_path_buf(), format)])
+}
+
+fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
+    match format {
+        Format::Jsonl => jsonl::open(path),
+        Format::Parquet => {
+            let handle =
+                File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+            let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|e| {
+                ReadError::at(path, format!("not a readable Parquet file: {e}")).with_hint(
+                    "the file may be truncated, still being written, or not Parquet at all",
+                )
+            })?;
+            let meta = builder.metadata();
+            let row_groups: Vec<u64> = meta
+                .row_groups()
+                .iter()
+                .map(|rg| rg.num_rows().max(0) as u64)
+                .collect();
+            let rows = row_groups.iter().sum();
+            Ok(InputFile {
+                path: path.to_path_buf(),
+                format,
+                rows,
+                row_groups,
+                footer_sha256: footer_sha256(path)?,
+                schema: Arc::clone(builder.schema()),
+            })
+        }
+    }
+}
+
+/// SHA-256 of a Parquet file's footer: the metadata, its 4-byte length and the magic.
+fn footer_sha256(path: &Path) -> Result<String, ReadError> {
+    let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
+    let mut f = File::open(path).map_err(io)?;
+    let len = f.seek(SeekFrom::End(0)).map_err(io)?;
+    let mut tail = [0u8; 8];
+    f.seek(SeekFrom::Start(len.saturating_sub(8))).map_err(io)?;
+    f.read_exact(&mut tail).map_err(io)?;
+    let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    let start = len.saturating_sub(8 + meta_len);
+    f.seek(SeekFrom::Start(start)).map_err(io)?;
+    let mut buf = Vec::with_capacity((len - start) as usize);
+    f.take(len - start).read_to_end(&mut buf).map_err(io)?;
+    Ok(hex(&Sha256::digest(&buf)))
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Two files share a schema when they have the same column names in the same order with the
+/// same logical types: the string layouts (Utf8, LargeUtf8, Utf8View, dictionaries of them)
+/// count as one type, as do List and LargeList of the same item, and integer widths as one.
+fn check_same_schema(a: &InputFile, b: &InputFile) -> Result<(), ReadError> {
+    let names = |s: &Schema| {
+        s.fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect::<Vec<_>>()
+    };
+    for f in a.schema.fields() {
+        match b.schema.field_with_name(f.name()) {
+            Err(_) => {
+                return Err(ReadError::new(format!(
+                    "inputs `{}` and `{}` have different schemas: column `{}` is missing from the second",
+                    a.path.display(), b.path.display(), f.name()
+                )).with_hint("all inputs of one run must share one schema; run them separately"))
+            }
+            Ok(g) if !same_type(f, g) => {
+                return Err(ReadError::new(format!(
+                    "inputs `{}` and `{}` have different schemas: column `{}` is {} in the first and {} in the second",
+                    a.path.display(), b.path.display(), f.name(), f.data_type(), g.data_type()
+                )).with_hint("all inputs of one run must share one schema; run them separately"))
+            }
+            Ok(_) => {}
+        }
+    }
+    if let Some(extra) = names(&b.schema)
+        .into_iter()
+        .find(|n| a.schema.field_with_name(n).is_err())
+    {
+        return Err(ReadError::new(format!(
+            "inputs `{}` and `{}` have different schemas: column `{extra}` is missing from the first",
+            a.path.display(), b.path.display()
+        )).with_hint("all inputs of one run must share one schema; run them separately"));
+    }
+    Ok(())
+}
+
+fn same_type(a: &Field, b: &Field) -> bool {
+    logical(a.data_type()) == logical(b.data_type())
+}
+
+fn logical(t: &DataType) -> String {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
+        DataType::Dictionary(_, v) => logical(v),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => "int".into(),
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => "uint".into(),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => "float".into(),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => {
+            format!("list<{}>", logical(f.data_type()))
+        }
+        DataType::Struct(fields) => format!(
+            "struct<{}>",
+            fields
+                .iter()
+                .map(|f| format!("{}:{}", f.name(), logical(f.data_type())))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
+}

@@ -123,7 +123,10 @@ impl<'a> Node<'a> {
                 entries,
                 location: self.location,
             }),
-            other => Err(self.err(format!("{what} must be a mapping, found {}", other.kind_name()))),
+            other => Err(self.err(format!(
+                "{what} must be a mapping, found {}",
+                other.kind_name()
+            ))),
         }
     }
 
@@ -131,7 +134,10 @@ impl<'a> Node<'a> {
         match self.tree {
             Tree::Seq(items) => Ok(items.iter().map(Node::new).collect()),
             Tree::Scalar(Value::Null) => Ok(Vec::new()),
-            other => Err(self.err(format!("{what} must be a list, found {}", other.kind_name()))),
+            other => Err(self.err(format!(
+                "{what} must be a list, found {}",
+                other.kind_name()
+            ))),
         }
     }
 
@@ -182,7 +188,9 @@ impl<'a> MapNode<'a> {
                     Some(s) => format!("did you mean `{s}`? allowed keys: {}", allowed.join(", ")),
                     None => format!("allowed keys: {}", allowed.join(", ")),
                 };
-                return Err(TaskError::new(format!("unknown key `{key}` in {what}"), loc).with_hint(hint));
+                return Err(
+                    TaskError::new(format!("unknown key `{key}` in {what}"), loc).with_hint(hint),
+                );
             }
         }
         Ok(())

@@ -130,7 +130,9 @@ impl ScorerKind {
             ScorerKind::StringEquals {
                 ground_truth,
                 value,
-            } => std::iter::once(ground_truth).chain(value.as_ref()).collect(),
+            } => std::iter::once(ground_truth)
+                .chain(value.as_ref())
+                .collect(),
             ScorerKind::StringEqualsMcqa {
                 ground_truth_choice,
                 choices,
@@ -147,7 +149,9 @@ impl ScorerKind {
             ScorerKind::StringEquals {
                 ground_truth,
                 value,
-            } => std::iter::once(ground_truth).chain(value.as_mut()).collect(),
+            } => std::iter::once(ground_truth)
+                .chain(value.as_mut())
+                .collect(),
             ScorerKind::StringEqualsMcqa {
                 ground_truth_choice,
                 choices,
@@ -367,7 +371,10 @@ fn parse_scorer(
         ],
         other => {
             let hint = match crate::error::did_you_mean(other, SCORER_TYPES) {
-                Some(s) => format!("did you mean `{s}`? scorer types: {}", SCORER_TYPES.join(", ")),
+                Some(s) => format!(
+                    "did you mean `{s}`? scorer types: {}",
+                    SCORER_TYPES.join(", ")
+                ),
                 None => format!("scorer types: {}", SCORER_TYPES.join(", ")),
             };
             return Err(type_node
@@ -409,7 +416,11 @@ fn parse_scorer(
                 if ground_truth_choice.is_some() {
                     return Err(n.err("give `ground_truth_choice` or the deprecated `ground_truth_choice_field`, not both"));
                 }
-                ground_truth_choice = Some(Template::column(col, n.location, &what("ground_truth_choice_field")));
+                ground_truth_choice = Some(Template::column(
+                    col,
+                    n.location,
+                    &what("ground_truth_choice_field"),
+                ));
             }
             if let Some(n) = map.get("choices_field") {
                 let col = n.scalar_string("choices_field")?;
@@ -498,11 +509,15 @@ fn parse_metric(
             .with_hint(field_hint(scorer, scorer_type))
     })?;
     let field = field_node.scalar_string("field")?;
-    let spec = scorer.fields().iter().find(|f| f.name == field).ok_or_else(|| {
-        field_node
-            .err(format!("scorer `{scorer_type}` has no field `{field}`"))
-            .with_hint(field_hint(scorer, scorer_type))
-    })?;
+    let spec = scorer
+        .fields()
+        .iter()
+        .find(|f| f.name == field)
+        .ok_or_else(|| {
+            field_node
+                .err(format!("scorer `{scorer_type}` has no field `{field}`"))
+                .with_hint(field_hint(scorer, scorer_type))
+        })?;
     if kind.numeric() && spec.kind != FieldKind::Number {
         let numeric: Vec<&str> = scorer
             .fields()
@@ -570,7 +585,9 @@ fn assign_keys(scorers: &mut [ScorerSpec]) -> Result<(), TaskError> {
             sanitize(&s.key)
         };
         if let Some(prev) = seen.get(&key) {
-            let prev = prev.map(|l| format!(" (the other is at {l})")).unwrap_or_default();
+            let prev = prev
+                .map(|l| format!(" (the other is at {l})"))
+                .unwrap_or_default();
             let original = if s.key.is_empty() || s.key == key {
                 String::new()
             } else {
@@ -580,7 +597,9 @@ fn assign_keys(scorers: &mut [ScorerSpec]) -> Result<(), TaskError> {
                 format!("two scorers have the key `{key}`{original}{prev}"),
                 s.location,
             )
-            .with_hint("give each scorer a distinct `key:`; keys may use only A-Z, a-z, 0-9 and _"));
+            .with_hint(
+                "give each scorer a distinct `key:`; keys may use only A-Z, a-z, 0-9 and _",
+            ));
         }
         seen.insert(key.clone(), s.location);
         s.key = key;
@@ -591,7 +610,13 @@ fn assign_keys(scorers: &mut [ScorerSpec]) -> Result<(), TaskError> {
 /// Replaces characters outside `[A-Za-z0-9_]` with `_`.
 pub(crate) fn sanitize(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 

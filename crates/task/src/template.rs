@@ -330,10 +330,14 @@ impl TemplateCompiler {
         // No loader is set, so templates cannot include or import anything.
         env.set_formatter(|out, state, value| {
             if value.is_none() || value.is_undefined() {
-                return Err(minijinja::Error::new(ErrorKind::InvalidOperation, NULL_MARKER));
+                return Err(minijinja::Error::new(
+                    ErrorKind::InvalidOperation,
+                    NULL_MARKER,
+                ));
             }
             minijinja::escape_formatter(out, state, value)
         });
+        add_null_safe_filters(&mut env);
         TemplateCompiler { env, count: 0 }
     }
 
@@ -346,9 +350,8 @@ impl TemplateCompiler {
         let source = match node.tree {
             Tree::Seq(_) => {
                 let json = node.tree.to_json();
-                let list = crate::spec::literal_list(&json).ok_or_else(|| {
-                    node.err(format!("`{what}` must be a list of strings"))
-                })?;
+                let list = crate::spec::literal_list(&json)
+                    .ok_or_else(|| node.err(format!("`{what}` must be a list of strings")))?;
                 return Ok(self.make(
                     json_text(&json),
                     node.location,
@@ -360,7 +363,10 @@ impl TemplateCompiler {
         };
         let multi_line = source.contains('\n');
         let syntax_err = |e: minijinja::Error| {
-            let mut msg = format!("template syntax error in `{what}`: {}", e.detail().unwrap_or("invalid template"));
+            let mut msg = format!(
+                "template syntax error in `{what}`: {}",
+                e.detail().unwrap_or("invalid template")
+            );
             if let Some(line) = e.line() {
                 if multi_line {
                     msg.push_str(&format!(" (template line {line})"));
@@ -373,10 +379,26 @@ impl TemplateCompiler {
         let vars: std::collections::HashSet<String> = match &kind {
             TemplateKind::Literal(_) => Default::default(),
             TemplateKind::Column(c) => {
-                return Ok(self.make_with_columns(source.clone(), node.location, what, kind.clone(), [c.clone()].into(), false, false));
+                return Ok(self.make_with_columns(
+                    source.clone(),
+                    node.location,
+                    what,
+                    kind.clone(),
+                    [c.clone()].into(),
+                    false,
+                    false,
+                ));
             }
             TemplateKind::ModelOutput => {
-                return Ok(self.make_with_columns(source.clone(), node.location, what, kind, BTreeSet::new(), false, true));
+                return Ok(self.make_with_columns(
+                    source.clone(),
+                    node.location,
+                    what,
+                    kind,
+                    BTreeSet::new(),
+                    false,
+                    true,
+                ));
             }
             TemplateKind::Expression(expr) => self
                 .env
@@ -410,7 +432,15 @@ impl TemplateCompiler {
                 }
             }
         }
-        let mut t = self.make_with_columns(source.clone(), node.location, what, kind, columns, all_columns, model_output);
+        let mut t = self.make_with_columns(
+            source.clone(),
+            node.location,
+            what,
+            kind,
+            columns,
+            all_columns,
+            model_output,
+        );
         if t.kind == TemplateKind::Render {
             self.count += 1;
             t.name = format!("{what}#{}", self.count);
@@ -421,7 +451,13 @@ impl TemplateCompiler {
         Ok(t)
     }
 
-    fn make(&self, source: String, location: Option<Location>, what: &str, kind: TemplateKind) -> Template {
+    fn make(
+        &self,
+        source: String,
+        location: Option<Location>,
+        what: &str,
+        kind: TemplateKind,
+    ) -> Template {
         self.make_with_columns(source, location, what, kind, BTreeSet::new(), false, false)
     }
 
@@ -448,6 +484,47 @@ impl TemplateCompiler {
             env: None,
         }
     }
+}
+
+/// The string filters, redefined so that none stays none: minijinja's own turn a null cell
+/// into the text "none", which would then compare as an answer.
+fn add_null_safe_filters(env: &mut Environment<'static>) {
+    fn text(v: &Value) -> String {
+        v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+    }
+    fn null_safe(v: &Value, f: impl FnOnce(String) -> String) -> Value {
+        if v.is_none() || v.is_undefined() {
+            Value::from(())
+        } else {
+            Value::from(f(text(v)))
+        }
+    }
+    env.add_filter("trim", |v: Value, chars: Option<String>| {
+        null_safe(&v, |s| match &chars {
+            Some(c) => s.trim_matches(|x| c.contains(x)).to_owned(),
+            None => s.trim().to_owned(),
+        })
+    });
+    env.add_filter("lower", |v: Value| null_safe(&v, |s| s.to_lowercase()));
+    env.add_filter("upper", |v: Value| null_safe(&v, |s| s.to_uppercase()));
+    env.add_filter("title", |v: Value| {
+        null_safe(&v, |s| minijinja::filters::title(s.into()))
+    });
+    env.add_filter("capitalize", |v: Value| {
+        null_safe(&v, |s| {
+            let mut c = s.chars();
+            match c.next() {
+                Some(f) => f
+                    .to_uppercase()
+                    .chain(c.flat_map(char::to_lowercase))
+                    .collect(),
+                None => String::new(),
+            }
+        })
+    });
+    env.add_filter("replace", |v: Value, from: String, to: String| {
+        null_safe(&v, |s| s.replace(&from, &to))
+    });
 }
 
 fn json_text(v: &Json) -> String {
@@ -507,18 +584,39 @@ mod tests {
     #[test]
     fn classifies_templates() {
         assert_eq!(classify("YES"), TemplateKind::Literal("YES".into()));
-        assert_eq!(classify("{{ sample.answer }}"), TemplateKind::Column("answer".into()));
-        assert_eq!(classify("{{sample.answer}}"), TemplateKind::Column("answer".into()));
-        assert_eq!(classify("{{- sample.answer -}}"), TemplateKind::Column("answer".into()));
-        assert_eq!(classify("{{ sample[\"my col\"] }}"), TemplateKind::Column("my col".into()));
-        assert_eq!(classify("{{ solver_output.output }}"), TemplateKind::ModelOutput);
+        assert_eq!(
+            classify("{{ sample.answer }}"),
+            TemplateKind::Column("answer".into())
+        );
+        assert_eq!(
+            classify("{{sample.answer}}"),
+            TemplateKind::Column("answer".into())
+        );
+        assert_eq!(
+            classify("{{- sample.answer -}}"),
+            TemplateKind::Column("answer".into())
+        );
+        assert_eq!(
+            classify("{{ sample[\"my col\"] }}"),
+            TemplateKind::Column("my col".into())
+        );
+        assert_eq!(
+            classify("{{ solver_output.output }}"),
+            TemplateKind::ModelOutput
+        );
         assert_eq!(
             classify("{{ sample.answer_key | upper }}"),
             TemplateKind::Expression("sample.answer_key | upper".into())
         );
-        assert_eq!(classify("The country is {{ sample.country }}"), TemplateKind::Render);
+        assert_eq!(
+            classify("The country is {{ sample.country }}"),
+            TemplateKind::Render
+        );
         assert_eq!(classify(" {{ sample.a }}"), TemplateKind::Render);
-        assert_eq!(classify("{{ sample.a }}{{ sample.b }}"), TemplateKind::Render);
+        assert_eq!(
+            classify("{{ sample.a }}{{ sample.b }}"),
+            TemplateKind::Render
+        );
         assert_eq!(classify("{% if x %}a{% endif %}"), TemplateKind::Render);
     }
 }

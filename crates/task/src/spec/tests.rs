@@ -46,7 +46,10 @@ fn parses_the_seed_shape() {
             choices,
             ..
         } => {
-            assert_eq!(ground_truth_choice.kind, TemplateKind::Column("answer".into()));
+            assert_eq!(
+                ground_truth_choice.kind,
+                TemplateKind::Column("answer".into())
+            );
             assert_eq!(
                 choices.as_ref().unwrap().kind,
                 TemplateKind::Column("choices".into())
@@ -68,7 +71,10 @@ fn set_overrides_config() {
         ScorerKind::StringEqualsMcqa {
             ground_truth_choice,
             ..
-        } => assert_eq!(ground_truth_choice.kind, TemplateKind::Column("gold".into())),
+        } => assert_eq!(
+            ground_truth_choice.kind,
+            TemplateKind::Column("gold".into())
+        ),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -96,7 +102,10 @@ fn key_collision_after_sanitizing_is_an_error() {
 #[test]
 fn unknown_scorer_type_suggests() {
     let e = err("definition:\n  scorers:\n    - type: string_equal\n      ground_truth: x\n");
-    assert_eq!(e.to_string(), "line 3, column 13: unknown scorer type `string_equal`");
+    assert_eq!(
+        e.to_string(),
+        "line 3, column 13: unknown scorer type `string_equal`"
+    );
     assert_eq!(
         e.hint.as_deref(),
         Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa")
@@ -106,29 +115,44 @@ fn unknown_scorer_type_suggests() {
 #[test]
 fn unknown_key_in_scorer_and_metric() {
     let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truht: x\n");
-    assert_eq!(e.to_string(), "line 4, column 7: unknown key `ground_truht` in scorer `string_equals`");
+    assert_eq!(
+        e.to_string(),
+        "line 4, column 7: unknown key `ground_truht` in scorer `string_equals`"
+    );
     assert!(e.hint.unwrap().starts_with("did you mean `ground_truth`?"));
     let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: is_correct, weight: 2}\n");
-    assert_eq!(e.to_string(), "line 6, column 43: unknown key `weight` in metric `mean`");
+    assert_eq!(
+        e.to_string(),
+        "line 6, column 43: unknown key `weight` in metric `mean`"
+    );
 }
 
 #[test]
 fn unknown_metric_type_and_bad_field() {
     let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: maen, field: is_correct}\n");
-    assert_eq!(e.to_string(), "line 6, column 18: unknown metric type `maen`");
+    assert_eq!(
+        e.to_string(),
+        "line 6, column 18: unknown metric type `maen`"
+    );
     let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: value}\n");
     assert_eq!(
         e.to_string(),
         "line 6, column 31: metric `mean` needs a numeric field, and `value` of scorer `string_equals` is text"
     );
     let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: score}\n");
-    assert_eq!(e.to_string(), "line 6, column 31: scorer `string_equals` has no field `score`");
+    assert_eq!(
+        e.to_string(),
+        "line 6, column 31: scorer `string_equals` has no field `score`"
+    );
 }
 
 #[test]
 fn missing_required_template() {
     let e = err("definition:\n  scorers:\n    - type: string_equals\n      value: x\n");
-    assert_eq!(e.to_string(), "line 3, column 7: scorer `string_equals` needs `ground_truth`");
+    assert_eq!(
+        e.to_string(),
+        "line 3, column 7: scorer `string_equals` needs `ground_truth`"
+    );
 }
 
 #[test]
@@ -143,7 +167,10 @@ fn template_syntax_error_points_at_the_template() {
 #[test]
 fn unknown_placeholder_names_line() {
     let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.<< config.col >> }}\"\n");
-    assert_eq!(e.to_string(), "line 4, column 32: placeholder `<< config.col >>` has no value");
+    assert_eq!(
+        e.to_string(),
+        "line 4, column 32: placeholder `<< config.col >>` has no value"
+    );
 }
 
 #[test]
@@ -182,8 +209,14 @@ fn deprecated_fields_warn_and_work() {
             choices,
             ..
         } => {
-            assert_eq!(ground_truth_choice.kind, TemplateKind::Column("answer".into()));
-            assert_eq!(choices.as_ref().unwrap().kind, TemplateKind::Column("choices".into()));
+            assert_eq!(
+                ground_truth_choice.kind,
+                TemplateKind::Column("answer".into())
+            );
+            assert_eq!(
+                choices.as_ref().unwrap().kind,
+                TemplateKind::Column("choices".into())
+            );
         }
         other => panic!("unexpected {other:?}"),
     }

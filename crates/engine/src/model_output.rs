@@ -1,0 +1,161 @@
+//! The model output column as text.
+//!
+//! A string column is the text itself, except that a cell holding a JSON chat completion
+//! (`{"choices": [{"message": {"content": ...}}]}`) or a JSON list of messages
+//! (`[{"role": ..., "content": ...}, ...]`) yields the content of the (last) message. A struct
+//! or list column in the same shapes is read the same way.
+
+use crate::score::RowError;
+use arrow::array::{Array, ArrayRef, StringBuilder};
+use arrow::datatypes::DataType;
+use evalscore_kernels::{to_text, TextColumn};
+use evalscore_task::cell_to_value;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, RowError> {
+    match col.data_type() {
+        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) => nested(col, name),
+        _ => {
+            let text = to_text(col, name).map_err(|e| RowError {
+                row: 0,
+                message: format!("model output {e}"),
+                hint: Some(
+                    "use `--output-column` to name the column that holds the model output text"
+                        .to_owned(),
+                ),
+            })?;
+            let tc = TextColumn::new(text.as_ref(), name).map_err(|e| RowError {
+                row: 0,
+                message: e.to_string(),
+                hint: None,
+            })?;
+            // Only rebuild the column when some cell is a JSON chat completion.
+            let looks_json = |s: &str| {
+                let t = s.trim_start();
+                t.starts_with('{') || t.starts_with('[')
+            };
+            let first = (0..text.len()).find(|&r| {
+                tc.get(r).is_some_and(|s| {
+                    looks_json(s)
+                        && serde_json::from_str::<Value>(s)
+                            .ok()
+                            .as_ref()
+                            .and_then(chat_content)
+                            .is_some()
+                })
+            });
+            let Some(_) = first else { return Ok(text) };
+            let mut b = StringBuilder::with_capacity(text.len(), 0);
+            for r in 0..text.len() {
+                match tc.get(r) {
+                    None => b.append_null(),
+                    Some(s) if looks_json(s) => {
+                        match serde_json::from_str::<Value>(s)
+                            .ok()
+                            .as_ref()
+                            .and_then(chat_content)
+                        {
+                            Some(Some(c)) => b.append_value(c),
+                            Some(None) => b.append_null(),
+                            None => b.append_value(s),
+                        }
+                    }
+                    Some(s) => b.append_value(s),
+                }
+            }
+            Ok(Arc::new(b.finish()))
+        }
+    }
+}
+
+fn nested(col: &ArrayRef, name: &str) -> Result<ArrayRef, RowError> {
+    let mut b = StringBuilder::with_capacity(col.len(), 0);
+    for r in 0..col.len() {
+        if col.is_null(r) {
+            b.append_null();
+            continue;
+        }
+        let v = serde_json::to_value(cell_to_value(col.as_ref(), r)).unwrap_or(Value::Null);
+        match chat_content(&v) {
+            Some(Some(c)) => b.append_value(c),
+            Some(None) => b.append_null(),
+            None => {
+                return Err(RowError {
+                    row: r,
+                    message: format!(
+                        "model output column `{name}` has type {}, and this cell is not a chat completion (`choices[0].message.content`) or a list of messages",
+                        col.data_type()
+                    ),
+                    hint: Some("use `--output-column` to name a text column, or give the scorer a `value:` template".to_owned()),
+                })
+            }
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// The message content of a chat completion or the last message of a message list.
+/// `None`: not that shape. `Some(None)`: that shape with null content.
+fn chat_content(v: &Value) -> Option<Option<String>> {
+    let message = if let Some(choices) = v.get("choices").and_then(Value::as_array) {
+        choices.first()?.get("message")?
+    } else if let Some(list) = v.as_array() {
+        let last = list.last()?;
+        last.get("content")?;
+        last
+    } else if v.get("role").is_some() {
+        v
+    } else {
+        return None;
+    };
+    match message.get("content")? {
+        Value::String(s) => Some(Some(s.clone())),
+        Value::Null => Some(None),
+        Value::Array(parts) => Some(Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(""),
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{AsArray, StringArray};
+
+    #[test]
+    fn chat_json_cells_yield_their_content() {
+        let col: ArrayRef = Arc::new(StringArray::from(vec![
+            Some(r#"{"choices":[{"message":{"role":"assistant","content":"B"}}]}"#),
+            Some(r#"[{"role":"user","content":"Q?"},{"role":"assistant","content":"C. yes"}]"#),
+            Some("plain A"),
+            Some("[not json"),
+            None,
+        ]));
+        let out = model_output_text(&col, "output").unwrap();
+        let out = out.as_string::<i32>();
+        let v: Vec<Option<&str>> = out.iter().collect();
+        assert_eq!(
+            v,
+            [
+                Some("B"),
+                Some("C. yes"),
+                Some("plain A"),
+                Some("[not json"),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn plain_text_is_passed_through_untouched() {
+        let col: ArrayRef = Arc::new(StringArray::from(vec!["A", "{}", "[1,2]"]));
+        let out = model_output_text(&col, "output").unwrap();
+        assert!(Arc::ptr_eq(&out, &col));
+    }
+}

@@ -1,0 +1,356 @@
+//! The four output files, written to temporary names in the output folder and renamed into
+//! place only when all of them are complete, so a failed run leaves no partial output.
+
+use crate::Error;
+use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use evalscore_reader::{Format, Inputs};
+use evalscore_task::Task;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use serde_json::{json, Map, Value};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The files a run writes, in the order they are put in place (`run.json` last, so its
+/// presence means the run finished).
+pub const OUTPUT_FILES: [&str; 4] = [
+    "scores.parquet",
+    "metrics.parquet",
+    "metrics.json",
+    "run.json",
+];
+
+/// One row of metrics.parquet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricRow {
+    pub scorer: String,
+    pub scorer_type: String,
+    pub metric: String,
+    pub metric_type: String,
+    pub field: String,
+    pub stat: String,
+    pub label: Option<String>,
+    pub value: Option<f64>,
+    pub n: u64,
+}
+
+/// The output folder of a run and its temporary files.
+pub(crate) struct Outputs {
+    dir: PathBuf,
+    temps: Vec<(PathBuf, PathBuf)>,
+    committed: bool,
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
+    let full = e.raw_os_error() == Some(28) || e.kind() == std::io::ErrorKind::StorageFull;
+    let err = Error::new(format!("cannot {what} `{}`", path.display())).caused_by(e.to_string());
+    if full {
+        err.hint(
+            "the disk is full; free space or choose another `--out` folder. No output was written",
+        )
+    } else {
+        err.hint("check that the `--out` folder is writable")
+    }
+}
+
+fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
+    let msg = e.to_string();
+    let full = msg.contains("No space left")
+        || msg.contains("os error 28")
+        || msg.contains("File too large");
+    let err = Error::new(format!("cannot write `{}`", path.display())).caused_by(msg);
+    if full {
+        err.hint(
+            "the disk is full; free space or choose another `--out` folder. No output was written",
+        )
+    } else {
+        err.hint("check that the `--out` folder is writable and has free space")
+    }
+}
+
+impl Outputs {
+    /// Creates `dir` if needed and refuses to replace existing outputs unless `overwrite`.
+    pub fn prepare(dir: &Path, overwrite: bool) -> Result<Outputs, Error> {
+        std::fs::create_dir_all(dir).map_err(|e| io_error("create the output folder", dir, e))?;
+        let present: Vec<&str> = OUTPUT_FILES
+            .iter()
+            .copied()
+            .filter(|f| dir.join(f).exists())
+            .collect();
+        if !present.is_empty() && !overwrite {
+            return Err(Error::new(format!(
+                "the output folder `{}` already holds {}",
+                dir.display(),
+                present.join(", ")
+            ))
+            .hint("pass `--overwrite` to replace them, or choose another `--out` folder"));
+        }
+        let pid = std::process::id();
+        let temps = OUTPUT_FILES
+            .iter()
+            .map(|f| (dir.join(format!(".{f}.evalscore-{pid}.tmp")), dir.join(f)))
+            .collect();
+        let outputs = Outputs {
+            dir: dir.to_path_buf(),
+            temps,
+            committed: false,
+        };
+        // Fail now, not after the scoring, when the folder is not writable.
+        let probe = &outputs.temps[0].0;
+        File::create(probe).map_err(|e| io_error("write to the output folder", &outputs.dir, e))?;
+        Ok(outputs)
+    }
+
+    fn temp(&self, i: usize) -> &Path {
+        &self.temps[i].0
+    }
+
+    pub fn scores_writer(&self, schema: SchemaRef) -> Result<ScoresWriter, Error> {
+        let path = self.temp(0).to_path_buf();
+        let file = File::create(&path).map_err(|e| io_error("create", &path, e))?;
+        let writer = ArrowWriter::try_new(
+            BufWriter::with_capacity(1 << 20, file),
+            schema,
+            Some(props()),
+        )
+        .map_err(|e| parquet_error(&path, e))?;
+        Ok(ScoresWriter {
+            writer,
+            path,
+            rows: 0,
+        })
+    }
+
+    pub fn write_metrics(&self, rows: &[MetricRow]) -> Result<(), Error> {
+        let path = self.temp(1);
+        let batch = metrics_batch(rows).map_err(|e| Error::new(format!("internal error: {e}")))?;
+        let file = File::create(path).map_err(|e| io_error("create", path, e))?;
+        let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props()))
+            .map_err(|e| parquet_error(path, e))?;
+        w.write(&batch).map_err(|e| parquet_error(path, e))?;
+        let f = w.into_inner().map_err(|e| parquet_error(path, e))?;
+        f.sync_all().map_err(|e| io_error("write", path, e))
+    }
+
+    pub fn write_metrics_json(
+        &self,
+        task: &Task,
+        rows: &[MetricRow],
+        missing: &[(String, u64)],
+        total: u64,
+    ) -> Result<(), Error> {
+        let scorers: Vec<Value> = task
+            .scorers
+            .iter()
+            .map(|s| {
+                let metrics: Vec<Value> = s
+                    .metrics
+                    .iter()
+                    .map(|m| {
+                        let figs: Vec<&MetricRow> = rows
+                            .iter()
+                            .filter(|r| r.scorer == s.key && r.metric == m.name && r.metric_type == m.metric_type && r.field == m.field)
+                            .collect();
+                        let mut o = Map::new();
+                        o.insert("name".into(), json!(m.name));
+                        o.insert("type".into(), json!(m.metric_type));
+                        o.insert("field".into(), json!(m.field));
+                        o.insert("n".into(), json!(figs.first().map_or(0, |f| f.n)));
+                        if let Some(v) = figs.iter().find(|f| f.stat == "value" && f.label.is_none()) {
+                            o.insert("value".into(), json!(v.value));
+                        }
+                        o.insert(
+                            "figures".into(),
+                            Value::Array(
+                                figs.iter()
+                                    .map(|f| json!({"stat": f.stat, "label": f.label, "value": f.value, "n": f.n}))
+                                    .collect(),
+                            ),
+                        );
+                        Value::Object(o)
+                    })
+                    .collect();
+                json!({
+                    "key": s.key,
+                    "type": s.scorer_type,
+                    "display_name": s.display_name,
+                    "purpose": s.purpose.as_str(),
+                    "rows": total,
+                    "missing": missing.iter().find(|(k, _)| *k == s.key).map_or(0, |(_, m)| *m),
+                    "metrics": metrics,
+                })
+            })
+            .collect();
+        self.write_json(2, &json!({ "rows": total, "scorers": scorers }))
+    }
+
+    pub fn write_run_json(&self, info: &RunInfo<'_>) -> Result<(), Error> {
+        let inputs: Vec<Value> = info
+            .inputs
+            .files
+            .iter()
+            .map(|f| {
+                json!({
+                    "path": f.path.display().to_string(),
+                    "format": match f.format { Format::Parquet => "parquet", Format::Jsonl => "jsonl" },
+                    "rows": f.rows,
+                    "row_groups": f.row_groups.len(),
+                    "footer_sha256": f.footer_sha256,
+                })
+            })
+            .collect();
+        let missing: Map<String, Value> = info
+            .missing
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        let v = json!({
+            "evalscore_version": env!("CARGO_PKG_VERSION"),
+            "task": { "path": info.task_path.display().to_string(), "sha256": info.task_sha256 },
+            "inputs": inputs,
+            "rows_scored": info.rows,
+            "missing": missing,
+            "warnings": info.warnings,
+            "started_at": info.started_at,
+            "finished_at": info.finished_at,
+            "threads": info.threads,
+            "wall_seconds": info.wall_seconds,
+            "outputs": OUTPUT_FILES,
+        });
+        self.write_json(3, &v)
+    }
+
+    fn write_json(&self, i: usize, v: &Value) -> Result<(), Error> {
+        let path = self.temp(i);
+        let mut text = serde_json::to_string_pretty(v)
+            .map_err(|e| Error::new(format!("internal error: {e}")))?;
+        text.push('\n');
+        let mut f = File::create(path).map_err(|e| io_error("create", path, e))?;
+        f.write_all(text.as_bytes())
+            .map_err(|e| io_error("write", path, e))?;
+        f.sync_all().map_err(|e| io_error("write", path, e))
+    }
+
+    /// Renames every temporary file into place; `run.json` goes last.
+    pub fn commit(mut self) -> Result<(), Error> {
+        // An older run.json would vouch for a mix of old and new files if we stopped midway.
+        let old_run = self.dir.join("run.json");
+        if old_run.exists() {
+            std::fs::remove_file(&old_run).map_err(|e| io_error("replace", &old_run, e))?;
+        }
+        for (tmp, dest) in &self.temps {
+            std::fs::rename(tmp, dest).map_err(|e| io_error("rename into place", dest, e))?;
+        }
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Outputs {
+    fn drop(&mut self) {
+        if !self.committed {
+            for (tmp, _) in &self.temps {
+                let _ = std::fs::remove_file(tmp);
+            }
+        }
+    }
+}
+
+fn props() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_created_by(format!("evalscore {}", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
+/// Streams score batches into scores.parquet.
+pub(crate) struct ScoresWriter {
+    writer: ArrowWriter<BufWriter<File>>,
+    path: PathBuf,
+    rows: u64,
+}
+
+impl ScoresWriter {
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        self.rows += batch.num_rows() as u64;
+        self.writer
+            .write(batch)
+            .map_err(|e| parquet_error(&self.path, e))
+    }
+
+    /// Closes the file and returns the rows written.
+    pub fn finish(self) -> Result<u64, Error> {
+        let path = self.path;
+        let buf = self
+            .writer
+            .into_inner()
+            .map_err(|e| parquet_error(&path, e))?;
+        let file = buf
+            .into_inner()
+            .map_err(|e| io_error("write", &path, e.into_error()))?;
+        file.sync_all().map_err(|e| io_error("write", &path, e))?;
+        Ok(self.rows)
+    }
+}
+
+/// The schema of metrics.parquet; later issues add rows, never change these columns.
+pub fn metrics_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("scorer", DataType::Utf8, false),
+        Field::new("scorer_type", DataType::Utf8, false),
+        Field::new("metric", DataType::Utf8, false),
+        Field::new("metric_type", DataType::Utf8, false),
+        Field::new("field", DataType::Utf8, false),
+        Field::new("stat", DataType::Utf8, false),
+        Field::new("label", DataType::Utf8, true),
+        Field::new("value", DataType::Float64, true),
+        Field::new("n", DataType::UInt64, false),
+    ]))
+}
+
+fn metrics_batch(rows: &[MetricRow]) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let s = |f: fn(&MetricRow) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+    };
+    RecordBatch::try_new(
+        metrics_schema(),
+        vec![
+            s(|r| &r.scorer),
+            s(|r| &r.scorer_type),
+            s(|r| &r.metric),
+            s(|r| &r.metric_type),
+            s(|r| &r.field),
+            s(|r| &r.stat),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.label.as_deref()).collect::<Vec<_>>(),
+            )),
+            Arc::new(Float64Array::from(
+                rows.iter().map(|r| r.value).collect::<Vec<_>>(),
+            )),
+            Arc::new(UInt64Array::from(
+                rows.iter().map(|r| r.n).collect::<Vec<_>>(),
+            )),
+        ],
+    )
+}
+
+/// What run.json records.
+pub(crate) struct RunInfo<'a> {
+    pub task_path: &'a Path,
+    pub task_sha256: &'a str,
+    pub inputs: &'a Inputs,
+    pub rows: u64,
+    pub missing: &'a [(String, u64)],
+    pub warnings: &'a [String],
+    pub started_at: &'a str,
+    pub finished_at: &'a str,
+    pub threads: usize,
+    pub wall_seconds: f64,
+}

@@ -1,0 +1,288 @@
+//! What a run reads and writes, decided and checked before any row is read.
+
+use crate::output::MetricRow;
+use crate::{Error, RunOptions};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use evalscore_metrics::{MetricState, StateKind};
+use evalscore_reader::Inputs;
+use evalscore_task::{FieldKind, MetricKind, ScorerSpec, Task, TaskError};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// The model output column used when neither `--output-column` nor
+/// `definition.output_column` names one.
+pub const DEFAULT_OUTPUT_COLUMN: &str = "output";
+
+/// A plan could not be made: a task problem (located in the task file) or another one.
+#[derive(Debug)]
+pub enum PlanError {
+    Task(TaskError),
+    Other(Error),
+}
+
+/// The resolved shape of a run.
+#[derive(Debug)]
+pub struct Plan {
+    /// Input columns to decode, in schema order.
+    pub columns: Vec<String>,
+    /// Input columns copied to scores.parquet, with their output fields.
+    pub keep: Vec<(String, Arc<Field>)>,
+    /// The model output column, when a scorer needs it.
+    pub output_column: Option<String>,
+    pub scorers: Vec<ScorerPlan>,
+    output_schema: SchemaRef,
+    state_template: Vec<Vec<MetricState>>,
+}
+
+/// Per scorer: which fields are computed, which written.
+#[derive(Debug)]
+pub struct ScorerPlan {
+    /// Fields written to scores.parquet, in order.
+    pub written: Vec<&'static str>,
+    /// Fields computed per batch: the written ones and those metrics read.
+    pub needed: BTreeSet<&'static str>,
+}
+
+fn state_kind(k: MetricKind) -> StateKind {
+    match k {
+        MetricKind::Mean => StateKind::Mean,
+        MetricKind::Min => StateKind::Min,
+        MetricKind::Max => StateKind::Max,
+        MetricKind::StdDev => StateKind::StdDev,
+        MetricKind::Frequency => StateKind::Frequency,
+    }
+}
+
+impl Plan {
+    pub fn new(task: &Task, inputs: &Inputs, opts: &RunOptions) -> Result<Plan, PlanError> {
+        let schema = &inputs.schema;
+        for s in &task.scorers {
+            for t in s.kind.templates() {
+                t.check_columns(schema).map_err(PlanError::Task)?;
+            }
+        }
+        let output_column = if task.needs_model_output() {
+            let (name, from_flag) = match (&opts.output_column, &task.output_column) {
+                (Some(c), _) => (c.clone(), true),
+                (None, Some(c)) => (c.clone(), false),
+                (None, None) => (DEFAULT_OUTPUT_COLUMN.to_owned(), false),
+            };
+            if schema.column_with_name(&name).is_none() {
+                let who = task
+                    .scorers
+                    .iter()
+                    .find(|s| s.kind.value().is_none())
+                    .map(|s| {
+                        format!(
+                            "scorer `{}` has no `value:`, so it scores the model output, but ",
+                            s.key
+                        )
+                    })
+                    .unwrap_or_default();
+                let origin = if from_flag {
+                    " (from --output-column)"
+                } else {
+                    ""
+                };
+                return Err(PlanError::Other(
+                    Error::new(format!(
+                        "{who}the input has no model output column `{name}`{origin}"
+                    ))
+                    .caused_by(format!("available columns: {}", column_list(schema)))
+                    .hint("name the model output column with `--output-column COL` (or `definition.output_column`), or give the scorer a `value:` template"),
+                ));
+            }
+            Some(name)
+        } else {
+            None
+        };
+
+        let keep_names: Vec<String> = match &opts.keep {
+            Some(k) => k.clone(),
+            None if schema.column_with_name("id").is_some() => vec!["id".to_owned()],
+            None => Vec::new(),
+        };
+        let mut keep = Vec::new();
+        let mut out_fields: Vec<Arc<Field>> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for k in &keep_names {
+            let Some((_, f)) = schema.column_with_name(k) else {
+                return Err(PlanError::Other(
+                    Error::new(format!(
+                        "`--keep` names column `{k}`, which the input does not have"
+                    ))
+                    .caused_by(format!("available columns: {}", column_list(schema)))
+                    .hint("list existing columns, separated by commas: `--keep id,subject`"),
+                ));
+            };
+            let name = sanitize(k);
+            let field = Arc::new(Field::new(&name, f.data_type().clone(), true));
+            if !seen.insert(name.clone()) {
+                return Err(PlanError::Other(Error::new(format!(
+                    "two output columns would be named `{name}`"
+                )).hint("keep each column once; names are made warehouse-safe by replacing characters outside A-Z, a-z, 0-9 and _ with _")));
+            }
+            keep.push((k.clone(), Arc::clone(&field)));
+            out_fields.push(field);
+        }
+
+        let mut scorers = Vec::new();
+        for s in &task.scorers {
+            let fields = s.kind.fields();
+            let written: Vec<&'static str> = fields
+                .iter()
+                .filter(|f| f.written)
+                .map(|f| f.name)
+                .collect();
+            let mut needed: BTreeSet<&'static str> = written.iter().copied().collect();
+            for m in &s.metrics {
+                if let Some(f) = fields.iter().find(|f| f.name == m.field) {
+                    needed.insert(f.name);
+                }
+            }
+            for name in &written {
+                let col = format!("{}__{name}", s.key);
+                if !seen.insert(col.clone()) {
+                    return Err(PlanError::Other(
+                        Error::new(format!("two output columns would be named `{col}`"))
+                            .hint("rename the kept column or give the scorer another `key:`"),
+                    ));
+                }
+                let kind = fields.iter().find(|f| f.name == *name).map(|f| f.kind);
+                let dt = match kind {
+                    Some(FieldKind::Number) => DataType::Float64,
+                    _ => DataType::Utf8,
+                };
+                out_fields.push(Arc::new(Field::new(col, dt, true)));
+            }
+            scorers.push(ScorerPlan { written, needed });
+        }
+
+        let mut wanted: BTreeSet<String> = keep_names.iter().cloned().collect();
+        wanted.extend(output_column.iter().cloned());
+        let mut all = false;
+        for s in &task.scorers {
+            for t in s.kind.templates() {
+                let (cols, whole) = t.columns();
+                all |= whole;
+                wanted.extend(cols.iter().cloned());
+            }
+        }
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|n| all || wanted.contains(n))
+            .collect();
+        Ok(Plan {
+            columns,
+            keep,
+            output_column,
+            scorers,
+            output_schema: Arc::new(Schema::new(out_fields)),
+            state_template: Plan::empty_states_for(task),
+        })
+    }
+
+    /// The schema of scores.parquet.
+    pub fn output_schema(&self) -> SchemaRef {
+        Arc::clone(&self.output_schema)
+    }
+
+    /// One empty state per metric, per scorer.
+    pub fn empty_states_for(task: &Task) -> Vec<Vec<MetricState>> {
+        task.scorers
+            .iter()
+            .map(|s| {
+                s.metrics
+                    .iter()
+                    .map(|m| MetricState::new(state_kind(m.kind)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub(crate) fn empty_states(&self) -> Vec<Vec<MetricState>> {
+        self.state_template.clone()
+    }
+
+    pub(crate) fn merge_states(
+        &self,
+        into: &mut [Vec<MetricState>],
+        from: &[Vec<MetricState>],
+    ) -> Result<(), Error> {
+        for (a, b) in into.iter_mut().zip(from) {
+            for (x, y) in a.iter_mut().zip(b) {
+                x.merge(y)
+                    .map_err(|e| Error::new(format!("internal error: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows of metrics.parquet: each scorer's metrics in task order, then its missing count.
+    pub(crate) fn metric_rows(
+        &self,
+        task: &Task,
+        states: &[Vec<MetricState>],
+        missing: &[u64],
+        rows: u64,
+    ) -> Vec<MetricRow> {
+        let mut out = Vec::new();
+        for ((s, st), miss) in task.scorers.iter().zip(states).zip(missing) {
+            for (m, state) in s.metrics.iter().zip(st) {
+                for fig in state.finish() {
+                    out.push(MetricRow {
+                        scorer: s.key.clone(),
+                        scorer_type: s.scorer_type.clone(),
+                        metric: m.name.clone(),
+                        metric_type: m.metric_type.clone(),
+                        field: m.field.clone(),
+                        stat: fig.stat,
+                        label: fig.label,
+                        value: fig.value,
+                        n: fig.n,
+                    });
+                }
+            }
+            out.push(missing_row(s, *miss, rows));
+        }
+        out
+    }
+}
+
+fn missing_row(s: &ScorerSpec, missing: u64, rows: u64) -> MetricRow {
+    MetricRow {
+        scorer: s.key.clone(),
+        scorer_type: s.scorer_type.clone(),
+        metric: "missing".to_owned(),
+        metric_type: "missing".to_owned(),
+        field: "rows".to_owned(),
+        stat: "count".to_owned(),
+        label: None,
+        value: Some(missing as f64),
+        n: rows,
+    }
+}
+
+fn column_list(schema: &Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Replaces characters outside `[A-Za-z0-9_]` with `_`.
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

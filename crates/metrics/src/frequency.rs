@@ -1,0 +1,87 @@
+use crate::{Figure, MetricError};
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use std::collections::HashMap;
+
+/// Count of each distinct value of a field.
+///
+/// Values are compared as text (numbers in their Arrow display form). Null is counted as a
+/// value of its own, reported with a null label after the others; `n` is every row seen, and
+/// `proportion` is count / n. Labels are reported in byte order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Frequency {
+    n: u64,
+    nulls: u64,
+    counts: HashMap<String, u64>,
+}
+
+impl Frequency {
+    pub fn update(&mut self, values: &dyn Array) -> Result<(), MetricError> {
+        let a: ArrayRef = arrow::array::make_array(values.to_data());
+        let text = match a.data_type() {
+            DataType::Utf8 => a,
+            _ => cast(&a, &DataType::Utf8).map_err(|e| {
+                MetricError(format!(
+                    "frequency cannot count values of type {}: {e}",
+                    values.data_type()
+                ))
+            })?,
+        };
+        let text = text.as_string::<i32>();
+        self.n += text.len() as u64;
+        // Count borrowed strings first: one owned key per distinct value per batch.
+        let mut local: HashMap<&str, u64> = HashMap::new();
+        for v in text.iter() {
+            match v {
+                Some(s) => *local.entry(s).or_default() += 1,
+                None => self.nulls += 1,
+            }
+        }
+        for (k, c) in local {
+            match self.counts.get_mut(k) {
+                Some(x) => *x += c,
+                None => {
+                    self.counts.insert(k.to_owned(), c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn merge(&mut self, other: &Frequency) {
+        self.n += other.n;
+        self.nulls += other.nulls;
+        for (k, c) in &other.counts {
+            *self.counts.entry(k.clone()).or_default() += c;
+        }
+    }
+
+    pub fn figures(&self) -> Vec<Figure> {
+        let mut labels: Vec<(&String, &u64)> = self.counts.iter().collect();
+        labels.sort_unstable();
+        let mut out = Vec::with_capacity(2 * labels.len() + 2);
+        let total = self.n as f64;
+        let mut push = |label: Option<String>, count: u64| {
+            out.push(Figure::new(
+                "count",
+                label.clone(),
+                Some(count as f64),
+                self.n,
+            ));
+            out.push(Figure::new(
+                "proportion",
+                label,
+                Some(count as f64 / total),
+                self.n,
+            ));
+        };
+        for (k, c) in labels {
+            push(Some(k.clone()), *c);
+        }
+        if self.nulls > 0 {
+            push(None, self.nulls);
+        }
+        out
+    }
+}
