@@ -1,58 +1,32 @@
 use arrow::array::Float64Array;
 
-/// Count, sum, mean and sum of squared deviations (M2), merged with Chan et al.'s parallel
-/// update so that any split of the input gives the same figures up to rounding.
+/// Count, sum and sum of squares, each kept as a double-double (about 106 bits), so that
+/// the figures do not depend on how the input was split into batches, row groups or files:
+/// merging adds the sums, and 0/1 scores are summed exactly.
 ///
-/// The mean is reported as `sum / n` (exact for 0/1 scores); the sample standard deviation as
-/// `sqrt(M2 / (n - 1))`, null when `n < 2`. Null and NaN inputs are skipped.
+/// The mean is `sum / n`; the sample standard deviation `sqrt((Σx² − (Σx)²/n) / (n − 1))`,
+/// evaluated in double-double arithmetic so the subtraction does not cancel; null when
+/// `n < 2`. Null and NaN inputs are skipped.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Moments {
     n: u64,
-    sum: f64,
-    mean: f64,
-    m2: f64,
+    sum: Dd,
+    sum_sq: Dd,
 }
 
 impl Moments {
     pub fn update(&mut self, values: &Float64Array) {
-        let mut batch = Moments::default();
-        let (mut n, mut sum) = (0u64, 0.0f64);
         for v in values.iter().flatten().filter(|v| !v.is_nan()) {
-            n += 1;
-            sum += v;
+            self.n += 1;
+            self.sum = self.sum.add_f64(v);
+            self.sum_sq = self.sum_sq.add(Dd::product(v, v));
         }
-        if n == 0 {
-            return;
-        }
-        let mean = sum / n as f64;
-        let m2: f64 = values
-            .iter()
-            .flatten()
-            .filter(|v| !v.is_nan())
-            .map(|v| (v - mean) * (v - mean))
-            .sum();
-        batch.n = n;
-        batch.sum = sum;
-        batch.mean = mean;
-        batch.m2 = m2;
-        self.merge(&batch);
     }
 
     pub fn merge(&mut self, other: &Moments) {
-        if other.n == 0 {
-            return;
-        }
-        if self.n == 0 {
-            *self = other.clone();
-            return;
-        }
-        let n = self.n + other.n;
-        let delta = other.mean - self.mean;
-        let (na, nb) = (self.n as f64, other.n as f64);
-        self.mean += delta * nb / n as f64;
-        self.m2 += other.m2 + delta * delta * na * nb / n as f64;
-        self.sum += other.sum;
-        self.n = n;
+        self.n += other.n;
+        self.sum = self.sum.add(other.sum);
+        self.sum_sq = self.sum_sq.add(other.sum_sq);
     }
 
     pub fn n(&self) -> u64 {
@@ -61,17 +35,91 @@ impl Moments {
 
     /// `sum / n`, null for no values.
     pub fn mean(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.sum / self.n as f64)
+        (self.n > 0).then(|| self.sum.div_f64(self.n as f64).value())
     }
 
     /// Sample standard deviation (n − 1), null when n < 2.
     pub fn std_dev(&self) -> Option<f64> {
-        (self.n > 1).then(|| (self.m2.max(0.0) / (self.n - 1) as f64).sqrt())
+        if self.n < 2 {
+            return None;
+        }
+        let n = self.n as f64;
+        let centered = self.sum_sq.sub(self.sum.mul(self.sum).div_f64(n));
+        Some((centered.value().max(0.0) / (n - 1.0)).sqrt())
     }
 
     /// The sum of the values.
     pub fn sum(&self) -> f64 {
-        self.sum
+        self.sum.value()
+    }
+}
+
+/// A double-double number `hi + lo` (Dekker / Knuth error-free transformations).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Dd {
+    hi: f64,
+    lo: f64,
+}
+
+impl Dd {
+    fn two_sum(a: f64, b: f64) -> Dd {
+        let s = a + b;
+        let bb = s - a;
+        Dd {
+            hi: s,
+            lo: (a - (s - bb)) + (b - bb),
+        }
+    }
+
+    fn quick(hi: f64, lo: f64) -> Dd {
+        let s = hi + lo;
+        Dd {
+            hi: s,
+            lo: lo - (s - hi),
+        }
+    }
+
+    fn product(a: f64, b: f64) -> Dd {
+        let p = a * b;
+        Dd {
+            hi: p,
+            lo: a.mul_add(b, -p),
+        }
+    }
+
+    fn add_f64(self, b: f64) -> Dd {
+        let s = Dd::two_sum(self.hi, b);
+        Dd::quick(s.hi, s.lo + self.lo)
+    }
+
+    fn add(self, b: Dd) -> Dd {
+        let s = Dd::two_sum(self.hi, b.hi);
+        let t = Dd::two_sum(self.lo, b.lo);
+        let s = Dd::quick(s.hi, s.lo + t.hi);
+        Dd::quick(s.hi, s.lo + t.lo)
+    }
+
+    fn sub(self, b: Dd) -> Dd {
+        self.add(Dd {
+            hi: -b.hi,
+            lo: -b.lo,
+        })
+    }
+
+    fn mul(self, b: Dd) -> Dd {
+        let p = Dd::product(self.hi, b.hi);
+        Dd::quick(p.hi, p.lo + (self.hi * b.lo + self.lo * b.hi))
+    }
+
+    fn div_f64(self, b: f64) -> Dd {
+        let q1 = self.hi / b;
+        let p = Dd::product(q1, b);
+        let r = (self.hi - p.hi - p.lo + self.lo) / b;
+        Dd::quick(q1, r)
+    }
+
+    fn value(self) -> f64 {
+        self.hi + self.lo
     }
 }
 

@@ -1,0 +1,311 @@
+//! `synthetic`: large MCQA-style Parquet file, streamed batch by batch.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Builder, ListBuilder, StringBuilder};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::schema::types::ColumnPath;
+
+use crate::rng::{Rng, WORDS};
+use crate::writer_props;
+
+const LETTERS: [&str; 4] = ["A", "B", "C", "D"];
+const LOWER: [&str; 4] = ["a", "b", "c", "d"];
+
+/// Options of the `synthetic` subcommand.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub rows: u64,
+    pub row_group_size: usize,
+    pub batch_size: usize,
+    pub seed: u64,
+}
+
+pub fn schema() -> SchemaRef {
+    let item = Arc::new(Field::new("item", DataType::Utf8, true));
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("prompt", DataType::Utf8, true),
+        Field::new("output", DataType::Utf8, true),
+        Field::new("answer", DataType::Utf8, true),
+        Field::new("choices", DataType::List(item), true),
+        Field::new("choices_json", DataType::Utf8, true),
+        Field::new("label_gt", DataType::Utf8, true),
+        Field::new("label_pred", DataType::Utf8, true),
+    ]))
+}
+
+/// Column builders for one batch.
+struct Builders {
+    id: Int64Builder,
+    prompt: StringBuilder,
+    output: StringBuilder,
+    answer: StringBuilder,
+    choices: ListBuilder<StringBuilder>,
+    choices_json: StringBuilder,
+    label_gt: StringBuilder,
+    label_pred: StringBuilder,
+}
+
+impl Builders {
+    fn new(rows: usize) -> Self {
+        let item = Arc::new(Field::new("item", DataType::Utf8, true));
+        Builders {
+            id: Int64Builder::with_capacity(rows),
+            prompt: StringBuilder::with_capacity(rows, rows * 420),
+            output: StringBuilder::with_capacity(rows, rows * 8),
+            answer: StringBuilder::with_capacity(rows, rows),
+            choices: ListBuilder::with_capacity(
+                StringBuilder::with_capacity(rows * 4, rows * 4),
+                rows,
+            )
+            .with_field(item),
+            choices_json: StringBuilder::with_capacity(rows, rows * 17),
+            label_gt: StringBuilder::with_capacity(rows, rows * 3),
+            label_pred: StringBuilder::with_capacity(rows, rows * 3),
+        }
+    }
+
+    fn finish(mut self, schema: SchemaRef) -> Result<RecordBatch, ArrowError> {
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(self.id.finish()),
+            Arc::new(self.prompt.finish()),
+            Arc::new(self.output.finish()),
+            Arc::new(self.answer.finish()),
+            Arc::new(self.choices.finish()),
+            Arc::new(self.choices_json.finish()),
+            Arc::new(self.label_gt.finish()),
+            Arc::new(self.label_pred.finish()),
+        ];
+        RecordBatch::try_new(schema, cols)
+    }
+}
+
+/// Appends at least one space-separated word, until the pending value of `b`
+/// (which started at byte offset `row_start`) is at least `target` bytes long.
+fn append_words(b: &mut StringBuilder, rng: &mut Rng, row_start: usize, target: usize) {
+    let mut first = true;
+    while first || b.values_slice().len() - row_start < target {
+        if !first {
+            b.push_str(" ");
+        }
+        b.push_str(rng.pick(&WORDS));
+        first = false;
+    }
+}
+
+/// Small extension so the builder can be used like a `String`.
+trait PushStr {
+    fn push_str(&mut self, s: &str);
+}
+
+impl PushStr for StringBuilder {
+    fn push_str(&mut self, s: &str) {
+        // `fmt::Write` on the builder never fails.
+        let _ = self.write_str(s);
+    }
+}
+
+/// Generates row `id` into the builders. Pure function of `(seed, id)`.
+fn gen_row(b: &mut Builders, seed: u64, id: u64) {
+    let mut rng = Rng::for_row(seed, id);
+    let n_choices: usize = if rng.chance(150) { 3 } else { 4 };
+    let answer_null = rng.chance(1);
+    let answer = rng.below(n_choices as u64) as usize;
+
+    b.id.append_value(id as i64);
+
+    // prompt: "Question 17: <stem>? A. <opt> B. <opt> C. <opt> D. <opt> Answer:"
+    // Total length is 200..=~600 bytes: cumulative byte goals for the stem (2/5)
+    // and the options (3/5 shared), then the 8-byte " Answer:" suffix.
+    let body = rng.range(200, 585) as usize - 8;
+    let row_start = b.prompt.values_slice().len();
+    let _ = write!(b.prompt, "Question {id}: ");
+    let mut goal = body * 2 / 5;
+    append_words(&mut b.prompt, &mut rng, row_start, goal);
+    b.prompt.push_str("?");
+    for (i, letter) in LETTERS[..n_choices].iter().enumerate() {
+        goal = body - body * 3 * (n_choices - 1 - i) / (5 * n_choices);
+        b.prompt.push_str(" ");
+        b.prompt.push_str(letter);
+        b.prompt.push_str(". ");
+        append_words(&mut b.prompt, &mut rng, row_start, goal);
+    }
+    b.prompt.append_value(" Answer:");
+
+    // output: correct letter with p=0.66, otherwise a different letter A-D.
+    let letter = if answer_null || rng.chance(660) {
+        answer
+    } else {
+        (answer + 1 + rng.below(3) as usize) % 4
+    };
+    let l = LETTERS[letter];
+    let fmt = rng.below(1000);
+    match fmt {
+        0..480 => b.output.append_value(l),
+        480..600 => {
+            b.output.push_str(l);
+            b.output.push_str(". because ");
+            let start = b.output.values_slice().len();
+            append_words(&mut b.output, &mut rng, start, 20);
+            b.output.append_value("");
+        }
+        600..690 => {
+            b.output.push_str("The answer is ");
+            b.output.append_value(l);
+        }
+        690..770 => {
+            b.output.push_str(" ");
+            b.output.append_value(l);
+        }
+        770..840 => b.output.append_value(LOWER[letter]),
+        840..900 => {
+            b.output.push_str(l);
+            b.output.push_str(") ");
+            let start = b.output.values_slice().len();
+            append_words(&mut b.output, &mut rng, start, 12);
+            b.output.append_value("");
+        }
+        900..940 => {
+            b.output.push_str("Answer: ");
+            b.output.append_value(l);
+        }
+        940..980 => b.output.append_value(""),
+        980..990 => b.output.append_value("I am not sure."),
+        _ => b.output.append_null(),
+    }
+
+    if answer_null {
+        b.answer.append_null();
+    } else {
+        b.answer.append_value(LETTERS[answer]);
+    }
+
+    for letter in &LETTERS[..n_choices] {
+        b.choices.values().append_value(letter);
+    }
+    b.choices.append(true);
+    b.choices_json.append_value(if n_choices == 4 {
+        r#"["A","B","C","D"]"#
+    } else {
+        r#"["A","B","C"]"#
+    });
+
+    let gt = rng.chance(450);
+    b.label_gt.append_value(if gt { "yes" } else { "no" });
+    match rng.below(1000) {
+        0..5 => b.label_pred.append_null(),
+        5..10 => b.label_pred.append_value("maybe"),
+        x => {
+            let agree = x < 10 + 850;
+            b.label_pred
+                .append_value(if gt == agree { "yes" } else { "no" });
+        }
+    }
+}
+
+/// Builds rows `start..start+len` as one record batch.
+pub fn build_batch(
+    schema: SchemaRef,
+    seed: u64,
+    start: u64,
+    len: usize,
+) -> Result<RecordBatch, ArrowError> {
+    let mut b = Builders::new(len);
+    for id in start..start + len as u64 {
+        gen_row(&mut b, seed, id);
+    }
+    b.finish(schema)
+}
+
+/// Writes the synthetic file. Generation runs on a helper thread while the
+/// main thread encodes; at most two batches are in flight.
+pub fn run(opts: &Options, out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let schema = schema();
+    let props = writer_props(opts.row_group_size)
+        // prompts are high-cardinality: skip the dictionary attempt
+        .set_column_dictionary_enabled(ColumnPath::from("prompt"), false)
+        .build();
+    let file = BufWriter::with_capacity(1 << 20, File::create(out)?);
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))?;
+
+    let (tx, rx) = sync_channel::<Result<RecordBatch, ArrowError>>(1);
+    let rows = opts.rows;
+    let batch = opts.batch_size.max(1) as u64;
+    let seed = opts.seed;
+    let gen_schema = schema.clone();
+    std::thread::scope(|s| -> Result<(), Box<dyn std::error::Error>> {
+        s.spawn(move || {
+            let mut start = 0;
+            while start < rows {
+                let len = batch.min(rows - start) as usize;
+                let b = build_batch(gen_schema.clone(), seed, start, len);
+                if tx.send(b).is_err() {
+                    break;
+                }
+                start += len as u64;
+            }
+        });
+        for b in rx {
+            writer.write(&b?)?;
+        }
+        Ok(())
+    })?;
+    let meta = writer.close()?;
+    eprintln!(
+        "wrote {} rows in {} row groups to {}",
+        meta.file_metadata().num_rows(),
+        meta.num_row_groups(),
+        out.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_independent_of_batching() -> Result<(), ArrowError> {
+        let s = schema();
+        let whole = build_batch(s.clone(), 7, 0, 1000)?;
+        let a = build_batch(s.clone(), 7, 0, 333)?;
+        let b = build_batch(s.clone(), 7, 333, 667)?;
+        let joined = arrow::compute::concat_batches(&s, [&a, &b])?;
+        assert_eq!(whole, joined);
+        Ok(())
+    }
+
+    #[test]
+    fn accuracy_in_range() -> Result<(), ArrowError> {
+        use arrow::array::{Array, AsArray};
+        let b = build_batch(schema(), 42, 0, 20_000)?;
+        let out = b.column(2).as_string::<i32>();
+        let ans = b.column(3).as_string::<i32>();
+        let prompt = b.column(1).as_string::<i32>();
+        let mut correct = 0usize;
+        for i in 0..b.num_rows() {
+            if out.is_valid(i) && ans.is_valid(i) {
+                let o = out.value(i).trim().to_ascii_uppercase();
+                let o = o.strip_prefix("THE ANSWER IS ").unwrap_or(&o);
+                let o = o.strip_prefix("ANSWER: ").unwrap_or(o);
+                if o.starts_with(ans.value(i)) {
+                    correct += 1;
+                }
+            }
+            let p = prompt.value(i).len();
+            assert!((200..=600).contains(&p), "prompt length {p}");
+        }
+        let acc = correct as f64 / b.num_rows() as f64;
+        assert!((0.6..=0.7).contains(&acc), "accuracy {acc}");
+        Ok(())
+    }
+}
