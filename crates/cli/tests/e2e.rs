@@ -1,5 +1,6 @@
 //! End-to-end runs of the binary on the bundled examples: exact contents of all four outputs,
 //! cross-checked against scores computed here independently from the input files.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 use common::*;

@@ -1,4 +1,5 @@
 //! Bad input: exit code 2, an exact `error:` message naming the culprit, and no output files.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 use common::*;

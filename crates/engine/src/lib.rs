@@ -24,6 +24,11 @@ use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// A progress callback: (rows done, rows in all).
+pub type ProgressFn = Box<dyn Fn(u64, u64) + Sync>;
+/// A warning callback.
+pub type WarnFn = Box<dyn Fn(&str) + Sync>;
+
 /// What `evalscore run` was asked to do.
 #[derive(Default)]
 pub struct RunOptions {
@@ -40,9 +45,9 @@ pub struct RunOptions {
     pub threads: usize,
     pub overwrite: bool,
     /// Called with (rows done, rows in all) as units finish, in input order.
-    pub progress: Option<Box<dyn Fn(u64, u64) + Sync>>,
+    pub progress: Option<ProgressFn>,
     /// Called once with each warning as soon as it is known.
-    pub warn: Option<Box<dyn Fn(&str) + Sync>>,
+    pub warn: Option<WarnFn>,
 }
 
 impl std::fmt::Debug for RunOptions {

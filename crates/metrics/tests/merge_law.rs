@@ -1,5 +1,6 @@
 //! The merge law: folding the input in one pass gives the same figures as folding any split
 //! of it (empty chunks included) into separate states and merging them, in any order.
+#![allow(clippy::unwrap_used)]
 
 use arrow::array::{Float64Array, StringArray};
 use evalscore_metrics::{Figure, MetricState, StateKind};

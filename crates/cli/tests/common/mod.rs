@@ -1,4 +1,5 @@
 //! Helpers shared by the end-to-end tests.
+#![allow(clippy::unwrap_used)]
 #![allow(dead_code)]
 
 use arrow::array::{Array, AsArray, RecordBatch};
