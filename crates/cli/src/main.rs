@@ -213,39 +213,25 @@ fn human(rate: f64) -> String {
     }
 }
 
-/// The metrics as a plain-text table for stdout.
-fn summary_table(s: &RunSummary) -> String {
-    let header = ["scorer", "metric", "field", "stat", "label", "value", "n"];
-    let mut rows: Vec<[String; 7]> = Vec::new();
-    for r in &s.metrics {
-        rows.push([
-            r.scorer.clone(),
-            r.metric.clone(),
-            r.field.clone(),
-            r.stat.clone(),
-            match &r.label {
-                Some(l) if l.is_empty() => "\"\"".to_owned(),
-                Some(l) => l.clone(),
-                None => String::new(),
-            },
-            r.value.map_or_else(|| "null".to_owned(), format_value),
-            r.n.to_string(),
-        ]);
-    }
-    let mut widths = header.map(str::len);
-    for r in &rows {
+/// Lays out rows as columns; `right` says which columns are right-aligned.
+fn table(header: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
         }
     }
     let line = |cells: &[String]| {
         let mut l = String::new();
-        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
-            // Numbers right-aligned, text left-aligned.
-            if i >= 5 {
-                l.push_str(&format!("{c:>w$}"));
+        for (i, c) in cells.iter().enumerate() {
+            let w = widths[i];
+            let pad = w.saturating_sub(c.chars().count());
+            if right.get(i).copied().unwrap_or(false) {
+                l.push_str(&" ".repeat(pad));
+                l.push_str(c);
             } else {
-                l.push_str(&format!("{c:<w$}"));
+                l.push_str(c);
+                l.push_str(&" ".repeat(pad));
             }
             if i + 1 < cells.len() {
                 l.push_str("  ");
@@ -253,10 +239,102 @@ fn summary_table(s: &RunSummary) -> String {
         }
         l.trim_end().to_owned() + "\n"
     };
-    let mut out = line(&header.map(String::from));
-    out.push_str(&line(&widths.map(|w| "-".repeat(w))));
-    for r in &rows {
+    let mut out = line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    out.push_str(&line(
+        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+    ));
+    for r in rows {
         out.push_str(&line(r));
+    }
+    out
+}
+
+fn group_text(columns: &[String], values: &[Option<String>]) -> String {
+    columns
+        .iter()
+        .zip(values)
+        .filter_map(|(c, v)| v.as_ref().map(|v| format!("{c}={v}")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The metrics as a plain-text table for stdout, then each confusion matrix as a small table.
+fn summary_table(s: &RunSummary) -> String {
+    let grouped = !s.group_columns.is_empty();
+    let mut header = vec!["scorer", "metric", "field"];
+    if grouped {
+        header.push("group");
+    }
+    header.extend(["stat", "label", "value", "n"]);
+    let mut right = vec![false; header.len()];
+    let len = right.len();
+    right[len - 2] = true;
+    right[len - 1] = true;
+    let rows: Vec<Vec<String>> = s
+        .metrics
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.scorer.clone(), r.metric.clone(), r.field.clone()];
+            if grouped {
+                row.push(group_text(&s.group_columns, &r.groups));
+            }
+            row.push(r.stat.clone());
+            row.push(match &r.label {
+                Some(l) if l.is_empty() => "\"\"".to_owned(),
+                Some(l) => l.clone(),
+                None => String::new(),
+            });
+            row.push(r.value.map_or_else(|| "null".to_owned(), format_value));
+            row.push(r.n.to_string());
+            row
+        })
+        .collect();
+    let mut out = table(&header, &rows, &right);
+    // Confusion matrices of the overall rows: actual down, predicted across.
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for c in s
+        .confusion
+        .iter()
+        .filter(|c| c.groups.iter().all(Option::is_none))
+    {
+        let id = (c.scorer.clone(), c.metric.clone());
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id.clone());
+        let cells: Vec<_> = s
+            .confusion
+            .iter()
+            .filter(|x| {
+                x.scorer == id.0 && x.metric == id.1 && x.groups.iter().all(Option::is_none)
+            })
+            .collect();
+        let mut classes: Vec<&str> = cells
+            .iter()
+            .flat_map(|x| [x.actual.as_str(), x.predicted.as_str()])
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        let mut header = vec!["actual \\ predicted"];
+        header.extend(classes.iter().copied());
+        let rows: Vec<Vec<String>> = classes
+            .iter()
+            .map(|a| {
+                let mut row = vec![a.to_string()];
+                for p in &classes {
+                    let n = cells
+                        .iter()
+                        .find(|x| x.actual == *a && x.predicted == *p)
+                        .map_or(0, |x| x.count);
+                    row.push(n.to_string());
+                }
+                row
+            })
+            .collect();
+        let mut right = vec![true; header.len()];
+        right[0] = false;
+        out.push_str(&format!("\nconfusion matrix of {} / {}\n", id.0, id.1));
+        out.push_str(&table(&header, &rows, &right));
     }
     out.push_str(&format!(
         "\n{} rows scored in {:.2}s; outputs in {}\n",

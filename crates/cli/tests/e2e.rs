@@ -35,6 +35,7 @@ fn qa_parquet_all_outputs() {
     assert_eq!(
         files_in(&out),
         [
+            "confusion.parquet",
             "metrics.json",
             "metrics.parquet",
             "run.json",
@@ -119,7 +120,22 @@ fn qa_parquet_all_outputs() {
         format!("exact|string_equals|Accuracy|mean|is_correct|value|∅|{acc}|300")
     );
     assert_eq!(acc, 0.78);
-    let sd_line: Vec<&str> = lines[1].split('|').collect();
+    // stderr = sample sd / sqrt(n); 0/1 scores get the Wilson interval (z for 95%).
+    let stat = |i: usize| -> (String, f64) {
+        let parts: Vec<&str> = lines[i].split('|').collect();
+        (parts[5].to_owned(), parts[7].parse().unwrap())
+    };
+    let (name, se) = stat(1);
+    assert_eq!(name, "stderr");
+    assert!((se - sd / n.sqrt()).abs() < 1e-15);
+    let z = 1.959_963_984_540_054_f64;
+    let center = (acc + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (acc * (1.0 - acc) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    let (lo_name, lo) = stat(2);
+    let (hi_name, hi) = stat(3);
+    assert_eq!((lo_name.as_str(), hi_name.as_str()), ("ci_low", "ci_high"));
+    assert!((lo - (center - half)).abs() < 1e-12 && (hi - (center + half)).abs() < 1e-12);
+    let sd_line: Vec<&str> = lines[4].split('|').collect();
     assert_eq!(
         sd_line[..7],
         [
@@ -134,12 +150,17 @@ fn qa_parquet_all_outputs() {
     );
     assert!((sd_line[7].parse::<f64>().unwrap() - sd).abs() < 1e-12);
     assert_eq!(
-        lines[2],
+        lines[5],
         "exact|string_equals|missing|missing|rows|count|∅|4|300"
     );
     assert_eq!(
-        lines[3],
+        lines[6],
         format!("normalized|string_equals|Lenient accuracy|mean|is_correct|value|∅|{lacc}|300")
+    );
+    assert!(
+        lines[7].contains("|stderr|")
+            && lines[8].contains("|ci_low|")
+            && lines[9].contains("|ci_high|")
     );
     // Frequency of the normalized value: labels in byte order, null last, count then proportion.
     let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
@@ -168,7 +189,7 @@ fn qa_parquet_all_outputs() {
         nulls as f64 / 300.0
     ));
     expected.push("normalized|string_equals|missing|missing|rows|count|∅|4|300".to_owned());
-    assert_eq!(lines[4..], expected[..]);
+    assert_eq!(lines[10..], expected[..]);
     assert!(
         !lines.iter().any(|l| l.contains("|none|")),
         "null must never become the text none"
@@ -331,7 +352,10 @@ fn mcqa_edge_rows_and_choice_sources() {
     assert_eq!(fixed_valid[210].as_deref(), Some("VALID"));
     assert_eq!(floats(&s, "mcqa_fixed__is_correct")[210], Some(0.0));
 
-    let m = metric_lines(&read_parquet(&out.join("metrics.parquet")));
+    let m: Vec<String> = metric_lines(&read_parquet(&out.join("metrics.parquet")))
+        .into_iter()
+        .filter(|l| !l.contains("|stderr|") && !l.contains("|ci_low|") && !l.contains("|ci_high|"))
+        .collect();
     let acc = list_scores.iter().map(|v| v.unwrap()).sum::<f64>() / 300.0;
     let invalid = list_valid
         .iter()
@@ -437,10 +461,200 @@ fn overwrite_replaces_outputs() {
     assert_eq!(
         files_in(&out),
         [
+            "confusion.parquet",
             "metrics.json",
             "metrics.parquet",
             "run.json",
             "scores.parquet"
         ]
+    );
+}
+
+#[test]
+fn classification_metrics_groups_and_confusion_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stdout = run_ok(
+        "classification.yaml",
+        &[&examples().join("qa.parquet")],
+        &out,
+        &[],
+    );
+    let input = read_parquet(&examples().join("qa.parquet"));
+    let gt = strings(&input, "label_gt");
+    let pred = strings(&input, "label_pred");
+    let subject = strings(&input, "subject");
+
+    // Independent confusion counts for positive "yes" / negative "no".
+    let (mut tp, mut fp, mut tn, mut fn_, mut excluded) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for (g, p) in gt.iter().zip(&pred) {
+        match (g.as_deref(), p.as_deref()) {
+            (Some("yes"), Some("yes")) => tp += 1,
+            (Some("no"), Some("yes")) => fp += 1,
+            (Some("no"), Some("no")) => tn += 1,
+            (Some("yes"), Some("no")) => fn_ += 1,
+            _ => excluded += 1,
+        }
+    }
+    let support = tp + fp + tn + fn_;
+    let m = read_parquet(&out.join("metrics.parquet"));
+    assert_eq!(
+        column_names(&m),
+        [
+            "scorer",
+            "scorer_type",
+            "metric",
+            "metric_type",
+            "field",
+            "stat",
+            "label",
+            "value",
+            "n",
+            "subject"
+        ]
+    );
+    let lines = metric_lines(&m);
+    let subjects = strings(&m, "subject");
+    let figure = |metric: &str, stat: &str, label: Option<&str>, group: Option<&str>| -> f64 {
+        let i = lines
+            .iter()
+            .enumerate()
+            .position(|(i, l)| {
+                let p: Vec<&str> = l.split('|').collect();
+                p[2] == metric
+                    && p[5] == stat
+                    && p[6] == label.unwrap_or("∅")
+                    && subjects[i].as_deref() == group
+            })
+            .unwrap_or_else(|| panic!("no {metric} {stat} {label:?} {group:?}"));
+        lines[i].split('|').nth(7).unwrap().parse().unwrap()
+    };
+    for (stat, v) in [
+        ("tp", tp),
+        ("fp", fp),
+        ("tn", tn),
+        ("fn", fn_),
+        ("support", support),
+        ("excluded", excluded),
+    ] {
+        assert_eq!(figure("Judge", stat, None, None), v as f64, "{stat}");
+    }
+    let (tpf, fpf, fnf) = (tp as f64, fp as f64, fn_ as f64);
+    assert_eq!(
+        figure("Judge", "accuracy", None, None),
+        (tp + tn) as f64 / support as f64
+    );
+    assert_eq!(figure("Judge", "precision", None, None), tpf / (tpf + fpf));
+    assert_eq!(figure("Judge", "recall", None, None), tpf / (tpf + fnf));
+    assert_eq!(
+        figure("Judge", "f1_score", None, None),
+        2.0 * tpf / (2.0 * tpf + fpf + fnf)
+    );
+    assert_eq!(figure("precision", "value", None, None), tpf / (tpf + fpf));
+    assert_eq!(figure("recall", "value", None, None), tpf / (tpf + fnf));
+    // Per-subject agreement means; 90% intervals (task `confidence: 0.9`) are narrower than 95%.
+    for s in ["biology", "history", "math"] {
+        let rows: Vec<usize> = (0..300)
+            .filter(|&i| subject[i].as_deref() == Some(s))
+            .collect();
+        let agree = rows
+            .iter()
+            .filter(|&&i| gt[i].is_some() && gt[i] == pred[i])
+            .count() as f64;
+        assert_eq!(
+            figure("Agreement", "value", None, Some(s)),
+            agree / rows.len() as f64,
+            "{s}"
+        );
+    }
+    let lo = figure("Agreement", "ci_low", None, None);
+    let hi = figure("Agreement", "ci_high", None, None);
+    let acc = figure("Agreement", "value", None, None);
+    let z90 = 1.644_853_626_951_472_2_f64;
+    let n = 300.0;
+    let half =
+        z90 * (acc * (1.0 - acc) / n + z90 * z90 / (4.0 * n * n)).sqrt() / (1.0 + z90 * z90 / n);
+    let center = (acc + z90 * z90 / (2.0 * n)) / (1.0 + z90 * z90 / n);
+    assert!((lo - (center - half)).abs() < 1e-12 && (hi - (center + half)).abs() < 1e-12);
+    // The multiclass classes are the sorted distinct labels; "maybe" is never true: null recall.
+    assert_eq!(figure("Labels", "support", Some("maybe"), None), 0.0);
+    let maybe_recall = lines
+        .iter()
+        .find(|l| l.contains("|Labels|") && l.contains("|recall|maybe|"))
+        .unwrap();
+    assert!(maybe_recall.contains("|null|"), "{maybe_recall}");
+
+    // confusion.parquet: overall cells of both matrices, then per-subject cells of Labels.
+    let c = read_parquet(&out.join("confusion.parquet"));
+    assert_eq!(
+        column_names(&c),
+        [
+            "scorer",
+            "metric",
+            "actual",
+            "predicted",
+            "count",
+            "subject"
+        ]
+    );
+    let metric = strings(&c, "metric");
+    let actual = strings(&c, "actual");
+    let predicted = strings(&c, "predicted");
+    let count = uints(&c, "count");
+    let csub = strings(&c, "subject");
+    let judge: Vec<(String, String, u64)> = (0..c.num_rows())
+        .filter(|&i| metric[i].as_deref() == Some("Judge"))
+        .map(|i| {
+            (
+                actual[i].clone().unwrap(),
+                predicted[i].clone().unwrap(),
+                count[i],
+            )
+        })
+        .collect();
+    assert_eq!(
+        judge,
+        vec![
+            ("no".into(), "no".into(), tn),
+            ("no".into(), "yes".into(), fp),
+            ("yes".into(), "no".into(), fn_),
+            ("yes".into(), "yes".into(), tp)
+        ]
+    );
+    let mut per_subject: std::collections::BTreeMap<(String, String, String), u64> =
+        Default::default();
+    for i in 0..300 {
+        if let (Some(g), Some(p), Some(s)) = (&gt[i], &pred[i], &subject[i]) {
+            *per_subject
+                .entry((s.clone(), g.clone(), p.clone()))
+                .or_default() += 1;
+        }
+    }
+    let got: std::collections::BTreeMap<(String, String, String), u64> = (0..c.num_rows())
+        .filter(|&i| metric[i].as_deref() == Some("Labels") && csub[i].is_some())
+        .map(|i| {
+            (
+                (
+                    csub[i].clone().unwrap(),
+                    actual[i].clone().unwrap(),
+                    predicted[i].clone().unwrap(),
+                ),
+                count[i],
+            )
+        })
+        .collect();
+    assert_eq!(got, per_subject);
+    assert!(
+        stdout.contains("confusion matrix of judge / Judge\n"),
+        "{stdout}"
+    );
+    let mj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let judge_json = &mj["scorers"][0]["metrics"][1];
+    assert_eq!(judge_json["name"], "Judge");
+    assert_eq!(judge_json["confusion"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        mj["scorers"][0]["metrics"][0]["group_by"],
+        serde_json::json!(["subject"])
     );
 }

@@ -16,7 +16,7 @@ pub mod score;
 mod time;
 
 pub use error::Error;
-pub use output::{MetricRow, OUTPUT_FILES};
+pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 
 use evalscore_reader::{scan_ordered, Inputs, ReadError};
 use evalscore_task::Task;
@@ -65,6 +65,9 @@ impl std::fmt::Debug for RunOptions {
 pub struct RunSummary {
     pub rows: u64,
     pub metrics: Vec<MetricRow>,
+    pub confusion: Vec<ConfusionRow>,
+    /// The group-by columns, in the order of `MetricRow::groups`.
+    pub group_columns: Vec<String>,
     /// (scorer key, missing rows) in task order.
     pub missing: Vec<(String, u64)>,
     pub warnings: Vec<String>,
@@ -138,6 +141,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     }
 
     let metrics = plan.metric_rows(&task, &states, &missing, total);
+    let confusion = plan.confusion_rows(&task, &states);
     let missing_named: Vec<(String, u64)> = task
         .scorers
         .iter()
@@ -157,13 +161,23 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         threads,
         wall_seconds: wall,
     };
-    outputs.write_metrics(&metrics)?;
-    outputs.write_metrics_json(&task, &metrics, &missing_named, total)?;
+    outputs.write_metrics(&metrics, &plan.group_columns)?;
+    outputs.write_confusion(&confusion, &plan.group_columns)?;
+    outputs.write_metrics_json(
+        &task,
+        &metrics,
+        &confusion,
+        &plan.group_columns,
+        &missing_named,
+        total,
+    )?;
     outputs.write_run_json(&run_info)?;
     outputs.commit()?;
     Ok(RunSummary {
         rows: total,
         metrics,
+        confusion,
+        group_columns: plan.group_columns.clone(),
         missing: missing_named,
         warnings: task.warnings.clone(),
         wall_seconds: wall,

@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 /// The files a run writes, in the order they are put in place (`run.json` last, so its
 /// presence means the run finished).
-pub const OUTPUT_FILES: [&str; 4] = [
+pub const OUTPUT_FILES: [&str; 5] = [
     "scores.parquet",
     "metrics.parquet",
+    "confusion.parquet",
     "metrics.json",
     "run.json",
 ];
@@ -36,6 +37,19 @@ pub struct MetricRow {
     pub label: Option<String>,
     pub value: Option<f64>,
     pub n: u64,
+    /// The values of the plan's group-by columns; all null on overall rows.
+    pub groups: Vec<Option<String>>,
+}
+
+/// One row of confusion.parquet: a non-zero cell of a confusion matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfusionRow {
+    pub scorer: String,
+    pub metric: String,
+    pub actual: String,
+    pub predicted: String,
+    pub count: u64,
+    pub groups: Vec<Option<String>>,
 }
 
 /// The output folder of a run and its temporary files.
@@ -125,13 +139,24 @@ impl Outputs {
         })
     }
 
-    pub fn write_metrics(&self, rows: &[MetricRow]) -> Result<(), Error> {
-        let path = self.temp(1);
-        let batch = metrics_batch(rows).map_err(|e| Error::new(format!("internal error: {e}")))?;
+    pub fn write_metrics(&self, rows: &[MetricRow], groups: &[String]) -> Result<(), Error> {
+        let batch =
+            metrics_batch(rows, groups).map_err(|e| Error::new(format!("internal error: {e}")))?;
+        self.write_parquet(1, &batch)
+    }
+
+    pub fn write_confusion(&self, rows: &[ConfusionRow], groups: &[String]) -> Result<(), Error> {
+        let batch = confusion_batch(rows, groups)
+            .map_err(|e| Error::new(format!("internal error: {e}")))?;
+        self.write_parquet(2, &batch)
+    }
+
+    fn write_parquet(&self, i: usize, batch: &RecordBatch) -> Result<(), Error> {
+        let path = self.temp(i);
         let file = File::create(path).map_err(|e| io_error("create", path, e))?;
         let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props()))
             .map_err(|e| parquet_error(path, e))?;
-        w.write(&batch).map_err(|e| parquet_error(path, e))?;
+        w.write(batch).map_err(|e| parquet_error(path, e))?;
         let f = w.into_inner().map_err(|e| parquet_error(path, e))?;
         f.sync_all().map_err(|e| io_error("write", path, e))
     }
@@ -140,6 +165,8 @@ impl Outputs {
         &self,
         task: &Task,
         rows: &[MetricRow],
+        confusion: &[ConfusionRow],
+        groups: &[String],
         missing: &[(String, u64)],
         total: u64,
     ) -> Result<(), Error> {
@@ -160,17 +187,51 @@ impl Outputs {
                         o.insert("type".into(), json!(m.metric_type));
                         o.insert("field".into(), json!(m.field));
                         o.insert("n".into(), json!(figs.first().map_or(0, |f| f.n)));
-                        if let Some(v) = figs.iter().find(|f| f.stat == "value" && f.label.is_none()) {
+                        let overall = |f: &&&MetricRow| f.groups.iter().all(Option::is_none);
+                        if let Some(v) = figs.iter().filter(overall).find(|f| f.stat == "value" && f.label.is_none()) {
                             o.insert("value".into(), json!(v.value));
                         }
+                        if !m.group_by.is_empty() {
+                            o.insert("group_by".into(), json!(m.group_by));
+                        }
+                        let group = |g: &[Option<String>]| -> Option<Value> {
+                            let pairs: Map<String, Value> = groups
+                                .iter()
+                                .zip(g)
+                                .filter_map(|(c, v)| v.as_ref().map(|v| (c.clone(), json!(v))))
+                                .collect();
+                            (!pairs.is_empty()).then_some(Value::Object(pairs))
+                        };
                         o.insert(
                             "figures".into(),
                             Value::Array(
                                 figs.iter()
-                                    .map(|f| json!({"stat": f.stat, "label": f.label, "value": f.value, "n": f.n}))
+                                    .map(|f| {
+                                        let mut v = json!({"stat": f.stat, "label": f.label, "value": f.value, "n": f.n});
+                                        if let Some(g) = group(&f.groups) {
+                                            v["group"] = g;
+                                        }
+                                        v
+                                    })
                                     .collect(),
                             ),
                         );
+                        let cells: Vec<Value> = confusion
+                            .iter()
+                            .filter(|c| c.scorer == s.key && c.metric == m.name)
+                            .map(|c| {
+                                let mut v = json!({"actual": c.actual, "predicted": c.predicted, "count": c.count});
+                                if let Some(g) = group(&c.groups) {
+                                    v["group"] = g;
+                                }
+                                v
+                            })
+                            .collect();
+                        if m.kind == evalscore_task::MetricKind::BinaryClassification
+                            || m.kind == evalscore_task::MetricKind::MulticlassClassification
+                        {
+                            o.insert("confusion".into(), Value::Array(cells));
+                        }
                         Value::Object(o)
                     })
                     .collect();
@@ -185,7 +246,7 @@ impl Outputs {
                 })
             })
             .collect();
-        self.write_json(2, &json!({ "rows": total, "scorers": scorers }))
+        self.write_json(3, &json!({ "rows": total, "scorers": scorers }))
     }
 
     pub fn write_run_json(&self, info: &RunInfo<'_>) -> Result<(), Error> {
@@ -221,7 +282,7 @@ impl Outputs {
             "wall_seconds": info.wall_seconds,
             "outputs": OUTPUT_FILES,
         });
-        self.write_json(3, &v)
+        self.write_json(4, &v)
     }
 
     fn write_json(&self, i: usize, v: &Value) -> Result<(), Error> {
@@ -300,9 +361,10 @@ impl ScoresWriter {
     }
 }
 
-/// The schema of metrics.parquet; later issues add rows, never change these columns.
-pub fn metrics_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
+/// The schema of metrics.parquet: nine fixed columns, then one nullable Utf8 column per
+/// group-by column. Later issues add rows, never change these columns.
+pub fn metrics_schema(groups: &[String]) -> SchemaRef {
+    let mut fields = vec![
         Field::new("scorer", DataType::Utf8, false),
         Field::new("scorer_type", DataType::Utf8, false),
         Field::new("metric", DataType::Utf8, false),
@@ -312,33 +374,90 @@ pub fn metrics_schema() -> SchemaRef {
         Field::new("label", DataType::Utf8, true),
         Field::new("value", DataType::Float64, true),
         Field::new("n", DataType::UInt64, false),
-    ]))
+    ];
+    fields.extend(
+        groups
+            .iter()
+            .map(|g| Field::new(crate::plan::sanitize(g), DataType::Utf8, true)),
+    );
+    Arc::new(Schema::new(fields))
 }
 
-fn metrics_batch(rows: &[MetricRow]) -> Result<RecordBatch, arrow::error::ArrowError> {
+/// The schema of confusion.parquet, with the same group-by columns.
+pub fn confusion_schema(groups: &[String]) -> SchemaRef {
+    let mut fields = vec![
+        Field::new("scorer", DataType::Utf8, false),
+        Field::new("metric", DataType::Utf8, false),
+        Field::new("actual", DataType::Utf8, false),
+        Field::new("predicted", DataType::Utf8, false),
+        Field::new("count", DataType::UInt64, false),
+    ];
+    fields.extend(
+        groups
+            .iter()
+            .map(|g| Field::new(crate::plan::sanitize(g), DataType::Utf8, true)),
+    );
+    Arc::new(Schema::new(fields))
+}
+
+fn group_arrays<T>(rows: &[T], n: usize, get: impl Fn(&T) -> &[Option<String>]) -> Vec<ArrayRef> {
+    (0..n)
+        .map(|i| {
+            Arc::new(StringArray::from(
+                rows.iter()
+                    .map(|r| get(r).get(i).and_then(|v| v.as_deref()))
+                    .collect::<Vec<_>>(),
+            )) as ArrayRef
+        })
+        .collect()
+}
+
+fn metrics_batch(
+    rows: &[MetricRow],
+    groups: &[String],
+) -> Result<RecordBatch, arrow::error::ArrowError> {
     let s = |f: fn(&MetricRow) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
     };
-    RecordBatch::try_new(
-        metrics_schema(),
-        vec![
-            s(|r| &r.scorer),
-            s(|r| &r.scorer_type),
-            s(|r| &r.metric),
-            s(|r| &r.metric_type),
-            s(|r| &r.field),
-            s(|r| &r.stat),
-            Arc::new(StringArray::from(
-                rows.iter().map(|r| r.label.as_deref()).collect::<Vec<_>>(),
-            )),
-            Arc::new(Float64Array::from(
-                rows.iter().map(|r| r.value).collect::<Vec<_>>(),
-            )),
-            Arc::new(UInt64Array::from(
-                rows.iter().map(|r| r.n).collect::<Vec<_>>(),
-            )),
-        ],
-    )
+    let mut cols = vec![
+        s(|r| &r.scorer),
+        s(|r| &r.scorer_type),
+        s(|r| &r.metric),
+        s(|r| &r.metric_type),
+        s(|r| &r.field),
+        s(|r| &r.stat),
+        Arc::new(StringArray::from(
+            rows.iter().map(|r| r.label.as_deref()).collect::<Vec<_>>(),
+        )) as ArrayRef,
+        Arc::new(Float64Array::from(
+            rows.iter().map(|r| r.value).collect::<Vec<_>>(),
+        )),
+        Arc::new(UInt64Array::from(
+            rows.iter().map(|r| r.n).collect::<Vec<_>>(),
+        )),
+    ];
+    cols.extend(group_arrays(rows, groups.len(), |r| &r.groups));
+    RecordBatch::try_new(metrics_schema(groups), cols)
+}
+
+fn confusion_batch(
+    rows: &[ConfusionRow],
+    groups: &[String],
+) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let s = |f: fn(&ConfusionRow) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+    };
+    let mut cols = vec![
+        s(|r| &r.scorer),
+        s(|r| &r.metric),
+        s(|r| &r.actual),
+        s(|r| &r.predicted),
+        Arc::new(UInt64Array::from(
+            rows.iter().map(|r| r.count).collect::<Vec<_>>(),
+        )) as ArrayRef,
+    ];
+    cols.extend(group_arrays(rows, groups.len(), |r| &r.groups));
+    RecordBatch::try_new(confusion_schema(groups), cols)
 }
 
 /// What run.json records.

@@ -1,11 +1,11 @@
 //! What a run reads and writes, decided and checked before any row is read.
 
-use crate::output::MetricRow;
+use crate::output::{ConfusionRow, MetricRow};
 use crate::{Error, RunOptions};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use evalscore_metrics::{MetricState, StateKind};
+use evalscore_metrics::{ClassMode, Grouped, StateKind};
 use evalscore_reader::Inputs;
-use evalscore_task::{FieldKind, MetricKind, ScorerSpec, Task, TaskError};
+use evalscore_task::{FieldKind, MetricKind, MetricSpec, ScorerSpec, Task, TaskError};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -30,8 +30,11 @@ pub struct Plan {
     /// The model output column, when a scorer needs it.
     pub output_column: Option<String>,
     pub scorers: Vec<ScorerPlan>,
+    /// Every `group_by` column of every metric, in order of first appearance; metrics.parquet
+    /// and confusion.parquet get one nullable column per entry.
+    pub group_columns: Vec<String>,
     output_schema: SchemaRef,
-    state_template: Vec<Vec<MetricState>>,
+    state_template: Vec<Vec<Grouped>>,
 }
 
 /// Per scorer: which fields are computed, which written.
@@ -43,15 +46,43 @@ pub struct ScorerPlan {
     pub needed: BTreeSet<&'static str>,
 }
 
-fn state_kind(k: MetricKind) -> StateKind {
-    match k {
-        MetricKind::Mean => StateKind::Mean,
+fn state_kind(m: &MetricSpec, confidence: f64) -> StateKind {
+    let class = |mode| StateKind::Classification {
+        mode,
+        positive: m.positive_answer.clone(),
+        negative: m.negative_answer.clone(),
+        labels: m.labels.clone(),
+        confidence,
+    };
+    match m.kind {
+        MetricKind::Mean => StateKind::Mean { confidence },
         MetricKind::Min => StateKind::Min,
         MetricKind::Max => StateKind::Max,
         MetricKind::StdDev => StateKind::StdDev,
         MetricKind::Frequency => StateKind::Frequency,
+        MetricKind::BinaryClassification => class(ClassMode::Binary),
+        MetricKind::MulticlassClassification => class(ClassMode::Multiclass),
+        MetricKind::Precision => class(ClassMode::Precision),
+        MetricKind::Recall => class(ClassMode::Recall),
+        MetricKind::F1Score => class(ClassMode::F1),
     }
 }
+
+/// The fixed columns of metrics.parquet and confusion.parquet, which a group-by column may not shadow.
+const RESERVED: &[&str] = &[
+    "scorer",
+    "scorer_type",
+    "metric",
+    "metric_type",
+    "field",
+    "stat",
+    "label",
+    "value",
+    "n",
+    "actual",
+    "predicted",
+    "count",
+];
 
 impl Plan {
     pub fn new(task: &Task, inputs: &Inputs, opts: &RunOptions) -> Result<Plan, PlanError> {
@@ -136,8 +167,10 @@ impl Plan {
                 .collect();
             let mut needed: BTreeSet<&'static str> = written.iter().copied().collect();
             for m in &s.metrics {
-                if let Some(f) = fields.iter().find(|f| f.name == m.field) {
-                    needed.insert(f.name);
+                for input in &m.inputs {
+                    if let Some(f) = fields.iter().find(|f| f.name == input) {
+                        needed.insert(f.name);
+                    }
                 }
             }
             for name in &written {
@@ -158,7 +191,33 @@ impl Plan {
             scorers.push(ScorerPlan { written, needed });
         }
 
+        let mut group_columns: Vec<String> = Vec::new();
+        for s in &task.scorers {
+            for m in &s.metrics {
+                for g in &m.group_by {
+                    if schema.column_with_name(g).is_none() {
+                        return Err(PlanError::Task(
+                            TaskError::new(
+                                format!("metric `{}` groups by column `{g}`, which the input does not have", m.name),
+                                m.location,
+                            )
+                            .with_hint(format!("available columns: {}", column_list(schema))),
+                        ));
+                    }
+                    if RESERVED.contains(&sanitize(g).as_str()) {
+                        return Err(PlanError::Task(TaskError::new(
+                            format!("metric `{}` groups by column `{g}`, whose name metrics.parquet already uses", m.name),
+                            m.location,
+                        ).with_hint(format!("rename the column; reserved names: {}", RESERVED.join(", ")))));
+                    }
+                    if !group_columns.contains(g) {
+                        group_columns.push(g.clone());
+                    }
+                }
+            }
+        }
         let mut wanted: BTreeSet<String> = keep_names.iter().cloned().collect();
+        wanted.extend(group_columns.iter().cloned());
         wanted.extend(output_column.iter().cloned());
         let mut all = false;
         for s in &task.scorers {
@@ -179,8 +238,18 @@ impl Plan {
             keep,
             output_column,
             scorers,
+            group_columns,
             output_schema: Arc::new(Schema::new(out_fields)),
-            state_template: Plan::empty_states_for(task),
+            state_template: task
+                .scorers
+                .iter()
+                .map(|s| {
+                    s.metrics
+                        .iter()
+                        .map(|m| Grouped::new(&state_kind(m, task.confidence)))
+                        .collect()
+                })
+                .collect(),
         })
     }
 
@@ -189,27 +258,14 @@ impl Plan {
         Arc::clone(&self.output_schema)
     }
 
-    /// One empty state per metric, per scorer.
-    pub fn empty_states_for(task: &Task) -> Vec<Vec<MetricState>> {
-        task.scorers
-            .iter()
-            .map(|s| {
-                s.metrics
-                    .iter()
-                    .map(|m| MetricState::new(state_kind(m.kind)))
-                    .collect()
-            })
-            .collect()
-    }
-
-    pub(crate) fn empty_states(&self) -> Vec<Vec<MetricState>> {
+    pub(crate) fn empty_states(&self) -> Vec<Vec<Grouped>> {
         self.state_template.clone()
     }
 
     pub(crate) fn merge_states(
         &self,
-        into: &mut [Vec<MetricState>],
-        from: &[Vec<MetricState>],
+        into: &mut [Vec<Grouped>],
+        from: &[Vec<Grouped>],
     ) -> Result<(), Error> {
         for (a, b) in into.iter_mut().zip(from) {
             for (x, y) in a.iter_mut().zip(b) {
@@ -220,18 +276,32 @@ impl Plan {
         Ok(())
     }
 
-    /// The rows of metrics.parquet: each scorer's metrics in task order, then its missing count.
+    /// A group key of `m` spread over [`Plan::group_columns`].
+    fn spread(&self, m: &MetricSpec, key: Option<Vec<String>>) -> Vec<Option<String>> {
+        let mut out = vec![None; self.group_columns.len()];
+        if let Some(key) = key {
+            for (col, v) in m.group_by.iter().zip(key) {
+                if let Some(i) = self.group_columns.iter().position(|c| c == col) {
+                    out[i] = Some(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// The rows of metrics.parquet: each scorer's metrics in task order (overall figures,
+    /// then each group's), then its missing count.
     pub(crate) fn metric_rows(
         &self,
         task: &Task,
-        states: &[Vec<MetricState>],
+        states: &[Vec<Grouped>],
         missing: &[u64],
         rows: u64,
     ) -> Vec<MetricRow> {
         let mut out = Vec::new();
         for ((s, st), miss) in task.scorers.iter().zip(states).zip(missing) {
             for (m, state) in s.metrics.iter().zip(st) {
-                for fig in state.finish() {
+                for (key, fig) in state.finish() {
                     out.push(MetricRow {
                         scorer: s.key.clone(),
                         scorer_type: s.scorer_type.clone(),
@@ -242,10 +312,36 @@ impl Plan {
                         label: fig.label,
                         value: fig.value,
                         n: fig.n,
+                        groups: self.spread(m, key),
                     });
                 }
             }
-            out.push(missing_row(s, *miss, rows));
+            let mut row = missing_row(s, *miss, rows);
+            row.groups = vec![None; self.group_columns.len()];
+            out.push(row);
+        }
+        out
+    }
+
+    /// The rows of confusion.parquet: every non-zero cell of every binary and multiclass metric.
+    pub(crate) fn confusion_rows(&self, task: &Task, states: &[Vec<Grouped>]) -> Vec<ConfusionRow> {
+        let mut out = Vec::new();
+        for (s, st) in task.scorers.iter().zip(states) {
+            for (m, state) in s.metrics.iter().zip(st) {
+                for (key, cells) in state.confusion() {
+                    let groups = self.spread(m, key);
+                    for (actual, predicted, count) in cells {
+                        out.push(ConfusionRow {
+                            scorer: s.key.clone(),
+                            metric: m.name.clone(),
+                            actual,
+                            predicted,
+                            count,
+                            groups: groups.clone(),
+                        });
+                    }
+                }
+            }
         }
         out
     }
@@ -262,6 +358,7 @@ fn missing_row(s: &ScorerSpec, missing: u64, rows: u64) -> MetricRow {
         label: None,
         value: Some(missing as f64),
         n: rows,
+        groups: Vec::new(),
     }
 }
 

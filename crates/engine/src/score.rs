@@ -9,7 +9,7 @@ use evalscore_kernels::{
     missing_count, parse_choice_list, string_equals, string_equals_mcqa, to_text, Choices,
     KernelError, TextColumn,
 };
-use evalscore_metrics::MetricState;
+use evalscore_metrics::{GroupKeys, Grouped};
 use evalscore_reader::{Inputs, ReadError, Unit};
 use evalscore_task::{
     RowContext, ScorerKind, ScorerSpec, Task, Template, TemplateKind, TemplateOutput,
@@ -21,7 +21,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct UnitResult {
     pub batches: Vec<RecordBatch>,
-    pub states: Vec<Vec<MetricState>>,
+    pub states: Vec<Vec<Grouped>>,
     pub missing: Vec<u64>,
     pub rows: u64,
 }
@@ -101,6 +101,8 @@ fn score_batch(
         model_output: model_output.as_ref(),
     };
     let mut columns: Vec<ArrayRef> = Vec::new();
+    // Group keys of this batch, computed once per distinct `group_by` list.
+    let mut groups: BTreeMap<Vec<String>, GroupKeys> = BTreeMap::new();
     for (name, field) in &plan.keep {
         let col = batch.column_by_name(name).ok_or_else(|| RowError {
             row: 0,
@@ -125,15 +127,34 @@ fn score_batch(
         })?;
         acc.missing[i] += scored.missing;
         for (m, state) in spec.metrics.iter().zip(acc.states[i].iter_mut()) {
-            let values = scored
-                .fields
-                .get(m.field.as_str())
-                .ok_or_else(|| RowError {
+            let mut inputs: Vec<&dyn Array> = Vec::with_capacity(m.inputs.len());
+            for f in &m.inputs {
+                let values = scored.fields.get(f.as_str()).ok_or_else(|| RowError {
                     row: 0,
-                    message: format!("field `{}` was not computed", m.field),
+                    message: format!("field `{f}` was not computed"),
                     hint: None,
                 })?;
-            state.update(values.as_ref()).map_err(|e| RowError {
+                inputs.push(values.as_ref());
+            }
+            let keys = if m.group_by.is_empty() {
+                None
+            } else {
+                if !groups.contains_key(&m.group_by) {
+                    let cols: Vec<ArrayRef> = m
+                        .group_by
+                        .iter()
+                        .filter_map(|c| batch.column_by_name(c).cloned())
+                        .collect();
+                    let k = GroupKeys::compute(&cols).map_err(|e| RowError {
+                        row: 0,
+                        message: format!("metric `{}`: {e}", m.name),
+                        hint: None,
+                    })?;
+                    groups.insert(m.group_by.clone(), k);
+                }
+                groups.get(&m.group_by)
+            };
+            state.update(&inputs, keys).map_err(|e| RowError {
                 row: 0,
                 message: format!("metric `{}`: {e}", m.name),
                 hint: None,

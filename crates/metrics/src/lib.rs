@@ -3,17 +3,26 @@
 //! A [`MetricState`] is created empty for a [`StateKind`], folds record batches with
 //! [`MetricState::update`], combines with another state of the same kind with
 //! [`MetricState::merge`] (so row groups, files and machines can be folded in any order), and
-//! reports its [`Figure`]s with [`MetricState::finish`]. The states: [`Moments`] (mean, std_dev),
-//! [`Extremum`] (min, max) and [`Frequency`].
+//! reports its [`Figure`]s with [`MetricState::finish`]. The states: [`Moments`] (mean with its
+//! standard error and confidence interval, std_dev), [`Extremum`] (min, max), [`Frequency`],
+//! and [`Confusion`] (binary and multiclass classification, precision, recall, F1).
+//! [`Grouped`] keeps one state per group of a `group_by` key ([`GroupKeys`]) beside the
+//! overall one. [`intervals`] has the Wilson and Student t intervals.
 //!
 //! Null rule for every state: null input values are skipped and not counted in `n`, except by
-//! [`Frequency`], which counts null as a value of its own. An empty state reports null values,
-//! never NaN.
+//! [`Frequency`], which counts null as a value of its own, and [`Confusion`], which counts
+//! rows with a null label as `excluded`. An undefined figure (no values, a zero denominator)
+//! is null, never NaN.
 
+mod classification;
 mod frequency;
+mod grouped;
+pub mod intervals;
 mod moments;
 
+pub use classification::{ClassMode, Confusion};
 pub use frequency::Frequency;
+pub use grouped::{Cells, GroupKey, GroupKeys, Grouped};
 pub use moments::{Extremum, Moments};
 
 use arrow::array::{Array, ArrayRef, AsArray};
@@ -24,13 +33,14 @@ use std::fmt;
 /// One figure of a metric: a row of `metrics.parquet`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
-    /// `value` for a single figure; `count` / `proportion` for frequency.
+    /// `value` for a single figure; `count` / `proportion` for frequency; `accuracy`, ... for
+    /// classification; `stderr`, `ci_low`, `ci_high` for intervals.
     pub stat: String,
-    /// The distinct value a frequency figure is about; `None` for overall figures.
+    /// The distinct value or class a figure is about; `None` for overall figures.
     pub label: Option<String>,
-    /// `None` when undefined (no values, or n < 2 for std_dev).
+    /// `None` when undefined.
     pub value: Option<f64>,
-    /// How many values the metric saw.
+    /// How many values the metric saw (rows included, for classification).
     pub n: u64,
 }
 
@@ -45,24 +55,46 @@ impl Figure {
     }
 }
 
-/// The metric types this crate folds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The metric types this crate folds, with their options.
+#[derive(Debug, Clone, PartialEq)]
 pub enum StateKind {
-    Mean,
+    /// Mean, with `stderr`, `ci_low` and `ci_high` at the given confidence.
+    Mean {
+        confidence: f64,
+    },
     Min,
     Max,
     StdDev,
     Frequency,
+    /// A confusion-matrix metric over (ground truth, prediction) pairs.
+    Classification {
+        mode: ClassMode,
+        positive: Option<String>,
+        negative: Option<String>,
+        labels: Option<Vec<String>>,
+        confidence: f64,
+    },
+}
+
+impl StateKind {
+    /// How many input arrays `update` takes: 1, or 2 (ground truth, prediction).
+    pub fn arity(&self) -> usize {
+        match self {
+            StateKind::Classification { .. } => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// A metric's running state.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricState {
-    Mean(Moments),
+    Mean(Moments, f64),
     Min(Extremum),
     Max(Extremum),
     StdDev(Moments),
     Frequency(Frequency),
+    Classification(Confusion),
 }
 
 /// A metric could not fold its input.
@@ -79,22 +111,44 @@ impl std::error::Error for MetricError {}
 
 impl MetricState {
     /// An empty state.
-    pub fn new(kind: StateKind) -> Self {
+    pub fn new(kind: &StateKind) -> Self {
         match kind {
-            StateKind::Mean => MetricState::Mean(Moments::default()),
+            StateKind::Mean { confidence } => MetricState::Mean(Moments::default(), *confidence),
             StateKind::Min => MetricState::Min(Extremum::min()),
             StateKind::Max => MetricState::Max(Extremum::max()),
             StateKind::StdDev => MetricState::StdDev(Moments::default()),
             StateKind::Frequency => MetricState::Frequency(Frequency::default()),
+            StateKind::Classification {
+                mode,
+                positive,
+                negative,
+                labels,
+                confidence,
+            } => MetricState::Classification(Confusion::new(
+                *mode,
+                positive.clone(),
+                negative.clone(),
+                labels.clone(),
+                *confidence,
+            )),
         }
     }
 
-    /// Folds one batch of the metric's field.
-    pub fn update(&mut self, values: &dyn Array) -> Result<(), MetricError> {
+    /// Folds one batch: the metric's field, or (ground truth, prediction) for classification.
+    pub fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
+        let first = inputs
+            .first()
+            .ok_or_else(|| MetricError("a metric needs an input".to_owned()))?;
         match self {
-            MetricState::Mean(m) | MetricState::StdDev(m) => m.update(&numbers(values)?),
-            MetricState::Min(e) | MetricState::Max(e) => e.update(&numbers(values)?),
-            MetricState::Frequency(f) => f.update(values)?,
+            MetricState::Mean(m, _) | MetricState::StdDev(m) => m.update(&numbers(*first)?),
+            MetricState::Min(e) | MetricState::Max(e) => e.update(&numbers(*first)?),
+            MetricState::Frequency(f) => f.update(*first)?,
+            MetricState::Classification(c) => {
+                let pred = inputs
+                    .get(1)
+                    .ok_or_else(|| MetricError("classification needs two inputs".to_owned()))?;
+                c.update(*first, *pred)?
+            }
         }
         Ok(())
     }
@@ -102,11 +156,12 @@ impl MetricState {
     /// Folds another state of the same kind into this one.
     pub fn merge(&mut self, other: &MetricState) -> Result<(), MetricError> {
         match (self, other) {
-            (MetricState::Mean(a), MetricState::Mean(b))
+            (MetricState::Mean(a, _), MetricState::Mean(b, _))
             | (MetricState::StdDev(a), MetricState::StdDev(b)) => a.merge(b),
             (MetricState::Min(a), MetricState::Min(b))
             | (MetricState::Max(a), MetricState::Max(b)) => a.merge(b),
             (MetricState::Frequency(a), MetricState::Frequency(b)) => a.merge(b),
+            (MetricState::Classification(a), MetricState::Classification(b)) => a.merge(b),
             (a, b) => {
                 return Err(MetricError(format!(
                     "cannot merge {} state into {} state",
@@ -121,22 +176,49 @@ impl MetricState {
     /// The figures of the state as it stands.
     pub fn finish(&self) -> Vec<Figure> {
         match self {
-            MetricState::Mean(m) => vec![Figure::new("value", None, m.mean(), m.n())],
+            MetricState::Mean(m, confidence) => {
+                let n = m.n();
+                let mean = m.mean();
+                let stderr = m.std_dev().map(|s| s / (n as f64).sqrt());
+                let ci = match (mean, m.all_binary()) {
+                    (Some(_), true) => intervals::wilson(m.sum(), n as f64, *confidence),
+                    (Some(mu), false) => {
+                        stderr.and_then(|se| intervals::student_t(mu, se, n, *confidence))
+                    }
+                    (None, _) => None,
+                };
+                vec![
+                    Figure::new("value", None, mean, n),
+                    Figure::new("stderr", None, stderr, n),
+                    Figure::new("ci_low", None, ci.map(|c| c.0), n),
+                    Figure::new("ci_high", None, ci.map(|c| c.1), n),
+                ]
+            }
             MetricState::StdDev(m) => vec![Figure::new("value", None, m.std_dev(), m.n())],
             MetricState::Min(e) | MetricState::Max(e) => {
                 vec![Figure::new("value", None, e.value(), e.n())]
             }
             MetricState::Frequency(f) => f.figures(),
+            MetricState::Classification(c) => c.figures(),
+        }
+    }
+
+    /// The confusion matrix cells, for binary and multiclass classification.
+    pub fn confusion(&self) -> Option<Vec<(String, String, u64)>> {
+        match self {
+            MetricState::Classification(c) if c.has_matrix() => Some(c.cells()),
+            _ => None,
         }
     }
 
     fn name(&self) -> &'static str {
         match self {
-            MetricState::Mean(_) => "mean",
+            MetricState::Mean(..) => "mean",
             MetricState::Min(_) => "min",
             MetricState::Max(_) => "max",
             MetricState::StdDev(_) => "std_dev",
             MetricState::Frequency(_) => "frequency",
+            MetricState::Classification(_) => "classification",
         }
     }
 }

@@ -12,12 +12,15 @@ pub struct Moments {
     n: u64,
     sum: Dd,
     sum_sq: Dd,
+    /// Values other than 0 and 1 seen; the mean's interval is Wilson only when none was.
+    non_binary: u64,
 }
 
 impl Moments {
     pub fn update(&mut self, values: &Float64Array) {
         for v in values.iter().flatten().filter(|v| !v.is_nan()) {
             self.n += 1;
+            self.non_binary += u64::from(v != 0.0 && v != 1.0);
             self.sum = self.sum.add_f64(v);
             self.sum_sq = self.sum_sq.add(Dd::product(v, v));
         }
@@ -25,6 +28,7 @@ impl Moments {
 
     pub fn merge(&mut self, other: &Moments) {
         self.n += other.n;
+        self.non_binary += other.non_binary;
         self.sum = self.sum.add(other.sum);
         self.sum_sq = self.sum_sq.add(other.sum_sq);
     }
@@ -46,6 +50,11 @@ impl Moments {
         let n = self.n as f64;
         let centered = self.sum_sq.sub(self.sum.mul(self.sum).div_f64(n));
         Some((centered.value().max(0.0) / (n - 1.0)).sqrt())
+    }
+
+    /// Whether every value seen was 0 or 1.
+    pub fn all_binary(&self) -> bool {
+        self.non_binary == 0
     }
 
     /// The sum of the values.

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use arrow::array::{Float64Array, StringArray};
-use evalscore_metrics::{Figure, MetricState, StateKind};
+use evalscore_metrics::{ClassMode, Figure, MetricState, StateKind};
 use proptest::prelude::*;
 
 fn close(a: &[Figure], b: &[Figure]) -> bool {
@@ -20,21 +20,25 @@ fn close(a: &[Figure], b: &[Figure]) -> bool {
         })
 }
 
+fn bounds(len: usize, cuts: &[usize]) -> Vec<usize> {
+    let mut b: Vec<usize> = cuts.iter().map(|c| c % (len + 1)).collect();
+    b.push(0);
+    b.push(len);
+    b.sort_unstable();
+    b
+}
+
 fn fold_numbers(
-    kind: StateKind,
+    kind: &StateKind,
     values: &[Option<f64>],
     cuts: &[usize],
     reverse: bool,
 ) -> Vec<Figure> {
-    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (values.len() + 1)).collect();
-    bounds.push(0);
-    bounds.push(values.len());
-    bounds.sort_unstable();
-    let mut parts: Vec<MetricState> = bounds
+    let mut parts: Vec<MetricState> = bounds(values.len(), cuts)
         .windows(2)
         .map(|w| {
             let mut s = MetricState::new(kind);
-            s.update(&Float64Array::from(values[w[0]..w[1]].to_vec()))
+            s.update(&[&Float64Array::from(values[w[0]..w[1]].to_vec())])
                 .unwrap();
             s
         })
@@ -49,6 +53,20 @@ fn fold_numbers(
     total.finish()
 }
 
+fn classification(mode: ClassMode) -> StateKind {
+    StateKind::Classification {
+        mode,
+        positive: Some("a".into()),
+        negative: if mode == ClassMode::Multiclass {
+            None
+        } else {
+            Some("b".into())
+        },
+        labels: None,
+        confidence: 0.95,
+    }
+}
+
 proptest! {
     #[test]
     fn numeric_states_merge(
@@ -56,41 +74,68 @@ proptest! {
         cuts in prop::collection::vec(0usize..1000, 0..6),
         reverse: bool,
     ) {
-        for kind in [StateKind::Mean, StateKind::Min, StateKind::Max, StateKind::StdDev] {
-            let whole = fold_numbers(kind, &values, &[], false);
-            let split = fold_numbers(kind, &values, &cuts, reverse);
+        for kind in [StateKind::Mean { confidence: 0.95 }, StateKind::Min, StateKind::Max, StateKind::StdDev] {
+            let whole = fold_numbers(&kind, &values, &[], false);
+            let split = fold_numbers(&kind, &values, &cuts, reverse);
             prop_assert!(close(&whole, &split), "{kind:?}: {whole:?} vs {split:?}");
         }
     }
 
     #[test]
-    fn frequency_merges(
-        values in prop::collection::vec(prop::option::weighted(0.8, "[abc]{0,2}"), 0..200),
-        cut in 0usize..200,
+    fn zero_one_means_are_exactly_split_independent(
+        values in prop::collection::vec(prop::option::weighted(0.9, prop::bool::ANY.prop_map(f64::from)), 0..300),
+        cuts in prop::collection::vec(0usize..1000, 0..6),
     ) {
-        let cut = cut.min(values.len());
-        let mut whole = MetricState::new(StateKind::Frequency);
-        whole.update(&StringArray::from(values.clone())).unwrap();
-        let mut a = MetricState::new(StateKind::Frequency);
-        a.update(&StringArray::from(values[..cut].to_vec())).unwrap();
-        let mut b = MetricState::new(StateKind::Frequency);
-        b.update(&StringArray::from(values[cut..].to_vec())).unwrap();
-        b.merge(&a).unwrap();
-        prop_assert_eq!(whole.finish(), b.finish());
+        let kind = StateKind::Mean { confidence: 0.95 };
+        prop_assert_eq!(fold_numbers(&kind, &values, &[], false), fold_numbers(&kind, &values, &cuts, true));
+    }
+
+    #[test]
+    fn frequency_and_classification_merge(
+        gt in prop::collection::vec(prop::option::weighted(0.8, "[abc]{0,1}"), 0..200),
+        pred in prop::collection::vec(prop::option::weighted(0.8, "[abc]{0,1}"), 200),
+        cuts in prop::collection::vec(0usize..1000, 0..6),
+    ) {
+        let pred = &pred[..gt.len()];
+        let kinds = [
+            StateKind::Frequency,
+            classification(ClassMode::Binary),
+            classification(ClassMode::Multiclass),
+            classification(ClassMode::Precision),
+            classification(ClassMode::Recall),
+            classification(ClassMode::F1),
+        ];
+        for kind in kinds {
+            let fold = |cuts: &[usize]| {
+                let mut total = MetricState::new(&kind);
+                for w in bounds(gt.len(), cuts).windows(2) {
+                    let mut s = MetricState::new(&kind);
+                    let g = StringArray::from(gt[w[0]..w[1]].to_vec());
+                    let p = StringArray::from(pred[w[0]..w[1]].to_vec());
+                    s.update(&[&g, &p]).unwrap();
+                    total.merge(&s).unwrap();
+                }
+                (total.finish(), total.confusion())
+            };
+            prop_assert_eq!(fold(&[]), fold(&cuts));
+        }
     }
 }
 
 #[test]
 fn exact_figures() {
     let v = Float64Array::from(vec![Some(1.0), None, Some(0.0), Some(1.0), Some(1.0)]);
-    let fig = |k| {
-        let mut s = MetricState::new(k);
-        s.update(&v).unwrap();
+    let fig = |k: StateKind| {
+        let mut s = MetricState::new(&k);
+        s.update(&[&v]).unwrap();
         s.finish()
     };
+    let mean = fig(StateKind::Mean { confidence: 0.95 });
+    assert_eq!(mean[0], Figure::new("value", None, Some(0.75), 4));
+    assert_eq!(mean[1], Figure::new("stderr", None, Some(0.25), 4));
     assert_eq!(
-        fig(StateKind::Mean),
-        vec![Figure::new("value", None, Some(0.75), 4)]
+        (mean[2].stat.as_str(), mean[3].stat.as_str()),
+        ("ci_low", "ci_high")
     );
     assert_eq!(
         fig(StateKind::Min),
@@ -108,31 +153,36 @@ fn exact_figures() {
 
 #[test]
 fn empty_states_report_null_never_nan() {
-    for k in [
-        StateKind::Mean,
-        StateKind::Min,
-        StateKind::Max,
-        StateKind::StdDev,
-    ] {
-        let mut s = MetricState::new(k);
-        s.update(&Float64Array::from(Vec::<f64>::new())).unwrap();
+    for k in [StateKind::Min, StateKind::Max, StateKind::StdDev] {
+        let mut s = MetricState::new(&k);
+        s.update(&[&Float64Array::from(Vec::<f64>::new())]).unwrap();
         assert_eq!(s.finish(), vec![Figure::new("value", None, None, 0)]);
     }
-    let mut s = MetricState::new(StateKind::StdDev);
-    s.update(&Float64Array::from(vec![3.0])).unwrap();
+    let mut s = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+    s.update(&[&Float64Array::from(Vec::<f64>::new())]).unwrap();
+    assert_eq!(s.finish().len(), 4);
+    assert!(s.finish().iter().all(|f| f.value.is_none() && f.n == 0));
+    let mut s = MetricState::new(&StateKind::StdDev);
+    s.update(&[&Float64Array::from(vec![3.0])]).unwrap();
     assert_eq!(s.finish(), vec![Figure::new("value", None, None, 1)]);
-    assert!(MetricState::new(StateKind::Frequency).finish().is_empty());
+    assert!(MetricState::new(&StateKind::Frequency).finish().is_empty());
+    let c = MetricState::new(&classification(ClassMode::Binary)).finish();
+    assert!(c
+        .iter()
+        .filter(|f| f.stat != "excluded"
+            && !["tp", "fp", "tn", "fn", "support"].contains(&f.stat.as_str()))
+        .all(|f| f.value.is_none()));
 }
 
 #[test]
 fn frequency_counts_labels_in_order_with_null_last() {
-    let mut s = MetricState::new(StateKind::Frequency);
-    s.update(&StringArray::from(vec![
+    let mut s = MetricState::new(&StateKind::Frequency);
+    s.update(&[&StringArray::from(vec![
         Some("VALID"),
         None,
         Some("INVALID"),
         Some("VALID"),
-    ]))
+    ])])
     .unwrap();
     assert_eq!(
         s.finish(),
@@ -149,8 +199,8 @@ fn frequency_counts_labels_in_order_with_null_last() {
 
 #[test]
 fn merging_different_kinds_is_an_error() {
-    let mut a = MetricState::new(StateKind::Mean);
-    let b = MetricState::new(StateKind::Max);
+    let mut a = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+    let b = MetricState::new(&StateKind::Max);
     assert_eq!(
         a.merge(&b).unwrap_err().to_string(),
         "cannot merge max state into mean state"

@@ -19,6 +19,8 @@ pub struct Task {
     pub warnings: Vec<String>,
     /// The `config:` values after `--set` overrides, as used for the placeholders.
     pub config: BTreeMap<String, String>,
+    /// The level of every confidence interval (`confidence:`, default 0.95).
+    pub confidence: f64,
 }
 
 /// Whether a scorer scores the solver output or does QA over it (seed: `ScorerPurpose`).
@@ -169,11 +171,19 @@ impl ScorerKind {
 pub struct MetricSpec {
     /// The metric's `name`, else its type.
     pub name: String,
-    /// The metric type as written (`mean`, ...).
+    /// The metric type as written (`mean`, `binary-classification`, ...).
     pub metric_type: String,
     pub kind: MetricKind,
-    /// The scorer field it folds.
+    /// What metrics.parquet shows as `field`: the field, or `field_gt,field_pred`.
     pub field: String,
+    /// The scorer fields the metric reads: `[field]`, or `[field_gt, field_pred]`.
+    pub inputs: Vec<String>,
+    pub positive_answer: Option<String>,
+    pub negative_answer: Option<String>,
+    /// `labels` of a multiclass metric.
+    pub labels: Option<Vec<String>>,
+    /// Input columns to report the metric by, besides overall.
+    pub group_by: Vec<String>,
     pub key: Option<String>,
     pub location: Option<Location>,
 }
@@ -186,6 +196,11 @@ pub enum MetricKind {
     Max,
     StdDev,
     Frequency,
+    BinaryClassification,
+    MulticlassClassification,
+    Precision,
+    Recall,
+    F1Score,
 }
 
 impl MetricKind {
@@ -195,18 +210,69 @@ impl MetricKind {
         ("max", MetricKind::Max),
         ("std_dev", MetricKind::StdDev),
         ("frequency", MetricKind::Frequency),
+        ("binary-classification", MetricKind::BinaryClassification),
+        (
+            "multiclass-classification",
+            MetricKind::MulticlassClassification,
+        ),
+        ("precision", MetricKind::Precision),
+        ("recall", MetricKind::Recall),
+        ("f1_score", MetricKind::F1Score),
     ];
 
     /// Whether the metric needs a numeric field.
     pub fn numeric(self) -> bool {
-        !matches!(self, MetricKind::Frequency)
+        matches!(
+            self,
+            MetricKind::Mean | MetricKind::Min | MetricKind::Max | MetricKind::StdDev
+        )
+    }
+
+    /// Whether the metric compares a ground-truth field with a prediction field.
+    pub fn classification(self) -> bool {
+        matches!(
+            self,
+            MetricKind::BinaryClassification
+                | MetricKind::MulticlassClassification
+                | MetricKind::Precision
+                | MetricKind::Recall
+                | MetricKind::F1Score
+        )
+    }
+
+    /// The keys the metric type accepts.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            MetricKind::BinaryClassification
+            | MetricKind::Precision
+            | MetricKind::Recall
+            | MetricKind::F1Score => &[
+                "type",
+                "field_gt",
+                "field_pred",
+                "positive_answer",
+                "negative_answer",
+                "name",
+                "key",
+                "group_by",
+            ],
+            MetricKind::MulticlassClassification => &[
+                "type",
+                "field_gt",
+                "field_pred",
+                "labels",
+                "name",
+                "key",
+                "group_by",
+            ],
+            _ => &["type", "field", "name", "key", "group_by"],
+        }
     }
 }
 
 const SCORER_TYPES: &[&str] = &["string_equals", "string_equals_mcqa"];
 const COMMON_SCORER_KEYS: &[&str] = &["type", "key", "display_name", "purpose", "metrics"];
-const METRIC_KEYS: &[&str] = &["type", "field", "name", "key"];
-const DEFINITION_KEYS: &[&str] = &["scorers", "output_column"];
+const DEFINITION_KEYS: &[&str] = &["scorers", "output_column", "confidence"];
 
 impl Task {
     /// Parses a task file's text. `overrides` are the `--set NAME=VALUE` pairs; they win over
@@ -239,7 +305,7 @@ impl Task {
         let root = Node::new(&doc).map("the task file")?;
         let mut warnings = Vec::new();
         for (key, loc) in root.keys() {
-            if key != "config" && key != "definition" {
+            if key != "config" && key != "definition" && key != "confidence" {
                 warnings.push(format!(
                     "ignoring top-level key `{key}`{}",
                     loc.map(|l| format!(" at {l}")).unwrap_or_default()
@@ -259,6 +325,25 @@ impl Task {
                 ));
             }
         }
+        let confidence = match definition
+            .get("confidence")
+            .or_else(|| root.get("confidence"))
+        {
+            None => 0.95,
+            Some(n) => {
+                let text = n.scalar_string("confidence")?;
+                match text.parse::<f64>() {
+                    Ok(c) if c > 0.0 && c < 1.0 => c,
+                    _ => {
+                        return Err(n
+                            .err(format!(
+                                "`confidence` must be a number between 0 and 1, found `{text}`"
+                            ))
+                            .with_hint("e.g. `confidence: 0.9` for 90% intervals"))
+                    }
+                }
+            }
+        };
         let output_column = definition
             .get("output_column")
             .map(|n| n.scalar_string("output_column"))
@@ -290,6 +375,7 @@ impl Task {
             scorers,
             warnings,
             config,
+            confidence,
         })
     }
 
@@ -503,48 +589,115 @@ fn parse_metric(
                 .err(format!("unknown metric type `{metric_type}`"))
                 .with_hint(hint)
         })?;
-    map.check_keys(METRIC_KEYS, &format!("metric `{metric_type}`"))?;
-    let field_node = map.get("field").ok_or_else(|| {
-        map.err(format!("metric `{metric_type}` needs `field`"))
-            .with_hint(field_hint(scorer, scorer_type))
-    })?;
-    let field = field_node.scalar_string("field")?;
-    let spec = scorer
-        .fields()
-        .iter()
-        .find(|f| f.name == field)
-        .ok_or_else(|| {
-            field_node
-                .err(format!("scorer `{scorer_type}` has no field `{field}`"))
-                .with_hint(field_hint(scorer, scorer_type))
+    map.check_keys(kind.keys(), &format!("metric `{metric_type}`"))?;
+    let text = |key: &str| -> Result<Option<String>, TaskError> {
+        map.get(key).map(|n| n.scalar_string(key)).transpose()
+    };
+    let required = |key: &str, example: &str| -> Result<(String, Node<'_>), TaskError> {
+        let n = map.get(key).ok_or_else(|| {
+            map.err(format!("metric `{metric_type}` needs `{key}`"))
+                .with_hint(format!(
+                    "e.g. `{key}: {example}`; {}",
+                    field_hint(scorer, scorer_type)
+                ))
         })?;
-    if kind.numeric() && spec.kind != FieldKind::Number {
-        let numeric: Vec<&str> = scorer
+        Ok((n.scalar_string(key)?, n))
+    };
+    let check_field = |field: &str, n: &Node<'_>| -> Result<FieldKind, TaskError> {
+        scorer
             .fields()
             .iter()
-            .filter(|f| f.kind == FieldKind::Number)
-            .map(|f| f.name)
-            .collect();
-        return Err(field_node
-            .err(format!(
-                "metric `{metric_type}` needs a numeric field, and `{field}` of scorer `{scorer_type}` is text"
-            ))
-            .with_hint(format!(
-                "numeric fields: {}; use `frequency` to count text values",
-                numeric.join(", ")
-            )));
+            .find(|f| f.name == field)
+            .map(|f| f.kind)
+            .ok_or_else(|| {
+                n.err(format!("scorer `{scorer_type}` has no field `{field}`"))
+                    .with_hint(field_hint(scorer, scorer_type))
+            })
+    };
+    let (field, inputs) = if kind.classification() {
+        let (gt, gt_node) = required("field_gt", "ground_truth")?;
+        let (pred, pred_node) = required("field_pred", "value")?;
+        check_field(&gt, &gt_node)?;
+        check_field(&pred, &pred_node)?;
+        (format!("{gt},{pred}"), vec![gt, pred])
+    } else {
+        let (field, field_node) = required("field", "is_correct")?;
+        let fk = check_field(&field, &field_node)?;
+        if kind.numeric() && fk != FieldKind::Number {
+            let numeric: Vec<&str> = scorer
+                .fields()
+                .iter()
+                .filter(|f| f.kind == FieldKind::Number)
+                .map(|f| f.name)
+                .collect();
+            return Err(field_node
+                .err(format!(
+                    "metric `{metric_type}` needs a numeric field, and `{field}` of scorer `{scorer_type}` is text"
+                ))
+                .with_hint(format!(
+                    "numeric fields: {}; use `frequency` to count text values",
+                    numeric.join(", ")
+                )));
+        }
+        (field.clone(), vec![field])
+    };
+    let mut positive_answer = None;
+    let mut negative_answer = None;
+    match kind {
+        MetricKind::BinaryClassification
+        | MetricKind::Precision
+        | MetricKind::Recall
+        | MetricKind::F1Score => {
+            positive_answer = Some(required("positive_answer", "\"yes\"")?.0);
+            negative_answer = if kind == MetricKind::BinaryClassification {
+                Some(required("negative_answer", "\"no\"")?.0)
+            } else {
+                text("negative_answer")?
+            };
+            if positive_answer == negative_answer {
+                return Err(map
+                    .err(format!("`positive_answer` and `negative_answer` of metric `{metric_type}` are both `{}`", positive_answer.unwrap_or_default()))
+                    .with_hint("the two answers must differ"));
+            }
+        }
+        _ => {}
     }
-    let name = map
-        .get("name")
-        .map(|n| n.scalar_string("name"))
-        .transpose()?
-        .unwrap_or_else(|| metric_type.clone());
-    let key = map.get("key").map(|n| n.scalar_string("key")).transpose()?;
+    let labels = match map.get("labels") {
+        None => None,
+        Some(n) => {
+            let json = n.tree.to_json();
+            let list = literal_list(&json)
+                .filter(|l| !l.is_empty())
+                .ok_or_else(|| {
+                    n.err("`labels` must be a non-empty list of strings")
+                        .with_hint("e.g. `labels: [cat, dog, pig]`")
+                })?;
+            Some(list)
+        }
+    };
+    let group_by = match map.get("group_by") {
+        None => Vec::new(),
+        Some(n) => match n.tree {
+            Tree::Seq(_) => {
+                let json = n.tree.to_json();
+                literal_list(&json)
+                    .ok_or_else(|| n.err("`group_by` must be a list of column names"))?
+            }
+            _ => vec![n.scalar_string("group_by")?],
+        },
+    };
+    let name = text("name")?.unwrap_or_else(|| metric_type.clone());
+    let key = text("key")?;
     Ok(MetricSpec {
         name,
         metric_type,
         kind,
         field,
+        inputs,
+        positive_answer,
+        negative_answer,
+        labels,
+        group_by,
         key,
         location: map.location,
     })

@@ -1,0 +1,305 @@
+//! Confusion-matrix metrics: binary and multiclass classification, and precision, recall and
+//! F1 as single figures, with scikit-learn's `zero_division=np.nan` semantics.
+
+use crate::intervals::wilson;
+use crate::{Figure, MetricError};
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use std::collections::{BTreeSet, HashMap};
+
+/// Which figures a [`Confusion`] state reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassMode {
+    Binary,
+    Multiclass,
+    Precision,
+    Recall,
+    F1,
+}
+
+/// Counts of (actual, predicted) pairs.
+///
+/// Rows are included when both values are non-null and, for the binary modes, each equals
+/// `positive` or `negative` (when `negative` is absent, any non-null value that is not
+/// `positive` is a negative); for multiclass, when both are among `labels` (all values when
+/// `labels` is absent). Every other row is counted as `excluded`. Values are compared as
+/// text, exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confusion {
+    mode: ClassMode,
+    positive: String,
+    negative: Option<String>,
+    labels: Option<Vec<String>>,
+    confidence: f64,
+    cells: HashMap<(String, String), u64>,
+    excluded: u64,
+}
+
+fn text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
+    let a: ArrayRef = arrow::array::make_array(a.to_data());
+    match a.data_type() {
+        DataType::Utf8 => Ok(a),
+        t => cast(&a, &DataType::Utf8)
+            .map_err(|e| MetricError(format!("cannot read values of type {t} as labels: {e}"))),
+    }
+}
+
+/// A ratio, null when the denominator is zero.
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den != 0.0).then(|| num / den)
+}
+
+impl Confusion {
+    pub fn new(
+        mode: ClassMode,
+        positive: Option<String>,
+        negative: Option<String>,
+        labels: Option<Vec<String>>,
+        confidence: f64,
+    ) -> Self {
+        Confusion {
+            mode,
+            positive: positive.unwrap_or_default(),
+            negative,
+            labels,
+            confidence,
+            cells: HashMap::new(),
+            excluded: 0,
+        }
+    }
+
+    fn included(&self, gt: &str, pred: &str) -> bool {
+        match self.mode {
+            ClassMode::Multiclass => match &self.labels {
+                Some(l) => l.iter().any(|x| x == gt) && l.iter().any(|x| x == pred),
+                None => true,
+            },
+            _ => match &self.negative {
+                Some(n) => (gt == self.positive || gt == n) && (pred == self.positive || pred == n),
+                None => true,
+            },
+        }
+    }
+
+    pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
+        let (g, p) = (text(gt)?, text(pred)?);
+        let (g, p) = (g.as_string::<i32>(), p.as_string::<i32>());
+        // Count borrowed pairs first: one owned key per distinct pair per batch.
+        let mut local: HashMap<(&str, &str), u64> = HashMap::new();
+        for (a, b) in g.iter().zip(p.iter()) {
+            match (a, b) {
+                (Some(a), Some(b)) if self.included(a, b) => *local.entry((a, b)).or_default() += 1,
+                _ => self.excluded += 1,
+            }
+        }
+        for ((a, b), c) in local {
+            match self.cells.get_mut(&(a.to_owned(), b.to_owned())) {
+                Some(x) => *x += c,
+                None => {
+                    self.cells.insert((a.to_owned(), b.to_owned()), c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn merge(&mut self, other: &Confusion) {
+        self.excluded += other.excluded;
+        for (k, c) in &other.cells {
+            *self.cells.entry(k.clone()).or_default() += c;
+        }
+    }
+
+    fn support(&self) -> u64 {
+        self.cells.values().sum()
+    }
+
+    /// Non-zero cells as (actual, predicted, count), in byte order of (actual, predicted).
+    pub fn cells(&self) -> Vec<(String, String, u64)> {
+        let mut v: Vec<(String, String, u64)> = self
+            .cells
+            .iter()
+            .filter(|(_, c)| **c > 0)
+            .map(|((a, p), c)| (a.clone(), p.clone(), *c))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Whether this state's confusion matrix belongs in confusion.parquet.
+    pub fn has_matrix(&self) -> bool {
+        matches!(self.mode, ClassMode::Binary | ClassMode::Multiclass)
+    }
+
+    fn binary_counts(&self) -> (u64, u64, u64, u64) {
+        let (mut tp, mut fp, mut tn, mut fn_) = (0, 0, 0, 0);
+        for ((a, p), c) in &self.cells {
+            match (*a == self.positive, *p == self.positive) {
+                (true, true) => tp += c,
+                (false, true) => fp += c,
+                (false, false) => tn += c,
+                (true, false) => fn_ += c,
+            }
+        }
+        (tp, fp, tn, fn_)
+    }
+
+    pub fn figures(&self) -> Vec<Figure> {
+        let n = self.support();
+        let fig = |stat: &str, v: Option<f64>| Figure::new(stat, None, v, n);
+        let c = self.confidence;
+        match self.mode {
+            ClassMode::Multiclass => self.multiclass_figures(),
+            mode => {
+                let (tp, fp, tn, fn_) = self.binary_counts();
+                let (tpf, fpf, tnf, fnf) = (tp as f64, fp as f64, tn as f64, fn_ as f64);
+                let precision = ratio(tpf, tpf + fpf);
+                let recall = ratio(tpf, tpf + fnf);
+                let f1 = ratio(2.0 * tpf, 2.0 * tpf + fpf + fnf);
+                let ci = |count: f64, nobs: f64| wilson(count, nobs, c);
+                let with_ci =
+                    |out: &mut Vec<Figure>, name: &str, v: Option<f64>, count: f64, nobs: f64| {
+                        out.push(fig(name, v));
+                        let iv = ci(count, nobs);
+                        let (lo, hi) = if name == "value" {
+                            ("ci_low".to_owned(), "ci_high".to_owned())
+                        } else {
+                            (format!("{name}_ci_low"), format!("{name}_ci_high"))
+                        };
+                        out.push(fig(&lo, iv.map(|x| x.0)));
+                        out.push(fig(&hi, iv.map(|x| x.1)));
+                    };
+                let mut out = Vec::new();
+                match mode {
+                    ClassMode::Precision => with_ci(&mut out, "value", precision, tpf, tpf + fpf),
+                    ClassMode::Recall => with_ci(&mut out, "value", recall, tpf, tpf + fnf),
+                    ClassMode::F1 => out.push(fig("value", f1)),
+                    _ => {
+                        let nf = n as f64;
+                        with_ci(&mut out, "accuracy", ratio(tpf + tnf, nf), tpf + tnf, nf);
+                        with_ci(&mut out, "precision", precision, tpf, tpf + fpf);
+                        with_ci(&mut out, "recall", recall, tpf, tpf + fnf);
+                        out.push(fig("f1_score", f1));
+                        for (name, v) in [
+                            ("tp", tp),
+                            ("fp", fp),
+                            ("tn", tn),
+                            ("fn", fn_),
+                            ("support", n),
+                            ("excluded", self.excluded),
+                        ] {
+                            out.push(fig(name, Some(v as f64)));
+                        }
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// The classes, in report order: `labels` as given, else the sorted distinct values.
+    fn classes(&self) -> Vec<String> {
+        match &self.labels {
+            Some(l) => l.clone(),
+            None => {
+                let set: BTreeSet<&String> = self.cells.keys().flat_map(|(a, p)| [a, p]).collect();
+                set.into_iter().cloned().collect()
+            }
+        }
+    }
+
+    fn multiclass_figures(&self) -> Vec<Figure> {
+        let n = self.support();
+        let fig = |stat: &str, v: Option<f64>| Figure::new(stat, None, v, n);
+        let classes = self.classes();
+        let mut tp = vec![0u64; classes.len()];
+        let mut predicted = vec![0u64; classes.len()];
+        let mut actual = vec![0u64; classes.len()];
+        let index: HashMap<&str, usize> = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), i))
+            .collect();
+        for ((a, p), c) in &self.cells {
+            let (ia, ip) = (index.get(a.as_str()), index.get(p.as_str()));
+            if let Some(&i) = ia {
+                actual[i] += c;
+            }
+            if let Some(&i) = ip {
+                predicted[i] += c;
+            }
+            if a == p {
+                if let Some(&i) = ia {
+                    tp[i] += c;
+                }
+            }
+        }
+        let per: Vec<[Option<f64>; 3]> = (0..classes.len())
+            .map(|i| {
+                let (t, p, a) = (tp[i] as f64, predicted[i] as f64, actual[i] as f64);
+                [ratio(t, p), ratio(t, a), ratio(2.0 * t, p + a)]
+            })
+            .collect();
+        let weights: Vec<f64> = actual.iter().map(|&a| a as f64).collect();
+        let (st, sp, sa) = (
+            tp.iter().sum::<u64>() as f64,
+            predicted.iter().sum::<u64>() as f64,
+            actual.iter().sum::<u64>() as f64,
+        );
+        let micro = [ratio(st, sp), ratio(st, sa), ratio(2.0 * st, sp + sa)];
+        let mut out = Vec::new();
+        let acc = ratio(st, n as f64);
+        out.push(fig("accuracy", acc));
+        let iv = wilson(st, n as f64, self.confidence);
+        out.push(fig("accuracy_ci_low", iv.map(|x| x.0)));
+        out.push(fig("accuracy_ci_high", iv.map(|x| x.1)));
+        let names = ["precision", "recall", "f1_score"];
+        for (k, name) in names.iter().enumerate() {
+            let col: Vec<Option<f64>> = per.iter().map(|p| p[k]).collect();
+            out.push(fig(&format!("macro_{name}"), nan_average(&col, None)));
+        }
+        for (k, name) in names.iter().enumerate() {
+            out.push(fig(&format!("micro_{name}"), micro[k]));
+        }
+        for (k, name) in names.iter().enumerate() {
+            let col: Vec<Option<f64>> = per.iter().map(|p| p[k]).collect();
+            out.push(fig(
+                &format!("weighted_{name}"),
+                nan_average(&col, Some(&weights)),
+            ));
+        }
+        out.push(fig("support", Some(n as f64)));
+        out.push(fig("excluded", Some(self.excluded as f64)));
+        for (i, class) in classes.iter().enumerate() {
+            for (k, name) in names.iter().enumerate() {
+                out.push(Figure::new(name, Some(class.clone()), per[i][k], n));
+            }
+            out.push(Figure::new(
+                "support",
+                Some(class.clone()),
+                Some(actual[i] as f64),
+                n,
+            ));
+        }
+        out
+    }
+}
+
+/// scikit-learn's `_nanaverage`: the (weighted) mean of the defined values; null when none
+/// is defined; the plain mean when every remaining weight is zero.
+fn nan_average(values: &[Option<f64>], weights: Option<&[f64]>) -> Option<f64> {
+    let kept: Vec<(f64, f64)> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (v, weights.map_or(1.0, |w| w[i]))))
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let wsum: f64 = kept.iter().map(|(_, w)| w).sum();
+    if wsum == 0.0 {
+        return Some(kept.iter().map(|(v, _)| v).sum::<f64>() / kept.len() as f64);
+    }
+    Some(kept.iter().map(|(v, w)| v * w).sum::<f64>() / wsum)
+}

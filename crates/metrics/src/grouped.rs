@@ -1,0 +1,155 @@
+//! Per-group metric states for `group_by`.
+
+use crate::{Figure, MetricError, MetricState, StateKind};
+use arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
+use arrow::compute::{cast, take};
+use arrow::datatypes::DataType;
+use std::collections::HashMap;
+
+/// The groups of one batch: which rows belong to which group-by key.
+///
+/// A row whose group-by value is null belongs to no group (it still counts in the overall
+/// figures), because a null group value could not be told apart from the overall rows.
+#[derive(Debug, Clone, Default)]
+pub struct GroupKeys {
+    /// Distinct keys of the batch, in first-seen order.
+    pub keys: Vec<Vec<String>>,
+    /// Row indices of each key.
+    pub rows: Vec<Vec<u32>>,
+}
+
+impl GroupKeys {
+    /// Groups the rows of a batch by the text of `columns` (numbers in their display form).
+    pub fn compute(columns: &[ArrayRef]) -> Result<GroupKeys, MetricError> {
+        let text: Vec<ArrayRef> = columns
+            .iter()
+            .map(|c| match c.data_type() {
+                DataType::Utf8 => Ok(c.clone()),
+                t => cast(c, &DataType::Utf8)
+                    .map_err(|e| MetricError(format!("cannot group by a column of type {t}: {e}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        let cols: Vec<_> = text.iter().map(|c| c.as_string::<i32>()).collect();
+        let len = cols.first().map_or(0, |c| c.len());
+        let mut index: HashMap<Vec<&str>, usize> = HashMap::new();
+        let mut out = GroupKeys::default();
+        let mut key: Vec<&str> = Vec::with_capacity(cols.len());
+        for row in 0..len {
+            key.clear();
+            if cols.iter().any(|c| c.is_null(row)) {
+                continue;
+            }
+            key.extend(cols.iter().map(|c| c.value(row)));
+            let g = match index.get(&key) {
+                Some(&g) => g,
+                None => {
+                    let g = out.keys.len();
+                    index.insert(key.clone(), g);
+                    out.keys.push(key.iter().map(|s| (*s).to_owned()).collect());
+                    out.rows.push(Vec::new());
+                    g
+                }
+            };
+            out.rows[g].push(row as u32);
+        }
+        Ok(out)
+    }
+}
+
+/// Confusion cells, (actual, predicted, count).
+pub type Cells = Vec<(String, String, u64)>;
+/// A group key; `None` for the overall figures.
+pub type GroupKey = Option<Vec<String>>;
+
+/// The overall state of a metric and, with `group_by`, one state per group key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grouped {
+    kind: StateKind,
+    pub overall: MetricState,
+    pub groups: HashMap<Vec<String>, MetricState>,
+}
+
+impl Grouped {
+    pub fn new(kind: &StateKind) -> Self {
+        Grouped {
+            kind: kind.clone(),
+            overall: MetricState::new(kind),
+            groups: HashMap::new(),
+        }
+    }
+
+    /// Folds a batch into the overall state and, when `keys` is given, into each group's.
+    pub fn update(
+        &mut self,
+        inputs: &[&dyn Array],
+        keys: Option<&GroupKeys>,
+    ) -> Result<(), MetricError> {
+        self.overall.update(inputs)?;
+        let Some(keys) = keys else { return Ok(()) };
+        for (key, rows) in keys.keys.iter().zip(&keys.rows) {
+            let idx = UInt32Array::from(rows.clone());
+            let taken: Vec<ArrayRef> = inputs
+                .iter()
+                .map(|a| take(*a, &idx, None).map_err(|e| MetricError(e.to_string())))
+                .collect::<Result<_, _>>()?;
+            let refs: Vec<&dyn Array> = taken.iter().map(|a| a.as_ref()).collect();
+            match self.groups.get_mut(key) {
+                Some(s) => s.update(&refs)?,
+                None => {
+                    let mut s = MetricState::new(&self.kind);
+                    s.update(&refs)?;
+                    self.groups.insert(key.clone(), s);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn merge(&mut self, other: &Grouped) -> Result<(), MetricError> {
+        self.overall.merge(&other.overall)?;
+        for (k, s) in &other.groups {
+            match self.groups.get_mut(k) {
+                Some(mine) => mine.merge(s)?,
+                None => {
+                    self.groups.insert(k.clone(), s.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The groups in key order (byte order of the key's texts).
+    fn sorted_groups(&self) -> Vec<(&Vec<String>, &MetricState)> {
+        let mut g: Vec<_> = self.groups.iter().collect();
+        g.sort_by(|a, b| a.0.cmp(b.0));
+        g
+    }
+
+    /// Overall figures (key `None`) first, then each group's.
+    pub fn finish(&self) -> Vec<(GroupKey, Figure)> {
+        let mut out: Vec<(GroupKey, Figure)> = self
+            .overall
+            .finish()
+            .into_iter()
+            .map(|f| (None, f))
+            .collect();
+        for (k, s) in self.sorted_groups() {
+            out.extend(s.finish().into_iter().map(|f| (Some(k.clone()), f)));
+        }
+        out
+    }
+
+    /// Confusion cells, overall first, then per group.
+    pub fn confusion(&self) -> Vec<(GroupKey, Cells)> {
+        let mut out = Vec::new();
+        if let Some(c) = self.overall.confusion() {
+            out.push((None, c));
+            for (k, s) in self.sorted_groups() {
+                if let Some(c) = s.confusion() {
+                    out.push((Some(k.clone()), c));
+                }
+            }
+        }
+        out
+    }
+}
