@@ -294,3 +294,16 @@ fn unwritable_output_folder() {
     );
     assert!(Path::new(&c.path("file")).is_file());
 }
+
+#[test]
+fn group_by_a_missing_column() {
+    let c = Case::new();
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, group_by: [topic]}\n",
+    );
+    assert_eq!(
+        c.fails(&["t.yaml", "--input", &ex("qa.parquet")]),
+        "error: task file `t.yaml`, line 6, column 11: metric `mean` groups by column `topic`, which the input does not have\nhint: available columns: id, question, subject, answer, output, label_gt, label_pred\n"
+    );
+}

@@ -246,3 +246,68 @@ fn unknown_template_variable_is_an_error() {
         "line 4, column 21: template of `string_equals.ground_truth` uses unknown variable `row`"
     );
 }
+
+fn metric_err(metric: &str) -> TaskError {
+    err(&format!(
+        "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {metric}\n"
+    ))
+}
+
+#[test]
+fn classification_metrics_parse_with_their_options() {
+    let t = Task::from_yaml(
+        "config: {pos: \"yes\"}\ndefinition:\n  confidence: 0.9\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: binary-classification, field_gt: ground_truth, field_pred: value, positive_answer: \"<< config.pos >>\", negative_answer: \"no\", group_by: [subject, model]}\n        - {type: multiclass-classification, field_gt: ground_truth, field_pred: value, labels: [a, b], group_by: subject}\n        - {type: recall, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(t.confidence, 0.9);
+    let m = &t.scorers[0].metrics;
+    assert_eq!(m[0].kind, MetricKind::BinaryClassification);
+    assert_eq!(m[0].inputs, ["ground_truth", "value"]);
+    assert_eq!(m[0].field, "ground_truth,value");
+    assert_eq!(m[0].positive_answer.as_deref(), Some("yes"));
+    assert_eq!(m[0].negative_answer.as_deref(), Some("no"));
+    assert_eq!(m[0].group_by, ["subject", "model"]);
+    assert_eq!(m[1].labels, Some(vec!["a".to_owned(), "b".to_owned()]));
+    assert_eq!(m[1].group_by, ["subject"]);
+    assert_eq!(m[2].negative_answer, None);
+}
+
+#[test]
+fn classification_metric_errors() {
+    assert_eq!(
+        metric_err("{type: binary-classification, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}").to_string(),
+        "line 6, column 11: metric `binary-classification` needs `negative_answer`"
+    );
+    assert_eq!(
+        metric_err("{type: binary-classification, field_gt: ground_truth, field_pred: value, positive_answer: a, negative_answer: a}").to_string(),
+        "line 6, column 11: `positive_answer` and `negative_answer` of metric `binary-classification` are both `a`"
+    );
+    assert_eq!(
+        metric_err("{type: multiclass-classification, field_gt: truth, field_pred: value}")
+            .to_string(),
+        "line 6, column 55: scorer `string_equals` has no field `truth`"
+    );
+    assert_eq!(
+        metric_err("{type: multiclass-classification, field_gt: value, field_pred: value, positive_answer: a}").to_string(),
+        "line 6, column 81: unknown key `positive_answer` in metric `multiclass-classification`"
+    );
+    assert_eq!(
+        metric_err(
+            "{type: multiclass-classification, field_gt: value, field_pred: value, labels: []}"
+        )
+        .to_string(),
+        "line 6, column 89: `labels` must be a non-empty list of strings"
+    );
+}
+
+#[test]
+fn confidence_must_be_between_zero_and_one() {
+    let e = err(
+        "definition:\n  confidence: 95\n  scorers:\n    - {type: string_equals, ground_truth: x}\n",
+    );
+    assert_eq!(
+        e.to_string(),
+        "line 2, column 15: `confidence` must be a number between 0 and 1, found `95`"
+    );
+}
