@@ -147,7 +147,12 @@ impl Plan {
                 ));
             };
             let name = sanitize(k);
-            let field = Arc::new(Field::new(&name, f.data_type().clone(), true));
+            // Strings are read as views; the output keeps the plain string type warehouses expect.
+            let dt = match f.data_type() {
+                DataType::Utf8View => DataType::Utf8,
+                t => t.clone(),
+            };
+            let field = Arc::new(Field::new(&name, dt, true));
             if !seen.insert(name.clone()) {
                 return Err(PlanError::Other(Error::new(format!(
                     "two output columns would be named `{name}`"

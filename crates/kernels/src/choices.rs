@@ -89,7 +89,12 @@ pub(crate) struct ChoiceReader<'a> {
 enum Source<'a> {
     None,
     Fixed(Vec<char>),
-    List(&'a dyn Array),
+    /// A list column: its offsets and validity, and its values read as text once.
+    List {
+        list: &'a dyn Array,
+        offsets: Vec<usize>,
+        values: arrow::array::ArrayRef,
+    },
     Text(TextColumn<'a>),
 }
 
@@ -108,7 +113,22 @@ impl<'a> ChoiceReader<'a> {
                 Source::Fixed(single_chars(list.iter().map(String::as_str), 0)?)
             }
             Choices::PerRow(a) => match a.data_type() {
-                DataType::List(_) | DataType::LargeList(_) => Source::List(a),
+                DataType::List(_) => {
+                    let l = a.as_list::<i32>();
+                    Source::List {
+                        list: a,
+                        offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
+                        values: crate::to_text(l.values(), "choices")?,
+                    }
+                }
+                DataType::LargeList(_) => {
+                    let l = a.as_list::<i64>();
+                    Source::List {
+                        list: a,
+                        offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
+                        values: crate::to_text(l.values(), "choices")?,
+                    }
+                }
                 DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
                     Source::Text(TextColumn::new(a, "choices")?)
                 }
@@ -131,18 +151,24 @@ impl<'a> ChoiceReader<'a> {
         match &self.source {
             Source::None => Ok(RowChoices::Any),
             Source::Fixed(set) => Ok(RowChoices::Set(set)),
-            Source::List(a) => {
-                if a.is_null(row) {
+            Source::List {
+                list,
+                offsets,
+                values,
+            } => {
+                if list.is_null(row) {
                     return Ok(RowChoices::Missing);
                 }
-                let values = match a.data_type() {
-                    DataType::List(_) => a.as_list::<i32>().value(row),
-                    _ => a.as_list::<i64>().value(row),
-                };
-                let values = crate::to_text(&values, "choices")?;
                 let col = TextColumn::new(values.as_ref(), "choices")?;
-                let items = (0..values.len()).filter_map(|i| col.get(i));
-                self.last = single_chars(items, row)?;
+                let (start, end) = (offsets[row], offsets[row + 1]);
+                // Rows usually repeat the previous row's list: compare before rebuilding.
+                let same = end - start == self.last.len()
+                    && (start..end)
+                        .zip(&self.last)
+                        .all(|(i, c)| col.get(i).and_then(single_char) == Some(*c));
+                if !same {
+                    self.last = single_chars((start..end).filter_map(|i| col.get(i)), row)?;
+                }
                 Ok(RowChoices::Set(&self.last))
             }
             Source::Text(col) => {

@@ -85,6 +85,11 @@ impl Confusion {
     pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
         let (g, p) = (text(gt)?, text(pred)?);
         let (g, p) = (g.as_string::<i32>(), p.as_string::<i32>());
+        if self.mode != ClassMode::Multiclass {
+            if let Some(neg) = self.negative.clone() {
+                return self.update_binary(g, p, &neg);
+            }
+        }
         // Count borrowed pairs first: one owned key per distinct pair per batch.
         let mut local: HashMap<(&str, &str), u64> = HashMap::new();
         for (a, b) in g.iter().zip(p.iter()) {
@@ -98,6 +103,40 @@ impl Confusion {
                 Some(x) => *x += c,
                 None => {
                     self.cells.insert((a.to_owned(), b.to_owned()), c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The two-label case without hashing: each side is the positive, the negative, or neither.
+    fn update_binary(
+        &mut self,
+        g: &arrow::array::StringArray,
+        p: &arrow::array::StringArray,
+        neg: &str,
+    ) -> Result<(), MetricError> {
+        let pos = self.positive.as_str();
+        let class = |v: Option<&str>| match v {
+            Some(v) if v == pos => 1usize,
+            Some(v) if v == neg => 0,
+            _ => 2,
+        };
+        let mut counts = [[0u64; 2]; 2];
+        for (a, b) in g.iter().zip(p.iter()) {
+            match (class(a), class(b)) {
+                (x, y) if x < 2 && y < 2 => counts[x][y] += 1,
+                _ => self.excluded += 1,
+            }
+        }
+        let names = [neg.to_owned(), pos.to_owned()];
+        for (x, row) in counts.iter().enumerate() {
+            for (y, &c) in row.iter().enumerate() {
+                if c > 0 {
+                    *self
+                        .cells
+                        .entry((names[x].clone(), names[y].clone()))
+                        .or_default() += c;
                 }
             }
         }

@@ -30,14 +30,33 @@ impl Frequency {
         };
         let text = text.as_string::<i32>();
         self.n += text.len() as u64;
-        // Count borrowed strings first: one owned key per distinct value per batch.
+        // Count borrowed strings first: one owned key per distinct value per batch. Fields
+        // usually have a handful of values, so a short list scanned from the last hit beats
+        // hashing every row; past 16 values it moves to a hash map.
+        let mut few: Vec<(&str, u64)> = Vec::new();
         let mut local: HashMap<&str, u64> = HashMap::new();
+        let mut last = 0usize;
         for v in text.iter() {
-            match v {
-                Some(s) => *local.entry(s).or_default() += 1,
-                None => self.nulls += 1,
+            let Some(s) = v else {
+                self.nulls += 1;
+                continue;
+            };
+            if !local.is_empty() {
+                *local.entry(s).or_default() += 1;
+            } else if few.get(last).is_some_and(|e| e.0 == s) {
+                few[last].1 += 1;
+            } else if let Some(i) = few.iter().position(|e| e.0 == s) {
+                few[i].1 += 1;
+                last = i;
+            } else if few.len() < 16 {
+                few.push((s, 1));
+                last = few.len() - 1;
+            } else {
+                local.extend(few.drain(..));
+                *local.entry(s).or_default() += 1;
             }
         }
+        local.extend(few);
         for (k, c) in local {
             match self.counts.get_mut(k) {
                 Some(x) => *x += c,

@@ -1,4 +1,4 @@
-use arrow::array::Float64Array;
+use arrow::array::{Array, Float64Array};
 
 /// Count, sum and sum of squares, each kept as a double-double (about 106 bits), so that
 /// the figures do not depend on how the input was split into batches, row groups or files:
@@ -18,12 +18,32 @@ pub struct Moments {
 
 impl Moments {
     pub fn update(&mut self, values: &Float64Array) {
-        for v in values.iter().flatten().filter(|v| !v.is_nan()) {
-            self.n += 1;
-            self.non_binary += u64::from(v != 0.0 && v != 1.0);
-            self.sum = self.sum.add_f64(v);
-            self.sum_sq = self.sum_sq.add(Dd::product(v, v));
+        // Scores are mostly 0/1: count those exactly and keep double-double work for the rest.
+        let mut ones = 0u64;
+        let mut zeros = 0u64;
+        let mut add = |v: f64, this: &mut Moments| {
+            if v == 1.0 {
+                ones += 1;
+            } else if v == 0.0 {
+                zeros += 1;
+            } else if !v.is_nan() {
+                this.add_general(v);
+            }
+        };
+        match values.nulls() {
+            None => values.values().iter().for_each(|&v| add(v, self)),
+            Some(_) => values.iter().flatten().for_each(|v| add(v, self)),
         }
+        self.n += ones + zeros;
+        self.sum = self.sum.add_f64(ones as f64);
+        self.sum_sq = self.sum_sq.add_f64(ones as f64);
+    }
+
+    fn add_general(&mut self, v: f64) {
+        self.n += 1;
+        self.non_binary += 1;
+        self.sum = self.sum.add_f64(v);
+        self.sum_sq = self.sum_sq.add(Dd::product(v, v));
     }
 
     pub fn merge(&mut self, other: &Moments) {

@@ -17,7 +17,7 @@ pub use scan::scan_ordered;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 use sha2::{Digest, Sha256};
 use std::fs::File;
@@ -184,6 +184,25 @@ impl Inputs {
             }
         }
     }
+}
+
+/// `schema` with top-level Utf8 and LargeUtf8 columns read as Utf8View (unless
+/// `EVALSCORE_NO_VIEW` is set, for comparison).
+fn view_schema(schema: &SchemaRef) -> SchemaRef {
+    if std::env::var_os("EVALSCORE_NO_VIEW").is_some() {
+        return Arc::clone(schema);
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 => {
+                f.as_ref().clone().with_data_type(DataType::Utf8View)
+            }
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
 fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
