@@ -6,9 +6,11 @@ use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_reader::{Format, Inputs};
 use evalscore_task::Task;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
+use parquet::schema::types::ColumnPath;
 use serde_json::{json, Map, Value};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -126,10 +128,24 @@ impl Outputs {
     pub fn scores_writer(&self, schema: SchemaRef) -> Result<ScoresWriter, Error> {
         let path = self.temp(0).to_path_buf();
         let file = File::create(&path).map_err(|e| io_error("create", &path, e))?;
-        let writer = ArrowWriter::try_new(
+        // Score columns hold a few distinct floats; zstd compresses them plainly encoded for a
+        // fraction of the cost of hashing every value into a dictionary.
+        let mut builder = props_builder();
+        for f in schema.fields() {
+            if f.data_type() == &DataType::Float64 {
+                builder = builder
+                    .set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), false);
+            }
+        }
+        // Without the embedded Arrow schema, readers see dictionary-encoded label columns
+        // (completion_validity) as the plain strings they are.
+        let options = ArrowWriterOptions::new()
+            .with_properties(builder.build())
+            .with_skip_arrow_metadata(true);
+        let writer = ArrowWriter::try_new_with_options(
             BufWriter::with_capacity(1 << 20, file),
             schema,
-            Some(props()),
+            options,
         )
         .map_err(|e| parquet_error(&path, e))?;
         Ok(ScoresWriter {
@@ -324,11 +340,14 @@ impl Drop for Outputs {
     }
 }
 
-fn props() -> WriterProperties {
+fn props_builder() -> WriterPropertiesBuilder {
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_created_by(format!("evalscore {}", env!("CARGO_PKG_VERSION")))
-        .build()
+}
+
+fn props() -> WriterProperties {
+    props_builder().build()
 }
 
 /// Streams score batches into scores.parquet.

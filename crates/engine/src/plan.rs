@@ -189,6 +189,11 @@ impl Plan {
                 let kind = fields.iter().find(|f| f.name == *name).map(|f| f.kind);
                 let dt = match kind {
                     Some(FieldKind::Number) => DataType::Float64,
+                    // Labels with a fixed small set of values are dictionary-encoded in memory;
+                    // scores.parquet stores them as plain strings (no Arrow schema is embedded).
+                    _ if *name == "completion_validity" => {
+                        DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+                    }
                     _ => DataType::Utf8,
                 };
                 out_fields.push(Arc::new(Field::new(col, dt, true)));

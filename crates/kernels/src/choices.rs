@@ -84,6 +84,10 @@ pub(crate) struct ChoiceReader<'a> {
     source: Source<'a>,
     last_text: Option<&'a str>,
     last: Vec<char>,
+    /// The previous list row's item bytes and relative item offsets, to skip rebuilding
+    /// `last` when a row repeats the previous one byte for byte.
+    last_bytes: Vec<u8>,
+    last_offsets: Vec<i32>,
 }
 
 enum Source<'a> {
@@ -144,6 +148,8 @@ impl<'a> ChoiceReader<'a> {
             source,
             last_text: None,
             last: Vec::new(),
+            last_bytes: Vec::new(),
+            last_offsets: Vec::new(),
         })
     }
 
@@ -159,16 +165,40 @@ impl<'a> ChoiceReader<'a> {
                 if list.is_null(row) {
                     return Ok(RowChoices::Missing);
                 }
-                let col = TextColumn::new(values.as_ref(), "choices")?;
                 let (start, end) = (offsets[row], offsets[row + 1]);
-                // Rows usually repeat the previous row's list: compare before rebuilding.
-                let same = end - start == self.last.len()
-                    && (start..end)
-                        .zip(&self.last)
-                        .all(|(i, c)| col.get(i).and_then(single_char) == Some(*c));
-                if !same {
+                // Rows usually repeat the previous row's list: compare raw bytes and item
+                // boundaries before decoding anything.
+                if let Some(sa) = values.as_any().downcast_ref::<arrow::array::StringArray>() {
+                    let vo = sa.value_offsets();
+                    let no_nulls = sa
+                        .nulls()
+                        .is_none_or(|n| (start..end).all(|i| n.is_valid(i)));
+                    let bytes = &sa.values()[vo[start] as usize..vo[end] as usize];
+                    let base = vo[start];
+                    let same = no_nulls
+                        && !self.last_offsets.is_empty()
+                        && bytes == self.last_bytes.as_slice()
+                        && vo[start..=end].len() == self.last_offsets.len()
+                        && vo[start..=end]
+                            .iter()
+                            .zip(&self.last_offsets)
+                            .all(|(o, l)| o - base == *l);
+                    if same {
+                        return Ok(RowChoices::Set(&self.last));
+                    }
+                    let col = TextColumn::new(values.as_ref(), "choices")?;
                     self.last = single_chars((start..end).filter_map(|i| col.get(i)), row)?;
+                    self.last_bytes.clear();
+                    self.last_offsets.clear();
+                    if no_nulls {
+                        self.last_bytes.extend_from_slice(bytes);
+                        self.last_offsets
+                            .extend(vo[start..=end].iter().map(|o| o - base));
+                    }
+                    return Ok(RowChoices::Set(&self.last));
                 }
+                let col = TextColumn::new(values.as_ref(), "choices")?;
+                self.last = single_chars((start..end).filter_map(|i| col.get(i)), row)?;
                 Ok(RowChoices::Set(&self.last))
             }
             Source::Text(col) => {

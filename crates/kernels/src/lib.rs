@@ -17,7 +17,7 @@ pub mod text;
 pub use choices::{parse_choice_list, Choices};
 pub use mcqa::{missing_count, string_equals_mcqa, McqaOutput, INVALID, VALID};
 pub use string_equals::string_equals;
-pub use text::{to_text, TextColumn};
+pub use text::{to_text, TextColumn, Validity};
 
 use std::fmt;
 

@@ -1,7 +1,9 @@
 use crate::choices::{single_char, ChoiceReader, RowChoices};
-use crate::text::TextColumn;
+use crate::text::{TextColumn, Validity};
 use crate::{Choices, KernelError};
-use arrow::array::{Float64Array, StringArray};
+use arrow::array::{DictionaryArray, Float64Array, Int8Array, StringArray};
+use arrow::datatypes::Int8Type;
+use std::sync::Arc;
 
 /// `completion_validity` of an output whose first character is one of the row's choices.
 pub const VALID: &str = "VALID";
@@ -12,8 +14,9 @@ pub const INVALID: &str = "INVALID";
 #[derive(Debug, Clone, PartialEq)]
 pub struct McqaOutput {
     pub is_correct: Float64Array,
-    /// [`VALID`] or [`INVALID`], never null.
-    pub completion_validity: StringArray,
+    /// [`VALID`] or [`INVALID`], never null; dictionary-encoded (key 0 = `INVALID`,
+    /// 1 = `VALID`) so it costs a byte per row and metrics count keys, not strings.
+    pub completion_validity: DictionaryArray<Int8Type>,
 }
 
 /// Seed 001 `string_equals_mcqa`: the first Unicode character of `output` against the
@@ -36,7 +39,7 @@ pub fn string_equals_mcqa(
 ) -> Result<McqaOutput, KernelError> {
     let mut reader = ChoiceReader::new(choices)?;
     let mut scores = Vec::with_capacity(len);
-    let mut valid = Vec::with_capacity(len);
+    let mut valid: Vec<i8> = Vec::with_capacity(len);
     // A scalar ground truth is checked once, not per row.
     let scalar_truth = match ground_truth {
         TextColumn::Scalar(Some(s)) => Some(Some(truth_char(s, 0)?)),
@@ -59,11 +62,13 @@ pub fn string_equals_mcqa(
         };
         let correct = is_valid && first.is_some() && first == truth;
         scores.push(if correct { 1.0 } else { 0.0 });
-        valid.push(if is_valid { VALID } else { INVALID });
+        valid.push(i8::from(is_valid));
     }
+    let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
+    let completion_validity = DictionaryArray::try_new(Int8Array::from(valid), labels)?;
     Ok(McqaOutput {
         is_correct: Float64Array::from(scores),
-        completion_validity: StringArray::from(valid),
+        completion_validity,
     })
 }
 
@@ -79,10 +84,16 @@ fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {
 }
 
 /// The rows (within a batch) whose output or ground truth is null: the scorer's missing rows.
+/// Counted from the validity bitmaps, not row by row.
 pub fn missing_count(output: &TextColumn<'_>, ground_truth: &TextColumn<'_>, len: usize) -> usize {
-    (0..len)
-        .filter(|&r| output.get(r).is_none() || ground_truth.get(r).is_none())
-        .count()
+    match (output.validity(), ground_truth.validity()) {
+        (Validity::AllNull, _) | (_, Validity::AllNull) => len,
+        (Validity::AllValid, Validity::AllValid) => 0,
+        (Validity::Mask(m), Validity::AllValid) | (Validity::AllValid, Validity::Mask(m)) => {
+            len - m.count_set_bits()
+        }
+        (Validity::Mask(a), Validity::Mask(b)) => len - (&a & &b).count_set_bits(),
+    }
 }
 
 #[cfg(test)]
@@ -124,11 +135,14 @@ mod tests {
         .unwrap();
         (
             r.is_correct.values().to_vec(),
-            r.completion_validity
-                .iter()
-                .map(|v| v.unwrap().to_owned())
-                .collect(),
+            validity_strings(&r.completion_validity),
         )
+    }
+
+    fn validity_strings(d: &DictionaryArray<Int8Type>) -> Vec<String> {
+        let t = arrow::compute::cast(d, &arrow::datatypes::DataType::Utf8).unwrap();
+        let t = t.as_any().downcast_ref::<StringArray>().unwrap();
+        t.iter().map(|v| v.unwrap().to_owned()).collect()
     }
 
     #[test]
@@ -180,8 +194,10 @@ mod tests {
             )
             .unwrap();
             assert_eq!(r.is_correct.values().to_vec(), [1.0, 0.0, 0.0]);
-            let v: Vec<_> = r.completion_validity.iter().flatten().collect();
-            assert_eq!(v, ["VALID", "INVALID", "INVALID"]);
+            assert_eq!(
+                validity_strings(&r.completion_validity),
+                ["VALID", "INVALID", "INVALID"]
+            );
         }
     }
 

@@ -88,6 +88,29 @@ impl<'a> TextColumn<'a> {
     pub fn is_scalar(&self) -> bool {
         matches!(self, TextColumn::Scalar(_))
     }
+
+    /// Which rows are non-null, for counting without a per-row loop.
+    pub fn validity(&self) -> Validity {
+        let nulls = match self {
+            TextColumn::Utf8(a) => a.logical_nulls(),
+            TextColumn::LargeUtf8(a) => a.logical_nulls(),
+            TextColumn::Utf8View(a) => a.logical_nulls(),
+            TextColumn::Scalar(Some(_)) => return Validity::AllValid,
+            TextColumn::Scalar(None) => return Validity::AllNull,
+        };
+        match nulls {
+            Some(n) if n.null_count() > 0 => Validity::Mask(n.inner().clone()),
+            _ => Validity::AllValid,
+        }
+    }
+}
+
+/// The non-null rows of a [`TextColumn`].
+#[derive(Debug, Clone)]
+pub enum Validity {
+    AllValid,
+    AllNull,
+    Mask(arrow::buffer::BooleanBuffer),
 }
 
 #[cfg(test)]

@@ -3,9 +3,8 @@
 
 use crate::intervals::wilson;
 use crate::{Figure, MetricError};
-use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::compute::cast;
-use arrow::datatypes::DataType;
+use arrow::array::{Array, ArrayRef};
+use evalscore_kernels::TextColumn;
 use std::collections::{BTreeSet, HashMap};
 
 /// Which figures a [`Confusion`] state reports.
@@ -36,13 +35,14 @@ pub struct Confusion {
     excluded: u64,
 }
 
-fn text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
+/// Labels as text in any string layout (numbers in their display form).
+pub(crate) fn text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
     let a: ArrayRef = arrow::array::make_array(a.to_data());
-    match a.data_type() {
-        DataType::Utf8 => Ok(a),
-        t => cast(&a, &DataType::Utf8)
-            .map_err(|e| MetricError(format!("cannot read values of type {t} as labels: {e}"))),
-    }
+    evalscore_kernels::to_text(&a, "labels").map_err(|e| MetricError(e.to_string()))
+}
+
+pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
+    TextColumn::new(a.as_ref(), "labels").map_err(|e| MetricError(e.to_string()))
 }
 
 /// A ratio, null when the denominator is zero.
@@ -83,17 +83,18 @@ impl Confusion {
     }
 
     pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
-        let (g, p) = (text(gt)?, text(pred)?);
-        let (g, p) = (g.as_string::<i32>(), p.as_string::<i32>());
+        let (ga, pa) = (text(gt)?, text(pred)?);
+        let (g, p) = (column(&ga)?, column(&pa)?);
+        let len = ga.len().min(pa.len());
         if self.mode != ClassMode::Multiclass {
             if let Some(neg) = self.negative.clone() {
-                return self.update_binary(g, p, &neg);
+                return self.update_binary(g, p, len, &neg);
             }
         }
         // Count borrowed pairs first: one owned key per distinct pair per batch.
         let mut local: HashMap<(&str, &str), u64> = HashMap::new();
-        for (a, b) in g.iter().zip(p.iter()) {
-            match (a, b) {
+        for r in 0..len {
+            match (g.get(r), p.get(r)) {
                 (Some(a), Some(b)) if self.included(a, b) => *local.entry((a, b)).or_default() += 1,
                 _ => self.excluded += 1,
             }
@@ -112,8 +113,9 @@ impl Confusion {
     /// The two-label case without hashing: each side is the positive, the negative, or neither.
     fn update_binary(
         &mut self,
-        g: &arrow::array::StringArray,
-        p: &arrow::array::StringArray,
+        g: TextColumn<'_>,
+        p: TextColumn<'_>,
+        len: usize,
         neg: &str,
     ) -> Result<(), MetricError> {
         let pos = self.positive.as_str();
@@ -123,8 +125,8 @@ impl Confusion {
             _ => 2,
         };
         let mut counts = [[0u64; 2]; 2];
-        for (a, b) in g.iter().zip(p.iter()) {
-            match (class(a), class(b)) {
+        for r in 0..len {
+            match (class(g.get(r)), class(p.get(r))) {
                 (x, y) if x < 2 && y < 2 => counts[x][y] += 1,
                 _ => self.excluded += 1,
             }

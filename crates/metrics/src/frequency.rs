@@ -1,6 +1,5 @@
 use crate::{Figure, MetricError};
-use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::compute::cast;
+use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
 use std::collections::HashMap;
 
@@ -18,26 +17,20 @@ pub struct Frequency {
 
 impl Frequency {
     pub fn update(&mut self, values: &dyn Array) -> Result<(), MetricError> {
-        let a: ArrayRef = arrow::array::make_array(values.to_data());
-        let text = match a.data_type() {
-            DataType::Utf8 => a,
-            _ => cast(&a, &DataType::Utf8).map_err(|e| {
-                MetricError(format!(
-                    "frequency cannot count values of type {}: {e}",
-                    values.data_type()
-                ))
-            })?,
-        };
-        let text = text.as_string::<i32>();
-        self.n += text.len() as u64;
+        if let DataType::Dictionary(_, _) = values.data_type() {
+            return self.update_dictionary(values);
+        }
+        let a = crate::classification::text(values)?;
+        let text = crate::classification::column(&a)?;
+        self.n += a.len() as u64;
         // Count borrowed strings first: one owned key per distinct value per batch. Fields
         // usually have a handful of values, so a short list scanned from the last hit beats
         // hashing every row; past 16 values it moves to a hash map.
         let mut few: Vec<(&str, u64)> = Vec::new();
         let mut local: HashMap<&str, u64> = HashMap::new();
         let mut last = 0usize;
-        for v in text.iter() {
-            let Some(s) = v else {
+        for r in 0..a.len() {
+            let Some(s) = text.get(r) else {
                 self.nulls += 1;
                 continue;
             };
@@ -63,6 +56,35 @@ impl Frequency {
                 None => {
                     self.counts.insert(k.to_owned(), c);
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the keys of a dictionary array, then adds each used value once.
+    fn update_dictionary(&mut self, values: &dyn Array) -> Result<(), MetricError> {
+        let dict = values.as_any_dictionary();
+        let words = crate::classification::text(dict.values().as_ref())?;
+        let words_col = crate::classification::column(&words)?;
+        let mut counts = vec![0u64; words.len()];
+        let keys = dict.normalized_keys();
+        match dict.keys().logical_nulls() {
+            Some(n) => {
+                for (i, k) in keys.iter().enumerate() {
+                    if n.is_valid(i) {
+                        counts[*k] += 1;
+                    } else {
+                        self.nulls += 1;
+                    }
+                }
+            }
+            None => keys.iter().for_each(|&k| counts[k] += 1),
+        }
+        self.n += values.len() as u64;
+        for (k, c) in counts.into_iter().enumerate().filter(|(_, c)| *c > 0) {
+            match words_col.get(k) {
+                Some(w) => *self.counts.entry(w.to_owned()).or_default() += c,
+                None => self.nulls += c,
             }
         }
         Ok(())

@@ -143,7 +143,12 @@ impl Inputs {
                 };
                 let handle = File::open(&file.path)
                     .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(ctx)?;
+                // Strings are decoded as Utf8View: views into the decoded pages instead of a
+                // copy of every string into one buffer.
+                let options = ArrowReaderOptions::new().with_schema(view_schema(&file.schema));
+                let builder =
+                    ParquetRecordBatchReaderBuilder::try_new_with_options(handle, options)
+                        .map_err(ctx)?;
                 let indices: Vec<usize> = columns
                     .iter()
                     .filter_map(|c| file.schema.index_of(c).ok())
