@@ -56,9 +56,7 @@ fn write_input(path: &Path, rows: usize, group: usize) {
         let n = group.min(rows - start);
         let ids: Vec<String> = (0..n).map(|_| format!("{:016x}", rng.next())).collect();
         let answers: Vec<String> = (0..n).map(|i| format!("{}", (start + i) % 5)).collect();
-        let outputs: Vec<String> = (0..n)
-            .map(|_| format!("{}", rng.next() % 5))
-            .collect();
+        let outputs: Vec<String> = (0..n).map(|_| format!("{}", rng.next() % 5)).collect();
         let b = RecordBatch::try_new(
             Arc::clone(&schema),
             vec![
@@ -125,8 +123,7 @@ fn assert_finished(out: &Path, rows: usize) {
     assert_eq!(run["rows_scored"], rows);
     assert_eq!(parquet_rows(&out.join("scores.parquet")), rows as i64);
     let metrics: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
     assert_eq!(metrics["rows"], rows);
     assert!(parquet_rows(&out.join("metrics.parquet")) > 0);
     parquet_rows(&out.join("confusion.parquet"));
@@ -143,7 +140,14 @@ fn sigkill_at_random_points_never_leaves_partial_outputs() {
     let start = |out: &Path| {
         Command::new(bin())
             .current_dir(dir.path())
-            .args(["run", "t.yaml", "--input", "big.parquet", "--quiet", "--out"])
+            .args([
+                "run",
+                "t.yaml",
+                "--input",
+                "big.parquet",
+                "--quiet",
+                "--out",
+            ])
             .arg(out)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -216,7 +220,15 @@ fn sigkill_at_random_points_never_leaves_partial_outputs() {
     if let Some(out) = last_killed_out {
         let status = Command::new(bin())
             .current_dir(dir.path())
-            .args(["run", "t.yaml", "--input", "big.parquet", "--quiet", "--overwrite", "--out"])
+            .args([
+                "run",
+                "t.yaml",
+                "--input",
+                "big.parquet",
+                "--quiet",
+                "--overwrite",
+                "--out",
+            ])
             .arg(&out)
             .stdout(Stdio::null())
             .status()
@@ -265,7 +277,16 @@ fn a_panic_in_a_worker_is_an_internal_error_and_leaves_no_file() {
     let o = evalscore()
         .current_dir(dir.path())
         .env("EVALSCORE_TEST_PANIC", "worker")
-        .args(["run", "t.yaml", "--input", "in.parquet", "--out", "out", "--threads", "2"])
+        .args([
+            "run",
+            "t.yaml",
+            "--input",
+            "in.parquet",
+            "--out",
+            "out",
+            "--threads",
+            "2",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8(o.stderr).unwrap();

@@ -166,7 +166,9 @@ fn corrupted_compressed_page_bytes_are_caught() {
     let p = c.path("damaged.parquet");
     let batches: Vec<RecordBatch> = (0..3)
         .map(|g| {
-            let v: Vec<String> = (0..2000).map(|i| format!("text {} {}", g, i * 31 % 977)).collect();
+            let v: Vec<String> = (0..2000)
+                .map(|i| format!("text {} {}", g, i * 31 % 977))
+                .collect();
             text_batch(&[
                 ("answer", v.iter().map(|s| Some(s.as_str())).collect()),
                 ("output", v.iter().map(|s| Some(s.as_str())).collect()),
@@ -203,13 +205,12 @@ fn corrupted_compressed_page_bytes_are_caught() {
 #[test]
 fn alias_bomb_is_rejected_fast() {
     let c = Case::new();
-    let mut yaml = String::from("a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    let mut yaml = String::from(
+        "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
     for i in 1..10 {
         let prev = format!("*a{}", i - 1);
-        yaml.push_str(&format!(
-            "a{i}: &a{i} [{}]\n",
-            vec![prev.as_str(); 9].join(",")
-        ));
+        yaml.push_str(&format!("a{i}: &a{i} [{}]\n", [prev.as_str(); 9].join(",")));
     }
     yaml.push_str("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      display_name: *a9\n");
     c.write("bomb.yaml", &yaml);
@@ -310,10 +311,7 @@ fn keys_cannot_escape_the_output_folder() {
     let scores = read_parquet(&c.path("out/scores.parquet"));
     assert_eq!(
         column_names(&scores),
-        [
-            "id",
-            "______etc_passwd__is_correct",
-        ]
+        ["id", "______etc_passwd__is_correct",]
     );
 }
 
@@ -368,7 +366,13 @@ fn integer_and_float_columns_are_compared_as_their_display_text() {
         Arc::new(schema),
         vec![
             Arc::new(StringArray::from(vec!["a", "b", "c", "d", "e"])) as ArrayRef,
-            Arc::new(Int64Array::from(vec![Some(3), Some(-1), None, Some(3), Some(1)])),
+            Arc::new(Int64Array::from(vec![
+                Some(3),
+                Some(-1),
+                None,
+                Some(3),
+                Some(1),
+            ])),
             Arc::new(Float64Array::from(vec![
                 Some(3.0),
                 Some(0.5),
@@ -440,10 +444,7 @@ fn empty_parquet_file_writes_every_output_with_null_metrics() {
         scores,
         (
             0,
-            vec![
-                "id".to_owned(),
-                "string_equals__is_correct".to_owned(),
-            ]
+            vec!["id".to_owned(), "string_equals__is_correct".to_owned(),]
         )
     );
     let metrics = read_parquet(&c.path("out/metrics.parquet"));
@@ -468,9 +469,15 @@ fn empty_parquet_file_writes_every_output_with_null_metrics() {
         serde_json::from_str(&std::fs::read_to_string(c.path("out/metrics.json")).unwrap())
             .unwrap();
     assert_eq!(m["rows"], 0);
-    assert_eq!(m["scorers"][0]["metrics"][0]["value"], serde_json::Value::Null);
+    assert_eq!(
+        m["scorers"][0]["metrics"][0]["value"],
+        serde_json::Value::Null
+    );
     assert_eq!(m["scorers"][0]["metrics"][0]["n"], 0);
-    assert_eq!(parquet_rows_and_columns(&c.path("out/confusion.parquet")).0, 0);
+    assert_eq!(
+        parquet_rows_and_columns(&c.path("out/confusion.parquet")).0,
+        0
+    );
 }
 
 /// Rows and column names from the footer (works for files with no row group).

@@ -377,10 +377,14 @@ impl TemplateCompiler {
         };
         if let Some(stmt) = loader_statement(&source) {
             return Err(TaskError::new(
-                format!("template of `{what}` uses `{{% {stmt} %}}`, which evalscore does not allow"),
+                format!(
+                    "template of `{what}` uses `{{% {stmt} %}}`, which evalscore does not allow"
+                ),
                 node.location,
             )
-            .with_hint("templates cannot read files: there is no include, import, from or extends"));
+            .with_hint(
+                "templates cannot read files: there is no include, import, from or extends",
+            ));
         }
         let kind = classify(&source);
         let vars: std::collections::HashSet<String> = match &kind {
