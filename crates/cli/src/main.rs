@@ -65,6 +65,24 @@ fn parse_set(s: &str) -> Result<(String, String), String> {
 
 fn main() -> ExitCode {
     install_panic_hook();
+    // A panic anywhere, including a rayon worker (the reader re-raises those on this thread),
+    // unwinds to here: the output guard's Drop removes the temporary files on the way.
+    match std::panic::catch_unwind(main_inner) {
+        Ok(code) => code,
+        Err(_) => {
+            let msg = LAST_PANIC
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            eprintln!("error: internal error: {msg}");
+            eprintln!("hint: this is a bug in evalscore; please report it with the command line and the task file. No output was written");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn main_inner() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -122,6 +140,12 @@ fn render_error(e: &Error) -> String {
     s
 }
 
+/// The message and place of the most recent panic, for `main` to print once it has unwound.
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Replaces the default hook (which prints `thread panicked at` and a backtrace note) with one
+/// that only records the message. Panics that are caught on purpose (the Parquet decoder on a
+/// damaged file) print nothing; any other reaches `main`, which prints it as an internal error.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let msg = info
@@ -134,10 +158,7 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("error: internal error: {msg}{at}");
-        eprintln!("hint: this is a bug in evalscore; please report it with the command line and the task file. No output was written");
-        // Exit from here so no thread unwinds into a half-finished state and no backtrace is shown.
-        std::process::exit(2);
+        *LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("{msg}{at}"));
     }));
 }
 

@@ -112,11 +112,19 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     let total = inputs.rows();
     let mut done = 0u64;
     let units = inputs.units();
+    // Test hook: `EVALSCORE_TEST_PANIC=worker` panics inside a worker thread, so the tests can
+    // prove that a panic becomes `error: internal error` and leaves no file behind.
+    let inject_panic = std::env::var_os("EVALSCORE_TEST_PANIC").is_some_and(|v| v == "worker");
 
     scan_ordered(
         &units,
         threads,
-        |unit| score::score_unit(&plan, &task, &inputs, unit),
+        |unit| {
+            if inject_panic {
+                panic!("injected worker panic (EVALSCORE_TEST_PANIC)");
+            }
+            score::score_unit(&plan, &task, &inputs, unit)
+        },
         |result: score::UnitResult| {
             for batch in &result.batches {
                 writer.write(batch)?;

@@ -61,12 +61,21 @@ pub(crate) struct Outputs {
     committed: bool,
 }
 
+/// ENOSPC (no space left on device) and EFBIG (file too large: a quota or `ulimit -f`).
+fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(28 | 27))
+        || matches!(
+            e.kind(),
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::FileTooLarge
+        )
+}
+
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
-    let full = e.raw_os_error() == Some(28) || e.kind() == std::io::ErrorKind::StorageFull;
+    let full = is_disk_full(&e);
     let err = Error::new(format!("cannot {what} `{}`", path.display())).caused_by(e.to_string());
     if full {
         err.hint(
-            "the disk is full; free space or choose another `--out` folder. No output was written",
+            "the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written",
         )
     } else {
         err.hint("check that the `--out` folder is writable")
@@ -75,13 +84,19 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 
 fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     let msg = e.to_string();
-    let full = msg.contains("No space left")
+    let io = match &e {
+        parquet::errors::ParquetError::External(b) => b.downcast_ref::<std::io::Error>(),
+        _ => None,
+    };
+    let full = io.is_some_and(is_disk_full)
+        || msg.contains("No space left")
         || msg.contains("os error 28")
+        || msg.contains("os error 27")
         || msg.contains("File too large");
     let err = Error::new(format!("cannot write `{}`", path.display())).caused_by(msg);
     if full {
         err.hint(
-            "the disk is full; free space or choose another `--out` folder. No output was written",
+            "the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written",
         )
     } else {
         err.hint("check that the `--out` folder is writable and has free space")
@@ -105,6 +120,7 @@ impl Outputs {
             ))
             .hint("pass `--overwrite` to replace them, or choose another `--out` folder"));
         }
+        remove_stale_temps(dir);
         let pid = std::process::id();
         let temps = OUTPUT_FILES
             .iter()
@@ -125,9 +141,14 @@ impl Outputs {
         &self.temps[i].0
     }
 
+    /// The name errors give: the file the user will look for, not its hidden temporary name.
+    fn shown(&self, i: usize) -> &Path {
+        &self.temps[i].1
+    }
+
     pub fn scores_writer(&self, schema: SchemaRef) -> Result<ScoresWriter, Error> {
-        let path = self.temp(0).to_path_buf();
-        let file = File::create(&path).map_err(|e| io_error("create", &path, e))?;
+        let path = self.shown(0).to_path_buf();
+        let file = File::create(self.temp(0)).map_err(|e| io_error("create", &path, e))?;
         // Score columns hold a few distinct floats; zstd compresses them plainly encoded for a
         // fraction of the cost of hashing every value into a dictionary.
         let mut builder = props_builder();
@@ -168,8 +189,8 @@ impl Outputs {
     }
 
     fn write_parquet(&self, i: usize, batch: &RecordBatch) -> Result<(), Error> {
-        let path = self.temp(i);
-        let file = File::create(path).map_err(|e| io_error("create", path, e))?;
+        let path = self.shown(i);
+        let file = File::create(self.temp(i)).map_err(|e| io_error("create", path, e))?;
         let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props()))
             .map_err(|e| parquet_error(path, e))?;
         w.write(batch).map_err(|e| parquet_error(path, e))?;
@@ -302,11 +323,11 @@ impl Outputs {
     }
 
     fn write_json(&self, i: usize, v: &Value) -> Result<(), Error> {
-        let path = self.temp(i);
+        let path = self.shown(i);
         let mut text = serde_json::to_string_pretty(v)
             .map_err(|e| Error::new(format!("internal error: {e}")))?;
         text.push('\n');
-        let mut f = File::create(path).map_err(|e| io_error("create", path, e))?;
+        let mut f = File::create(self.temp(i)).map_err(|e| io_error("create", path, e))?;
         f.write_all(text.as_bytes())
             .map_err(|e| io_error("write", path, e))?;
         f.sync_all().map_err(|e| io_error("write", path, e))
@@ -330,6 +351,33 @@ impl Outputs {
     }
 }
 
+/// Removes temporary files that a killed run (SIGKILL, power loss) left in `dir`: names of
+/// the form `.NAME.evalscore-PID.tmp` whose process no longer exists. Only done where
+/// `/proc` shows which processes are alive (Linux); elsewhere they stay, hidden and harmless.
+fn remove_stale_temps(dir: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let pid = OUTPUT_FILES.iter().find_map(|f| {
+            name.strip_prefix(&format!(".{f}.evalscore-"))?
+                .strip_suffix(".tmp")?
+                .parse::<u32>()
+                .ok()
+        });
+        if let Some(pid) = pid {
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 impl Drop for Outputs {
     fn drop(&mut self) {
         if !self.committed {
@@ -350,7 +398,8 @@ fn props() -> WriterProperties {
     props_builder().build()
 }
 
-/// Streams score batches into scores.parquet.
+/// Streams score batches into scores.parquet (its temporary file; `path` is the final name,
+/// for messages).
 pub(crate) struct ScoresWriter {
     writer: ArrowWriter<BufWriter<File>>,
     path: PathBuf,

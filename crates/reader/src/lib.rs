@@ -129,61 +129,54 @@ impl Inputs {
         match file.format {
             Format::Jsonl => jsonl::read(file, columns, &mut f),
             Format::Parquet => {
-                let ctx = |e: parquet::errors::ParquetError| {
+                // Rows are counted from 1 within the file, as in every other message.
+                let damaged = |e: &dyn std::fmt::Display| {
                     ReadError::at(
                         &file.path,
                         format!(
-                            "cannot decode row group {} (rows {}..{}): {e}",
+                            "cannot decode row group {} (rows {} to {}): {e}",
                             unit.row_group,
-                            unit.first_row,
+                            unit.first_row + 1,
                             unit.first_row + unit.rows
                         ),
                     )
                     .with_hint("the file is damaged; re-export it from its source")
                 };
+                let ctx = |e: parquet::errors::ParquetError| damaged(&e);
                 let handle = File::open(&file.path)
                     .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                // Strings are decoded as Utf8View: views into the decoded pages instead of a
-                // copy of every string into one buffer.
-                let options = ArrowReaderOptions::new().with_schema(view_schema(&file.schema));
-                let builder =
-                    ParquetRecordBatchReaderBuilder::try_new_with_options(handle, options)
-                        .map_err(ctx)?;
-                let indices: Vec<usize> = columns
-                    .iter()
-                    .filter_map(|c| file.schema.index_of(c).ok())
-                    .collect();
-                let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
-                let reader = builder
-                    .with_projection(mask)
-                    .with_row_groups(vec![unit.row_group])
-                    .with_batch_size(BATCH_SIZE)
-                    .build()
-                    .map_err(ctx)?;
+                let mut reader = guarded(|| {
+                    // Strings are decoded as Utf8View: views into the decoded pages instead
+                    // of a copy of every string into one buffer.
+                    let options = ArrowReaderOptions::new().with_schema(view_schema(&file.schema));
+                    let builder =
+                        ParquetRecordBatchReaderBuilder::try_new_with_options(handle, options)?;
+                    let indices: Vec<usize> = columns
+                        .iter()
+                        .filter_map(|c| file.schema.index_of(c).ok())
+                        .collect();
+                    let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
+                    builder
+                        .with_projection(mask)
+                        .with_row_groups(vec![unit.row_group])
+                        .with_batch_size(BATCH_SIZE)
+                        .build()
+                })
+                .map_err(|m| damaged(&m))?
+                .map_err(ctx)?;
                 let mut seen = 0u64;
-                for batch in reader {
-                    let batch = batch.map_err(|e| {
-                        ReadError::at(
-                            &file.path,
-                            format!(
-                                "cannot decode row group {} near row {}: {e}",
-                                unit.row_group,
-                                unit.first_row + seen
-                            ),
-                        )
-                        .with_hint("the file is damaged; re-export it from its source")
-                    })?;
+                // Only the decoder runs under `guarded`; `f` (the scoring) must not, or its
+                // bugs would be reported as a damaged file.
+                while let Some(batch) = guarded(|| reader.next()).map_err(|m| damaged(&m))? {
+                    let batch = batch.map_err(|e| damaged(&e))?;
                     seen += batch.num_rows() as u64;
                     f(batch)?;
                 }
                 if seen != unit.rows {
-                    return Err(ReadError::at(
-                        &file.path,
-                        format!(
-                            "row group {} promised {} rows and held {seen}",
-                            unit.row_group, unit.rows
-                        ),
-                    ));
+                    return Err(damaged(&format!(
+                        "the footer promises {} rows and the pages hold {seen}",
+                        unit.rows
+                    )));
                 }
                 Ok(())
             }
@@ -248,11 +241,14 @@ fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
         Format::Parquet => {
             let handle =
                 File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-            let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|e| {
+            let unreadable = |e: &dyn std::fmt::Display| {
                 ReadError::at(path, format!("not a readable Parquet file: {e}")).with_hint(
                     "the file may be truncated, still being written, or not Parquet at all",
                 )
-            })?;
+            };
+            let builder = guarded(|| ParquetRecordBatchReaderBuilder::try_new(handle))
+                .map_err(|m| unreadable(&m))?
+                .map_err(|e| unreadable(&e))?;
             let meta = builder.metadata();
             let row_groups: Vec<u64> = meta
                 .row_groups()
@@ -270,6 +266,19 @@ fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
             })
         }
     }
+}
+
+/// Runs the Parquet decoder on damaged bytes without letting a panic in it escape: a panic
+/// becomes `Err` with its message, reported as a damaged file rather than an internal error.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".to_owned());
+        format!("the Parquet decoder failed: {what}")
+    })
 }
 
 /// SHA-256 of a Parquet file's footer: the metadata, its 4-byte length and the magic.

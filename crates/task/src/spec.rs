@@ -388,11 +388,14 @@ impl Task {
     }
 }
 
+/// YAML parser events a task file may produce (aliases expanded); real tasks use a few hundred.
+const MAX_EVENTS: usize = 20_000;
+
 fn parse_yaml(text: &str) -> Result<Spanned<Tree>, TaskError> {
     let mut options = serde_saphyr::Options::default();
     // Task files are small; these limits stop alias bombs and deeply nested input early.
     let mut budget = serde_saphyr::Budget::default();
-    budget.max_events = 200_000;
+    budget.max_events = MAX_EVENTS;
     budget.max_aliases = 1_000;
     budget.max_anchors = 1_000;
     budget.max_depth = 64;
@@ -406,6 +409,16 @@ fn parse_yaml(text: &str) -> Result<Spanned<Tree>, TaskError> {
 /// The YAML error's own sentence, without the location and snippet we render ourselves.
 fn yaml_message(e: &serde_saphyr::Error) -> String {
     let text = e.without_snippet().to_string();
+    if let Some(rest) = text.split("budget breached: ").nth(1) {
+        let what = rest
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or_default()
+            .to_lowercase();
+        return format!(
+            "the YAML is too large once aliases are expanded (too many {what}); limits: {MAX_EVENTS} events, 1000 aliases and anchors, nesting depth 64"
+        );
+    }
     let first = text.lines().next().unwrap_or_default().trim().to_owned();
     // Drop a trailing " at line X, column Y" that duplicates our own location.
     match first.rfind(" at line ") {

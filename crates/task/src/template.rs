@@ -375,6 +375,17 @@ impl TemplateCompiler {
             TaskError::new(msg, node.location)
                 .with_hint("templates are Jinja: `{{ sample.column }}`, filters like `{{ sample.answer | upper }}`")
         };
+        if let Some(stmt) = loader_statement(&source) {
+            return Err(TaskError::new(
+                format!(
+                    "template of `{what}` uses `{{% {stmt} %}}`, which evalscore does not allow"
+                ),
+                node.location,
+            )
+            .with_hint(
+                "templates cannot read files: there is no include, import, from or extends",
+            ));
+        }
         let kind = classify(&source);
         let vars: std::collections::HashSet<String> = match &kind {
             TemplateKind::Literal(_) => Default::default(),
@@ -423,6 +434,8 @@ impl TemplateCompiler {
                     columns.insert(rest.split('.').next().unwrap_or(rest).to_owned());
                 }
                 MODEL_OUTPUT_VAR => model_output = true,
+                // Built-in functions (`range`, `dict`, `namespace`, ...) are globals, not data.
+                other if self.env.globals().any(|(name, _)| name == other) => {}
                 other => {
                     return Err(TaskError::new(
                         format!("template of `{what}` uses unknown variable `{other}`"),
@@ -531,6 +544,26 @@ fn json_text(v: &Json) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
+/// The first statement in `source` that would need a template loader (`include`, `import`,
+/// `from`, `extends`). No loader is configured, so these could only fail at render time; they
+/// are rejected when the task is loaded instead, with the task file's line and column.
+pub(crate) fn loader_statement(source: &str) -> Option<&'static str> {
+    const WORDS: [&str; 4] = ["include", "import", "from", "extends"];
+    let mut rest = source;
+    while let Some(i) = rest.find("{%") {
+        rest = &rest[i + 2..];
+        let body = rest.trim_start_matches(['-', '+']).trim_start();
+        let word: String = body
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if let Some(w) = WORDS.iter().find(|w| **w == word) {
+            return Some(w);
+        }
+    }
+    None
+}
+
 /// Classifies template text (see the module docs).
 pub(crate) fn classify(source: &str) -> TemplateKind {
     if !source.contains("{{") && !source.contains("{%") && !source.contains("{#") {
@@ -618,5 +651,16 @@ mod tests {
             TemplateKind::Render
         );
         assert_eq!(classify("{% if x %}a{% endif %}"), TemplateKind::Render);
+    }
+
+    #[test]
+    fn finds_statements_that_need_a_loader() {
+        assert_eq!(loader_statement("{% include 'a' %}"), Some("include"));
+        assert_eq!(loader_statement("x{%- import 'a' as m -%}"), Some("import"));
+        assert_eq!(loader_statement("{%+\n from 'a' import b %}"), Some("from"));
+        assert_eq!(loader_statement("{%extends 'a'%}"), Some("extends"));
+        assert_eq!(loader_statement("{% if included %}{% endif %}"), None);
+        assert_eq!(loader_statement("{% for f in from_x %}{% endfor %}"), None);
+        assert_eq!(loader_statement("{{ sample.include }} {%"), None);
     }
 }
