@@ -18,6 +18,8 @@ fn mean_bench(c: &mut Criterion) {
     });
     let mut other = MetricState::new(StateKind::Mean);
     other.update(&b.scores).expect("update");
+    // A merge is one operation, whatever the rows behind the state.
+    g.throughput(Throughput::Elements(1));
     g.bench_function("merge", |bn| {
         let mut s = MetricState::new(StateKind::Mean);
         bn.iter(|| s.merge(black_box(&other)).expect("merge"))
@@ -43,6 +45,7 @@ fn frequency_bench(c: &mut Criterion) {
     let mut other = MetricState::new(StateKind::Frequency);
     other.update(&b.validity).expect("update");
     other.update(&b.answer).expect("update");
+    g.throughput(Throughput::Elements(1));
     g.bench_function("merge", |bn| {
         bn.iter_batched(
             || MetricState::new(StateKind::Frequency),
