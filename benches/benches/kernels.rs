@@ -1,0 +1,80 @@
+//! Kernel micro-benchmarks: `string_equals` and `string_equals_mcqa` over Utf8, LargeUtf8 and
+//! Utf8View inputs (and a dictionary ground truth), on one fixed-seed batch of 64k rows.
+
+use arrow::array::{ArrayRef, DictionaryArray, Scalar, StringArray};
+use arrow::datatypes::Int32Type;
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use evalscore_benches::{as_layout, batch, LAYOUTS, ROWS};
+use evalscore_kernels::{string_equals, string_equals_mcqa, Choices, TextColumn};
+use std::time::Duration;
+
+fn string_equals_bench(c: &mut Criterion) {
+    let b = batch(42, ROWS);
+    let mut g = c.benchmark_group("string_equals");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for (name, t) in LAYOUTS {
+        let out = as_layout(&b.output, &t);
+        let ans = as_layout(&b.answer, &t);
+        g.bench_function(format!("column_vs_column/{name}"), |bn| {
+            bn.iter(|| string_equals(black_box(&out), black_box(&ans)).expect("kernel"))
+        });
+        let lit: ArrayRef = as_layout(&StringArray::from(vec!["B"]), &t);
+        let lit = Scalar::new(lit);
+        g.bench_function(format!("column_vs_literal/{name}"), |bn| {
+            bn.iter(|| string_equals(black_box(&out), black_box(&lit)).expect("kernel"))
+        });
+    }
+    // A dictionary-encoded ground truth (how parquet's `answer` column may arrive).
+    let dict: DictionaryArray<Int32Type> = b.answer.iter().collect();
+    g.bench_function("column_vs_dictionary/utf8", |bn| {
+        bn.iter(|| string_equals(black_box(&b.output), black_box(&dict)).expect("kernel"))
+    });
+    g.finish();
+}
+
+fn mcqa_bench(c: &mut Criterion) {
+    let b = batch(43, ROWS);
+    let fixed: Vec<String> = ["A", "B", "C", "D"].iter().map(|s| s.to_string()).collect();
+    let mut g = c.benchmark_group("string_equals_mcqa");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for (name, t) in LAYOUTS {
+        let out = as_layout(&b.output, &t);
+        let ans = as_layout(&b.answer, &t);
+        let (o, a) = (
+            TextColumn::new(out.as_ref(), "output").expect("text"),
+            TextColumn::new(ans.as_ref(), "answer").expect("text"),
+        );
+        g.bench_function(format!("list_choices/{name}"), |bn| {
+            bn.iter(|| {
+                string_equals_mcqa(
+                    black_box(o),
+                    black_box(a),
+                    Choices::PerRow(&b.choices),
+                    ROWS,
+                )
+                .expect("kernel")
+            })
+        });
+        g.bench_function(format!("fixed_choices/{name}"), |bn| {
+            bn.iter(|| {
+                string_equals_mcqa(black_box(o), black_box(a), Choices::Fixed(&fixed), ROWS)
+                    .expect("kernel")
+            })
+        });
+    }
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = string_equals_bench, mcqa_bench
+}
+criterion_main!(benches);

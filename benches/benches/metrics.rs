@@ -1,0 +1,77 @@
+//! Metric-state micro-benchmarks: `MetricState::update` and `merge` for `mean` (0/1 scores)
+//! and `frequency` (VALID/INVALID labels as Utf8, LargeUtf8 and Utf8View), one fixed-seed
+//! batch of 64k rows.
+
+use arrow::array::Array;
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use evalscore_benches::{as_layout, batch, LAYOUTS, ROWS};
+use evalscore_metrics::{MetricState, StateKind};
+use std::time::Duration;
+
+fn mean_bench(c: &mut Criterion) {
+    let b = batch(44, ROWS);
+    let mut g = c.benchmark_group("mean");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    g.bench_function("update/f64", |bn| {
+        let mut s = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+        bn.iter(|| {
+            s.update(&[black_box(&b.scores as &dyn Array)])
+                .expect("update")
+        })
+    });
+    let mut other = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+    other.update(&[&b.scores as &dyn Array]).expect("update");
+    // A merge is one operation, whatever the rows behind the state.
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("merge", |bn| {
+        let mut s = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+        bn.iter(|| s.merge(black_box(&other)).expect("merge"))
+    });
+    g.finish();
+}
+
+fn frequency_bench(c: &mut Criterion) {
+    let b = batch(45, ROWS);
+    let mut g = c.benchmark_group("frequency");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for (name, t) in LAYOUTS {
+        let labels = as_layout(&b.validity, &t);
+        g.bench_function(format!("update/{name}"), |bn| {
+            let mut s = MetricState::new(&StateKind::Frequency);
+            bn.iter(|| {
+                s.update(&[black_box(labels.as_ref() as &dyn Array)])
+                    .expect("update")
+            })
+        });
+    }
+    // Merging a state with a few distinct labels (the usual case) into a fresh one.
+    let mut other = MetricState::new(&StateKind::Frequency);
+    other.update(&[&b.validity as &dyn Array]).expect("update");
+    other.update(&[&b.answer as &dyn Array]).expect("update");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("merge", |bn| {
+        bn.iter_batched(
+            || MetricState::new(&StateKind::Frequency),
+            |mut s| {
+                s.merge(black_box(&other)).expect("merge");
+                s
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = mean_bench, frequency_bench
+}
+criterion_main!(benches);
