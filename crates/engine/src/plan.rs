@@ -381,15 +381,4 @@ fn column_list(schema: &Schema) -> String {
         .join(", ")
 }
 
-/// Replaces characters outside `[A-Za-z0-9_]` with `_`.
-pub fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub use evalscore_task::sanitize;

@@ -184,12 +184,8 @@ impl Inputs {
     }
 }
 
-/// `schema` with top-level Utf8 and LargeUtf8 columns read as Utf8View (unless
-/// `EVALSCORE_NO_VIEW` is set, for comparison).
+/// `schema` with top-level Utf8 and LargeUtf8 columns read as Utf8View.
 fn view_schema(schema: &SchemaRef) -> SchemaRef {
-    if std::env::var_os("EVALSCORE_NO_VIEW").is_some() {
-        return Arc::clone(schema);
-    }
     let fields: Vec<Field> = schema
         .fields()
         .iter()

@@ -19,7 +19,7 @@ mod value;
 pub use error::{Location, TaskError};
 pub use placeholders::substitute_placeholders;
 pub use spec::{
-    FieldKind, MetricKind, MetricSpec, Purpose, ScorerField, ScorerKind, ScorerSpec, Task,
+    sanitize, FieldKind, MetricKind, MetricSpec, Purpose, ScorerField, ScorerKind, ScorerSpec, Task,
 };
 pub use template::{RowContext, Template, TemplateKind, TemplateOutput, MODEL_OUTPUT_VAR};
 pub use value::cell_to_value;

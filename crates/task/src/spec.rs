@@ -774,7 +774,7 @@ fn assign_keys(scorers: &mut [ScorerSpec]) -> Result<(), TaskError> {
 }
 
 /// Replaces characters outside `[A-Za-z0-9_]` with `_`.
-pub(crate) fn sanitize(name: &str) -> String {
+pub fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' {
