@@ -1,10 +1,12 @@
 //! The `choices` of a multiple-choice row: a list column, a JSON array string, a Python list
 //! literal string, or one literal list for every row.
 
+use crate::normalize::Normalizer;
 use crate::text::TextColumn;
 use crate::KernelError;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
+use std::borrow::Cow;
 
 /// Where each row's choices come from.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +84,7 @@ pub fn parse_choice_list(text: &str) -> Option<Vec<String>> {
 /// column that repeats the same list parses it once per run of equal values.
 pub(crate) struct ChoiceReader<'a> {
     source: Source<'a>,
+    norm: Option<&'a Normalizer>,
     last_text: Option<&'a str>,
     last: Vec<char>,
 }
@@ -101,11 +104,12 @@ pub(crate) enum RowChoices<'r> {
 }
 
 impl<'a> ChoiceReader<'a> {
-    pub fn new(choices: Choices<'a>) -> Result<Self, KernelError> {
+    /// `norm` (the scorer's `normalize:`) is applied to every choice before it is checked.
+    pub fn new(choices: Choices<'a>, norm: Option<&'a Normalizer>) -> Result<Self, KernelError> {
         let source = match choices {
             Choices::None => Source::None,
             Choices::Fixed(list) => {
-                Source::Fixed(single_chars(list.iter().map(String::as_str), 0)?)
+                Source::Fixed(single_chars(list.iter().map(|s| normed(norm, s)), 0)?)
             }
             Choices::PerRow(a) => match a.data_type() {
                 DataType::List(_) | DataType::LargeList(_) => Source::List(a),
@@ -122,6 +126,7 @@ impl<'a> ChoiceReader<'a> {
         };
         Ok(ChoiceReader {
             source,
+            norm,
             last_text: None,
             last: Vec::new(),
         })
@@ -141,7 +146,8 @@ impl<'a> ChoiceReader<'a> {
                 };
                 let values = crate::to_text(&values, "choices")?;
                 let col = TextColumn::new(values.as_ref(), "choices")?;
-                let items = (0..values.len()).filter_map(|i| col.get(i));
+                let norm = self.norm;
+                let items = (0..values.len()).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
                 self.last = single_chars(items, row)?;
                 Ok(RowChoices::Set(&self.last))
             }
@@ -156,7 +162,8 @@ impl<'a> ChoiceReader<'a> {
                         value: text.to_owned(),
                         message: "is not a list (expected a JSON array like [\"A\", \"B\"] or a Python list like ['A', 'B'])".to_owned(),
                     })?;
-                    self.last = single_chars(list.iter().map(String::as_str), row)?;
+                    let norm = self.norm;
+                    self.last = single_chars(list.iter().map(|s| normed(norm, s)), row)?;
                     self.last_text = Some(text);
                 }
                 Ok(RowChoices::Set(&self.last))
@@ -165,15 +172,22 @@ impl<'a> ChoiceReader<'a> {
     }
 }
 
+fn normed<'s>(norm: Option<&Normalizer>, s: &'s str) -> Cow<'s, str> {
+    match norm {
+        Some(n) => n.apply(s),
+        None => Cow::Borrowed(s),
+    }
+}
+
 fn single_chars<'s>(
-    items: impl Iterator<Item = &'s str>,
+    items: impl Iterator<Item = Cow<'s, str>>,
     row: usize,
 ) -> Result<Vec<char>, KernelError> {
     items
-        .map(|s| single_char(s).ok_or_else(|| KernelError::Value {
+        .map(|s| single_char(&s).ok_or_else(|| KernelError::Value {
             row,
             input: "choices".to_owned(),
-            value: s.to_owned(),
+            value: s.into_owned(),
             message: "is not a single character (string_equals_mcqa supports single-character choices only)".to_owned(),
         }))
         .collect()
