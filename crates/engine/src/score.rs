@@ -120,7 +120,7 @@ fn score_batch(
         columns.push(col);
     }
     for (i, (spec, sp)) in task.scorers.iter().zip(&plan.scorers).enumerate() {
-        let scored = score_scorer(spec, &ctx, rows).map_err(|mut e| {
+        let scored = score_scorer(spec, &ctx, rows, &sp.needed).map_err(|mut e| {
             e.message = format!("scorer `{}`: {}", spec.key, e.message);
             e
         })?;
@@ -274,11 +274,15 @@ fn score_array(scores: arrow::array::Float64Array) -> ArrayRef {
     Arc::new(scores)
 }
 
+/// Scores one scorer over a batch. Only the fields in `needed` (written ones and those that
+/// metrics read) are built, so an unused `value` or `expected` text costs nothing.
 pub(crate) fn score_scorer(
     spec: &ScorerSpec,
     ctx: &RowContext<'_>,
     rows: usize,
+    needed: &std::collections::BTreeSet<&'static str>,
 ) -> Result<Scored, RowError> {
+    let want = |f: &str| needed.contains(f);
     let mut fields = BTreeMap::new();
     let missing;
     let norm = spec.normalize.as_deref();
@@ -312,7 +316,9 @@ pub(crate) fn score_scorer(
             };
             missing = missing_count(&vc, &gc, rows);
             fields.insert("is_correct", scores);
-            fields.insert("ground_truth", g.array(rows));
+            if want("ground_truth") {
+                fields.insert("ground_truth", g.array(rows));
+            }
         }
         ScorerKind::StringEqualsMcqa {
             ground_truth_choice,
@@ -359,7 +365,9 @@ pub(crate) fn score_scorer(
                 "completion_validity",
                 Arc::new(out.completion_validity) as ArrayRef,
             );
-            fields.insert("ground_truth", g.array(rows));
+            if want("ground_truth") {
+                fields.insert("ground_truth", g.array(rows));
+            }
         }
         ScorerKind::Match {
             mode,
@@ -370,7 +378,7 @@ pub(crate) fn score_scorer(
         } => {
             let e = evaluate_any(expected, ctx)?;
             let fallback;
-            let (arg, expected_field): (Expected<'_>, ArrayRef) = match &e {
+            let (arg, expected_field): (Expected<'_>, Option<ArrayRef>) = match &e {
                 TemplateOutput::Scalar(_) | TemplateOutput::List(_) => {
                     let n = match needles {
                         Some(n) => n.as_ref(),
@@ -389,26 +397,28 @@ pub(crate) fn score_scorer(
                             &fallback
                         }
                     };
-                    let text = match &e {
-                        TemplateOutput::Scalar(s) => s.clone(),
-                        TemplateOutput::List(l) => serde_json::to_string(l).unwrap_or_default(),
-                        TemplateOutput::Array(_) => String::new(),
-                    };
-                    (
-                        Expected::Fixed(n),
-                        Arc::new(StringArray::from(vec![text.as_str(); rows])) as ArrayRef,
-                    )
+                    let field = want("expected").then(|| {
+                        let text = match &e {
+                            TemplateOutput::Scalar(s) => s.clone(),
+                            TemplateOutput::List(l) => serde_json::to_string(l).unwrap_or_default(),
+                            TemplateOutput::Array(_) => String::new(),
+                        };
+                        Arc::new(StringArray::from(vec![text.as_str(); rows])) as ArrayRef
+                    });
+                    (Expected::Fixed(n), field)
                 }
                 TemplateOutput::Array(a) => {
-                    let field = if matches!(
-                        a.data_type(),
-                        arrow::datatypes::DataType::List(_)
-                            | arrow::datatypes::DataType::LargeList(_)
-                    ) {
-                        list_as_text(a.as_ref())
-                    } else {
-                        Arc::clone(a)
-                    };
+                    let field = want("expected").then(|| {
+                        if matches!(
+                            a.data_type(),
+                            arrow::datatypes::DataType::List(_)
+                                | arrow::datatypes::DataType::LargeList(_)
+                        ) {
+                            list_as_text(a.as_ref())
+                        } else {
+                            Arc::clone(a)
+                        }
+                    });
                     (Expected::PerRow(a.as_ref()), field)
                 }
             };
@@ -416,7 +426,9 @@ pub(crate) fn score_scorer(
                 .map_err(|e| row_err(Some(expected), e))?;
             missing = out.missing;
             fields.insert("is_correct", score_array(out.is_correct));
-            fields.insert("expected", expected_field);
+            if let Some(f) = expected_field {
+                fields.insert("expected", f);
+            }
         }
         ScorerKind::ValidJson { schema, .. } => {
             let normalized;
@@ -480,8 +492,10 @@ pub(crate) fn score_scorer(
                 .map(|r| if *r == Some(true) { 1.0 } else { 0.0 })
                 .collect();
             fields.insert("is_correct", score_array(scores));
-            let gt_field = g_arr.unwrap_or_else(|| Arc::new(StringArray::new_null(rows)));
-            fields.insert("ground_truth", gt_field);
+            if want("ground_truth") {
+                let gt_field = g_arr.unwrap_or_else(|| Arc::new(StringArray::new_null(rows)));
+                fields.insert("ground_truth", gt_field);
+            }
         }
         ScorerKind::Exact {
             expected_output, ..
@@ -492,7 +506,9 @@ pub(crate) fn score_scorer(
             missing = out.missing;
             fields.insert("is_correct", score_array(out.is_correct));
             fields.insert("details", Arc::new(out.details) as ArrayRef);
-            fields.insert("expected", e.array(rows));
+            if want("expected") {
+                fields.insert("expected", e.array(rows));
+            }
         }
         ScorerKind::PassFail {
             expected_output, ..
@@ -502,7 +518,9 @@ pub(crate) fn score_scorer(
             let out = pass_fail(vc, ec, norm, rows);
             missing = out.missing;
             fields.insert("is_correct", score_array(out.is_correct));
-            fields.insert("expected", e.array(rows));
+            if want("expected") {
+                fields.insert("expected", e.array(rows));
+            }
         }
         ScorerKind::Regex {
             pattern,
@@ -521,14 +539,18 @@ pub(crate) fn score_scorer(
             let out = regex_check(vc, pattern, gc, norm, rows);
             missing = out.missing;
             fields.insert("is_correct", score_array(out.is_correct));
-            let gt_field = g.map_or_else(
-                || Arc::new(StringArray::new_null(rows)) as ArrayRef,
-                |g| g.array(rows),
-            );
-            fields.insert("ground_truth", gt_field);
+            if want("ground_truth") {
+                let gt_field = g.map_or_else(
+                    || Arc::new(StringArray::new_null(rows)) as ArrayRef,
+                    |g| g.array(rows),
+                );
+                fields.insert("ground_truth", gt_field);
+            }
         }
     }
-    fields.insert("value", v.array(rows));
+    if want("value") {
+        fields.insert("value", v.array(rows));
+    }
     Ok(Scored {
         fields,
         missing: missing as u64,

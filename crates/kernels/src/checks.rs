@@ -77,8 +77,22 @@ fn one_matches(mode: MatchMode, value: &str, e: &str) -> bool {
     let (v, e) = (value.as_bytes(), e.as_bytes());
     match mode {
         MatchMode::Prefix => v.starts_with(e),
-        MatchMode::Substring => memmem::find(v, e).is_some(),
-        MatchMode::Fuzzy => memmem::find(v, e).is_some() || memmem::find(e, v).is_some(),
+        MatchMode::Substring => contains(v, e),
+        MatchMode::Fuzzy => contains(v, e) || contains(e, v),
+    }
+}
+
+/// Substring test for a needle that changes every row: `memmem::find` builds a searcher per
+/// call, which costs more than the search itself for the short needles and haystacks typical
+/// here, so one-byte needles use `memchr` and short haystacks a plain scan.
+#[inline]
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    match needle.len() {
+        0 => true,
+        1 => memchr::memchr(needle[0], haystack).is_some(),
+        n if n > haystack.len() => false,
+        n if haystack.len() <= 64 => haystack.windows(n).any(|w| w == needle),
+        _ => memmem::find(haystack, needle).is_some(),
     }
 }
 
@@ -163,8 +177,24 @@ pub fn match_check(
             }
         }
         Expected::PerRow(arr) => {
+            // Fast path: a plain text cell that is not a list is matched as it is, with no
+            // copy (the common `expected: "{{ sample.answer }}"` without normalize).
+            let plain = match (norm, arr.data_type()) {
+                (None, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+                    Some(TextColumn::new(arr, "expected")?)
+                }
+                _ => None,
+            };
             let mut reader = ExpectedReader::new(arr, norm)?;
             for r in 0..len {
+                if let Some(p) = &plain {
+                    if let (Some(v), Some(e)) = (value.get(r), p.get(r)) {
+                        if !e.trim_start().starts_with('[') {
+                            scores.push(score(one_matches(mode, v, e)));
+                            continue;
+                        }
+                    }
+                }
                 let (v, e) = (value.get(r), reader.row(r));
                 match (v, e) {
                     (Some(v), Some(items)) => {
