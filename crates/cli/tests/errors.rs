@@ -177,7 +177,7 @@ fn unknown_scorer_type_with_suggestion() {
     c.write("t.yaml", "definition:\n  scorers:\n    - type: string_equal\n      ground_truth: \"{{ sample.answer }}\"\n");
     assert_eq!(
         c.fails(&["t.yaml", "--input", &ex("qa.parquet")]),
-        "error: task file `t.yaml`, line 3, column 13: unknown scorer type `string_equal`\nhint: did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa\n"
+        "error: task file `t.yaml`, line 3, column 13: unknown scorer type `string_equal`\nhint: did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa, match, includes, fuzzy_match, not_match, not_includes, not_fuzzy_match, valid_json, check_injection, custom, exact, regex, pass_fail\n"
     );
 }
 
@@ -187,7 +187,35 @@ fn unknown_key_in_scorer() {
     c.write("t.yaml", "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      ignore_case: true\n");
     assert_eq!(
         c.fails(&["t.yaml", "--input", &ex("qa.parquet")]),
-        "error: task file `t.yaml`, line 5, column 7: unknown key `ignore_case` in scorer `string_equals`\nhint: allowed keys: type, key, display_name, purpose, metrics, ground_truth, value\n"
+        "error: task file `t.yaml`, line 5, column 7: unknown key `ignore_case` in scorer `string_equals`\nhint: allowed keys: type, key, display_name, purpose, metrics, normalize, extract, ground_truth, value\n"
+    );
+}
+
+#[test]
+fn invalid_regex_is_a_load_error_at_its_line() {
+    let c = Case::new();
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: regex\n      pattern: \"(?i)answer: (\\\\d+\"\n",
+    );
+    let err = c.fails(&["t.yaml", "--input", &ex("qa.parquet")]);
+    assert!(
+        err.starts_with("error: task file `t.yaml`, line 4, column 16: invalid regular expression in `regex.pattern`: unclosed group\nhint: patterns use Rust regex syntax"),
+        "{err}"
+    );
+}
+
+#[test]
+fn custom_condition_failing_on_a_row_names_the_row() {
+    let c = Case::new();
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: custom\n      condition: \"value + 1\"\n",
+    );
+    let err = c.fails(&["t.yaml", "--input", &ex("qa.parquet")]);
+    assert!(
+        err.contains("row 1: scorer `custom`: `custom.condition` failed:"),
+        "{err}"
     );
 }
 

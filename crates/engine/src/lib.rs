@@ -85,7 +85,8 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             .hint("check the TASK.yaml path")
     })?;
     let task_sha = hex(&Sha256::digest(text.as_bytes()));
-    let task = Task::from_yaml(&text, &opts.sets).map_err(|e| Error::task(&opts.task, e))?;
+    let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
+        .map_err(|e| Error::task(&opts.task, e))?;
     let warn = |w: &str| {
         if let Some(f) = &opts.warn {
             f(w);

@@ -6,8 +6,9 @@ use crate::Error;
 use arrow::array::{Array, ArrayRef, RecordBatch, Scalar, StringArray};
 use arrow::compute::cast;
 use evalscore_kernels::{
-    missing_count, parse_choice_list, string_equals, string_equals_mcqa, to_text, Choices,
-    KernelError, TextColumn,
+    check_injection, exact, match_check, missing_count, parse_choice_list, pass_fail, regex_check,
+    string_equals, string_equals_mcqa_with, string_equals_normalized, to_text, valid_json, Choices,
+    Expected, KernelError, Needles, TextColumn,
 };
 use evalscore_metrics::{GroupKeys, Grouped};
 use evalscore_reader::{Inputs, ReadError, Unit};
@@ -121,7 +122,7 @@ fn score_batch(
         columns.push(col);
     }
     for (i, (spec, sp)) in task.scorers.iter().zip(&plan.scorers).enumerate() {
-        let scored = score_scorer(spec, &ctx, rows).map_err(|mut e| {
+        let scored = score_scorer(spec, &ctx, rows, &sp.needed).map_err(|mut e| {
             e.message = format!("scorer `{}`: {}", spec.key, e.message);
             e
         })?;
@@ -255,45 +256,97 @@ fn text(t: Option<&Template>, ctx: &RowContext<'_>) -> Result<Text, RowError> {
     }
 }
 
+/// Evaluates a template whose value may be a list (the `expected` of the match family):
+/// list arrays stay lists, other arrays become text.
+fn evaluate_any(t: &Template, ctx: &RowContext<'_>) -> Result<TemplateOutput, RowError> {
+    let out = t.evaluate(ctx).map_err(|e| RowError {
+        row: e.row,
+        message: format!("template of `{}` failed: {}", t.what, e.message),
+        hint: None,
+    })?;
+    Ok(match out {
+        TemplateOutput::Array(a)
+            if !matches!(
+                a.data_type(),
+                arrow::datatypes::DataType::List(_) | arrow::datatypes::DataType::LargeList(_)
+            ) =>
+        {
+            TemplateOutput::Array(to_text(&a, &t.what).map_err(|e| row_err(Some(t), e))?)
+        }
+        other => other,
+    })
+}
+
+/// A list column as text (a JSON array per row), for the `expected` field.
+fn list_as_text(a: &dyn Array) -> ArrayRef {
+    let rows: Vec<Option<String>> = (0..a.len())
+        .map(|r| {
+            if a.is_null(r) {
+                return None;
+            }
+            let v = evalscore_task::cell_to_value(a, r);
+            Some(serde_json::to_string(&v).unwrap_or_default())
+        })
+        .collect();
+    Arc::new(StringArray::from(rows))
+}
+
+fn score_array(scores: arrow::array::Float64Array) -> ArrayRef {
+    Arc::new(scores)
+}
+
+/// Scores one scorer over a batch. Only the fields in `needed` (written ones and those that
+/// metrics read) are built, so an unused `value` or `expected` text costs nothing.
 pub(crate) fn score_scorer(
     spec: &ScorerSpec,
     ctx: &RowContext<'_>,
     rows: usize,
+    needed: &std::collections::BTreeSet<&'static str>,
 ) -> Result<Scored, RowError> {
+    let want = |f: &str| needed.contains(f);
     let mut fields = BTreeMap::new();
     let missing;
+    let norm = spec.normalize.as_deref();
+    // The value, after `extract:` when the scorer has one.
+    let value_t = spec.kind.value();
+    let mut v = text(value_t, ctx)?;
+    let mut found: Option<Vec<bool>> = None;
+    if let Some(x) = &spec.extract {
+        let col = v.column().map_err(|e| row_err(value_t, e))?;
+        let e = x.column(&col, rows);
+        found = Some(e.found);
+        v = Text::Array(e.values);
+    }
+    let vc = v.column().map_err(|e| row_err(value_t, e))?;
     match &spec.kind {
-        ScorerKind::StringEquals {
-            ground_truth,
-            value,
-        } => {
-            let v = text(value.as_ref(), ctx)?;
+        ScorerKind::StringEquals { ground_truth, .. } => {
             let g = text(Some(ground_truth), ctx)?;
-            let scores = string_equals(v.datum().as_ref(), g.datum().as_ref())
-                .map_err(|e| row_err(None, e))?;
-            let scores: ArrayRef = if scores.len() == rows {
-                Arc::new(scores)
-            } else {
-                let s = scores.values().first().copied().unwrap_or(0.0);
-                Arc::new(arrow::array::Float64Array::from(vec![s; rows]))
+            let gc = g.column().map_err(|e| row_err(Some(ground_truth), e))?;
+            let scores: ArrayRef = match norm {
+                Some(n) => score_array(string_equals_normalized(vc, gc, n, rows)),
+                None => {
+                    let scores = string_equals(v.datum().as_ref(), g.datum().as_ref())
+                        .map_err(|e| row_err(None, e))?;
+                    if scores.len() == rows {
+                        Arc::new(scores)
+                    } else {
+                        let s = scores.values().first().copied().unwrap_or(0.0);
+                        Arc::new(arrow::array::Float64Array::from(vec![s; rows]))
+                    }
+                }
             };
-            missing = missing_count(
-                &v.column().map_err(|e| row_err(value.as_ref(), e))?,
-                &g.column().map_err(|e| row_err(Some(ground_truth), e))?,
-                rows,
-            );
+            missing = missing_count(&vc, &gc, rows);
             fields.insert("is_correct", scores);
-            fields.insert("value", v.array(rows));
-            fields.insert("ground_truth", g.array(rows));
+            if want("ground_truth") {
+                fields.insert("ground_truth", g.array(rows));
+            }
         }
         ScorerKind::StringEqualsMcqa {
             ground_truth_choice,
             choices,
-            value,
+            ..
         } => {
-            let v = text(value.as_ref(), ctx)?;
             let g = text(Some(ground_truth_choice), ctx)?;
-            let vc = v.column().map_err(|e| row_err(value.as_ref(), e))?;
             let gc = g
                 .column()
                 .map_err(|e| row_err(Some(ground_truth_choice), e))?;
@@ -319,22 +372,205 @@ pub(crate) fn score_scorer(
                     Choices::Fixed(&parsed)
                 }
             };
-            let out = string_equals_mcqa(vc, gc, choice_arg, rows).map_err(|e| {
-                let t = match &e {
-                    KernelError::Value { input, .. } if input == "choices" => choices.as_ref(),
-                    _ => Some(ground_truth_choice),
-                };
-                row_err(t, e)
-            })?;
+            let out = string_equals_mcqa_with(vc, gc, choice_arg, rows, norm, found.as_deref())
+                .map_err(|e| {
+                    let t = match &e {
+                        KernelError::Value { input, .. } if input == "choices" => choices.as_ref(),
+                        _ => Some(ground_truth_choice),
+                    };
+                    row_err(t, e)
+                })?;
             missing = missing_count(&vc, &gc, rows);
             fields.insert("is_correct", Arc::new(out.is_correct) as ArrayRef);
             fields.insert(
                 "completion_validity",
                 Arc::new(out.completion_validity) as ArrayRef,
             );
-            fields.insert("value", v.array(rows));
-            fields.insert("ground_truth", g.array(rows));
+            if want("ground_truth") {
+                fields.insert("ground_truth", g.array(rows));
+            }
         }
+        ScorerKind::Match {
+            mode,
+            negate,
+            expected,
+            needles,
+            ..
+        } => {
+            let e = evaluate_any(expected, ctx)?;
+            let fallback;
+            let (arg, expected_field): (Expected<'_>, Option<ArrayRef>) = match &e {
+                TemplateOutput::Scalar(_) | TemplateOutput::List(_) => {
+                    let n = match needles {
+                        Some(n) => n.as_ref(),
+                        None => {
+                            fallback = match &e {
+                                TemplateOutput::List(l) => Needles::new(l, norm),
+                                TemplateOutput::Scalar(s) => Needles::new(
+                                    evalscore_kernels::text_as_list(s)
+                                        .unwrap_or_else(|| vec![s.clone()]),
+                                    norm,
+                                ),
+                                TemplateOutput::Array(_) => {
+                                    Needles::new(Vec::<String>::new(), norm)
+                                }
+                            };
+                            &fallback
+                        }
+                    };
+                    let field = want("expected").then(|| {
+                        let text = match &e {
+                            TemplateOutput::Scalar(s) => s.clone(),
+                            TemplateOutput::List(l) => serde_json::to_string(l).unwrap_or_default(),
+                            TemplateOutput::Array(_) => String::new(),
+                        };
+                        Arc::new(StringArray::from(vec![text.as_str(); rows])) as ArrayRef
+                    });
+                    (Expected::Fixed(n), field)
+                }
+                TemplateOutput::Array(a) => {
+                    let field = want("expected").then(|| {
+                        if matches!(
+                            a.data_type(),
+                            arrow::datatypes::DataType::List(_)
+                                | arrow::datatypes::DataType::LargeList(_)
+                        ) {
+                            list_as_text(a.as_ref())
+                        } else {
+                            Arc::clone(a)
+                        }
+                    });
+                    (Expected::PerRow(a.as_ref()), field)
+                }
+            };
+            let out = match_check(vc, arg, *mode, *negate, norm, rows)
+                .map_err(|e| row_err(Some(expected), e))?;
+            missing = out.missing;
+            fields.insert("is_correct", score_array(out.is_correct));
+            if let Some(f) = expected_field {
+                fields.insert("expected", f);
+            }
+        }
+        ScorerKind::ValidJson { schema, .. } => {
+            let normalized;
+            let vc = match norm {
+                Some(n) => {
+                    normalized = n.column(&vc, rows);
+                    TextColumn::new(normalized.as_ref(), "value").map_err(|e| row_err(None, e))?
+                }
+                None => vc,
+            };
+            let out = valid_json(vc, schema.as_deref(), rows);
+            missing = out.missing;
+            fields.insert("is_correct", score_array(out.is_correct));
+            fields.insert("details", Arc::new(out.details) as ArrayRef);
+        }
+        ScorerKind::CheckInjection { .. } => {
+            let normalized;
+            let vc = match norm {
+                Some(n) => {
+                    normalized = n.column(&vc, rows);
+                    TextColumn::new(normalized.as_ref(), "value").map_err(|e| row_err(None, e))?
+                }
+                None => vc,
+            };
+            let out = check_injection(vc, rows);
+            missing = out.missing;
+            fields.insert("is_correct", score_array(out.is_correct));
+            fields.insert("details", Arc::new(out.details) as ArrayRef);
+        }
+        ScorerKind::Custom {
+            condition,
+            ground_truth,
+            ..
+        } => {
+            let value_arr = match norm {
+                Some(n) => n.column(&vc, rows),
+                None => v.array(rows),
+            };
+            let g = ground_truth
+                .as_ref()
+                .map(|t| text(Some(t), ctx))
+                .transpose()?;
+            let g_arr = match (&g, norm) {
+                (Some(g), Some(n)) => {
+                    let gc = g.column().map_err(|e| row_err(ground_truth.as_ref(), e))?;
+                    Some(n.column(&gc, rows))
+                }
+                (Some(g), None) => Some(g.array(rows)),
+                (None, _) => None,
+            };
+            let results = condition
+                .evaluate_condition(ctx, value_arr.as_ref(), g_arr.as_deref())
+                .map_err(|e| RowError {
+                    row: e.row,
+                    message: format!("`{}` failed: {}", condition.what, e.message),
+                    hint: None,
+                })?;
+            missing = results.iter().filter(|r| r.is_none()).count();
+            let scores: arrow::array::Float64Array = results
+                .iter()
+                .map(|r| if *r == Some(true) { 1.0 } else { 0.0 })
+                .collect();
+            fields.insert("is_correct", score_array(scores));
+            if want("ground_truth") {
+                let gt_field = g_arr.unwrap_or_else(|| Arc::new(StringArray::new_null(rows)));
+                fields.insert("ground_truth", gt_field);
+            }
+        }
+        ScorerKind::Exact {
+            expected_output, ..
+        } => {
+            let e = text(Some(expected_output), ctx)?;
+            let ec = e.column().map_err(|x| row_err(Some(expected_output), x))?;
+            let out = exact(vc, ec, norm, rows);
+            missing = out.missing;
+            fields.insert("is_correct", score_array(out.is_correct));
+            fields.insert("details", Arc::new(out.details) as ArrayRef);
+            if want("expected") {
+                fields.insert("expected", e.array(rows));
+            }
+        }
+        ScorerKind::PassFail {
+            expected_output, ..
+        } => {
+            let e = text(Some(expected_output), ctx)?;
+            let ec = e.column().map_err(|x| row_err(Some(expected_output), x))?;
+            let out = pass_fail(vc, ec, norm, rows);
+            missing = out.missing;
+            fields.insert("is_correct", score_array(out.is_correct));
+            if want("expected") {
+                fields.insert("expected", e.array(rows));
+            }
+        }
+        ScorerKind::Regex {
+            pattern,
+            ground_truth,
+            ..
+        } => {
+            let g = ground_truth
+                .as_ref()
+                .map(|t| text(Some(t), ctx))
+                .transpose()?;
+            let gc = g
+                .as_ref()
+                .map(|g| g.column())
+                .transpose()
+                .map_err(|e| row_err(ground_truth.as_ref(), e))?;
+            let out = regex_check(vc, pattern, gc, norm, rows);
+            missing = out.missing;
+            fields.insert("is_correct", score_array(out.is_correct));
+            if want("ground_truth") {
+                let gt_field = g.map_or_else(
+                    || Arc::new(StringArray::new_null(rows)) as ArrayRef,
+                    |g| g.array(rows),
+                );
+                fields.insert("ground_truth", gt_field);
+            }
+        }
+    }
+    if want("value") {
+        fields.insert("value", v.array(rows));
     }
     Ok(Scored {
         fields,

@@ -1,10 +1,12 @@
 //! The `choices` of a multiple-choice row: a list column, a JSON array string, a Python list
 //! literal string, or one literal list for every row.
 
+use crate::normalize::Normalizer;
 use crate::text::TextColumn;
 use crate::KernelError;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
+use std::borrow::Cow;
 
 /// Where each row's choices come from.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +84,7 @@ pub fn parse_choice_list(text: &str) -> Option<Vec<String>> {
 /// column that repeats the same list parses it once per run of equal values.
 pub(crate) struct ChoiceReader<'a> {
     source: Source<'a>,
+    norm: Option<&'a Normalizer>,
     last_text: Option<&'a str>,
     last: Vec<char>,
     /// The previous list row's item bytes and relative item offsets, to skip rebuilding
@@ -110,11 +113,12 @@ pub(crate) enum RowChoices<'r> {
 }
 
 impl<'a> ChoiceReader<'a> {
-    pub fn new(choices: Choices<'a>) -> Result<Self, KernelError> {
+    /// `norm` (the scorer's `normalize:`) is applied to every choice before it is checked.
+    pub fn new(choices: Choices<'a>, norm: Option<&'a Normalizer>) -> Result<Self, KernelError> {
         let source = match choices {
             Choices::None => Source::None,
             Choices::Fixed(list) => {
-                Source::Fixed(single_chars(list.iter().map(String::as_str), 0)?)
+                Source::Fixed(single_chars(list.iter().map(|s| normed(norm, s)), 0)?)
             }
             Choices::PerRow(a) => match a.data_type() {
                 DataType::List(_) => {
@@ -146,6 +150,7 @@ impl<'a> ChoiceReader<'a> {
         };
         Ok(ChoiceReader {
             source,
+            norm,
             last_text: None,
             last: Vec::new(),
             last_bytes: Vec::new(),
@@ -187,7 +192,9 @@ impl<'a> ChoiceReader<'a> {
                         return Ok(RowChoices::Set(&self.last));
                     }
                     let col = TextColumn::new(values.as_ref(), "choices")?;
-                    self.last = single_chars((start..end).filter_map(|i| col.get(i)), row)?;
+                    let norm = self.norm;
+                    let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
+                    self.last = single_chars(items, row)?;
                     self.last_bytes.clear();
                     self.last_offsets.clear();
                     if no_nulls {
@@ -198,7 +205,9 @@ impl<'a> ChoiceReader<'a> {
                     return Ok(RowChoices::Set(&self.last));
                 }
                 let col = TextColumn::new(values.as_ref(), "choices")?;
-                self.last = single_chars((start..end).filter_map(|i| col.get(i)), row)?;
+                let norm = self.norm;
+                let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
+                self.last = single_chars(items, row)?;
                 Ok(RowChoices::Set(&self.last))
             }
             Source::Text(col) => {
@@ -212,7 +221,8 @@ impl<'a> ChoiceReader<'a> {
                         value: text.to_owned(),
                         message: "is not a list (expected a JSON array like [\"A\", \"B\"] or a Python list like ['A', 'B'])".to_owned(),
                     })?;
-                    self.last = single_chars(list.iter().map(String::as_str), row)?;
+                    let norm = self.norm;
+                    self.last = single_chars(list.iter().map(|s| normed(norm, s)), row)?;
                     self.last_text = Some(text);
                 }
                 Ok(RowChoices::Set(&self.last))
@@ -221,15 +231,22 @@ impl<'a> ChoiceReader<'a> {
     }
 }
 
+fn normed<'s>(norm: Option<&Normalizer>, s: &'s str) -> Cow<'s, str> {
+    match norm {
+        Some(n) => n.apply(s),
+        None => Cow::Borrowed(s),
+    }
+}
+
 fn single_chars<'s>(
-    items: impl Iterator<Item = &'s str>,
+    items: impl Iterator<Item = Cow<'s, str>>,
     row: usize,
 ) -> Result<Vec<char>, KernelError> {
     items
-        .map(|s| single_char(s).ok_or_else(|| KernelError::Value {
+        .map(|s| single_char(&s).ok_or_else(|| KernelError::Value {
             row,
             input: "choices".to_owned(),
-            value: s.to_owned(),
+            value: s.into_owned(),
             message: "is not a single character (string_equals_mcqa supports single-character choices only)".to_owned(),
         }))
         .collect()

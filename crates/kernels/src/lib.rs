@@ -5,17 +5,37 @@
 //!   them) and numbers or booleans as text, through one generic body per kernel.
 //! - [`string_equals()`] is the seed 000 scorer; [`string_equals_mcqa()`] the seed 001 scorer
 //!   with [`Choices`] and the `completion_validity` labels [`VALID`] / [`INVALID`].
+//! - The check family ([`checks`]): `match`/`includes`/`fuzzy_match` and negations,
+//!   `exact`, `pass_fail`, `regex`; [`json::valid_json`], [`injection::check_injection`].
+//! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`).
 //! - [`KernelError`] names the row (within the batch) and the input that is at fault.
 //!
 //! Every kernel documents its null rule in its doc comment.
 
+pub mod checks;
 mod choices;
+pub mod extract;
+pub mod injection;
+pub mod json;
 mod mcqa;
+pub mod normalize;
 mod string_equals;
 pub mod text;
 
+pub use checks::{
+    exact, match_check, normalized_equal, pass_fail, regex_check, string_equals_normalized,
+    text_as_list, CheckOutput, ExactOutput, Expected, MatchMode, Needles,
+};
 pub use choices::{parse_choice_list, Choices};
-pub use mcqa::{missing_count, string_equals_mcqa, McqaOutput, INVALID, VALID};
+pub use extract::{Extracted, Extractor};
+pub use injection::{check_injection, InjectionOutput};
+pub use json::{valid_json, JsonOutput, JsonSchema};
+pub use mcqa::{
+    missing_count, string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID,
+};
+pub use normalize::{Normalizer, Step, UnicodeForm};
+/// The regular expression type of compiled task patterns.
+pub use regex::Regex;
 pub use string_equals::string_equals;
 pub use text::{to_text, TextColumn, Validity};
 

@@ -1,4 +1,5 @@
 use crate::choices::{single_char, ChoiceReader, RowChoices};
+use crate::normalize::Normalizer;
 use crate::text::{TextColumn, Validity};
 use crate::{Choices, KernelError};
 use arrow::array::{DictionaryArray, Float64Array, Int8Array, StringArray};
@@ -37,27 +38,55 @@ pub fn string_equals_mcqa(
     choices: Choices<'_>,
     len: usize,
 ) -> Result<McqaOutput, KernelError> {
-    let mut reader = ChoiceReader::new(choices)?;
+    string_equals_mcqa_with(output, ground_truth, choices, len, None, None)
+}
+
+/// [`string_equals_mcqa`] with the scorer's `normalize:` (applied to the output, the ground
+/// truth and every choice before the first character is taken) and the `found` mask of an
+/// `extract:` (a row whose extraction found nothing is `INVALID`).
+pub fn string_equals_mcqa_with(
+    output: TextColumn<'_>,
+    ground_truth: TextColumn<'_>,
+    choices: Choices<'_>,
+    len: usize,
+    norm: Option<&Normalizer>,
+    found: Option<&[bool]>,
+) -> Result<McqaOutput, KernelError> {
+    let apply = |s: &str| -> Option<char> {
+        match norm {
+            Some(n) => n.apply(s).chars().next(),
+            None => s.chars().next(),
+        }
+    };
+    let truth_of = |s: &str, row: usize| -> Result<char, KernelError> {
+        match norm {
+            Some(n) => truth_char(&n.apply(s), row),
+            None => truth_char(s, row),
+        }
+    };
+    let mut reader = ChoiceReader::new(choices, norm)?;
     let mut scores = Vec::with_capacity(len);
     let mut valid: Vec<i8> = Vec::with_capacity(len);
     // A scalar ground truth is checked once, not per row.
     let scalar_truth = match ground_truth {
-        TextColumn::Scalar(Some(s)) => Some(Some(truth_char(s, 0)?)),
+        TextColumn::Scalar(Some(s)) => Some(Some(truth_of(s, 0)?)),
         TextColumn::Scalar(None) => Some(None),
         _ => None,
     };
     for row in 0..len {
-        let first = output.get(row).and_then(|s| s.chars().next());
-        let is_valid = match (first, reader.row(row)?) {
-            (None, _) | (_, RowChoices::Missing) => false,
-            (Some(_), RowChoices::Any) => true,
-            (Some(c), RowChoices::Set(set)) => set.contains(&c),
-        };
+        let first = output.get(row).and_then(apply);
+        let extracted = found.is_none_or(|f| f.get(row).copied().unwrap_or(false));
+        let is_valid = extracted
+            && match (first, reader.row(row)?) {
+                (None, _) | (_, RowChoices::Missing) => false,
+                (Some(_), RowChoices::Any) => true,
+                (Some(c), RowChoices::Set(set)) => set.contains(&c),
+            };
         let truth = match scalar_truth {
             Some(t) => t,
             None => ground_truth
                 .get(row)
-                .map(|s| truth_char(s, row))
+                .map(|s| truth_of(s, row))
                 .transpose()?,
         };
         let correct = is_valid && first.is_some() && first == truth;

@@ -2,11 +2,18 @@
 
 use crate::placeholders::substitute_placeholders;
 use crate::raw::{MapNode, Node, Tree};
-use crate::template::{Template, TemplateCompiler};
+use crate::template::{Template, TemplateCompiler, TemplateKind};
 use crate::{Location, TaskError};
+use evalscore_kernels::checks::text_as_list;
+use evalscore_kernels::extract::DEFAULT_FALLBACK;
+use evalscore_kernels::normalize::{compile_regex, STEP_NAMES};
+use evalscore_kernels::{
+    Extractor, JsonSchema, MatchMode, Needles, Normalizer, Regex, Step, UnicodeForm,
+};
 use serde_json::Value;
 use serde_saphyr::Spanned;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A parsed, validated task definition.
@@ -49,6 +56,10 @@ pub struct ScorerSpec {
     pub display_name: Option<String>,
     pub purpose: Purpose,
     pub kind: ScorerKind,
+    /// `normalize:` steps, applied to both sides of the comparison in the order written.
+    pub normalize: Option<Arc<Normalizer>>,
+    /// `extract:`, applied to the value before scoring.
+    pub extract: Option<Arc<Extractor>>,
     pub metrics: Vec<MetricSpec>,
     pub location: Option<Location>,
 }
@@ -67,6 +78,45 @@ pub enum ScorerKind {
         ground_truth_choice: Template,
         choices: Option<Template>,
         /// `None`: the model output.
+        value: Option<Template>,
+    },
+    /// Seed 002 `match` (prefix), `includes` (substring), `fuzzy_match` (two-way substring),
+    /// and with `negate` their `not_` forms.
+    Match {
+        mode: MatchMode,
+        negate: bool,
+        expected: Template,
+        /// The expected strings prepared once, when `expected` is a literal or literal list.
+        needles: Option<Arc<Needles>>,
+        value: Option<Template>,
+    },
+    /// Seed 002 `valid_json`, with an optional JSON Schema.
+    ValidJson {
+        schema: Option<Arc<JsonSchema>>,
+        value: Option<Template>,
+    },
+    /// Seed 002 `check_injection`.
+    CheckInjection { value: Option<Template> },
+    /// Seed 002 `custom`: a minijinja condition over `value`, `ground_truth` and `sample`.
+    Custom {
+        condition: Template,
+        ground_truth: Option<Template>,
+        value: Option<Template>,
+    },
+    /// Seed 004 `exact`.
+    Exact {
+        expected_output: Template,
+        value: Option<Template>,
+    },
+    /// Seed 004 `regex`: `pattern` searched in the value.
+    Regex {
+        pattern: Arc<Regex>,
+        ground_truth: Option<Template>,
+        value: Option<Template>,
+    },
+    /// Seed 004 `pass_fail`.
+    PassFail {
+        expected_output: Template,
         value: Option<Template>,
     },
 }
@@ -108,27 +158,90 @@ const MCQA_FIELDS: &[ScorerField] = &[
     field("ground_truth", FieldKind::Text, false),
 ];
 
+const MATCH_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("value", FieldKind::Text, false),
+    field("expected", FieldKind::Text, false),
+];
+const DETAILS_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("details", FieldKind::Text, true),
+    field("value", FieldKind::Text, false),
+];
+const EXACT_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("details", FieldKind::Text, true),
+    field("value", FieldKind::Text, false),
+    field("expected", FieldKind::Text, false),
+];
+const PASS_FAIL_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("value", FieldKind::Text, false),
+    field("expected", FieldKind::Text, false),
+];
+
 impl ScorerKind {
     /// Every field this scorer produces, written ones first in output order.
     pub fn fields(&self) -> &'static [ScorerField] {
         match self {
-            ScorerKind::StringEquals { .. } => STRING_EQUALS_FIELDS,
+            ScorerKind::StringEquals { .. }
+            | ScorerKind::Custom { .. }
+            | ScorerKind::Regex { .. } => STRING_EQUALS_FIELDS,
             ScorerKind::StringEqualsMcqa { .. } => MCQA_FIELDS,
+            ScorerKind::Match { .. } => MATCH_FIELDS,
+            ScorerKind::ValidJson { .. } | ScorerKind::CheckInjection { .. } => DETAILS_FIELDS,
+            ScorerKind::Exact { .. } => EXACT_FIELDS,
+            ScorerKind::PassFail { .. } => PASS_FAIL_FIELDS,
         }
     }
 
     /// The `value` template; `None` means the model output.
     pub fn value(&self) -> Option<&Template> {
         match self {
-            ScorerKind::StringEquals { value, .. } | ScorerKind::StringEqualsMcqa { value, .. } => {
-                value.as_ref()
-            }
+            ScorerKind::StringEquals { value, .. }
+            | ScorerKind::StringEqualsMcqa { value, .. }
+            | ScorerKind::Match { value, .. }
+            | ScorerKind::ValidJson { value, .. }
+            | ScorerKind::CheckInjection { value }
+            | ScorerKind::Custom { value, .. }
+            | ScorerKind::Exact { value, .. }
+            | ScorerKind::Regex { value, .. }
+            | ScorerKind::PassFail { value, .. } => value.as_ref(),
         }
     }
 
     /// Every template of the scorer.
     pub fn templates(&self) -> Vec<&Template> {
         match self {
+            ScorerKind::Match {
+                expected, value, ..
+            } => std::iter::once(expected).chain(value.as_ref()).collect(),
+            ScorerKind::ValidJson { value, .. } | ScorerKind::CheckInjection { value } => {
+                value.iter().collect()
+            }
+            ScorerKind::Custom {
+                condition,
+                ground_truth,
+                value,
+            } => std::iter::once(condition)
+                .chain(ground_truth.as_ref())
+                .chain(value.as_ref())
+                .collect(),
+            ScorerKind::Exact {
+                expected_output,
+                value,
+            }
+            | ScorerKind::PassFail {
+                expected_output,
+                value,
+            } => std::iter::once(expected_output)
+                .chain(value.as_ref())
+                .collect(),
+            ScorerKind::Regex {
+                ground_truth,
+                value,
+                ..
+            } => ground_truth.iter().chain(value.as_ref()).collect(),
             ScorerKind::StringEquals {
                 ground_truth,
                 value,
@@ -148,6 +261,35 @@ impl ScorerKind {
 
     fn templates_mut(&mut self) -> Vec<&mut Template> {
         match self {
+            ScorerKind::Match {
+                expected, value, ..
+            } => std::iter::once(expected).chain(value.as_mut()).collect(),
+            ScorerKind::ValidJson { value, .. } | ScorerKind::CheckInjection { value } => {
+                value.iter_mut().collect()
+            }
+            ScorerKind::Custom {
+                condition,
+                ground_truth,
+                value,
+            } => std::iter::once(condition)
+                .chain(ground_truth.as_mut())
+                .chain(value.as_mut())
+                .collect(),
+            ScorerKind::Exact {
+                expected_output,
+                value,
+            }
+            | ScorerKind::PassFail {
+                expected_output,
+                value,
+            } => std::iter::once(expected_output)
+                .chain(value.as_mut())
+                .collect(),
+            ScorerKind::Regex {
+                ground_truth,
+                value,
+                ..
+            } => ground_truth.iter_mut().chain(value.as_mut()).collect(),
             ScorerKind::StringEquals {
                 ground_truth,
                 value,
@@ -270,14 +412,47 @@ impl MetricKind {
     }
 }
 
-const SCORER_TYPES: &[&str] = &["string_equals", "string_equals_mcqa"];
-const COMMON_SCORER_KEYS: &[&str] = &["type", "key", "display_name", "purpose", "metrics"];
+const SCORER_TYPES: &[&str] = &[
+    "string_equals",
+    "string_equals_mcqa",
+    "match",
+    "includes",
+    "fuzzy_match",
+    "not_match",
+    "not_includes",
+    "not_fuzzy_match",
+    "valid_json",
+    "check_injection",
+    "custom",
+    "exact",
+    "regex",
+    "pass_fail",
+];
+const COMMON_SCORER_KEYS: &[&str] = &[
+    "type",
+    "key",
+    "display_name",
+    "purpose",
+    "metrics",
+    "normalize",
+    "extract",
+];
 const DEFINITION_KEYS: &[&str] = &["scorers", "output_column", "confidence"];
 
 impl Task {
     /// Parses a task file's text. `overrides` are the `--set NAME=VALUE` pairs; they win over
     /// the file's `config:`.
     pub fn from_yaml(text: &str, overrides: &[(String, String)]) -> Result<Task, TaskError> {
+        Task::from_yaml_in(text, overrides, None)
+    }
+
+    /// [`Task::from_yaml`] for a task file in `base_dir`: relative file paths in the task
+    /// (a `valid_json` `schema:` file) are resolved against it. `None`: the current directory.
+    pub fn from_yaml_in(
+        text: &str,
+        overrides: &[(String, String)],
+        base_dir: Option<&Path>,
+    ) -> Result<Task, TaskError> {
         // Pass 1: read `config:` from the text with placeholders blanked out, so that a
         // placeholder in an unquoted position cannot make the YAML unreadable.
         let blanked = blank_placeholders(text);
@@ -361,7 +536,7 @@ impl Task {
         let mut compiler = TemplateCompiler::new();
         let mut scorers = Vec::with_capacity(scorer_nodes.len());
         for node in scorer_nodes {
-            scorers.push(parse_scorer(node, &mut compiler, &mut warnings)?);
+            scorers.push(parse_scorer(node, &mut compiler, &mut warnings, base_dir)?);
         }
         assign_keys(&mut scorers)?;
         let env = Arc::new(compiler.finish());
@@ -452,7 +627,9 @@ fn parse_scorer(
     node: Node<'_>,
     compiler: &mut TemplateCompiler,
     warnings: &mut Vec<String>,
+    base_dir: Option<&Path>,
 ) -> Result<ScorerSpec, TaskError> {
+    let mut condition_slot: Option<Template> = None;
     let map = node.map("a scorer")?;
     let type_node = map.get("type").ok_or_else(|| {
         map.err("scorer has no `type`")
@@ -468,6 +645,14 @@ fn parse_scorer(
             "ground_truth_choice_field",
             "choices_field",
         ],
+        "match" | "includes" | "fuzzy_match" | "not_match" | "not_includes" | "not_fuzzy_match" => {
+            &["expected", "value"]
+        }
+        "valid_json" => &["schema", "value"],
+        "check_injection" => &["value"],
+        "custom" => &["condition", "ground_truth", "value"],
+        "exact" | "pass_fail" => &["expected_output", "value"],
+        "regex" => &["pattern", "ground_truth", "value"],
         other => {
             let hint = match crate::error::did_you_mean(other, SCORER_TYPES) {
                 Some(s) => format!(
@@ -485,6 +670,20 @@ fn parse_scorer(
     map.check_keys(&allowed, &format!("scorer `{scorer_type}`"))?;
 
     let what = |key: &str| format!("{scorer_type}.{key}");
+    let normalize = match map.get("normalize") {
+        Some(n) if !n.is_null() => Some(Arc::new(parse_normalize(n)?)),
+        _ => None,
+    };
+    let extract = match map.get("extract") {
+        Some(n) if !n.is_null() => Some(Arc::new(parse_extract(n)?)),
+        _ => None,
+    };
+    if let Some(n) = map.get("condition") {
+        if scorer_type == "custom" {
+            let c = compiler.compile_condition(n, &what("condition"))?;
+            condition_slot = Some(c);
+        }
+    }
     let mut template = |key: &str| -> Result<Option<Template>, TaskError> {
         match map.get(key) {
             None => Ok(None),
@@ -492,7 +691,110 @@ fn parse_scorer(
             Some(n) => compiler.compile(n, &what(key)).map(Some),
         }
     };
+    let required = |t: Option<Template>, key: &str, example: &str| {
+        t.ok_or_else(|| {
+            map.err(format!("scorer `{scorer_type}` needs `{key}`"))
+                .with_hint(format!("e.g. `{key}: {example}`"))
+        })
+    };
     let kind = match scorer_type.as_str() {
+        t @ ("match" | "includes" | "fuzzy_match" | "not_match" | "not_includes"
+        | "not_fuzzy_match") => {
+            let negate = t.starts_with("not_");
+            let mode = match t.trim_start_matches("not_") {
+                "match" => MatchMode::Prefix,
+                "includes" => MatchMode::Substring,
+                _ => MatchMode::Fuzzy,
+            };
+            let expected = required(
+                template("expected")?,
+                "expected",
+                "\"{{ sample.answer }}\" or a list such as [Paris, paris]",
+            )?;
+            let needles = match &expected.kind {
+                TemplateKind::Literal(s) => Some(Arc::new(Needles::new(
+                    text_as_list(s).unwrap_or_else(|| vec![s.clone()]),
+                    normalize.as_deref(),
+                ))),
+                TemplateKind::LiteralList(l) => {
+                    Some(Arc::new(Needles::new(l, normalize.as_deref())))
+                }
+                _ => None,
+            };
+            ScorerKind::Match {
+                mode,
+                negate,
+                expected,
+                needles,
+                value: template("value")?,
+            }
+        }
+        "valid_json" => {
+            let schema = match map.get("schema") {
+                Some(n) if !n.is_null() => Some(Arc::new(parse_schema(n, base_dir)?)),
+                _ => None,
+            };
+            ScorerKind::ValidJson {
+                schema,
+                value: template("value")?,
+            }
+        }
+        "check_injection" => ScorerKind::CheckInjection {
+            value: template("value")?,
+        },
+        "custom" => {
+            let condition = condition_slot.take().ok_or_else(|| {
+                map.err("scorer `custom` needs `condition`").with_hint(
+                    "e.g. `condition: \"value | length <= 280 and 'sorry' not in value | lower\"`",
+                )
+            })?;
+            ScorerKind::Custom {
+                condition,
+                ground_truth: template("ground_truth")?,
+                value: template("value")?,
+            }
+        }
+        t @ ("exact" | "pass_fail") => {
+            let expected_output = required(
+                template("expected_output")?,
+                "expected_output",
+                "\"{{ sample.expected_output }}\"",
+            )?;
+            let value = template("value")?;
+            if t == "exact" {
+                ScorerKind::Exact {
+                    expected_output,
+                    value,
+                }
+            } else {
+                ScorerKind::PassFail {
+                    expected_output,
+                    value,
+                }
+            }
+        }
+        "regex" => {
+            let node = map.get("pattern").filter(|n| !n.is_null()).ok_or_else(|| {
+                map.err("scorer `regex` needs `pattern`")
+                    .with_hint("e.g. `pattern: \"(?i)answer: (\\\\d+)\"`")
+            })?;
+            let text = node.scalar_string("pattern")?;
+            let pattern = compile_regex(&text).map_err(|e| {
+                node.err(format!("invalid regular expression in `regex.pattern`: {e}"))
+                    .with_hint("patterns use Rust regex syntax (https://docs.rs/regex): inline flags like (?i), no look-around or backreferences")
+            })?;
+            let ground_truth = template("ground_truth")?;
+            if ground_truth.is_some() && pattern.captures_len() < 2 {
+                return Err(node
+                    .err("`regex.pattern` has no capture group, but `ground_truth` is given")
+                    .with_hint("with `ground_truth`, the first capture group is compared: e.g. `answer: (\\d+)`"));
+            }
+            ScorerKind::Regex {
+                pattern: Arc::new(pattern),
+                ground_truth,
+                value: template("value")?,
+            }
+        }
         "string_equals" => {
             let ground_truth = template("ground_truth")?.ok_or_else(|| {
                 map.err("scorer `string_equals` needs `ground_truth`")
@@ -572,9 +874,175 @@ fn parse_scorer(
         display_name,
         purpose,
         kind,
+        normalize,
+        extract,
         metrics,
         location: map.location,
     })
+}
+
+/// `normalize:` a list of steps, each a name (`strip`) or a one-key mapping
+/// (`{regexes_to_ignore: [...]}`, `{unicode: nfc}`).
+fn parse_normalize(node: Node<'_>) -> Result<Normalizer, TaskError> {
+    let hint = || {
+        format!(
+            "normalize steps: {}; e.g. `normalize: [{{regexes_to_ignore: [\"the \"]}}, ignore_case, {{unicode: nfkc}}]`",
+            STEP_NAMES.join(", ")
+        )
+    };
+    let mut steps = Vec::new();
+    for item in node.seq("`normalize`").map_err(|e| e.with_hint(hint()))? {
+        let (name, arg) = match item.tree {
+            Tree::Map(entries) if entries.len() == 1 => {
+                let (k, v) = &entries[0];
+                (k.value.clone(), Some(Node::new(v)))
+            }
+            Tree::Map(_) => {
+                return Err(item
+                    .err("a normalize step with options is a mapping with one key")
+                    .with_hint(hint()))
+            }
+            _ => (item.scalar_string("normalize step")?, None),
+        };
+        let step = match (name.as_str(), arg) {
+            ("strip", None) => Step::Strip,
+            ("ignore_case", None) => Step::IgnoreCase,
+            ("ignore_punctuation", None) => Step::IgnorePunctuation,
+            ("ignore_whitespace", None) => Step::IgnoreWhitespace,
+            ("remove_articles", None) => Step::RemoveArticles,
+            ("ignore_numbers", None) => Step::IgnoreNumbers,
+            ("regexes_to_ignore", Some(arg)) => {
+                let mut list = Vec::new();
+                for r in arg.seq("`regexes_to_ignore`")? {
+                    let text = r.scalar_string("regexes_to_ignore")?;
+                    list.push(compile_regex(&text).map_err(|e| {
+                        r.err(format!(
+                            "invalid regular expression in `regexes_to_ignore`: {e}"
+                        ))
+                    })?);
+                }
+                Step::RegexesToIgnore(list)
+            }
+            ("unicode", Some(arg)) => match arg.scalar_string("unicode")?.to_lowercase().as_str() {
+                "nfc" => Step::Unicode(UnicodeForm::Nfc),
+                "nfkc" => Step::Unicode(UnicodeForm::Nfkc),
+                other => {
+                    return Err(arg
+                        .err(format!("unknown Unicode form `{other}`"))
+                        .with_hint("`unicode: nfc` or `unicode: nfkc`"))
+                }
+            },
+            ("regexes_to_ignore" | "unicode", None) => {
+                return Err(item
+                    .err(format!("normalize step `{name}` needs a value"))
+                    .with_hint(hint()))
+            }
+            (n, Some(_)) if STEP_NAMES.contains(&n) => {
+                return Err(item
+                    .err(format!("normalize step `{name}` takes no value"))
+                    .with_hint(hint()))
+            }
+            (other, _) => {
+                let h = match crate::error::did_you_mean(other, STEP_NAMES) {
+                    Some(s) => format!("did you mean `{s}`? {}", hint()),
+                    None => hint(),
+                };
+                return Err(item
+                    .err(format!("unknown normalize step `{other}`"))
+                    .with_hint(h));
+            }
+        };
+        steps.push(step);
+    }
+    Ok(Normalizer::new(steps))
+}
+
+const EXTRACT_PRESETS: &[&str] = &["answer_letter", "last_number"];
+
+/// `extract:` `answer_letter`, `last_number`, or `{regex: P, group_select: N, fallback: F}`
+/// (a preset may also be written `{type: answer_letter, fallback: F}`).
+fn parse_extract(node: Node<'_>) -> Result<Extractor, TaskError> {
+    let hint = "`extract: answer_letter`, `extract: last_number`, or `extract: {regex: \"#### (\\\\-?[0-9.,]+)\", group_select: -1, fallback: \"[invalid]\"}`";
+    let preset = |name: &str, fallback: String, n: Node<'_>| match name {
+        "answer_letter" => Ok(Extractor::AnswerLetter { fallback }),
+        "last_number" => Ok(Extractor::LastNumber { fallback }),
+        other => {
+            let h = match crate::error::did_you_mean(other, EXTRACT_PRESETS) {
+                Some(s) => format!("did you mean `{s}`? {hint}"),
+                None => hint.to_owned(),
+            };
+            Err(n.err(format!("unknown extraction `{other}`")).with_hint(h))
+        }
+    };
+    if !matches!(node.tree, Tree::Map(_)) {
+        let name = node.scalar_string("extract")?;
+        return preset(&name, DEFAULT_FALLBACK.to_owned(), node);
+    }
+    let map = node.map("`extract`")?;
+    let fallback = map
+        .get("fallback")
+        .map(|n| n.scalar_string("fallback"))
+        .transpose()?
+        .unwrap_or_else(|| DEFAULT_FALLBACK.to_owned());
+    if let Some(t) = map.get("type") {
+        map.check_keys(&["type", "fallback"], "`extract`")?;
+        return preset(&t.scalar_string("type")?, fallback, t);
+    }
+    map.check_keys(&["regex", "group_select", "fallback"], "`extract`")?;
+    let rnode = map.get("regex").ok_or_else(|| {
+        map.err("`extract` needs `regex` (or `type`)")
+            .with_hint(hint)
+    })?;
+    let text = rnode.scalar_string("regex")?;
+    let regex = compile_regex(&text).map_err(|e| {
+        rnode
+            .err(format!(
+                "invalid regular expression in `extract.regex`: {e}"
+            ))
+            .with_hint("patterns use Rust regex syntax (https://docs.rs/regex)")
+    })?;
+    let group_select = match map.get("group_select") {
+        None => 0,
+        Some(n) => match n.tree {
+            Tree::Scalar(Value::Number(x)) if x.is_i64() => x.as_i64().unwrap_or(0),
+            _ => {
+                return Err(n
+                    .err("`group_select` must be an integer")
+                    .with_hint("0 is the first match, -1 the last"))
+            }
+        },
+    };
+    Ok(Extractor::Regex {
+        regex,
+        group_select,
+        fallback,
+    })
+}
+
+/// `schema:` an inline JSON Schema (a mapping), or the path of a JSON (or YAML) file.
+fn parse_schema(node: Node<'_>, base_dir: Option<&Path>) -> Result<JsonSchema, TaskError> {
+    let hint = "give the schema inline (`schema: {type: object, required: [answer]}`) or as a file path; supported keywords: "
+        .to_owned()
+        + &evalscore_kernels::json::SCHEMA_KEYWORDS.join(", ");
+    let json = match node.tree {
+        Tree::Map(_) | Tree::Scalar(Value::Bool(_)) => node.tree.to_json(),
+        _ => {
+            let path = node.scalar_string("schema")?;
+            let full: PathBuf = match base_dir {
+                Some(b) if Path::new(&path).is_relative() => b.join(&path),
+                _ => PathBuf::from(&path),
+            };
+            let text = std::fs::read_to_string(&full).map_err(|e| {
+                node.err(format!("cannot read schema file `{}`: {e}", full.display()))
+                    .with_hint(hint.clone())
+            })?;
+            serde_json::from_str::<Value>(&text).map_err(|e| {
+                node.err(format!("schema file `{}` is not JSON: {e}", full.display()))
+            })?
+        }
+    };
+    JsonSchema::compile(&json)
+        .map_err(|e| node.err(format!("invalid `schema`: {e}")).with_hint(hint))
 }
 
 fn parse_metric(

@@ -38,6 +38,9 @@ pub enum TemplateKind {
     ModelOutput,
     Expression(String),
     Render,
+    /// A `custom` scorer's `condition:`: a minijinja expression over `value`, `ground_truth`
+    /// and `sample`, evaluated with [`Template::evaluate_condition`].
+    Condition(String),
 }
 
 /// A compiled, classified template of one scorer option.
@@ -169,6 +172,10 @@ impl Template {
                     Err(e) => Err(row_error(row, &e)),
                 })
             }
+            TemplateKind::Condition(_) => Err(TemplateRowError {
+                row: 0,
+                message: "a condition is evaluated with its value".to_owned(),
+            }),
             TemplateKind::Render => {
                 let env = self.env()?;
                 let tmpl = env.get_template(&self.name).map_err(|e| row_error(0, &e))?;
@@ -179,6 +186,61 @@ impl Template {
                 })
             }
         }
+    }
+
+    /// Evaluates a `custom` condition for every row: the expression is compiled once per
+    /// batch, then run per row with `value` (the row of `value`), `ground_truth` (the row of
+    /// `ground_truth`, none without one), `sample` and `solver_output.output` in scope.
+    ///
+    /// Null rule: a row whose value is null, or whose ground truth is null when one is given,
+    /// is not evaluated and gives `None`. Otherwise the result is the expression's truthiness.
+    pub fn evaluate_condition(
+        &self,
+        ctx: &RowContext<'_>,
+        value: &dyn arrow::array::Array,
+        ground_truth: Option<&dyn arrow::array::Array>,
+    ) -> Result<Vec<Option<bool>>, TemplateRowError> {
+        let TemplateKind::Condition(expr) = &self.kind else {
+            return Err(TemplateRowError {
+                row: 0,
+                message: "not a condition".to_owned(),
+            });
+        };
+        let env = self.env()?;
+        let compiled = env
+            .compile_expression_owned(expr.clone())
+            .map_err(|e| row_error(0, &e))?;
+        let shared = Arc::new(Shared {
+            batch: ctx.batch.clone(),
+            model_output: ctx.model_output.cloned(),
+        });
+        let n = ctx.batch.num_rows();
+        let mut out = Vec::with_capacity(n);
+        for row in 0..n {
+            if value.is_null(row) || ground_truth.is_some_and(|g| g.is_null(row)) {
+                out.push(None);
+                continue;
+            }
+            let v = cell_to_value(value, row);
+            let g = ground_truth.map_or_else(|| Value::from(()), |g| cell_to_value(g, row));
+            let sample = Value::from_object(RowObject {
+                shared: Arc::clone(&shared),
+                row,
+            });
+            let context = if self.model_output {
+                let o = shared
+                    .model_output
+                    .as_ref()
+                    .map(|a| cell_to_value(a.as_ref(), row))
+                    .unwrap_or_default();
+                minijinja::context! { value => v, ground_truth => g, sample => sample, solver_output => minijinja::context!{ output => o } }
+            } else {
+                minijinja::context! { value => v, ground_truth => g, sample => sample }
+            };
+            let r = compiled.eval(context).map_err(|e| row_error(row, &e))?;
+            out.push(Some(r.is_true()));
+        }
+        Ok(out)
     }
 
     fn env(&self) -> Result<&Environment<'static>, TemplateRowError> {
@@ -421,7 +483,7 @@ impl TemplateCompiler {
                 .template_from_str(&source)
                 .map_err(syntax_err)?
                 .undeclared_variables(true),
-            TemplateKind::LiteralList(_) => Default::default(),
+            TemplateKind::LiteralList(_) | TemplateKind::Condition(_) => Default::default(),
         };
         let mut columns = BTreeSet::new();
         let mut all_columns = false;
@@ -462,6 +524,60 @@ impl TemplateCompiler {
                 .map_err(syntax_err)?;
         }
         Ok(t)
+    }
+
+    /// Compiles a `custom` scorer's `condition:` (a bare expression, or one wrapped in
+    /// `{{ }}`), checking its syntax and the variables it uses.
+    pub fn compile_condition(&mut self, node: Node<'_>, what: &str) -> Result<Template, TaskError> {
+        let source = node.scalar_string(what)?;
+        let t = source.trim();
+        let expr = t
+            .strip_prefix("{{")
+            .and_then(|s| s.strip_suffix("}}"))
+            .unwrap_or(t)
+            .trim()
+            .to_owned();
+        let compiled = self.env.compile_expression(&expr).map_err(|e| {
+            TaskError::new(
+                format!(
+                    "syntax error in `{what}`: {}",
+                    e.detail().unwrap_or("invalid expression")
+                ),
+                node.location,
+            )
+            .with_hint("a condition is a Jinja expression, e.g. `value | length <= 280 and 'sorry' not in value | lower`")
+        })?;
+        let vars = compiled.undeclared_variables(true);
+        let mut columns = BTreeSet::new();
+        let mut all_columns = false;
+        let mut model_output = false;
+        for var in vars {
+            let (root, rest) = var.split_once('.').unwrap_or((var.as_str(), ""));
+            match root {
+                "value" | "ground_truth" => {}
+                SAMPLE_VAR if rest.is_empty() => all_columns = true,
+                SAMPLE_VAR => {
+                    columns.insert(rest.split('.').next().unwrap_or(rest).to_owned());
+                }
+                MODEL_OUTPUT_VAR => model_output = true,
+                other => {
+                    return Err(TaskError::new(
+                        format!("`{what}` uses unknown variable `{other}`"),
+                        node.location,
+                    )
+                    .with_hint("a condition sees `value`, `ground_truth`, `sample` (the input row) and `solver_output.output`"))
+                }
+            }
+        }
+        Ok(self.make_with_columns(
+            source.clone(),
+            node.location,
+            what,
+            TemplateKind::Condition(expr),
+            columns,
+            all_columns,
+            model_output,
+        ))
     }
 
     fn make(

@@ -108,7 +108,7 @@ fn unknown_scorer_type_suggests() {
     );
     assert_eq!(
         e.hint.as_deref(),
-        Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa")
+        Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa, match, includes, fuzzy_match, not_match, not_includes, not_fuzzy_match, valid_json, check_injection, custom, exact, regex, pass_fail")
     );
 }
 
@@ -310,4 +310,97 @@ fn confidence_must_be_between_zero_and_one() {
         e.to_string(),
         "line 2, column 15: `confidence` must be a number between 0 and 1, found `95`"
     );
+}
+
+fn scorer(body: &str) -> Result<Task, TaskError> {
+    Task::from_yaml(&format!("definition:\n  scorers:\n    - {body}\n"), &[])
+}
+
+#[test]
+fn parses_the_check_family() {
+    for t in [
+        "match",
+        "includes",
+        "fuzzy_match",
+        "not_match",
+        "not_includes",
+        "not_fuzzy_match",
+    ] {
+        let task = scorer(&format!(
+            "{{type: {t}, expected: [a, b], normalize: [strip]}}"
+        ))
+        .unwrap();
+        match &task.scorers[0].kind {
+            ScorerKind::Match {
+                negate, needles, ..
+            } => {
+                assert_eq!(*negate, t.starts_with("not_"));
+                assert_eq!(needles.as_ref().unwrap().len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(task.scorers[0].normalize.is_some());
+    }
+    let t = scorer("{type: exact, expected_output: \"{{ sample.e }}\", extract: answer_letter}")
+        .unwrap();
+    assert!(t.scorers[0].extract.is_some());
+    let fields: Vec<&str> = t.scorers[0].kind.fields().iter().map(|f| f.name).collect();
+    assert_eq!(fields, ["is_correct", "details", "value", "expected"]);
+    let t = scorer("{type: custom, condition: \"value | length <= 280 and 'sorry' not in value | lower and sample.x\"}").unwrap();
+    let (cols, _) = t.scorers[0].kind.templates()[0].columns();
+    assert!(cols.contains("x"));
+    scorer("{type: valid_json, schema: {type: object, required: [a]}}").unwrap();
+    scorer("{type: check_injection}").unwrap();
+    scorer("{type: pass_fail, expected_output: yes}").unwrap();
+    scorer("{type: regex, pattern: \"(?i)answer: (\\\\d+)\", ground_truth: \"{{ sample.a }}\"}")
+        .unwrap();
+    scorer("{type: string_equals, ground_truth: x, normalize: [{regexes_to_ignore: [\"the \"]}, ignore_case, ignore_punctuation, ignore_whitespace, remove_articles, ignore_numbers, {unicode: nfkc}]}").unwrap();
+    scorer("{type: includes, expected: x, extract: {regex: \"#### (\\\\d+)\", group_select: -1, fallback: none}}").unwrap();
+}
+
+#[test]
+fn check_family_errors_point_at_the_task_line() {
+    let text = "definition:\n  scorers:\n    - type: regex\n      pattern: \"(unclosed\"\n";
+    let e = Task::from_yaml(text, &[]).unwrap_err();
+    assert_eq!(e.location, Some(Location::new(4, 16)));
+    assert!(
+        e.message
+            .starts_with("invalid regular expression in `regex.pattern`"),
+        "{}",
+        e.message
+    );
+    let e = scorer("{type: regex, pattern: \"a+\", ground_truth: x}").unwrap_err();
+    assert!(e.message.contains("no capture group"), "{}", e.message);
+    let e = scorer("{type: regex}").unwrap_err();
+    assert_eq!(e.message, "scorer `regex` needs `pattern`");
+    let e = scorer("{type: includes, expected: x, normalize: [ignore_cas]}").unwrap_err();
+    assert_eq!(e.message, "unknown normalize step `ignore_cas`");
+    assert!(e.hint.unwrap().starts_with("did you mean `ignore_case`?"));
+    let e = scorer("{type: includes, expected: x, normalize: [{unicode: nfd}]}").unwrap_err();
+    assert_eq!(e.message, "unknown Unicode form `nfd`");
+    let e = scorer("{type: includes}").unwrap_err();
+    assert_eq!(e.message, "scorer `includes` needs `expected`");
+    let e = scorer("{type: custom, condition: \"value |\"}").unwrap_err();
+    assert!(
+        e.message.starts_with("syntax error in `custom.condition`"),
+        "{}",
+        e.message
+    );
+    let e = scorer("{type: custom, condition: \"foo == 1\"}").unwrap_err();
+    assert_eq!(e.message, "`custom.condition` uses unknown variable `foo`");
+    let e = scorer("{type: valid_json, schema: {oneOf: []}}").unwrap_err();
+    assert!(e.message.contains("`oneOf`"), "{}", e.message);
+    let e = scorer("{type: valid_json, schema: missing_schema.json}").unwrap_err();
+    assert!(
+        e.message
+            .starts_with("cannot read schema file `missing_schema.json`"),
+        "{}",
+        e.message
+    );
+    let e = scorer("{type: exact, expected_output: x, extract: last_numbr}").unwrap_err();
+    assert_eq!(e.message, "unknown extraction `last_numbr`");
+    let e = scorer("{type: exact, expected_output: x, expected: y}").unwrap_err();
+    assert_eq!(e.message, "unknown key `expected` in scorer `exact`");
+    let e = scorer("{type: regexx}").unwrap_err();
+    assert!(e.hint.unwrap().starts_with("did you mean `regex`?"));
 }

@@ -1,0 +1,510 @@
+//! The check family: `match`, `includes`, `fuzzy_match` and their negations, `exact`,
+//! `pass_fail`, `regex`, and `string_equals` under `normalize:`.
+
+use crate::normalize::{fold_case, Normalizer};
+use crate::text::TextColumn;
+use crate::{parse_choice_list, to_text, KernelError};
+use arrow::array::{Array, AsArray, Float64Array, StringArray};
+use arrow::datatypes::DataType;
+use memchr::memmem::{self, Finder};
+use regex::Regex;
+use std::borrow::Cow;
+
+/// How a value is tested against an expected string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchMode {
+    /// `match`: the value starts with the expected string.
+    Prefix,
+    /// `includes`: the expected string is a substring of the value.
+    Substring,
+    /// `fuzzy_match`: either is a substring of the other.
+    Fuzzy,
+}
+
+/// Literal expected strings, normalized and prepared once per task: one
+/// `memchr::memmem::Finder` per string. Empty strings are dropped (they never match).
+#[derive(Debug, Clone)]
+pub struct Needles {
+    items: Vec<(String, Finder<'static>)>,
+}
+
+impl Needles {
+    /// Prepares `items`, normalizing each with `norm` first.
+    pub fn new<I: IntoIterator<Item = S>, S: AsRef<str>>(
+        items: I,
+        norm: Option<&Normalizer>,
+    ) -> Self {
+        let items = items
+            .into_iter()
+            .map(|s| match norm {
+                Some(n) => n.apply(s.as_ref()).into_owned(),
+                None => s.as_ref().to_owned(),
+            })
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let f = Finder::new(s.as_bytes()).into_owned();
+                (s, f)
+            })
+            .collect();
+        Needles { items }
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn any(&self, mode: MatchMode, value: &str) -> bool {
+        !value.is_empty()
+            && self.items.iter().any(|(e, f)| match mode {
+                MatchMode::Prefix => value.as_bytes().starts_with(e.as_bytes()),
+                MatchMode::Substring => f.find(value.as_bytes()).is_some(),
+                MatchMode::Fuzzy => {
+                    f.find(value.as_bytes()).is_some()
+                        || memmem::find(e.as_bytes(), value.as_bytes()).is_some()
+                }
+            })
+    }
+}
+
+fn one_matches(mode: MatchMode, value: &str, e: &str) -> bool {
+    if value.is_empty() || e.is_empty() {
+        return false;
+    }
+    let (v, e) = (value.as_bytes(), e.as_bytes());
+    match mode {
+        MatchMode::Prefix => v.starts_with(e),
+        MatchMode::Substring => contains(v, e),
+        MatchMode::Fuzzy => contains(v, e) || contains(e, v),
+    }
+}
+
+/// Substring test for a needle that changes every row: `memmem::find` builds a searcher per
+/// call, which costs more than the search itself for the short needles and haystacks typical
+/// here, so one-byte needles use `memchr` and short haystacks a plain scan.
+#[inline]
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    match needle.len() {
+        0 => true,
+        1 => memchr::memchr(needle[0], haystack).is_some(),
+        n if n > haystack.len() => false,
+        n if haystack.len() <= 64 => haystack.windows(n).any(|w| w == needle),
+        _ => memmem::find(haystack, needle).is_some(),
+    }
+}
+
+/// Where the expected strings of each row come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Expected<'a> {
+    /// The same strings for every row (a literal or a literal list), prepared once.
+    Fixed(&'a Needles),
+    /// A list column (`List`/`LargeList` of text), or a text column whose cells are one
+    /// string each, or a list written as a JSON array / quoted Python list (see
+    /// [`text_as_list`]).
+    PerRow(&'a dyn Array),
+}
+
+/// Reads a text cell as a list of expected strings when it is written as one: a JSON array
+/// (`["a", "b"]`) or a Python list literal whose items are quoted (`['a', 'b']`). Anything
+/// else is one string, so `"[invalid]"` stays the single string `[invalid]`.
+pub fn text_as_list(text: &str) -> Option<Vec<String>> {
+    let t = text.trim();
+    if !(t.starts_with('[') && t.ends_with(']')) {
+        return None;
+    }
+    if let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(t) {
+        return items
+            .into_iter()
+            .map(|i| match i {
+                serde_json::Value::String(s) => Some(s),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                serde_json::Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            })
+            .collect();
+    }
+    let inner = t[1..t.len() - 1].trim();
+    if inner.is_empty() || inner.starts_with('\'') || inner.starts_with('"') {
+        return parse_choice_list(t);
+    }
+    None
+}
+
+/// The result of a check over a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckOutput {
+    pub is_correct: Float64Array,
+    /// Rows with a null value or a null expected/ground truth.
+    pub missing: usize,
+}
+
+/// `match` / `includes` / `fuzzy_match` (and with `negate`, their `not_` forms): 1.0 when the
+/// (normalized) value matches any expected string under `mode`.
+///
+/// An empty expected string never matches, and an empty value matches nothing (so the `not_`
+/// forms score an empty value 1.0). `norm` is applied to the value and, for
+/// [`Expected::PerRow`], to each expected string; [`Needles`] are normalized when built.
+///
+/// Null rule: a null value, or a null expected cell, scores 0.0 in every form, `not_` forms
+/// included, and counts as missing.
+pub fn match_check(
+    value: TextColumn<'_>,
+    expected: Expected<'_>,
+    mode: MatchMode,
+    negate: bool,
+    norm: Option<&Normalizer>,
+    len: usize,
+) -> Result<CheckOutput, KernelError> {
+    let mut scores = Vec::with_capacity(len);
+    let mut missing = 0;
+    let score = |hit: bool| if hit != negate { 1.0 } else { 0.0 };
+    match expected {
+        Expected::Fixed(needles) => {
+            for r in 0..len {
+                match value.get(r) {
+                    None => {
+                        missing += 1;
+                        scores.push(0.0);
+                    }
+                    Some(v) => {
+                        let v = apply(norm, v);
+                        scores.push(score(needles.any(mode, &v)));
+                    }
+                }
+            }
+        }
+        Expected::PerRow(arr) => {
+            // Fast path: a plain text cell that is not a list is matched as it is, with no
+            // copy (the common `expected: "{{ sample.answer }}"` without normalize).
+            let plain = match (norm, arr.data_type()) {
+                (None, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+                    Some(TextColumn::new(arr, "expected")?)
+                }
+                _ => None,
+            };
+            let mut reader = ExpectedReader::new(arr, norm)?;
+            for r in 0..len {
+                if let Some(p) = &plain {
+                    if let (Some(v), Some(e)) = (value.get(r), p.get(r)) {
+                        if !e.trim_start().starts_with('[') {
+                            scores.push(score(one_matches(mode, v, e)));
+                            continue;
+                        }
+                    }
+                }
+                let (v, e) = (value.get(r), reader.row(r));
+                match (v, e) {
+                    (Some(v), Some(items)) => {
+                        let v = apply(norm, v);
+                        scores.push(score(items.iter().any(|e| one_matches(mode, &v, e))));
+                    }
+                    _ => {
+                        missing += 1;
+                        scores.push(0.0);
+                    }
+                }
+            }
+        }
+    }
+    Ok(CheckOutput {
+        is_correct: Float64Array::from(scores),
+        missing,
+    })
+}
+
+fn apply<'a>(norm: Option<&Normalizer>, s: &'a str) -> Cow<'a, str> {
+    match norm {
+        Some(n) => n.apply(s),
+        None => Cow::Borrowed(s),
+    }
+}
+
+/// Per-row expected strings, with the last parsed text cached so a column that repeats the
+/// same value parses (and normalizes) it once per run of equal values.
+struct ExpectedReader<'a> {
+    source: Src<'a>,
+    norm: Option<&'a Normalizer>,
+    last_text: Option<&'a str>,
+    items: Vec<String>,
+}
+
+enum Src<'a> {
+    List(&'a dyn Array),
+    Text(TextColumn<'a>),
+}
+
+impl<'a> ExpectedReader<'a> {
+    fn new(arr: &'a dyn Array, norm: Option<&'a Normalizer>) -> Result<Self, KernelError> {
+        let source = match arr.data_type() {
+            DataType::List(_) | DataType::LargeList(_) => Src::List(arr),
+            _ => Src::Text(TextColumn::new(arr, "expected")?),
+        };
+        Ok(ExpectedReader {
+            source,
+            norm,
+            last_text: None,
+            items: Vec::new(),
+        })
+    }
+
+    fn set(&mut self, items: impl Iterator<Item = String>) {
+        let norm = self.norm;
+        self.items = items.map(|s| apply(norm, &s).into_owned()).collect();
+    }
+
+    fn row(&mut self, row: usize) -> Option<&[String]> {
+        match &self.source {
+            Src::List(a) => {
+                if a.is_null(row) {
+                    return None;
+                }
+                let values = match a.data_type() {
+                    DataType::List(_) => a.as_list::<i32>().value(row),
+                    _ => a.as_list::<i64>().value(row),
+                };
+                let values = to_text(&values, "expected").ok()?;
+                let col = TextColumn::new(values.as_ref(), "expected").ok()?;
+                let items: Vec<String> = (0..values.len())
+                    .filter_map(|i| col.get(i).map(str::to_owned))
+                    .collect();
+                self.set(items.into_iter());
+                self.last_text = None;
+                Some(&self.items)
+            }
+            Src::Text(col) => {
+                let text = col.get(row)?;
+                if self.last_text != Some(text) || self.items.is_empty() {
+                    match text_as_list(text) {
+                        Some(list) => self.set(list.into_iter()),
+                        None => self.set(std::iter::once(text.to_owned())),
+                    }
+                    self.last_text = Some(text);
+                }
+                Some(&self.items)
+            }
+        }
+    }
+}
+
+/// Equality of normalized texts: equal after `norm`, except that two texts which both
+/// normalize to the empty string are equal only when they were equal before (the rule of
+/// Hugging Face `evaluate`'s exact_match).
+pub fn normalized_equal(a: &str, b: &str, norm: Option<&Normalizer>) -> bool {
+    match norm {
+        None => a == b,
+        Some(n) => {
+            let (na, nb) = (n.apply(a), n.apply(b));
+            na == nb && (!na.is_empty() || a == b)
+        }
+    }
+}
+
+/// `string_equals` with `normalize:`: 1.0 when [`normalized_equal`].
+///
+/// Null rule: a null on either side scores 0.0 (the caller counts it as missing).
+pub fn string_equals_normalized(
+    value: TextColumn<'_>,
+    ground_truth: TextColumn<'_>,
+    norm: &Normalizer,
+    len: usize,
+) -> Float64Array {
+    // A scalar ground truth is normalized once.
+    let scalar = match ground_truth {
+        TextColumn::Scalar(Some(g)) => Some((g, norm.apply(g))),
+        _ => None,
+    };
+    (0..len)
+        .map(|r| {
+            let eq = match (value.get(r), &scalar) {
+                (None, _) => false,
+                (Some(v), Some((g, ng))) => {
+                    let nv = norm.apply(v);
+                    nv == *ng && (!nv.is_empty() || v == *g)
+                }
+                (Some(v), None) => ground_truth
+                    .get(r)
+                    .is_some_and(|g| normalized_equal(v, g, Some(norm))),
+            };
+            if eq {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// The `details` text of `exact` on a pass.
+pub const EXACT_PASS: &str = "Exact match: PASS.";
+/// The `details` text of `exact` when the expected output is missing (null).
+pub const EXACT_NO_EXPECTED: &str =
+    "Exact match: FAIL. No expected_output defined for this scenario.";
+
+/// The fields of the `exact` scorer for one batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactOutput {
+    pub is_correct: Float64Array,
+    /// Never null.
+    pub details: StringArray,
+    pub missing: usize,
+}
+
+/// Seed 004 `exact`: strict `==` of value and expected output (after `norm`, if any, with
+/// the [`normalized_equal`] rule), with the seed's `details`:
+/// `Exact match: PASS.`, `Exact match: FAIL. Expected "E", got "V".` (the compared texts,
+/// as they are, between double quotes) and [`EXACT_NO_EXPECTED`].
+///
+/// Null rule: a null expected output fails with [`EXACT_NO_EXPECTED`]; a null value fails
+/// with `Exact match: FAIL. Expected "E", got null.` (`null` without quotes, so it cannot be
+/// confused with the text "null"). Both count as missing.
+pub fn exact(
+    value: TextColumn<'_>,
+    expected: TextColumn<'_>,
+    norm: Option<&Normalizer>,
+    len: usize,
+) -> ExactOutput {
+    let mut scores = Vec::with_capacity(len);
+    let mut details: Vec<Cow<'static, str>> = Vec::with_capacity(len);
+    let mut missing = 0;
+    for r in 0..len {
+        let (v, e) = (value.get(r), expected.get(r));
+        let (pass, text) = match (v, e) {
+            (_, None) => (false, Cow::Borrowed(EXACT_NO_EXPECTED)),
+            (None, Some(e)) => (
+                false,
+                Cow::Owned(format!(
+                    "Exact match: FAIL. Expected \"{}\", got null.",
+                    apply(norm, e)
+                )),
+            ),
+            (Some(v), Some(e)) => {
+                if normalized_equal(v, e, norm) {
+                    (true, Cow::Borrowed(EXACT_PASS))
+                } else {
+                    (
+                        false,
+                        Cow::Owned(format!(
+                            "Exact match: FAIL. Expected \"{}\", got \"{}\".",
+                            apply(norm, e),
+                            apply(norm, v)
+                        )),
+                    )
+                }
+            }
+        };
+        if v.is_none() || e.is_none() {
+            missing += 1;
+        }
+        scores.push(if pass { 1.0 } else { 0.0 });
+        details.push(text);
+    }
+    ExactOutput {
+        is_correct: Float64Array::from(scores),
+        details: details.iter().map(|d| Some(d.as_ref())).collect(),
+        missing,
+    }
+}
+
+/// Seed 004 `pass_fail`: 1.0 when the (normalized) value is non-empty after trimming and the
+/// expected output is a case-insensitive (Unicode case folding) substring of it.
+///
+/// Null rule: a null or empty expected output fails, as does a null value; nulls count as
+/// missing.
+pub fn pass_fail(
+    value: TextColumn<'_>,
+    expected: TextColumn<'_>,
+    norm: Option<&Normalizer>,
+    len: usize,
+) -> CheckOutput {
+    let scalar = match expected {
+        TextColumn::Scalar(Some(e)) => {
+            let e = fold_case(&apply(norm, e)).into_owned();
+            Some(Finder::new(e.as_bytes()).into_owned())
+        }
+        _ => None,
+    };
+    let mut missing = 0;
+    let scores = (0..len)
+        .map(|r| {
+            let (Some(v), Some(e)) = (value.get(r), expected.get(r)) else {
+                missing += 1;
+                return 0.0;
+            };
+            let v = apply(norm, v);
+            if v.trim().is_empty() {
+                return 0.0;
+            }
+            let v = fold_case(&v);
+            let hit = match &scalar {
+                Some(f) => !f.needle().is_empty() && f.find(v.as_bytes()).is_some(),
+                None => {
+                    let e = fold_case(&apply(norm, e)).into_owned();
+                    !e.is_empty() && memmem::find(v.as_bytes(), e.as_bytes()).is_some()
+                }
+            };
+            if hit {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    CheckOutput {
+        is_correct: scores,
+        missing,
+    }
+}
+
+/// `regex`: 1.0 when `pattern` is found anywhere in the (normalized) value (a search, not a
+/// full match). With `ground_truth`, the first capture group of the first match must also
+/// equal the (normalized) ground truth; a match whose group 1 did not take part fails.
+///
+/// Null rule: a null value, or a null ground truth when one is given, scores 0.0 and counts
+/// as missing.
+pub fn regex_check(
+    value: TextColumn<'_>,
+    pattern: &Regex,
+    ground_truth: Option<TextColumn<'_>>,
+    norm: Option<&Normalizer>,
+    len: usize,
+) -> CheckOutput {
+    let mut missing = 0;
+    let scores = (0..len)
+        .map(|r| {
+            let Some(v) = value.get(r) else {
+                missing += 1;
+                return 0.0;
+            };
+            let hit = match &ground_truth {
+                None => pattern.is_match(&apply(norm, v)),
+                Some(g) => {
+                    let Some(g) = g.get(r) else {
+                        missing += 1;
+                        return 0.0;
+                    };
+                    let v = apply(norm, v);
+                    let g = apply(norm, g);
+                    pattern
+                        .captures(&v)
+                        .and_then(|c| c.get(1))
+                        .is_some_and(|m| m.as_str() == g)
+                }
+            };
+            if hit {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    CheckOutput {
+        is_correct: scores,
+        missing,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,428 @@
+use super::*;
+use crate::normalize::{compile_regex, Step};
+use arrow::array::{ArrayRef, LargeStringArray, ListBuilder, StringBuilder, StringViewArray};
+use std::sync::Arc;
+
+fn layouts(values: &[Option<&str>]) -> Vec<ArrayRef> {
+    vec![
+        Arc::new(StringArray::from(values.to_vec())),
+        Arc::new(LargeStringArray::from(values.to_vec())),
+        Arc::new(StringViewArray::from(values.to_vec())),
+    ]
+}
+
+fn col(a: &ArrayRef) -> TextColumn<'_> {
+    TextColumn::new(a.as_ref(), "v").unwrap()
+}
+
+fn norm(steps: Vec<Step>) -> Normalizer {
+    Normalizer::new(steps)
+}
+
+fn re(list: &[&str]) -> Step {
+    Step::RegexesToIgnore(list.iter().map(|p| compile_regex(p).unwrap()).collect())
+}
+
+/// Hugging Face `evaluate` exact_match docstring: the mean over four pairs per case.
+#[test]
+fn evaluate_exact_match_docstring() {
+    let refs = ["the cat", "theater", "YELLING", "agent007"];
+    let preds = ["cat?", "theater", "yelling", "agent"];
+    let mean = |n: Option<&Normalizer>, refs: &[&str], preds: &[&str]| {
+        let v: ArrayRef = Arc::new(StringArray::from(preds.to_vec()));
+        let g: ArrayRef = Arc::new(StringArray::from(refs.to_vec()));
+        let s: Vec<f64> = match n {
+            Some(n) => string_equals_normalized(col(&v), col(&g), n, refs.len())
+                .values()
+                .to_vec(),
+            None => (0..refs.len())
+                .map(|i| f64::from(u8::from(normalized_equal(preds[i], refs[i], None))))
+                .collect(),
+        };
+        (s.iter().sum::<f64>() / s.len() as f64 * 100.0).round() / 100.0
+    };
+    assert_eq!(mean(None, &refs, &preds), 0.25);
+    let n2 = norm(vec![
+        re(&["the ", "yell"]),
+        Step::IgnoreCase,
+        Step::IgnorePunctuation,
+    ]);
+    assert_eq!(mean(Some(&n2), &refs, &preds), 0.5);
+    let n3 = norm(vec![
+        re(&["the ", "yell", "YELL"]),
+        Step::IgnoreCase,
+        Step::IgnorePunctuation,
+    ]);
+    assert_eq!(mean(Some(&n3), &refs, &preds), 0.75);
+    let n4 = norm(vec![
+        re(&["the ", "yell", "YELL"]),
+        Step::IgnoreCase,
+        Step::IgnorePunctuation,
+        Step::IgnoreNumbers,
+    ]);
+    assert_eq!(mean(Some(&n4), &refs, &preds), 1.0);
+    let refs5 = [
+        "The cat sat on the mat.",
+        "Theaters are great.",
+        "It's like comparing oranges and apples.",
+    ];
+    let preds5 = [
+        "The cat sat on the mat?",
+        "Theaters are great.",
+        "It's like comparing apples and oranges.",
+    ];
+    assert_eq!(mean(None, &refs5, &preds5), 0.33);
+    // Both sides normalized away: equal only if they were equal before.
+    let p = norm(vec![Step::IgnorePunctuation]);
+    assert!(!normalized_equal("?!", "...", Some(&p)));
+    assert!(normalized_equal("?!", "?!", Some(&p)));
+}
+
+/// OpenAI evals `evals/elsuite/utils_test.py::test_fuzzy_match`, with evals' `normalize`
+/// (lower, punctuation, articles, whitespace) written as normalize steps. Both argument
+/// orders must agree, as in the original.
+#[test]
+fn openai_evals_fuzzy_match_table() {
+    let n = norm(vec![
+        Step::IgnoreCase,
+        Step::IgnorePunctuation,
+        Step::RemoveArticles,
+        Step::IgnoreWhitespace,
+        Step::Strip,
+    ]);
+    let table: [(&str, &str, bool); 9] = [
+        // evals says true; evalscore's documented rule: an empty string never matches.
+        ("", "", false),
+        ("x", "", false),
+        ("Hello", "Hello", true),
+        ("hello", "othello", true),
+        ("hello", "oh tello", false),
+        ("Hello World", "foo\nhello world", true),
+        ("who's there?", "whos there", true),
+        ("who's there?", "whosthere", false),
+        ("an apple a day that the", "apple day that", true),
+    ];
+    for (s1, s2, want) in table {
+        for (v, e) in [(s1, s2), (s2, s1)] {
+            let needles = Needles::new([e], Some(&n));
+            let a: ArrayRef = Arc::new(StringArray::from(vec![v]));
+            let out = match_check(
+                col(&a),
+                Expected::Fixed(&needles),
+                MatchMode::Fuzzy,
+                false,
+                Some(&n),
+                1,
+            )
+            .unwrap();
+            assert_eq!(out.is_correct.value(0) == 1.0, want, "{v:?} vs {e:?}");
+            // The same through a per-row expected column.
+            let ea: ArrayRef = Arc::new(StringArray::from(vec![e]));
+            let out = match_check(
+                col(&a),
+                Expected::PerRow(ea.as_ref()),
+                MatchMode::Fuzzy,
+                false,
+                Some(&n),
+                1,
+            )
+            .unwrap();
+            assert_eq!(
+                out.is_correct.value(0) == 1.0,
+                want,
+                "per row {v:?} vs {e:?}"
+            );
+        }
+    }
+}
+
+const VALUES: [Option<&str>; 8] = [
+    Some("Paris is the capital"),
+    Some("the capital is Paris"),
+    Some("Par"),
+    Some(""),
+    None,
+    Some("日本は東京"),
+    Some("London"),
+    Some("PARIS"),
+];
+
+#[test]
+fn match_family_over_every_layout() {
+    let needles = Needles::new(["Paris", "東京", ""], None);
+    let cases: [(MatchMode, bool, [f64; 8]); 6] = [
+        (
+            MatchMode::Prefix,
+            false,
+            [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        ),
+        (
+            MatchMode::Substring,
+            false,
+            [1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0],
+        ),
+        (
+            MatchMode::Fuzzy,
+            false,
+            [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0],
+        ),
+        (
+            MatchMode::Prefix,
+            true,
+            [0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0],
+        ),
+        (
+            MatchMode::Substring,
+            true,
+            [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+        ),
+        (
+            MatchMode::Fuzzy,
+            true,
+            [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+        ),
+    ];
+    for a in layouts(&VALUES) {
+        for (mode, negate, want) in cases {
+            let out =
+                match_check(col(&a), Expected::Fixed(&needles), mode, negate, None, 8).unwrap();
+            assert_eq!(out.is_correct.values().to_vec(), want, "{mode:?} {negate}");
+            assert_eq!(out.missing, 1);
+        }
+    }
+    // ignore_case makes "PARIS" match.
+    let n = norm(vec![Step::IgnoreCase]);
+    let needles = Needles::new(["Paris"], Some(&n));
+    let a = &layouts(&VALUES)[2];
+    let out = match_check(
+        col(a),
+        Expected::Fixed(&needles),
+        MatchMode::Prefix,
+        false,
+        Some(&n),
+        8,
+    )
+    .unwrap();
+    assert_eq!(
+        out.is_correct.values().to_vec(),
+        [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    );
+}
+
+#[test]
+fn per_row_expected_lists() {
+    let v: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("red apple"),
+        Some("green pear"),
+        Some("blue"),
+        Some("x"),
+        Some("[invalid]"),
+    ]));
+    // A list column, a JSON array string, a quoted Python list, a plain string.
+    let mut lb = ListBuilder::new(StringBuilder::new());
+    lb.append_value([Some("apple"), Some("plum")]);
+    lb.append_value([Some("plum")]);
+    lb.append_value([Some("blue")]);
+    lb.append_null();
+    lb.append_value([Some("[invalid]")]);
+    let lists: ArrayRef = Arc::new(lb.finish());
+    let out = match_check(
+        col(&v),
+        Expected::PerRow(lists.as_ref()),
+        MatchMode::Substring,
+        false,
+        None,
+        5,
+    )
+    .unwrap();
+    assert_eq!(out.is_correct.values().to_vec(), [1.0, 0.0, 1.0, 0.0, 1.0]);
+    assert_eq!(out.missing, 1);
+    let text: ArrayRef = Arc::new(StringArray::from(vec![
+        Some(r#"["apple", "plum"]"#),
+        Some("['plum', 'pear']"),
+        Some("blue"),
+        None,
+        Some("[invalid]"),
+    ]));
+    let out = match_check(
+        col(&v),
+        Expected::PerRow(text.as_ref()),
+        MatchMode::Substring,
+        false,
+        None,
+        5,
+    )
+    .unwrap();
+    assert_eq!(out.is_correct.values().to_vec(), [1.0, 1.0, 1.0, 0.0, 1.0]);
+    // A missing expected scores 0.0 for a not_ form too.
+    let out = match_check(
+        col(&v),
+        Expected::PerRow(text.as_ref()),
+        MatchMode::Substring,
+        true,
+        None,
+        5,
+    )
+    .unwrap();
+    assert_eq!(out.is_correct.values().to_vec(), [0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(text_as_list("[invalid]"), None);
+    assert_eq!(text_as_list("[1, 2]"), Some(vec!["1".into(), "2".into()]));
+    assert_eq!(text_as_list("[]"), Some(vec![]));
+}
+
+/// The `details` strings of seed 004, over every layout.
+#[test]
+fn exact_details_as_in_the_seed() {
+    let values = [
+        Some("positive"),
+        Some("Positive"),
+        Some("x"),
+        None,
+        Some(""),
+        Some("日本"),
+    ];
+    let expected: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("positive"),
+        Some("positive"),
+        None,
+        Some("positive"),
+        Some(""),
+        Some("日本 "),
+    ]));
+    for a in layouts(&values) {
+        let out = exact(col(&a), col(&expected), None, 6);
+        assert_eq!(
+            out.is_correct.values().to_vec(),
+            [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+        );
+        let d: Vec<&str> = out.details.iter().flatten().collect();
+        assert_eq!(
+            d,
+            [
+                "Exact match: PASS.",
+                "Exact match: FAIL. Expected \"positive\", got \"Positive\".",
+                "Exact match: FAIL. No expected_output defined for this scenario.",
+                "Exact match: FAIL. Expected \"positive\", got null.",
+                "Exact match: PASS.",
+                "Exact match: FAIL. Expected \"日本 \", got \"日本\".",
+            ]
+        );
+        assert_eq!(out.missing, 2);
+    }
+    // With normalize, the normalized texts are compared and shown.
+    let n = norm(vec![Step::IgnoreCase, Step::Strip]);
+    let a: ArrayRef = Arc::new(StringArray::from(vec!["Positive ", "Negative"]));
+    let out = exact(col(&a), TextColumn::scalar(Some("positive")), Some(&n), 2);
+    let d: Vec<&str> = out.details.iter().flatten().collect();
+    assert_eq!(
+        d,
+        [
+            "Exact match: PASS.",
+            "Exact match: FAIL. Expected \"positive\", got \"negative\"."
+        ]
+    );
+}
+
+#[test]
+fn pass_fail_rule() {
+    let values = [
+        Some("The answer is Paris."),
+        Some("   "),
+        Some(""),
+        None,
+        Some("STRASSE"),
+        Some("london"),
+        Some("paris"),
+    ];
+    let expected: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("paris"),
+        Some(""),
+        Some("x"),
+        Some("x"),
+        Some("straße"),
+        None,
+        Some(""),
+    ]));
+    for a in layouts(&values) {
+        let out = pass_fail(col(&a), col(&expected), None, 7);
+        assert_eq!(
+            out.is_correct.values().to_vec(),
+            [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+        );
+        assert_eq!(out.missing, 2);
+        let out = pass_fail(col(&a), TextColumn::scalar(Some("PARIS")), None, 7);
+        assert_eq!(
+            out.is_correct.values().to_vec(),
+            [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+        );
+        let out = pass_fail(col(&a), TextColumn::scalar(None), None, 7);
+        assert_eq!(out.is_correct.values().to_vec(), [0.0; 7]);
+    }
+}
+
+#[test]
+fn regex_search_and_capture() {
+    let values = [
+        Some("The answer is 42."),
+        Some("no number"),
+        Some(""),
+        None,
+        Some("答えは 7"),
+        Some("ANSWER 9"),
+    ];
+    let p = compile_regex(r"(?i)answer is (\d+)").unwrap();
+    let any = compile_regex(r"\d").unwrap();
+    let gt: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("42"),
+        Some("1"),
+        Some("1"),
+        Some("1"),
+        None,
+        Some("9"),
+    ]));
+    for a in layouts(&values) {
+        let out = regex_check(col(&a), &any, None, None, 6);
+        assert_eq!(
+            out.is_correct.values().to_vec(),
+            [1.0, 0.0, 0.0, 0.0, 1.0, 1.0]
+        );
+        assert_eq!(out.missing, 1);
+        let out = regex_check(col(&a), &p, Some(col(&gt)), None, 6);
+        assert_eq!(
+            out.is_correct.values().to_vec(),
+            [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        );
+        assert_eq!(out.missing, 2);
+    }
+}
+
+#[test]
+fn normalized_string_equals_over_layouts() {
+    let n = norm(vec![
+        Step::Strip,
+        Step::IgnoreCase,
+        Step::Unicode(crate::UnicodeForm::Nfc),
+    ]);
+    let values = [
+        Some(" Yes\n"),
+        Some("YES"),
+        None,
+        Some(""),
+        Some("Cafe\u{301}"),
+        Some("no"),
+    ];
+    let truth: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("yes"),
+        Some("yes"),
+        Some("yes"),
+        Some(""),
+        Some("café"),
+        None,
+    ]));
+    for a in layouts(&values) {
+        let s = string_equals_normalized(col(&a), col(&truth), &n, 6);
+        assert_eq!(s.values().to_vec(), [1.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
+        let s = string_equals_normalized(col(&a), TextColumn::scalar(Some("YES ")), &n, 6);
+        assert_eq!(s.values().to_vec(), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+}

@@ -1,0 +1,604 @@
+//! `valid_json`: RFC 8259 parsing of the whole value, and a small JSON Schema subset.
+
+use crate::normalize::compile_regex;
+use crate::text::TextColumn;
+use arrow::array::{Float64Array, StringArray};
+use regex::Regex;
+use serde::de::IgnoredAny;
+use serde_json::{Map, Value};
+
+/// The `details` text of a value that parses (and validates).
+pub const JSON_VALID: &str = "valid JSON";
+
+/// The schema keywords evalscore checks. Annotation keywords (`$schema`, `$id`, `title`,
+/// `description`, `$comment`, `default`, `examples`) are accepted and ignored; any other
+/// keyword is an error when the task is loaded, so a schema never silently checks less than
+/// it says.
+pub const SCHEMA_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "pattern",
+];
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "$comment",
+    "default",
+    "examples",
+];
+const TYPES: &[&str] = &[
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// A compiled JSON Schema (the subset in [`SCHEMA_KEYWORDS`]).
+#[derive(Debug, Clone)]
+pub struct JsonSchema {
+    root: Node,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Node {
+    /// `false` schema: nothing validates.
+    never: bool,
+    types: Option<Vec<String>>,
+    properties: Vec<(String, Node)>,
+    required: Vec<String>,
+    /// `None`: any; `Some(None)`: forbidden (`false`); `Some(Some(n))`: must validate.
+    additional: Option<Option<Box<Node>>>,
+    items: Option<Box<Node>>,
+    enumeration: Option<Vec<Value>>,
+    constant: Option<Value>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    exclusive_minimum: Option<f64>,
+    exclusive_maximum: Option<f64>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+    pattern: Option<Regex>,
+}
+
+impl JsonSchema {
+    /// Compiles `schema`; the error names the JSON pointer of the offending keyword.
+    pub fn compile(schema: &Value) -> Result<JsonSchema, String> {
+        Ok(JsonSchema {
+            root: compile(schema, "")?,
+        })
+    }
+
+    /// The first violation, as `"<pointer>: <what>"`, or `None` when `v` is valid.
+    pub fn validate(&self, v: &Value) -> Option<String> {
+        let mut path = String::new();
+        check(&self.root, v, &mut path)
+    }
+}
+
+fn compile(s: &Value, at: &str) -> Result<Node, String> {
+    let here = if at.is_empty() { "/" } else { at };
+    let map = match s {
+        Value::Bool(true) => return Ok(Node::default()),
+        Value::Bool(false) => {
+            return Ok(Node {
+                never: true,
+                ..Node::default()
+            })
+        }
+        Value::Object(m) => m,
+        _ => return Err(format!("schema at {here} must be an object or a boolean")),
+    };
+    let mut n = Node::default();
+    let num = |k: &str, v: &Value| {
+        v.as_f64()
+            .ok_or_else(|| format!("`{k}` at {here} must be a number"))
+    };
+    let count = |k: &str, v: &Value| {
+        v.as_u64()
+            .ok_or_else(|| format!("`{k}` at {here} must be a non-negative integer"))
+    };
+    for (k, v) in map {
+        match k.as_str() {
+            "type" => {
+                let list: Vec<String> = match v {
+                    Value::String(t) => vec![t.clone()],
+                    Value::Array(a) => a
+                        .iter()
+                        .map(|t| t.as_str().map(str::to_owned))
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| {
+                            format!("`type` at {here} must be a string or a list of strings")
+                        })?,
+                    _ => {
+                        return Err(format!(
+                            "`type` at {here} must be a string or a list of strings"
+                        ))
+                    }
+                };
+                if let Some(bad) = list.iter().find(|t| !TYPES.contains(&t.as_str())) {
+                    return Err(format!(
+                        "unknown type `{bad}` at {here} (types: {})",
+                        TYPES.join(", ")
+                    ));
+                }
+                n.types = Some(list);
+            }
+            "properties" => {
+                let m = v
+                    .as_object()
+                    .ok_or_else(|| format!("`properties` at {here} must be an object"))?;
+                for (name, sub) in m {
+                    n.properties.push((
+                        name.clone(),
+                        compile(sub, &format!("{at}/properties/{name}"))?,
+                    ));
+                }
+            }
+            "required" => {
+                n.required = v
+                    .as_array()
+                    .and_then(|a| {
+                        a.iter()
+                            .map(|x| x.as_str().map(str::to_owned))
+                            .collect::<Option<_>>()
+                    })
+                    .ok_or_else(|| format!("`required` at {here} must be a list of strings"))?;
+            }
+            "additionalProperties" => {
+                n.additional = match v {
+                    Value::Bool(true) => None,
+                    Value::Bool(false) => Some(None),
+                    other => Some(Some(Box::new(compile(
+                        other,
+                        &format!("{at}/additionalProperties"),
+                    )?))),
+                };
+            }
+            "items" => n.items = Some(Box::new(compile(v, &format!("{at}/items"))?)),
+            "enum" => {
+                n.enumeration = Some(
+                    v.as_array()
+                        .cloned()
+                        .ok_or_else(|| format!("`enum` at {here} must be a list"))?,
+                )
+            }
+            "const" => n.constant = Some(v.clone()),
+            "minimum" => n.minimum = Some(num(k, v)?),
+            "maximum" => n.maximum = Some(num(k, v)?),
+            "exclusiveMinimum" => n.exclusive_minimum = Some(num(k, v)?),
+            "exclusiveMaximum" => n.exclusive_maximum = Some(num(k, v)?),
+            "minLength" => n.min_length = Some(count(k, v)?),
+            "maxLength" => n.max_length = Some(count(k, v)?),
+            "minItems" => n.min_items = Some(count(k, v)?),
+            "maxItems" => n.max_items = Some(count(k, v)?),
+            "pattern" => {
+                let p = v
+                    .as_str()
+                    .ok_or_else(|| format!("`pattern` at {here} must be a string"))?;
+                n.pattern =
+                    Some(compile_regex(p).map_err(|e| format!("`pattern` at {here}: {e}"))?);
+            }
+            a if ANNOTATIONS.contains(&a) => {}
+            other => {
+                return Err(format!(
+                    "schema keyword `{other}` at {here} is not supported (supported: {})",
+                    SCHEMA_KEYWORDS.join(", ")
+                ))
+            }
+        }
+    }
+    Ok(n)
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn has_type(v: &Value, t: &str) -> bool {
+    match t {
+        "integer" => match v {
+            Value::Number(n) => {
+                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+            }
+            _ => false,
+        },
+        t => type_name(v) == t,
+    }
+}
+
+fn at(path: &str) -> &str {
+    if path.is_empty() {
+        "/"
+    } else {
+        path
+    }
+}
+
+fn escape_pointer(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn check(n: &Node, v: &Value, path: &mut String) -> Option<String> {
+    if n.never {
+        return Some(format!("{}: no value is allowed here", at(path)));
+    }
+    if let Some(types) = &n.types {
+        if !types.iter().any(|t| has_type(v, t)) {
+            return Some(format!(
+                "{}: expected type {}, got {}",
+                at(path),
+                types.join(" or "),
+                type_name(v)
+            ));
+        }
+    }
+    if let Some(e) = &n.enumeration {
+        if !e.iter().any(|x| json_eq(x, v)) {
+            return Some(format!("{}: {v} is not one of the `enum` values", at(path)));
+        }
+    }
+    if let Some(c) = &n.constant {
+        if !json_eq(c, v) {
+            return Some(format!("{}: {v} is not the `const` value {c}", at(path)));
+        }
+    }
+    match v {
+        Value::Number(num) => {
+            let f = num.as_f64().unwrap_or(f64::NAN);
+            let fail = |what: &str, lim: f64| Some(format!("{}: {f} is {what} {lim}", at(path)));
+            if let Some(m) = n.minimum.filter(|&m| f < m) {
+                return fail("less than the minimum", m);
+            }
+            if let Some(m) = n.maximum.filter(|&m| f > m) {
+                return fail("greater than the maximum", m);
+            }
+            if let Some(m) = n.exclusive_minimum.filter(|&m| f <= m) {
+                return fail("not greater than the exclusive minimum", m);
+            }
+            if let Some(m) = n.exclusive_maximum.filter(|&m| f >= m) {
+                return fail("not less than the exclusive maximum", m);
+            }
+        }
+        Value::String(s) => {
+            let len = s.chars().count() as u64;
+            if let Some(m) = n.min_length.filter(|&m| len < m) {
+                return Some(format!(
+                    "{}: string of {len} characters is shorter than minLength {m}",
+                    at(path)
+                ));
+            }
+            if let Some(m) = n.max_length.filter(|&m| len > m) {
+                return Some(format!(
+                    "{}: string of {len} characters is longer than maxLength {m}",
+                    at(path)
+                ));
+            }
+            if let Some(p) = n.pattern.as_ref().filter(|p| !p.is_match(s)) {
+                return Some(format!(
+                    "{}: string does not match pattern {}",
+                    at(path),
+                    p.as_str()
+                ));
+            }
+        }
+        Value::Array(a) => {
+            let len = a.len() as u64;
+            if let Some(m) = n.min_items.filter(|&m| len < m) {
+                return Some(format!(
+                    "{}: array of {len} items has fewer than minItems {m}",
+                    at(path)
+                ));
+            }
+            if let Some(m) = n.max_items.filter(|&m| len > m) {
+                return Some(format!(
+                    "{}: array of {len} items has more than maxItems {m}",
+                    at(path)
+                ));
+            }
+            if let Some(items) = &n.items {
+                for (i, item) in a.iter().enumerate() {
+                    let keep = path.len();
+                    path.push_str(&format!("/{i}"));
+                    let r = check(items, item, path);
+                    path.truncate(keep);
+                    if r.is_some() {
+                        return r;
+                    }
+                }
+            }
+        }
+        Value::Object(m) => return check_object(n, m, path),
+        _ => {}
+    }
+    None
+}
+
+fn check_object(n: &Node, m: &Map<String, Value>, path: &mut String) -> Option<String> {
+    for r in &n.required {
+        if !m.contains_key(r) {
+            return Some(format!("{}: missing required property `{r}`", at(path)));
+        }
+    }
+    for (k, v) in m {
+        let keep = path.len();
+        path.push('/');
+        path.push_str(&escape_pointer(k));
+        let r = match n.properties.iter().find(|(name, _)| name == k) {
+            Some((_, sub)) => check(sub, v, path),
+            None => match &n.additional {
+                None => None,
+                Some(None) => Some(format!(
+                    "{}: additional property `{k}` is not allowed",
+                    at(&path[..keep])
+                )),
+                Some(Some(sub)) => check(sub, v, path),
+            },
+        };
+        path.truncate(keep);
+        if r.is_some() {
+            return r;
+        }
+    }
+    None
+}
+
+/// JSON equality with numbers compared by value (`1` equals `1.0`).
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The deepest nesting of arrays and objects `valid_json` accepts.
+pub const MAX_DEPTH: usize = 128;
+
+/// Where (line, column, both 1-based) the nesting of `s` first exceeds [`MAX_DEPTH`], if it
+/// does. Brackets inside strings do not count.
+fn too_deep(s: &str) -> Option<(usize, usize)> {
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    let (mut line, mut col) = (1usize, 0usize);
+    for b in s.bytes() {
+        if b == b'\n' {
+            line += 1;
+            col = 0;
+        } else if b & 0xC0 != 0x80 {
+            col += 1;
+        }
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some((line, col));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The fields of `valid_json` for one batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonOutput {
+    pub is_correct: Float64Array,
+    /// [`JSON_VALID`], `invalid JSON: <serde_json's message with line and column>`, or
+    /// `schema: <pointer>: <violation>`; null where the value is null.
+    pub details: StringArray,
+    pub missing: usize,
+}
+
+/// `valid_json`: 1.0 when the whole value is one JSON text (RFC 8259: surrounding whitespace
+/// allowed, nothing else after the value) and, with `schema`, it validates.
+///
+/// Nesting deeper than [`MAX_DEPTH`] (128) arrays/objects is rejected before parsing, so a
+/// hostile value cannot exhaust the stack.
+///
+/// Null rule: a null value scores 0.0 with null `details` and counts as missing. An empty
+/// value is invalid (`EOF while parsing a value`).
+pub fn valid_json(value: TextColumn<'_>, schema: Option<&JsonSchema>, len: usize) -> JsonOutput {
+    let mut scores = Vec::with_capacity(len);
+    let mut details: Vec<Option<String>> = Vec::with_capacity(len);
+    let mut missing = 0;
+    for r in 0..len {
+        let Some(v) = value.get(r) else {
+            missing += 1;
+            scores.push(0.0);
+            details.push(None);
+            continue;
+        };
+        let result = match schema {
+            _ if too_deep(v).is_some() => {
+                let (line, col) = too_deep(v).unwrap_or_default();
+                Err(format!(
+                    "invalid JSON: nesting deeper than {MAX_DEPTH} levels at line {line} column {col}"
+                ))
+            }
+            None => serde_json::from_str::<IgnoredAny>(v)
+                .map(|_| ())
+                .map_err(|e| format!("invalid JSON: {e}")),
+            Some(s) => match serde_json::from_str::<Value>(v) {
+                Err(e) => Err(format!("invalid JSON: {e}")),
+                Ok(doc) => match s.validate(&doc) {
+                    None => Ok(()),
+                    Some(m) => Err(format!("schema: {m}")),
+                },
+            },
+        };
+        match result {
+            Ok(()) => {
+                scores.push(1.0);
+                details.push(Some(JSON_VALID.to_owned()));
+            }
+            Err(m) => {
+                scores.push(0.0);
+                details.push(Some(m));
+            }
+        }
+    }
+    JsonOutput {
+        is_correct: Float64Array::from(scores),
+        details: StringArray::from(details),
+        missing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, LargeStringArray, StringViewArray};
+
+    fn run(values: &dyn Array, schema: Option<&JsonSchema>) -> Vec<(f64, Option<String>)> {
+        let col = TextColumn::new(values, "v").unwrap();
+        let out = valid_json(col, schema, values.len());
+        out.is_correct
+            .values()
+            .iter()
+            .zip(out.details.iter())
+            .map(|(s, d)| (*s, d.map(str::to_owned)))
+            .collect()
+    }
+
+    const VALUES: [Option<&str>; 8] = [
+        Some(r#"{"a": [1, 2, {"b": null}]}"#),
+        Some(" 42 \n"),
+        Some(r#"{"a": 1} trailing"#),
+        Some(""),
+        None,
+        Some(r#"{"name": "日本", "n": 1.5}"#),
+        Some("{'a': 1}"),
+        Some("\"tab\there\""),
+    ];
+
+    #[test]
+    fn whole_value_over_every_layout() {
+        let utf8 = StringArray::from(VALUES.to_vec());
+        let large = LargeStringArray::from(VALUES.to_vec());
+        let view = StringViewArray::from(VALUES.to_vec());
+        for a in [&utf8 as &dyn Array, &large, &view] {
+            let r = run(a, None);
+            let scores: Vec<f64> = r.iter().map(|x| x.0).collect();
+            assert_eq!(scores, [1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+            assert_eq!(r[0].1.as_deref(), Some("valid JSON"));
+            assert_eq!(
+                r[2].1.as_deref(),
+                Some("invalid JSON: trailing characters at line 1 column 10")
+            );
+            assert_eq!(
+                r[3].1.as_deref(),
+                Some("invalid JSON: EOF while parsing a value at line 1 column 0")
+            );
+            assert_eq!(r[4].1, None);
+            assert_eq!(
+                r[6].1.as_deref(),
+                Some("invalid JSON: key must be a string at line 1 column 2")
+            );
+            assert!(r[7].1.as_deref().unwrap().contains("control character"));
+        }
+    }
+
+    #[test]
+    fn depth_limit() {
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        let ok = "[".repeat(100) + &"]".repeat(100);
+        let a = StringArray::from(vec![deep.as_str(), ok.as_str()]);
+        let r = run(&a, None);
+        assert_eq!(r[0].0, 0.0);
+        assert_eq!(
+            r[0].1.as_deref(),
+            Some("invalid JSON: nesting deeper than 128 levels at line 1 column 129")
+        );
+        assert_eq!(r[1].0, 1.0);
+    }
+
+    #[test]
+    fn schema_subset() {
+        let schema: Value = serde_json::from_str(
+            r#"{"type": "object", "required": ["name", "age"],
+                "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 5},
+                               "age": {"type": "integer", "minimum": 0, "maximum": 150},
+                               "tags": {"type": "array", "items": {"enum": ["a", "b"]}}},
+                "additionalProperties": false}"#,
+        )
+        .unwrap();
+        let s = JsonSchema::compile(&schema).unwrap();
+        let a = StringArray::from(vec![
+            r#"{"name": "Ann", "age": 30, "tags": ["a"]}"#,
+            r#"{"name": "Ann"}"#,
+            r#"{"name": "Ann", "age": -1}"#,
+            r#"{"name": "Annabel", "age": 1}"#,
+            r#"{"name": "Ann", "age": 1, "tags": ["a", "c"]}"#,
+            r#"{"name": "Ann", "age": 1, "x": 0}"#,
+            r#"{"name": "Ann", "age": 1.5}"#,
+            r#"[1]"#,
+        ]);
+        let r = run(&a, Some(&s));
+        let d: Vec<String> = r.iter().map(|x| x.1.clone().unwrap()).collect();
+        assert_eq!(
+            d,
+            [
+                "valid JSON",
+                "schema: /: missing required property `age`",
+                "schema: /age: -1 is less than the minimum 0",
+                "schema: /name: string of 7 characters is longer than maxLength 5",
+                "schema: /tags/1: \"c\" is not one of the `enum` values",
+                "schema: /: additional property `x` is not allowed",
+                "schema: /age: expected type integer, got number",
+                "schema: /: expected type object, got array",
+            ]
+        );
+        assert_eq!(r[0].0, 1.0);
+        assert!(r[1..].iter().all(|x| x.0 == 0.0));
+    }
+
+    #[test]
+    fn unsupported_keywords_are_errors() {
+        let e = JsonSchema::compile(&serde_json::json!({"properties": {"a": {"oneOf": []}}}))
+            .unwrap_err();
+        assert!(
+            e.starts_with("schema keyword `oneOf` at /properties/a is not supported"),
+            "{e}"
+        );
+        assert!(JsonSchema::compile(&serde_json::json!({"type": "strin"})).is_err());
+    }
+}
