@@ -58,10 +58,9 @@ SCORE_COLS = [
 AGG_KEYS = ["rows", "se_correct", "mcqa_correct", "valid", "invalid"]
 CLS_KEYS = ["tp", "fp", "tn", "fn"]
 
-# The yes/no classification metric is not in evalscore yet (issue 3). When it lands, add it to
-# job.yaml and set this to (scorer key, metric name); evalscore_aggregates() then reads
-# tp/fp/tn/fn from its figures (stats named tp, fp, tn, fn) and the checks compare them too.
-EVALSCORE_CLS_METRIC: tuple[str, str] | None = None
+# The yes/no classification metric of job.yaml, (scorer key, metric name): evalscore_aggregates()
+# reads tp/fp/tn/fn from its figures and the checks compare them with DuckDB's and Polars'.
+EVALSCORE_CLS_METRIC: tuple[str, str] | None = ("labels", "labels")
 
 
 # --------------------------------------------------------------------------------------------

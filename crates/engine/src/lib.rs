@@ -108,6 +108,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
 
     let outputs = output::Outputs::prepare(&opts.out_dir, opts.overwrite)?;
     let mut writer = outputs.scores_writer(plan.output_schema())?;
+    let encoders = writer.encoders();
     let mut states = plan.empty_states();
     let mut missing = vec![0u64; task.scorers.len()];
     let total = inputs.rows();
@@ -124,12 +125,10 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             if inject_panic {
                 panic!("injected worker panic (EVALSCORE_TEST_PANIC)");
             }
-            score::score_unit(&plan, &task, &inputs, unit)
+            score::score_unit(&plan, &task, &inputs, unit, encoders.encoder())
         },
         |result: score::UnitResult| {
-            for batch in &result.batches {
-                writer.write(batch)?;
-            }
+            writer.append(result.row_groups)?;
             plan.merge_states(&mut states, &result.states)?;
             for (m, r) in missing.iter_mut().zip(&result.missing) {
                 *m += r;

@@ -6,10 +6,13 @@ use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_reader::{Format, Inputs};
 use evalscore_task::Task;
-use parquet::arrow::arrow_writer::ArrowWriterOptions;
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
+};
+use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use serde_json::{json, Map, Value};
 use std::fs::File;
@@ -146,6 +149,8 @@ impl Outputs {
         &self.temps[i].1
     }
 
+    /// Opens scores.parquet. Workers encode their units with [`ScoresWriter::encoder`]; the
+    /// caller appends the encoded row groups in input order.
     pub fn scores_writer(&self, schema: SchemaRef) -> Result<ScoresWriter, Error> {
         let path = self.shown(0).to_path_buf();
         let file = File::create(self.temp(0)).map_err(|e| io_error("create", &path, e))?;
@@ -158,19 +163,27 @@ impl Outputs {
                     .set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), false);
             }
         }
-        // Without the embedded Arrow schema, readers see dictionary-encoded label columns
-        // (completion_validity) as the plain strings they are.
-        let options = ArrowWriterOptions::new()
-            .with_properties(builder.build())
-            .with_skip_arrow_metadata(true);
-        let writer = ArrowWriter::try_new_with_options(
+        let props = Arc::new(builder.build());
+        let parquet_schema = ArrowSchemaConverter::new()
+            .with_coerce_types(props.coerce_types())
+            .convert(&schema)
+            .map_err(|e| parquet_error(&path, e))?;
+        // No embedded Arrow schema (the file writer adds none): readers see dictionary-encoded
+        // label columns (completion_validity) as the plain strings they are.
+        let writer = SerializedFileWriter::new(
             BufWriter::with_capacity(1 << 20, file),
-            schema,
-            options,
+            parquet_schema.root_schema_ptr(),
+            props,
         )
         .map_err(|e| parquet_error(&path, e))?;
+        let factory = Arc::new(ArrowRowGroupWriterFactory::new(
+            &writer,
+            Arc::clone(&schema),
+        ));
         Ok(ScoresWriter {
             writer,
+            factory,
+            schema,
             path,
             rows: 0,
         })
@@ -398,20 +411,47 @@ fn props() -> WriterProperties {
     props_builder().build()
 }
 
-/// Streams score batches into scores.parquet (its temporary file; `path` is the final name,
-/// for messages).
+/// The most rows an encoder puts in one row group of scores.parquet (ArrowWriter's default).
+/// Row groups otherwise follow the input's units.
+pub(crate) const MAX_ROW_GROUP_ROWS: usize = 1024 * 1024;
+
+/// scores.parquet (its temporary file; `path` is the final name, for messages). Row groups are
+/// encoded and compressed by the workers ([`ScoreEncoder`]) and only appended here, so the
+/// single thread that writes the file does no encoding.
 pub(crate) struct ScoresWriter {
-    writer: ArrowWriter<BufWriter<File>>,
+    writer: SerializedFileWriter<BufWriter<File>>,
+    factory: Arc<ArrowRowGroupWriterFactory>,
+    schema: SchemaRef,
     path: PathBuf,
     rows: u64,
 }
 
 impl ScoresWriter {
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
-        self.rows += batch.num_rows() as u64;
-        self.writer
-            .write(batch)
-            .map_err(|e| parquet_error(&self.path, e))
+    /// What the workers need to encode units for this file.
+    pub fn encoders(&self) -> Encoders {
+        Encoders {
+            factory: Arc::clone(&self.factory),
+            schema: Arc::clone(&self.schema),
+            path: self.path.clone(),
+        }
+    }
+
+    /// Appends a unit's encoded row groups, in order.
+    pub fn append(&mut self, groups: Vec<EncodedRowGroup>) -> Result<(), Error> {
+        for g in groups {
+            let mut rg = self
+                .writer
+                .next_row_group()
+                .map_err(|e| parquet_error(&self.path, e))?;
+            for chunk in g.chunks {
+                chunk
+                    .append_to_row_group(&mut rg)
+                    .map_err(|e| parquet_error(&self.path, e))?;
+            }
+            rg.close().map_err(|e| parquet_error(&self.path, e))?;
+            self.rows += g.rows as u64;
+        }
+        Ok(())
     }
 
     /// Closes the file and returns the rows written.
@@ -426,6 +466,100 @@ impl ScoresWriter {
             .map_err(|e| io_error("write", &path, e.into_error()))?;
         file.sync_all().map_err(|e| io_error("write", &path, e))?;
         Ok(self.rows)
+    }
+}
+
+/// Makes a [`ScoreEncoder`] per unit; shared by the workers.
+pub(crate) struct Encoders {
+    factory: Arc<ArrowRowGroupWriterFactory>,
+    schema: SchemaRef,
+    path: PathBuf,
+}
+
+impl Encoders {
+    /// An encoder for one unit's score batches, to run on a worker thread.
+    pub fn encoder(&self) -> ScoreEncoder {
+        ScoreEncoder {
+            factory: Arc::clone(&self.factory),
+            schema: Arc::clone(&self.schema),
+            path: self.path.clone(),
+            open: None,
+            done: Vec::new(),
+        }
+    }
+}
+
+/// One row group of scores.parquet, encoded and compressed, waiting for its turn.
+#[derive(Debug)]
+pub(crate) struct EncodedRowGroup {
+    chunks: Vec<ArrowColumnChunk>,
+    rows: usize,
+}
+
+/// Encodes score batches into row groups of at most [`MAX_ROW_GROUP_ROWS`] rows on the
+/// calling (worker) thread. Holds compressed pages only.
+pub(crate) struct ScoreEncoder {
+    factory: Arc<ArrowRowGroupWriterFactory>,
+    schema: SchemaRef,
+    path: PathBuf,
+    open: Option<(Vec<ArrowColumnWriter>, usize)>,
+    done: Vec<EncodedRowGroup>,
+}
+
+impl ScoreEncoder {
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let (writers, rows) = match &mut self.open {
+                Some(open) => open,
+                None => {
+                    let writers = self
+                        .factory
+                        .create_column_writers(0)
+                        .map_err(|e| parquet_error(&self.path, e))?;
+                    self.open.insert((writers, 0))
+                }
+            };
+            let take = (batch.num_rows() - offset).min(MAX_ROW_GROUP_ROWS - *rows);
+            let part = batch.slice(offset, take);
+            let mut w = writers.iter_mut();
+            for (field, column) in self.schema.fields().iter().zip(part.columns()) {
+                for leaf in
+                    compute_leaves(field, column).map_err(|e| parquet_error(&self.path, e))?
+                {
+                    let writer = w.next().ok_or_else(|| {
+                        Error::new("internal error: score schema and column writers differ")
+                    })?;
+                    writer
+                        .write(&leaf)
+                        .map_err(|e| parquet_error(&self.path, e))?;
+                }
+            }
+            *rows += take;
+            offset += take;
+            if *rows == MAX_ROW_GROUP_ROWS {
+                self.close_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn close_group(&mut self) -> Result<(), Error> {
+        if let Some((writers, rows)) = self.open.take() {
+            let chunks = writers
+                .into_iter()
+                .map(ArrowColumnWriter::close)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| parquet_error(&self.path, e))?;
+            self.done.push(EncodedRowGroup { chunks, rows });
+        }
+        Ok(())
+    }
+
+    /// The unit's row groups; none for a unit without rows.
+    pub fn finish(mut self) -> Result<Vec<EncodedRowGroup>, Error> {
+        self.close_group()?;
+        Ok(self.done)
     }
 }
 

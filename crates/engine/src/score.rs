@@ -1,6 +1,7 @@
 //! Scoring one unit of input: decode, evaluate templates, run kernels, fold metric states.
 
 use crate::model_output::model_output_text;
+use crate::output::{EncodedRowGroup, ScoreEncoder};
 use crate::plan::Plan;
 use crate::Error;
 use arrow::array::{Array, ArrayRef, RecordBatch, Scalar, StringArray};
@@ -21,7 +22,8 @@ use std::sync::Arc;
 /// What one unit produced: the score batches to write, partial metric states, missing counts.
 #[derive(Debug)]
 pub struct UnitResult {
-    pub batches: Vec<RecordBatch>,
+    /// The unit's scores, encoded and compressed on the worker.
+    pub(crate) row_groups: Vec<EncodedRowGroup>,
     pub states: Vec<Vec<Grouped>>,
     pub missing: Vec<u64>,
     pub rows: u64,
@@ -35,14 +37,15 @@ pub(crate) struct RowError {
     pub hint: Option<String>,
 }
 
-pub fn score_unit(
+pub(crate) fn score_unit(
     plan: &Plan,
     task: &Task,
     inputs: &Inputs,
     unit: &Unit,
+    mut encoder: ScoreEncoder,
 ) -> Result<UnitResult, Error> {
     let mut result = UnitResult {
-        batches: Vec::new(),
+        row_groups: Vec::new(),
         states: plan.empty_states(),
         missing: vec![0; task.scorers.len()],
         rows: 0,
@@ -53,7 +56,10 @@ pub fn score_unit(
         let first_row = unit.first_row + result.rows;
         match score_batch(plan, task, &batch, &mut result) {
             Ok(out) => {
-                result.batches.push(out);
+                if let Err(e) = encoder.write(&out) {
+                    failure = Some(e);
+                    return Err(ReadError::new("stopped"));
+                }
                 result.rows += batch.num_rows() as u64;
                 Ok(())
             }
@@ -75,7 +81,10 @@ pub fn score_unit(
     match (failure, read) {
         (Some(e), _) => Err(e),
         (None, Err(e)) => Err(Error::read(e)),
-        (None, Ok(())) => Ok(result),
+        (None, Ok(())) => {
+            result.row_groups = encoder.finish()?;
+            Ok(result)
+        }
     }
 }
 
