@@ -14,6 +14,7 @@
    - polars             scripts/bench/polars_job.py (scan_parquet, streaming sink_parquet)
    - evalscore-template scripts/bench/job_template.yaml (ground truths `{{ sample.answer | trim }}`)
    - pyarrow-read       scripts/bench/pyarrow_floor.py (read the needed columns, no work)
+   - evalscore-read     `evalscore-gen read` (evalscore's reader, same columns, no work)
    - evalscore-read-id  scripts/bench/floor_read_id.yaml (literal compare: reads only `id`)
    - evalscore-decode   scripts/bench/floor_decode.yaml (same columns, literal compares)
 3. Checks, after the first round, that evalscore, DuckDB, Polars (and the template variant)
@@ -74,6 +75,12 @@ def evalscore_cmd(task: str):
     return cmd
 
 
+def reader_floor_cmd(src: Path, out: Path, threads: int) -> list[str]:
+    # evalscore's own reader over the job's columns: no scorer, no metric, no output.
+    return [str(GEN), "read", str(src), "--columns", "id,output,answer,choices,label_gt,label_pred",
+            "--threads", str(threads)]
+
+
 def py_cmd(script: str, with_out: bool = True):
     def cmd(src: Path, out: Path, threads: int) -> list[str]:
         argv = [sys.executable, str(HERE / script), str(src)]
@@ -90,6 +97,7 @@ TOOLS = {
     "polars": (py_cmd("polars_job.py"), "job"),
     "evalscore-template": (evalscore_cmd("job_template.yaml"), "variant"),
     "pyarrow-read": (py_cmd("pyarrow_floor.py", with_out=False), "floor"),
+    "evalscore-read": (reader_floor_cmd, "floor"),
     "evalscore-read-id": (evalscore_cmd("floor_read_id.yaml"), "floor"),
     "evalscore-decode": (evalscore_cmd("floor_decode.yaml"), "floor"),
 }

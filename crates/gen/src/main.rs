@@ -35,7 +35,8 @@ type Error = Box<dyn std::error::Error>;
 const USAGE: &str = "usage:
   evalscore-gen synthetic --rows N --out FILE [--row-group-size 1000000] [--seed 42] [--batch-size 65536]
   evalscore-gen examples --out DIR
-  evalscore-gen inspect FILE [--ids 1,2,3] [--checksum true]";
+  evalscore-gen inspect FILE [--ids 1,2,3] [--checksum true]
+  evalscore-gen read FILE... --columns a,b,c [--threads 2]   (evalscore's reader, no scoring)";
 
 /// Writer settings shared by all outputs: zstd, fixed `created_by` so the bytes
 /// do not depend on the parquet crate version, and a row-count row group limit.
@@ -186,6 +187,36 @@ fn inspect(args: &Args) -> Result<(), Error> {
     Ok(())
 }
 
+/// The read-only floor of the benchmark: evalscore's own reader (same projection, same
+/// parallel row-group scan, strings as views) over `--columns`, with no scorer, no metric and
+/// no output. Prints the row count.
+fn read_floor(args: &Args) -> Result<(), Error> {
+    let columns: String = args.get("columns", None)?;
+    let columns: Vec<String> = columns.split(',').map(|c| c.trim().to_owned()).collect();
+    let threads: usize = args.get("threads", Some(2))?;
+    let paths: Vec<PathBuf> = args.positional.iter().map(PathBuf::from).collect();
+    let inputs = evalscore_reader::Inputs::open(&paths)?;
+    let mut rows = 0u64;
+    evalscore_reader::scan_ordered(
+        &inputs.units(),
+        threads,
+        |unit| {
+            let mut n = 0u64;
+            inputs.read_unit(unit, &columns, |b| {
+                n += b.num_rows() as u64;
+                Ok(())
+            })?;
+            Ok::<u64, evalscore_reader::ReadError>(n)
+        },
+        |n| {
+            rows += n;
+            Ok(())
+        },
+    )?;
+    println!("{rows}");
+    Ok(())
+}
+
 fn main() -> Result<(), Error> {
     let mut argv = std::env::args().skip(1);
     let cmd = argv.next().unwrap_or_default();
@@ -210,6 +241,7 @@ fn main() -> Result<(), Error> {
             examples::run(&out)
         }
         "inspect" => inspect(&Args::parse(argv, &["ids", "checksum"])?),
+        "read" => read_floor(&Args::parse(argv, &["columns", "threads"])?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

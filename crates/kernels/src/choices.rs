@@ -4,7 +4,8 @@
 use crate::normalize::Normalizer;
 use crate::text::TextColumn;
 use crate::KernelError;
-use arrow::array::{Array, AsArray};
+use arrow::array::{Array, AsArray, StringArray};
+use arrow::buffer::NullBuffer;
 use arrow::datatypes::DataType;
 use std::borrow::Cow;
 
@@ -98,9 +99,12 @@ enum Source<'a> {
     Fixed(Vec<char>),
     /// A list column: its offsets and validity, and its values read as text once.
     List {
-        list: &'a dyn Array,
+        nulls: Option<NullBuffer>,
         offsets: Vec<usize>,
         values: arrow::array::ArrayRef,
+        /// `values` when they are Utf8 (the usual case), for the byte-compare fast path;
+        /// resolved once per batch, not per row.
+        utf8: Option<StringArray>,
     },
     Text(TextColumn<'a>),
 }
@@ -123,18 +127,22 @@ impl<'a> ChoiceReader<'a> {
             Choices::PerRow(a) => match a.data_type() {
                 DataType::List(_) => {
                     let l = a.as_list::<i32>();
+                    let values = crate::to_text(l.values(), "choices")?;
                     Source::List {
-                        list: a,
+                        nulls: a.logical_nulls(),
                         offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
-                        values: crate::to_text(l.values(), "choices")?,
+                        utf8: values.as_string_opt::<i32>().cloned(),
+                        values,
                     }
                 }
                 DataType::LargeList(_) => {
                     let l = a.as_list::<i64>();
+                    let values = crate::to_text(l.values(), "choices")?;
                     Source::List {
-                        list: a,
+                        nulls: a.logical_nulls(),
                         offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
-                        values: crate::to_text(l.values(), "choices")?,
+                        utf8: values.as_string_opt::<i32>().cloned(),
+                        values,
                     }
                 }
                 DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
@@ -163,17 +171,18 @@ impl<'a> ChoiceReader<'a> {
             Source::None => Ok(RowChoices::Any),
             Source::Fixed(set) => Ok(RowChoices::Set(set)),
             Source::List {
-                list,
+                nulls,
                 offsets,
                 values,
+                utf8,
             } => {
-                if list.is_null(row) {
+                if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
                     return Ok(RowChoices::Missing);
                 }
                 let (start, end) = (offsets[row], offsets[row + 1]);
                 // Rows usually repeat the previous row's list: compare raw bytes and item
                 // boundaries before decoding anything.
-                if let Some(sa) = values.as_any().downcast_ref::<arrow::array::StringArray>() {
+                if let Some(sa) = utf8 {
                     let vo = sa.value_offsets();
                     let no_nulls = sa
                         .nulls()

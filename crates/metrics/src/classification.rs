@@ -3,7 +3,10 @@
 
 use crate::intervals::wilson;
 use crate::{Figure, MetricError};
-use arrow::array::{Array, ArrayRef};
+use arrow::array::{Array, ArrayRef, Scalar, StringArray};
+use arrow::buffer::BooleanBuffer;
+use arrow::compute::cast;
+use arrow::compute::kernels::cmp;
 use evalscore_kernels::TextColumn;
 use std::collections::{BTreeSet, HashMap};
 
@@ -88,7 +91,7 @@ impl Confusion {
         let len = ga.len().min(pa.len());
         if self.mode != ClassMode::Multiclass {
             if let Some(neg) = self.negative.clone() {
-                return self.update_binary(g, p, len, &neg);
+                return self.update_binary(&ga, &pa, len, &neg);
             }
         }
         // Count borrowed pairs first: one owned key per distinct pair per batch.
@@ -110,34 +113,45 @@ impl Confusion {
         Ok(())
     }
 
-    /// The two-label case without hashing: each side is the positive, the negative, or neither.
+    /// The two-label case without hashing or a per-row loop: four comparisons against a
+    /// scalar (arrow's `eq` kernel; short views compare without touching their bytes) and
+    /// bitmap intersections counted with popcount.
     fn update_binary(
         &mut self,
-        g: TextColumn<'_>,
-        p: TextColumn<'_>,
+        ga: &ArrayRef,
+        pa: &ArrayRef,
         len: usize,
         neg: &str,
     ) -> Result<(), MetricError> {
-        let pos = self.positive.as_str();
-        let class = |v: Option<&str>| match v {
-            Some(v) if v == pos => 1usize,
-            Some(v) if v == neg => 0,
-            _ => 2,
+        let pos = self.positive.clone();
+        let is = |a: &ArrayRef, v: &str| -> Result<BooleanBuffer, MetricError> {
+            let a = a.slice(0, len);
+            let scalar = cast(&StringArray::from(vec![v]), a.data_type())
+                .map_err(|e| MetricError(e.to_string()))?;
+            let eq = cmp::eq(&a, &Scalar::new(scalar)).map_err(|e| MetricError(e.to_string()))?;
+            // A null label is neither class.
+            Ok(match eq.nulls() {
+                Some(n) => eq.values() & n.inner(),
+                None => eq.values().clone(),
+            })
         };
-        let mut counts = [[0u64; 2]; 2];
-        for r in 0..len {
-            match (class(g.get(r)), class(p.get(r))) {
-                (x, y) if x < 2 && y < 2 => counts[x][y] += 1,
-                _ => self.excluded += 1,
-            }
-        }
-        let names = [neg.to_owned(), pos.to_owned()];
+        let (g_pos, g_neg) = (is(ga, &pos)?, is(ga, neg)?);
+        let (p_pos, p_neg) = (is(pa, &pos)?, is(pa, neg)?);
+        let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
+        // counts[actual][predicted], 0 = negative, 1 = positive
+        let counts = [
+            [count(&g_neg, &p_neg), count(&g_neg, &p_pos)],
+            [count(&g_pos, &p_neg), count(&g_pos, &p_pos)],
+        ];
+        let included: u64 = counts.iter().flatten().sum();
+        self.excluded += len as u64 - included;
+        let names = [neg, pos.as_str()];
         for (x, row) in counts.iter().enumerate() {
             for (y, &c) in row.iter().enumerate() {
                 if c > 0 {
                     *self
                         .cells
-                        .entry((names[x].clone(), names[y].clone()))
+                        .entry((names[x].to_owned(), names[y].to_owned()))
                         .or_default() += c;
                 }
             }
