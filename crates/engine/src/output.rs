@@ -10,8 +10,8 @@ use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use serde_json::{json, Map, Value};
@@ -157,13 +157,23 @@ impl Outputs {
         // Score columns hold a few distinct floats: dictionary encoding turns them into
         // bit-packed indices, cheaper to compress than 8-byte plain values (measured: 12 vs
         // 15 ms per million rows, a third of the size). Integer columns kept from the input
-        // (ids, mostly unique) skip the dictionary attempt and stay PLAIN, the encoding every
-        // warehouse loader reads.
+        // (ids, mostly unique and ascending) use DELTA_BINARY_PACKED instead of a dictionary
+        // attempt: 5 vs 19 ms per million rows, and a few KB instead of 1 MB.
         let mut builder = props_builder();
         for f in schema.fields() {
             if f.data_type().is_integer() {
+                let col = ColumnPath::from(f.name().as_str());
                 builder = builder
-                    .set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), false);
+                    .set_column_dictionary_enabled(col.clone(), false)
+                    .set_column_encoding(col, Encoding::DELTA_BINARY_PACKED);
+            }
+            // Label columns (completion_validity) hold two or three values: min/max
+            // statistics would compare every row's string for nothing a reader can use.
+            if matches!(f.data_type(), DataType::Dictionary(_, _)) {
+                builder = builder.set_column_statistics_enabled(
+                    ColumnPath::from(f.name().as_str()),
+                    EnabledStatistics::None,
+                );
             }
         }
         let props = Arc::new(builder.build());

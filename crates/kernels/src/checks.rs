@@ -70,6 +70,19 @@ impl Needles {
     }
 }
 
+/// Whether a text cell may be a list (its first non-space character is `[`), decided on the
+/// first byte in the common case.
+#[inline]
+fn could_be_list(e: &str) -> bool {
+    match e.as_bytes().first() {
+        None => false,
+        Some(b'[') => true,
+        Some(b) if b.is_ascii_graphic() => false,
+        Some(_) => e.trim_start().starts_with('['),
+    }
+}
+
+#[inline]
 fn one_matches(mode: MatchMode, value: &str, e: &str) -> bool {
     if value.is_empty() || e.is_empty() {
         return false;
@@ -89,6 +102,8 @@ fn one_matches(mode: MatchMode, value: &str, e: &str) -> bool {
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     match needle.len() {
         0 => true,
+        // Short haystacks: an inline scan beats the call into memchr.
+        1 if haystack.len() <= 32 => haystack.contains(&needle[0]),
         1 => memchr::memchr(needle[0], haystack).is_some(),
         n if n > haystack.len() => false,
         n if haystack.len() <= 64 => haystack.windows(n).any(|w| w == needle),
@@ -189,7 +204,7 @@ pub fn match_check(
             for r in 0..len {
                 if let Some(p) = &plain {
                     if let (Some(v), Some(e)) = (value.get(r), p.get(r)) {
-                        if !e.trim_start().starts_with('[') {
+                        if !could_be_list(e) {
                             scores.push(score(one_matches(mode, v, e)));
                             continue;
                         }
@@ -472,6 +487,9 @@ pub fn regex_check(
     len: usize,
 ) -> CheckOutput {
     let mut missing = 0;
+    // A clone per call (per batch) gives this worker thread its own match cache: a Regex
+    // shared between threads hands its cache out through a slower shared pool.
+    let pattern = &pattern.clone();
     let scores = (0..len)
         .map(|r| {
             let Some(v) = value.get(r) else {
