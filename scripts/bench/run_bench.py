@@ -4,6 +4,7 @@
 
     python3 scripts/bench/run_bench.py [--rows 10000000] [--runs 3] [--threads 2]
                                        [--scaling 1000000,10000000,30000000] [--skip-main]
+                                       [--checks]
 
 1. Generates bench-data/syn_N.parquet with the project's generator if it is absent (building
    target/release/evalscore-gen and evalscore with cargo if they are missing).
@@ -22,7 +23,9 @@
    order); any difference stops the run with exit code 1.
 4. Prints a Markdown table (wall median, min-max, rows/s, peak RSS, ratios to evalscore) and
    writes it to bench-data/results.md.
-5. With --scaling, runs evalscore alone on files of each size (generated if absent) and
+5. With --checks (issue 4), runs checks_job.yaml (includes, match, regex over the output)
+   and checks_baseline.yaml (string_equals alone) in alternation and prints their ratio.
+6. With --scaling, runs evalscore alone on files of each size (generated if absent) and
    reports its peak RSS and wall time per size.
 
 Wall time is measured around the whole process (interpreter start and imports included for the
@@ -333,6 +336,9 @@ def main() -> None:
     ap.add_argument("--scaling", default="",
                     help="comma-separated row counts: evalscore's peak RSS at each size")
     ap.add_argument("--skip-main", action="store_true", help="only the --scaling runs")
+    ap.add_argument("--checks", action="store_true",
+                    help="issue 4: checks_job.yaml (includes, match, regex) vs "
+                         "checks_baseline.yaml (string_equals alone), in alternation")
     a = ap.parse_args()
 
     ensure_binaries()
@@ -390,6 +396,28 @@ def main() -> None:
         report.append(f"## Job: {a.rows} rows ({src.name}, {size:.2f} GiB)\n\n{md}\n{figures}")
         print("\n" + md + "\n" + figures)
 
+    if a.checks:
+        src = ensure_file(a.rows)
+        out = DATA / "out" / "checks"
+        out.mkdir(parents=True, exist_ok=True)
+        runs: dict[str, list[tuple[float, float]]] = {"checks_baseline": [], "checks_job": []}
+        for r in range(a.runs):
+            for t in runs:
+                wall, rss = measure(evalscore_cmd(f"{t}.yaml")(src, out / t, a.threads),
+                                    out / f"{t}_{r}.log")
+                runs[t].append((wall, rss))
+                print(f"  checks round {r + 1}/{a.runs}  {t:<16} {wall:7.2f} s  {rss:7.0f} MiB",
+                      flush=True)
+        med = {t: statistics.median(w for w, _ in v) for t, v in runs.items()}
+        lines = ["| task | wall median (s) | rows/s | peak RSS (MiB) | wall / baseline |",
+                 "| --- | ---: | ---: | ---: | ---: |"]
+        for t, v in runs.items():
+            lines.append(f"| {t} | {med[t]:.2f} | {fmt_rate(a.rows / med[t])} "
+                         f"| {max(m for _, m in v):.0f} | {med[t] / med['checks_baseline']:.2f}x |")
+        md = "\n".join(lines)
+        report.append(f"## Issue 4: the check family vs string_equals alone ({a.rows} rows)\n\n{md}\n")
+        print("\n" + md)
+
     if a.scaling:
         lines = ["| rows | file (GiB) | evalscore wall median (s) | rows/s | peak RSS max (MiB) "
                  "| peak RSS per run (MiB) |", "| ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -413,7 +441,8 @@ def main() -> None:
         print("\n" + md)
 
     DATA.mkdir(exist_ok=True)
-    name = "results.md" if not a.skip_main else "results_scaling.md"
+    name = "results.md" if not a.skip_main else ("results_checks.md" if a.checks and not a.scaling
+                                                 else "results_scaling.md")
     (DATA / name).write_text("\n".join(report))
     print(f"\nwritten to {DATA / name}")
 
