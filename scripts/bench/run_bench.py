@@ -4,7 +4,7 @@
 
     python3 scripts/bench/run_bench.py [--rows 10000000] [--runs 3] [--threads 2]
                                        [--scaling 1000000,10000000,30000000] [--skip-main]
-                                       [--checks]
+                                       [--checks] [--many 200x50000]
 
 1. Generates bench-data/syn_N.parquet with the project's generator if it is absent (building
    target/release/evalscore-gen and evalscore with cargo if they are missing).
@@ -23,9 +23,11 @@
    order); any difference stops the run with exit code 1.
 4. Prints a Markdown table (wall median, min-max, rows/s, peak RSS, ratios to evalscore) and
    writes it to bench-data/results.md.
-5. With --checks (issue 4), runs checks_job.yaml (includes, match, regex over the output)
+5. With --many 200x50000, runs the job over 200 generated files of 50k rows and over the one
+   --rows file, in alternation, and compares rows/s.
+6. With --checks (issue 4), runs checks_job.yaml (includes, match, regex over the output)
    and checks_baseline.yaml (string_equals alone) in alternation and prints their ratio.
-6. With --scaling, runs evalscore alone on files of each size (generated if absent) and
+7. With --scaling, runs evalscore alone on files of each size (generated if absent) and
    reports its peak RSS and wall time per size.
 
 Wall time is measured around the whole process (interpreter start and imports included for the
@@ -336,6 +338,9 @@ def main() -> None:
     ap.add_argument("--scaling", default="",
                     help="comma-separated row counts: evalscore's peak RSS at each size")
     ap.add_argument("--skip-main", action="store_true", help="only the --scaling runs")
+    ap.add_argument("--many", default="",
+                    help="FILESxROWS, e.g. 200x50000: the job over that many small files vs "
+                         "the one --rows file, in alternation (rows/s compared)")
     ap.add_argument("--checks", action="store_true",
                     help="issue 4: checks_job.yaml (includes, match, regex) vs "
                          "checks_baseline.yaml (string_equals alone), in alternation")
@@ -396,6 +401,40 @@ def main() -> None:
         report.append(f"## Job: {a.rows} rows ({src.name}, {size:.2f} GiB)\n\n{md}\n{figures}")
         print("\n" + md + "\n" + figures)
 
+    if a.many:
+        files, per = (int(x) for x in a.many.lower().split("x"))
+        many = DATA / f"many_{files}x{per}"
+        if not many.exists():
+            ensure_binaries()
+            tmp = many.with_suffix(".tmp")
+            tmp.mkdir(parents=True, exist_ok=True)
+            print(f"generating {files} files of {per} rows in {many} ...", flush=True)
+            for i in range(files):
+                subprocess.run([str(GEN), "synthetic", "--rows", str(per), "--seed", str(1000 + i),
+                                "--out", str(tmp / f"part_{i:04d}.parquet")], check=True,
+                               stdout=subprocess.DEVNULL)
+            tmp.rename(many)
+        big = ensure_file(a.rows)
+        out = DATA / "out" / "many"
+        out.mkdir(parents=True, exist_ok=True)
+        runs = {"one file": (big, a.rows, []), f"{files} files": (many, files * per, [])}
+        for r in range(a.runs):
+            for name, (src, _, res) in runs.items():
+                wall, rss = measure(TOOLS["evalscore"][0](src, out, a.threads),
+                                    out / f"{name.replace(' ', '_')}_{r}.log")
+                res.append((wall, rss))
+                print(f"  many round {r + 1}/{a.runs}  {name:<12} {wall:7.2f} s  {rss:7.0f} MiB",
+                      flush=True)
+        lines = ["| input | rows | wall median (s) | rows/s | peak RSS (MiB) |",
+                 "| --- | ---: | ---: | ---: | ---: |"]
+        for name, (src, n, res) in runs.items():
+            med = statistics.median(w for w, _ in res)
+            lines.append(f"| {name} | {n} | {med:.2f} | {fmt_rate(n / med)} "
+                         f"| {max(m for _, m in res):.0f} |")
+        md = "\n".join(lines)
+        report.append(f"## Many small files vs one file (job.yaml)\n\n{md}\n")
+        print("\n" + md)
+
     if a.checks:
         src = ensure_file(a.rows)
         out = DATA / "out" / "checks"
@@ -441,8 +480,7 @@ def main() -> None:
         print("\n" + md)
 
     DATA.mkdir(exist_ok=True)
-    name = "results.md" if not a.skip_main else ("results_checks.md" if a.checks and not a.scaling
-                                                 else "results_scaling.md")
+    name = "results.md" if not a.skip_main else "results_extra.md"
     (DATA / name).write_text("\n".join(report))
     print(f"\nwritten to {DATA / name}")
 
