@@ -4,7 +4,7 @@
 use crate::normalize::Normalizer;
 use crate::text::TextColumn;
 use crate::KernelError;
-use arrow::array::{Array, AsArray, StringArray};
+use arrow::array::{Array, AsArray, StringArray, StringViewArray};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::DataType;
 use std::borrow::Cow;
@@ -92,6 +92,9 @@ pub(crate) struct ChoiceReader<'a> {
     /// `last` when a row repeats the previous one byte for byte.
     last_bytes: Vec<u8>,
     last_offsets: Vec<i32>,
+    /// The previous list row's item views, when all of them are inline (12 bytes or less):
+    /// an inline view holds the whole string, so equal views mean equal items.
+    last_views: Vec<u128>,
 }
 
 enum Source<'a> {
@@ -102,9 +105,12 @@ enum Source<'a> {
         nulls: Option<NullBuffer>,
         offsets: Vec<usize>,
         values: arrow::array::ArrayRef,
-        /// `values` when they are Utf8 (the usual case), for the byte-compare fast path;
-        /// resolved once per batch, not per row.
+        /// `values` when they are Utf8, for the byte-compare fast path; resolved once per
+        /// batch, not per row.
         utf8: Option<StringArray>,
+        /// `values` when they are Utf8View (how evalscore's reader decodes list items), for
+        /// the view-compare fast path.
+        views: Option<StringViewArray>,
     },
     Text(TextColumn<'a>),
 }
@@ -132,6 +138,7 @@ impl<'a> ChoiceReader<'a> {
                         nulls: a.logical_nulls(),
                         offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
                         utf8: values.as_string_opt::<i32>().cloned(),
+                        views: values.as_string_view_opt().cloned(),
                         values,
                     }
                 }
@@ -142,6 +149,7 @@ impl<'a> ChoiceReader<'a> {
                         nulls: a.logical_nulls(),
                         offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
                         utf8: values.as_string_opt::<i32>().cloned(),
+                        views: values.as_string_view_opt().cloned(),
                         values,
                     }
                 }
@@ -163,6 +171,7 @@ impl<'a> ChoiceReader<'a> {
             last: Vec::new(),
             last_bytes: Vec::new(),
             last_offsets: Vec::new(),
+            last_views: Vec::new(),
         })
     }
 
@@ -175,11 +184,31 @@ impl<'a> ChoiceReader<'a> {
                 offsets,
                 values,
                 utf8,
+                views,
             } => {
                 if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
                     return Ok(RowChoices::Missing);
                 }
                 let (start, end) = (offsets[row], offsets[row + 1]);
+                if let Some(va) = views {
+                    let vs = &va.views()[start..end];
+                    let reusable = va
+                        .nulls()
+                        .is_none_or(|n| (start..end).all(|i| n.is_valid(i)))
+                        && vs.iter().all(|&v| v as u32 <= 12);
+                    if reusable && !self.last_views.is_empty() && self.last_views == vs {
+                        return Ok(RowChoices::Set(&self.last));
+                    }
+                    let col = TextColumn::Utf8View(va);
+                    let norm = self.norm;
+                    let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
+                    self.last = single_chars(items, row)?;
+                    self.last_views.clear();
+                    if reusable {
+                        self.last_views.extend_from_slice(vs);
+                    }
+                    return Ok(RowChoices::Set(&self.last));
+                }
                 // Rows usually repeat the previous row's list: compare raw bytes and item
                 // boundaries before decoding anything.
                 if let Some(sa) = utf8 {

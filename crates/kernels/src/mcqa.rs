@@ -230,6 +230,67 @@ mod tests {
         }
     }
 
+    /// The per-row list caches (byte compare for Utf8 items, view compare for Utf8View items)
+    /// never reuse a list they should not: repeated rows, a shorter list with the same prefix,
+    /// a null item, an empty list and a switch back all score as if each row were fresh.
+    #[test]
+    fn list_choice_caches_agree_across_item_layouts() {
+        use arrow::array::{GenericListBuilder, LargeStringBuilder, StringViewBuilder};
+        let rows: Vec<Option<Vec<Option<&str>>>> = vec![
+            Some(vec![Some("A"), Some("B"), Some("C")]),
+            Some(vec![Some("A"), Some("B"), Some("C")]),
+            Some(vec![Some("A"), Some("B")]),
+            Some(vec![Some("A"), None, Some("C")]),
+            Some(vec![Some("A"), None, Some("C")]),
+            Some(vec![]),
+            None,
+            Some(vec![Some("A"), Some("B"), Some("C")]),
+            Some(vec![Some("A"), Some("B")]),
+        ];
+        let outputs = ["C", "C", "C", "C", "B", "A", "A", "C", "B"];
+        let truth = ["C", "B", "C", "C", "B", "A", "A", "C", "B"];
+        let expect_valid = [
+            "VALID", "VALID", "INVALID", "VALID", "INVALID", "INVALID", "INVALID", "VALID", "VALID",
+        ];
+        let expect_score = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0];
+        let mut utf8 = ListBuilder::new(StringBuilder::new());
+        let mut large = GenericListBuilder::<i32, _>::new(LargeStringBuilder::new());
+        let mut view = ListBuilder::new(StringViewBuilder::new());
+        for r in &rows {
+            match r {
+                Some(items) => {
+                    utf8.append_value(items.clone());
+                    large.append_value(items.clone());
+                    view.append_value(items.clone());
+                }
+                None => {
+                    utf8.append_null();
+                    large.append_null();
+                    view.append_null();
+                }
+            }
+        }
+        let (utf8, large, view) = (utf8.finish(), large.finish(), view.finish());
+        let out = StringArray::from(outputs.to_vec());
+        let gt = StringArray::from(truth.to_vec());
+        for choices in [&utf8 as &dyn Array, &large, &view] {
+            let r = string_equals_mcqa(
+                TextColumn::new(&out, "o").unwrap(),
+                TextColumn::new(&gt, "t").unwrap(),
+                Choices::PerRow(choices),
+                rows.len(),
+            )
+            .unwrap();
+            assert_eq!(
+                validity_strings(&r.completion_validity),
+                expect_valid,
+                "{}",
+                choices.data_type()
+            );
+            assert_eq!(r.is_correct.values().to_vec(), expect_score);
+        }
+    }
+
     #[test]
     fn multi_character_truth_or_choice_is_an_error_with_its_row() {
         let out = StringArray::from(vec!["A", "B"]);

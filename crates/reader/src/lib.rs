@@ -193,6 +193,16 @@ fn view_schema(schema: &SchemaRef) -> SchemaRef {
             DataType::Utf8 | DataType::LargeUtf8 => {
                 f.as_ref().clone().with_data_type(DataType::Utf8View)
             }
+            // List items too (MCQA choices): views into the decoded dictionary page instead
+            // of a copy of every item.
+            DataType::List(item)
+                if matches!(item.data_type(), DataType::Utf8 | DataType::LargeUtf8) =>
+            {
+                let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
+                f.as_ref()
+                    .clone()
+                    .with_data_type(DataType::List(Arc::new(item)))
+            }
             _ => f.as_ref().clone(),
         })
         .collect();
