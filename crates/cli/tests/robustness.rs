@@ -38,13 +38,15 @@ impl Case {
         p
     }
 
-    /// Runs in the case folder and returns (exit code, stdout, stderr).
+    /// Runs in the case folder and returns (exit code, stdout, stderr). A run still going
+    /// after 60 s is killed (exit code `None`), so a hang fails the test instead of stalling it.
     fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
         let o = evalscore()
             .current_dir(self.dir.path())
             .arg("run")
             .args(args)
             .args(["--out", "out", "--quiet"])
+            .timeout(Duration::from_secs(60))
             .output()
             .unwrap();
         (
@@ -197,6 +199,28 @@ fn corrupted_compressed_page_bytes_are_caught() {
         err.starts_with("error: damaged.parquet: cannot decode row group 1 (rows 2001 to 4000): "),
         "{err}"
     );
+}
+
+#[test]
+fn fuzz_found_slow_decode_file_fails_fast_naming_file_row_group_and_column() {
+    // The fuzzer's 6 KB file: the page header of `id` has a damaged statistics length, so
+    // parquet-rs reads on past the column chunk into a Thrift list of millions of elements
+    // and skipped them one `read` at a time (15 s and more). Its page headers are now checked
+    // against the column chunk before decoding.
+    let c = Case::new();
+    c.write("t.yaml", QA_TASK);
+    let regression = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/regressions/slow-decode-6kb.parquet");
+    std::fs::copy(regression, c.path("slow-decode-6kb.parquet")).unwrap();
+    let t = Instant::now();
+    let err = c.fails(&["t.yaml", "--input", "slow-decode-6kb.parquet"]);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert_eq!(
+        err,
+        "error: slow-decode-6kb.parquet: cannot decode row group 0 (rows 1 to 3): column `id`: the page header at byte 4 runs past the end of the column chunk at byte 52\nhint: the file is damaged; re-export it from its source\n"
+    );
+    assert!(files_in(&c.path("out")).is_empty(), "no output files");
 }
 
 // ---------------------------------------------------------------------------------------------
