@@ -37,7 +37,7 @@ pub use normalize::{Normalizer, Step, UnicodeForm};
 /// The regular expression type of compiled task patterns.
 pub use regex::Regex;
 pub use string_equals::string_equals;
-pub use text::{to_text, TextColumn, Validity};
+pub use text::{readable_as_text, to_text, TextColumn, Validity};
 
 use std::fmt;
 

@@ -259,6 +259,17 @@ impl ScorerKind {
         }
     }
 
+    /// The templates whose value may be a list as well as text: `choices` of
+    /// `string_equals_mcqa` and `expected` of the match family. Every other template is read
+    /// as text.
+    pub fn list_templates(&self) -> Vec<&Template> {
+        match self {
+            ScorerKind::StringEqualsMcqa { choices, .. } => choices.iter().collect(),
+            ScorerKind::Match { expected, .. } => vec![expected],
+            _ => Vec::new(),
+        }
+    }
+
     fn templates_mut(&mut self) -> Vec<&mut Template> {
         match self {
             ScorerKind::Match {
