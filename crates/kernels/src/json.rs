@@ -1,6 +1,5 @@
 //! `valid_json`: RFC 8259 parsing of the whole value, and a small JSON Schema subset.
 
-use crate::normalize::compile_regex;
 use crate::text::TextColumn;
 use arrow::array::{Float64Array, StringArray};
 use regex::Regex;
@@ -189,8 +188,9 @@ fn compile(s: &Value, at: &str) -> Result<Node, String> {
                 let p = v
                     .as_str()
                     .ok_or_else(|| format!("`pattern` at {here} must be a string"))?;
-                n.pattern =
-                    Some(compile_regex(p).map_err(|e| format!("`pattern` at {here}: {e}"))?);
+                n.pattern = Some(
+                    crate::pattern::compile(p).map_err(|e| format!("`pattern` at {here}: {e}"))?,
+                );
             }
             a if ANNOTATIONS.contains(&a) => {}
             other => {
