@@ -314,6 +314,38 @@ fn extends_and_from_fail_cleanly_at_load() {
 }
 
 #[test]
+fn valid_json_on_hostile_nesting_scores_zero_with_the_depth_limit() {
+    let c = Case::new();
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: valid_json\n      key: plain\n    - type: valid_json\n      key: schema\n      schema: {type: array}\n",
+    );
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    // 127 levels, the limit, pass with and without a schema.
+    let limit = "[".repeat(127) + &"]".repeat(127);
+    let b = text_batch(&[("output", vec![Some(deep.as_str()), Some(limit.as_str())])]);
+    write_parquet(&c.path("deep.parquet"), &[b], None);
+    c.succeeds(&["t.yaml", "--input", "deep.parquet"]);
+    let s = read_parquet(&c.path("out/scores.parquet"));
+    for key in ["plain", "schema"] {
+        assert_eq!(
+            floats(&s, &format!("{key}__is_correct")),
+            [Some(0.0), Some(1.0)]
+        );
+        assert_eq!(
+            strings(&s, &format!("{key}__details")),
+            [
+                Some(
+                    "invalid JSON: nesting exceeds the depth limit of 127 at line 1 column 128"
+                        .to_owned()
+                ),
+                Some("valid JSON".to_owned()),
+            ]
+        );
+    }
+}
+
+#[test]
 fn keys_cannot_escape_the_output_folder() {
     let c = Case::new();
     c.write(
