@@ -205,9 +205,9 @@ fn corrupted_compressed_page_bytes_are_caught() {
 #[test]
 fn fuzz_found_slow_decode_file_fails_fast_naming_file_row_group_and_column() {
     // The fuzzer's 6 KB file: the page header of `id` has a damaged statistics length, so
-    // parquet-rs reads on past the column chunk into a Thrift list of millions of elements
-    // and skipped them one `read` at a time (15 s and more). Its page headers are now checked
-    // against the column chunk before decoding.
+    // parquet-rs read on past the column chunk, into bytes it took for nested Thrift lists
+    // and maps, and skipped their elements one empty `read` at a time at the end of the file
+    // (15 s and more). Page headers are now checked against their column chunk first.
     let c = Case::new();
     c.write("t.yaml", QA_TASK);
     let regression = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -2,9 +2,10 @@
 //!
 //! The decoder (parquet-rs) reads a page header straight from the file, not bounded by its
 //! column chunk, and its Thrift reader skips unknown fields element by element, where a skip
-//! past the end of the file silently succeeds. A damaged header can therefore claim a list of
-//! millions of elements and keep the decoder busy for minutes, one empty `read` per element
-//! (`fuzz/regressions/slow-decode-6kb.parquet` took more than 15 s for a 3-row file). So:
+//! past the end of the file silently succeeds. A damaged header can therefore lead it into
+//! garbage read as nested lists and maps, whose element counts multiply, each element skipped
+//! with an empty `read` at the end of the file: `fuzz/regressions/slow-decode-6kb.parquet`, a
+//! 3-row file, took more than 15 s. So:
 //!
 //! - [`check_footer`] (when a file is opened): every column chunk lies inside the file's data,
 //!   and holds as many values as its row group has rows (at least as many for repeated
