@@ -206,6 +206,19 @@ fn invalid_regex_is_a_load_error_at_its_line() {
 }
 
 #[test]
+fn oversized_regex_is_a_load_error_at_its_line() {
+    let c = Case::new();
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: regex\n      pattern: \"(?:a{1000}){1000}\"\n",
+    );
+    assert_eq!(
+        c.fails(&["t.yaml", "--input", &ex("qa.parquet")]),
+        "error: task file `t.yaml`, line 4, column 16: the regular expression in `regex.pattern` is too large: compiled, it exceeds the size limit of 1 MiB\nhint: counted repetitions multiply (`\\w{5000}`, `(?:a{1000}){1000}`): use a smaller count, or `+` or `*`\n"
+    );
+}
+
+#[test]
 fn custom_condition_failing_on_a_row_names_the_row() {
     let c = Case::new();
     c.write(

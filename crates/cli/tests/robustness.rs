@@ -6,7 +6,8 @@
 
 mod common;
 use arrow::array::{
-    Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, StructArray,
+    Array, ArrayRef, Float64Array, Int64Array, ListBuilder, RecordBatch, StringArray,
+    StringBuilder, StructArray,
 };
 use arrow::datatypes::{DataType, Field, Schema};
 use common::*;
@@ -38,13 +39,15 @@ impl Case {
         p
     }
 
-    /// Runs in the case folder and returns (exit code, stdout, stderr).
+    /// Runs in the case folder and returns (exit code, stdout, stderr). A run still going
+    /// after 60 s is killed (exit code `None`), so a hang fails the test instead of stalling it.
     fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
         let o = evalscore()
             .current_dir(self.dir.path())
             .arg("run")
             .args(args)
             .args(["--out", "out", "--quiet"])
+            .timeout(Duration::from_secs(60))
             .output()
             .unwrap();
         (
@@ -199,6 +202,28 @@ fn corrupted_compressed_page_bytes_are_caught() {
     );
 }
 
+#[test]
+fn fuzz_found_slow_decode_file_fails_fast_naming_file_row_group_and_column() {
+    // The fuzzer's 6 KB file: the page header of `id` has a damaged statistics length, so
+    // parquet-rs read on past the column chunk, into bytes it took for nested Thrift lists
+    // and maps, and skipped their elements one empty `read` at a time at the end of the file
+    // (15 s and more). Page headers are now checked against their column chunk first.
+    let c = Case::new();
+    c.write("t.yaml", QA_TASK);
+    let regression = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/regressions/slow-decode-6kb.parquet");
+    std::fs::copy(regression, c.path("slow-decode-6kb.parquet")).unwrap();
+    let t = Instant::now();
+    let err = c.fails(&["t.yaml", "--input", "slow-decode-6kb.parquet"]);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert_eq!(
+        err,
+        "error: slow-decode-6kb.parquet: cannot decode row group 0 (rows 1 to 3): column `id`: the page header at byte 4 runs past the end of the column chunk at byte 52\nhint: the file is damaged; re-export it from its source\n"
+    );
+    assert!(files_in(&c.path("out")).is_empty(), "no output files");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hostile task files
 
@@ -289,6 +314,38 @@ fn extends_and_from_fail_cleanly_at_load() {
 }
 
 #[test]
+fn valid_json_on_hostile_nesting_scores_zero_with_the_depth_limit() {
+    let c = Case::new();
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: valid_json\n      key: plain\n    - type: valid_json\n      key: schema\n      schema: {type: array}\n",
+    );
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    // 127 levels, the limit, pass with and without a schema.
+    let limit = "[".repeat(127) + &"]".repeat(127);
+    let b = text_batch(&[("output", vec![Some(deep.as_str()), Some(limit.as_str())])]);
+    write_parquet(&c.path("deep.parquet"), &[b], None);
+    c.succeeds(&["t.yaml", "--input", "deep.parquet"]);
+    let s = read_parquet(&c.path("out/scores.parquet"));
+    for key in ["plain", "schema"] {
+        assert_eq!(
+            floats(&s, &format!("{key}__is_correct")),
+            [Some(0.0), Some(1.0)]
+        );
+        assert_eq!(
+            strings(&s, &format!("{key}__details")),
+            [
+                Some(
+                    "invalid JSON: nesting exceeds the depth limit of 127 at line 1 column 128"
+                        .to_owned()
+                ),
+                Some("valid JSON".to_owned()),
+            ]
+        );
+    }
+}
+
+#[test]
 fn keys_cannot_escape_the_output_folder() {
     let c = Case::new();
     c.write(
@@ -319,34 +376,89 @@ fn keys_cannot_escape_the_output_folder() {
 // Data types
 
 #[test]
-fn struct_column_where_text_is_expected_is_named_with_its_type() {
+fn struct_column_where_text_is_expected_is_rejected_before_reading_rows() {
     let c = Case::new();
     c.write(
         "t.yaml",
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.meta }}\"\n",
     );
+    write_parquet(&c.path("nested.parquet"), &[nested_batch()], None);
+    let err = c.fails(&["t.yaml", "--input", "nested.parquet"]);
+    assert_eq!(
+        err,
+        "error: task file `t.yaml`, line 4, column 21: column `meta` has type Struct(\"label\": Utf8) in `nested.parquet`, which scorer `string_equals` cannot read as text\nhint: point `string_equals.ground_truth` at a text, number or boolean column, or convert it in the template (e.g. `{{ sample.meta | tojson }}`)\n"
+    );
+}
+
+#[test]
+fn list_columns_are_rejected_as_text_but_accepted_as_choices_and_expected() {
+    let c = Case::new();
+    write_parquet(&c.path("nested.parquet"), &[nested_batch()], None);
+    // A list where text is expected: an error before any row is read.
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: exact\n      key: k\n      expected_output: \"{{ sample.tags }}\"\n",
+    );
+    assert_eq!(
+        c.fails(&["t.yaml", "--input", "nested.parquet"]),
+        "error: task file `t.yaml`, line 5, column 24: column `tags` has type List(Utf8) in `nested.parquet`, which scorer `k` cannot read as text\nhint: point `exact.expected_output` at a text, number or boolean column, or convert it in the template (e.g. `{{ sample.tags | tojson }}`)\n"
+    );
+    // A struct where a list is accepted: an error too.
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: string_equals_mcqa\n      ground_truth_choice: \"{{ sample.output }}\"\n      choices: \"{{ sample.meta }}\"\n",
+    );
+    assert_eq!(
+        c.fails(&["t.yaml", "--input", "nested.parquet"]),
+        "error: task file `t.yaml`, line 5, column 16: column `meta` has type Struct(\"label\": Utf8) in `nested.parquet`, which scorer `string_equals_mcqa` cannot read as text or as a list\nhint: point `string_equals_mcqa.choices` at a list column, or at a text column holding a JSON or Python list\n"
+    );
+    // The list column as `choices` and as the match family's `expected`: scored.
+    c.write(
+        "t.yaml",
+        "definition:\n  scorers:\n    - type: string_equals_mcqa\n      ground_truth_choice: \"{{ sample.output }}\"\n      choices: \"{{ sample.tags }}\"\n    - type: includes\n      expected: \"{{ sample.tags }}\"\n",
+    );
+    c.succeeds(&["t.yaml", "--input", "nested.parquet"]);
+    // Row 1's output `a` is among its tags [a, x]; row 2's `b` is not among [y, z].
+    let s = read_parquet(&c.path("out/scores.parquet"));
+    assert_eq!(
+        floats(&s, "string_equals_mcqa__is_correct"),
+        [Some(1.0), Some(0.0)]
+    );
+    assert_eq!(
+        strings(&s, "string_equals_mcqa__completion_validity"),
+        [Some("VALID".to_owned()), Some("INVALID".to_owned())]
+    );
+    assert_eq!(floats(&s, "includes__is_correct"), [Some(1.0), Some(0.0)]);
+}
+
+/// Two rows: `meta` a struct, `tags` a list of strings, `output` text.
+fn nested_batch() -> RecordBatch {
     let inner = StructArray::from(vec![(
         Arc::new(Field::new("label", DataType::Utf8, true)),
         Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef,
     )]);
+    let mut tags = ListBuilder::new(StringBuilder::new());
+    for row in [["a", "x"], ["y", "z"]] {
+        for t in row {
+            tags.values().append_value(t);
+        }
+        tags.append(true);
+    }
+    let tags = tags.finish();
     let schema = Schema::new(vec![
         Field::new("meta", inner.data_type().clone(), true),
+        Field::new("tags", tags.data_type().clone(), true),
         Field::new("output", DataType::Utf8, true),
     ]);
-    let b = RecordBatch::try_new(
+    RecordBatch::try_new(
         Arc::new(schema),
         vec![
             Arc::new(inner) as ArrayRef,
+            Arc::new(tags),
             Arc::new(StringArray::from(vec!["a", "b"])),
         ],
     )
-    .unwrap();
-    write_parquet(&c.path("nested.parquet"), &[b], None);
-    let err = c.fails(&["t.yaml", "--input", "nested.parquet"]);
-    assert_eq!(
-        err,
-        "error: nested.parquet, row 1: scorer `string_equals`: column `meta` (`string_equals.ground_truth`) has type Struct(\"label\": Utf8), which cannot be read as text\nhint: point the template at a text, number or boolean column, or convert it in the template (e.g. `{{ sample.col | tojson }}`)\n"
-    );
+    .unwrap()
 }
 
 #[test]

@@ -3,9 +3,12 @@
 use crate::output::{ConfusionRow, MetricRow};
 use crate::{Error, RunOptions};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use evalscore_kernels::readable_as_text;
 use evalscore_metrics::{ClassMode, Grouped, StateKind};
 use evalscore_reader::Inputs;
-use evalscore_task::{FieldKind, MetricKind, MetricSpec, ScorerSpec, Task, TaskError};
+use evalscore_task::{
+    FieldKind, MetricKind, MetricSpec, ScorerSpec, Task, TaskError, Template, TemplateKind,
+};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -90,6 +93,11 @@ impl Plan {
         for s in &task.scorers {
             for t in s.kind.templates() {
                 t.check_columns(schema).map_err(PlanError::Task)?;
+            }
+            let lists = s.kind.list_templates();
+            for t in s.kind.templates() {
+                let may_be_list = lists.iter().any(|l| std::ptr::eq(*l, t));
+                check_column_type(s, t, may_be_list, inputs).map_err(PlanError::Task)?;
             }
         }
         let output_column = if task.needs_model_output() {
@@ -355,6 +363,65 @@ impl Plan {
         }
         out
     }
+}
+
+/// A template that is exactly one column (`{{ sample.col }}`) hands the column to the scorer
+/// as it is, so its type is checked against the schema here, before any row is read: text,
+/// numbers and booleans are read as text; a list column only where a list is accepted
+/// (`choices`, the match family's `expected`); structs, maps, binaries are an error.
+fn check_column_type(
+    s: &ScorerSpec,
+    t: &Template,
+    may_be_list: bool,
+    inputs: &Inputs,
+) -> Result<(), TaskError> {
+    let TemplateKind::Column(col) = &t.kind else {
+        return Ok(());
+    };
+    let Some((_, field)) = inputs.schema.column_with_name(col) else {
+        return Ok(());
+    };
+    let dt = field.data_type();
+    let list_of_text =
+        matches!(dt, DataType::List(f) | DataType::LargeList(f) if readable_as_text(f.data_type()));
+    if readable_as_text(dt) || (may_be_list && list_of_text) {
+        return Ok(());
+    }
+    // All inputs share one schema; the first file is where it was read from.
+    let file = inputs
+        .files
+        .first()
+        .map(|f| format!(" in `{}`", f.path.display()))
+        .unwrap_or_default();
+    let (what, hint) = if may_be_list {
+        (
+            "as text or as a list",
+            format!(
+                "point `{}` at a list column, or at a text column holding a JSON or Python list",
+                t.what
+            ),
+        )
+    } else {
+        let ident = col.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && col.chars().next().is_some_and(|c| !c.is_ascii_digit());
+        let sample = if ident {
+            format!("sample.{col}")
+        } else {
+            format!("sample[\"{col}\"]")
+        };
+        (
+            "as text",
+            format!("point `{}` at a text, number or boolean column, or convert it in the template (e.g. `{{{{ {sample} | tojson }}}}`)", t.what),
+        )
+    };
+    Err(TaskError::new(
+        format!(
+            "column `{col}` has type {dt}{file}, which scorer `{}` cannot read {what}",
+            s.key
+        ),
+        t.location,
+    )
+    .with_hint(hint))
 }
 
 fn missing_row(s: &ScorerSpec, missing: u64, rows: u64) -> MetricRow {

@@ -1,6 +1,5 @@
 //! `valid_json`: RFC 8259 parsing of the whole value, and a small JSON Schema subset.
 
-use crate::normalize::compile_regex;
 use crate::text::TextColumn;
 use arrow::array::{Float64Array, StringArray};
 use regex::Regex;
@@ -76,21 +75,29 @@ struct Node {
 
 impl JsonSchema {
     /// Compiles `schema`; the error names the JSON pointer of the offending keyword.
+    /// A schema nested deeper than [`MAX_DEPTH`] is an error.
     pub fn compile(schema: &Value) -> Result<JsonSchema, String> {
         Ok(JsonSchema {
-            root: compile(schema, "")?,
+            root: compile(schema, "", 0)?,
         })
     }
 
     /// The first violation, as `"<pointer>: <what>"`, or `None` when `v` is valid.
     pub fn validate(&self, v: &Value) -> Option<String> {
         let mut path = String::new();
-        check(&self.root, v, &mut path)
+        check(&self.root, v, &mut path, 0)
     }
 }
 
-fn compile(s: &Value, at: &str) -> Result<Node, String> {
+/// Compiles the schema `s` found at pointer `at`, `depth` schemas below the root. The depth
+/// bound keeps the recursion shallow whatever the schema file holds.
+fn compile(s: &Value, at: &str, depth: usize) -> Result<Node, String> {
     let here = if at.is_empty() { "/" } else { at };
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "schema at {here} is nested deeper than the depth limit of {MAX_DEPTH}"
+        ));
+    }
     let map = match s {
         Value::Bool(true) => return Ok(Node::default()),
         Value::Bool(false) => {
@@ -144,7 +151,7 @@ fn compile(s: &Value, at: &str) -> Result<Node, String> {
                 for (name, sub) in m {
                     n.properties.push((
                         name.clone(),
-                        compile(sub, &format!("{at}/properties/{name}"))?,
+                        compile(sub, &format!("{at}/properties/{name}"), depth + 1)?,
                     ));
                 }
             }
@@ -165,10 +172,11 @@ fn compile(s: &Value, at: &str) -> Result<Node, String> {
                     other => Some(Some(Box::new(compile(
                         other,
                         &format!("{at}/additionalProperties"),
+                        depth + 1,
                     )?))),
                 };
             }
-            "items" => n.items = Some(Box::new(compile(v, &format!("{at}/items"))?)),
+            "items" => n.items = Some(Box::new(compile(v, &format!("{at}/items"), depth + 1)?)),
             "enum" => {
                 n.enumeration = Some(
                     v.as_array()
@@ -189,8 +197,9 @@ fn compile(s: &Value, at: &str) -> Result<Node, String> {
                 let p = v
                     .as_str()
                     .ok_or_else(|| format!("`pattern` at {here} must be a string"))?;
-                n.pattern =
-                    Some(compile_regex(p).map_err(|e| format!("`pattern` at {here}: {e}"))?);
+                n.pattern = Some(
+                    crate::pattern::compile(p).map_err(|e| format!("`pattern` at {here}: {e}"))?,
+                );
             }
             a if ANNOTATIONS.contains(&a) => {}
             other => {
@@ -239,7 +248,18 @@ fn escape_pointer(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
-fn check(n: &Node, v: &Value, path: &mut String) -> Option<String> {
+/// The first violation of `n` by `v`, which is `depth` levels below the document's root.
+///
+/// The recursion follows the schema and the document together, so it is bounded by the
+/// schema's depth (at most [`MAX_DEPTH`], see [`compile`]) and the document's (at most
+/// [`MAX_DEPTH`], checked before parsing); the explicit bound below states it.
+fn check(n: &Node, v: &Value, path: &mut String, depth: usize) -> Option<String> {
+    if depth > MAX_DEPTH {
+        return Some(format!(
+            "{}: nesting exceeds the depth limit of {MAX_DEPTH}",
+            at(path)
+        ));
+    }
     if n.never {
         return Some(format!("{}: no value is allowed here", at(path)));
     }
@@ -320,7 +340,7 @@ fn check(n: &Node, v: &Value, path: &mut String) -> Option<String> {
                 for (i, item) in a.iter().enumerate() {
                     let keep = path.len();
                     path.push_str(&format!("/{i}"));
-                    let r = check(items, item, path);
+                    let r = check(items, item, path, depth + 1);
                     path.truncate(keep);
                     if r.is_some() {
                         return r;
@@ -328,13 +348,18 @@ fn check(n: &Node, v: &Value, path: &mut String) -> Option<String> {
                 }
             }
         }
-        Value::Object(m) => return check_object(n, m, path),
+        Value::Object(m) => return check_object(n, m, path, depth),
         _ => {}
     }
     None
 }
 
-fn check_object(n: &Node, m: &Map<String, Value>, path: &mut String) -> Option<String> {
+fn check_object(
+    n: &Node,
+    m: &Map<String, Value>,
+    path: &mut String,
+    depth: usize,
+) -> Option<String> {
     for r in &n.required {
         if !m.contains_key(r) {
             return Some(format!("{}: missing required property `{r}`", at(path)));
@@ -345,14 +370,14 @@ fn check_object(n: &Node, m: &Map<String, Value>, path: &mut String) -> Option<S
         path.push('/');
         path.push_str(&escape_pointer(k));
         let r = match n.properties.iter().find(|(name, _)| name == k) {
-            Some((_, sub)) => check(sub, v, path),
+            Some((_, sub)) => check(sub, v, path, depth + 1),
             None => match &n.additional {
                 None => None,
                 Some(None) => Some(format!(
                     "{}: additional property `{k}` is not allowed",
                     at(&path[..keep])
                 )),
-                Some(Some(sub)) => check(sub, v, path),
+                Some(Some(sub)) => check(sub, v, path, depth + 1),
             },
         };
         path.truncate(keep);
@@ -363,7 +388,9 @@ fn check_object(n: &Node, m: &Map<String, Value>, path: &mut String) -> Option<S
     None
 }
 
-/// JSON equality with numbers compared by value (`1` equals `1.0`).
+/// JSON equality with numbers compared by value (`1` equals `1.0`). Its recursion is as deep
+/// as the shallower value: a document (at most [`MAX_DEPTH`]) or a schema's `enum`/`const`
+/// (parsed by serde_json or the task's YAML parser, both depth-limited).
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
@@ -379,8 +406,12 @@ fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The deepest nesting of arrays and objects `valid_json` accepts.
-pub const MAX_DEPTH: usize = 128;
+/// The deepest nesting of arrays and objects `valid_json` accepts, and of schemas in a
+/// schema. serde_json's recursion limit (128) stops its `Value` parser at the 128th level, so
+/// 127 is the deepest a value can be and still be validated against a schema; the same limit
+/// applies without a schema, so both give the same verdict. A value nested deeper scores 0.0
+/// without being parsed, so no input can exhaust the stack.
+pub const MAX_DEPTH: usize = 127;
 
 /// Where (line, column, both 1-based) the nesting of `s` first exceeds [`MAX_DEPTH`], if it
 /// does. Brackets inside strings do not count.
@@ -431,8 +462,9 @@ pub struct JsonOutput {
 /// `valid_json`: 1.0 when the whole value is one JSON text (RFC 8259: surrounding whitespace
 /// allowed, nothing else after the value) and, with `schema`, it validates.
 ///
-/// Nesting deeper than [`MAX_DEPTH`] (128) arrays/objects is rejected before parsing, so a
-/// hostile value cannot exhaust the stack.
+/// Nesting deeper than [`MAX_DEPTH`] (127) arrays/objects scores 0.0 with `details`
+/// `invalid JSON: nesting exceeds the depth limit of 127 at line L column C`, found by a
+/// linear scan before parsing, so a hostile value cannot exhaust the stack.
 ///
 /// Null rule: a null value scores 0.0 with null `details` and counts as missing. An empty
 /// value is invalid (`EOF while parsing a value`).
@@ -447,17 +479,14 @@ pub fn valid_json(value: TextColumn<'_>, schema: Option<&JsonSchema>, len: usize
             details.push(None);
             continue;
         };
-        let result = match schema {
-            _ if too_deep(v).is_some() => {
-                let (line, col) = too_deep(v).unwrap_or_default();
-                Err(format!(
-                    "invalid JSON: nesting deeper than {MAX_DEPTH} levels at line {line} column {col}"
-                ))
-            }
-            None => serde_json::from_str::<IgnoredAny>(v)
+        let result = match (too_deep(v), schema) {
+            (Some((line, col)), _) => Err(format!(
+                "invalid JSON: nesting exceeds the depth limit of {MAX_DEPTH} at line {line} column {col}"
+            )),
+            (None, None) => serde_json::from_str::<IgnoredAny>(v)
                 .map(|_| ())
                 .map_err(|e| format!("invalid JSON: {e}")),
-            Some(s) => match serde_json::from_str::<Value>(v) {
+            (None, Some(s)) => match serde_json::from_str::<Value>(v) {
                 Err(e) => Err(format!("invalid JSON: {e}")),
                 Ok(doc) => match s.validate(&doc) {
                     None => Ok(()),
@@ -539,16 +568,83 @@ mod tests {
 
     #[test]
     fn depth_limit() {
-        let deep = "[".repeat(200) + &"]".repeat(200);
-        let ok = "[".repeat(100) + &"]".repeat(100);
-        let a = StringArray::from(vec![deep.as_str(), ok.as_str()]);
-        let r = run(&a, None);
-        assert_eq!(r[0].0, 0.0);
+        let nest = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        let (deeper, limit) = (nest(MAX_DEPTH + 1), nest(MAX_DEPTH));
+        let a = StringArray::from(vec![deeper.as_str(), limit.as_str()]);
+        let schema = JsonSchema::compile(&serde_json::json!({"type": "array"})).unwrap();
+        // The same verdict with and without a schema (serde_json's `Value` parser, used for
+        // schemas, stops at 128 levels; its skipping parser, used without, has no limit).
+        for r in [run(&a, None), run(&a, Some(&schema))] {
+            assert_eq!(
+                r[0],
+                (
+                    0.0,
+                    Some(
+                        "invalid JSON: nesting exceeds the depth limit of 127 at line 1 column 128"
+                            .to_owned()
+                    )
+                )
+            );
+            assert_eq!(r[1], (1.0, Some(JSON_VALID.to_owned())));
+        }
+    }
+
+    #[test]
+    fn hostile_nesting_never_reaches_the_parser() {
+        // 100,000 levels, on a small stack: nothing may recurse once per level of the input.
+        let arrays = "[".repeat(100_000);
+        let objects = "{\"a\":".repeat(100_000) + "1" + &"}".repeat(100_000);
+        let mixed = format!("{{\"s\": \"[[[[\",\n \"x\": {}", "[{\"b\":".repeat(50_000));
+        let schema = JsonSchema::compile(&serde_json::json!({"type": "object"})).unwrap();
+        let out = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let a = StringArray::from(vec![arrays.as_str(), objects.as_str(), mixed.as_str()]);
+                (run(&a, None), run(&a, Some(&schema)))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        for r in [out.0, out.1] {
+            let d: Vec<String> = r.iter().map(|x| x.1.clone().unwrap()).collect();
+            assert!(r.iter().all(|x| x.0 == 0.0));
+            assert_eq!(
+                d,
+                [
+                    "invalid JSON: nesting exceeds the depth limit of 127 at line 1 column 128",
+                    "invalid JSON: nesting exceeds the depth limit of 127 at line 1 column 636",
+                    // Brackets inside strings do not count.
+                    "invalid JSON: nesting exceeds the depth limit of 127 at line 2 column 385",
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn schema_nesting_is_bounded() {
+        let mut deep = serde_json::json!({"type": "integer"});
+        for _ in 0..MAX_DEPTH {
+            deep = serde_json::json!({"items": deep});
+        }
+        let s = JsonSchema::compile(&deep).unwrap();
+        let doc = nest_value(MAX_DEPTH, serde_json::json!("x"));
+        let at = "/0".repeat(MAX_DEPTH);
         assert_eq!(
-            r[0].1.as_deref(),
-            Some("invalid JSON: nesting deeper than 128 levels at line 1 column 129")
+            s.validate(&doc),
+            Some(format!("{at}: expected type integer, got string"))
         );
-        assert_eq!(r[1].0, 1.0);
+        let deeper = serde_json::json!({"items": deep});
+        assert_eq!(
+            JsonSchema::compile(&deeper).unwrap_err(),
+            format!(
+                "schema at {} is nested deeper than the depth limit of 127",
+                "/items".repeat(MAX_DEPTH + 1)
+            )
+        );
+    }
+
+    fn nest_value(n: usize, inner: Value) -> Value {
+        (0..n).fold(inner, |v, _| Value::Array(vec![v]))
     }
 
     #[test]

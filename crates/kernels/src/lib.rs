@@ -8,6 +8,7 @@
 //! - The check family ([`checks`]): `match`/`includes`/`fuzzy_match` and negations,
 //!   `exact`, `pass_fail`, `regex`; [`json::valid_json`], [`injection::check_injection`].
 //! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`).
+//! - [`pattern::compile`]: every regular expression from a task file, with size limits.
 //! - [`KernelError`] names the row (within the batch) and the input that is at fault.
 //!
 //! Every kernel documents its null rule in its doc comment.
@@ -19,6 +20,7 @@ pub mod injection;
 pub mod json;
 mod mcqa;
 pub mod normalize;
+pub mod pattern;
 mod string_equals;
 pub mod text;
 
@@ -37,7 +39,7 @@ pub use normalize::{Normalizer, Step, UnicodeForm};
 /// The regular expression type of compiled task patterns.
 pub use regex::Regex;
 pub use string_equals::string_equals;
-pub use text::{to_text, TextColumn, Validity};
+pub use text::{readable_as_text, to_text, TextColumn, Validity};
 
 use std::fmt;
 

@@ -213,34 +213,6 @@ impl Normalizer {
     }
 }
 
-/// `regexes_to_ignore` entries are compiled with the same size limits as `regex:` patterns.
-pub fn compile_regex(pattern: &str) -> Result<Regex, String> {
-    regex::RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
-        .nest_limit(REGEX_NEST_LIMIT)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::Syntax(s) => s
-                .lines()
-                .last()
-                .unwrap_or("invalid regular expression")
-                .trim_start_matches("error: ")
-                .to_owned(),
-            regex::Error::CompiledTooBig(n) => {
-                format!("the compiled pattern exceeds the size limit of {n} bytes")
-            }
-            other => other.to_string(),
-        })
-}
-
-/// Compiled program size limit for task regexes (1 MiB, a tenth of the crate default).
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
-/// Lazy DFA cache limit per regex and thread.
-pub const REGEX_DFA_SIZE_LIMIT: usize = 2 << 20;
-/// Nesting limit of groups and repetitions.
-pub const REGEX_NEST_LIMIT: u32 = 64;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,15 +247,9 @@ mod tests {
         assert_eq!(norm(vec![Step::Unicode(UnicodeForm::Nfc)], "e\u{301}"), "é");
         assert_eq!(norm(vec![Step::Unicode(UnicodeForm::Nfkc)], "ﬁ①"), "fi1");
         let re = vec![
-            compile_regex("the ").unwrap(),
-            compile_regex("yell").unwrap(),
+            crate::pattern::compile("the ").unwrap(),
+            crate::pattern::compile("yell").unwrap(),
         ];
         assert_eq!(norm(vec![Step::RegexesToIgnore(re)], "the yelling"), "ing");
-    }
-
-    #[test]
-    fn bad_regex_message() {
-        let e = compile_regex("(unclosed").unwrap_err();
-        assert!(e.contains("unclosed group"), "{e}");
     }
 }

@@ -35,6 +35,17 @@ pub fn to_text(array: &ArrayRef, input: &str) -> Result<ArrayRef, KernelError> {
     }
 }
 
+/// Whether [`to_text`] reads columns of type `t`: strings, numbers, booleans, dictionaries of
+/// them, and the null type. Nested and binary types are not, so a task can be checked against
+/// the input's schema before any row is read.
+pub fn readable_as_text(t: &DataType) -> bool {
+    match t {
+        DataType::Dictionary(_, value) => is_textual(value),
+        DataType::Null => true,
+        t => is_textual(t),
+    }
+}
+
 fn is_textual(t: &DataType) -> bool {
     t.is_numeric()
         || matches!(
@@ -143,6 +154,30 @@ mod tests {
         let t = to_text(&a, "x").unwrap();
         let c = TextColumn::new(t.as_ref(), "x").unwrap();
         assert_eq!((c.get(0), c.get(1), c.get(3)), (Some("a"), None, Some("a")));
+    }
+
+    #[test]
+    fn readable_as_text_matches_to_text() {
+        use arrow::array::new_empty_array;
+        use arrow::datatypes::Field;
+        let types = [
+            DataType::Utf8,
+            DataType::LargeUtf8,
+            DataType::Utf8View,
+            DataType::Int64,
+            DataType::Float32,
+            DataType::Boolean,
+            DataType::Decimal128(10, 2),
+            DataType::Null,
+            DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+            DataType::Binary,
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            DataType::Struct(vec![Field::new("a", DataType::Utf8, true)].into()),
+        ];
+        for t in types {
+            let a = new_empty_array(&t);
+            assert_eq!(readable_as_text(&t), to_text(&a, "x").is_ok(), "{t}");
+        }
     }
 
     #[test]

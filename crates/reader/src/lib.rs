@@ -6,10 +6,14 @@
 //! decodes one unit, reading only the projected columns, and [`scan_ordered`] runs a function
 //! over all units on a rayon pool while handing results back in input order, with a bounded
 //! number of units in flight so memory does not grow with the input.
-//! Every failure is a [`ReadError`] naming the file, and where known the row and column.
+//! Damaged Parquet metadata is caught before the decoder runs (module `pages`): the footer's column
+//! chunks are checked against the file when it is opened, and every page header of a unit's
+//! columns against its chunk before the unit is decoded; the decoder itself runs under a
+//! panic guard. Every failure is a [`ReadError`] naming the file, and where known the row and column.
 
 mod error;
 mod jsonl;
+mod pages;
 mod scan;
 
 pub use error::ReadError;
@@ -145,17 +149,38 @@ impl Inputs {
                 let ctx = |e: parquet::errors::ParquetError| damaged(&e);
                 let handle = File::open(&file.path)
                     .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                let mut reader = guarded(|| {
+                // A second handle for the page-header checks; the decoder seeks before every read.
+                let check = handle
+                    .try_clone()
+                    .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+                let builder = guarded(|| {
                     // Strings are decoded as Utf8View: views into the decoded pages instead
                     // of a copy of every string into one buffer.
                     let options = ArrowReaderOptions::new().with_schema(view_schema(&file.schema));
-                    let builder =
-                        ParquetRecordBatchReaderBuilder::try_new_with_options(handle, options)?;
-                    let indices: Vec<usize> = columns
-                        .iter()
-                        .filter_map(|c| file.schema.index_of(c).ok())
-                        .collect();
-                    let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
+                    ParquetRecordBatchReaderBuilder::try_new_with_options(handle, options)
+                })
+                .map_err(|m| damaged(&m))?
+                .map_err(ctx)?;
+                let roots: Vec<usize> = columns
+                    .iter()
+                    .filter_map(|c| file.schema.index_of(c).ok())
+                    .collect();
+                // Every page header the decoder will read is checked first (see `pages`): a
+                // damaged one fails here, at once, instead of sending the decoder astray.
+                let schema = builder.parquet_schema();
+                if let Some(rg) = builder.metadata().row_groups().get(unit.row_group) {
+                    for (leaf, chunk) in rg.columns().iter().enumerate() {
+                        if leaf < schema.num_columns()
+                            && roots.contains(&schema.get_column_root_idx(leaf))
+                        {
+                            pages::check_chunk(&check, chunk).map_err(|m| {
+                                damaged(&format!("column `{}`: {m}", chunk.column_path().string()))
+                            })?;
+                        }
+                    }
+                }
+                let mut reader = guarded(|| {
+                    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
                     builder
                         .with_projection(mask)
                         .with_row_groups(vec![unit.row_group])
@@ -256,6 +281,11 @@ fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
                 .map_err(|m| unreadable(&m))?
                 .map_err(|e| unreadable(&e))?;
             let meta = builder.metadata();
+            let (footer_sha256, data_end) = footer(path)?;
+            pages::check_footer(meta, data_end).map_err(|m| {
+                ReadError::at(path, format!("damaged footer: {m}"))
+                    .with_hint("the file is damaged; re-export it from its source")
+            })?;
             let row_groups: Vec<u64> = meta
                 .row_groups()
                 .iter()
@@ -267,7 +297,7 @@ fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
                 format,
                 rows,
                 row_groups,
-                footer_sha256: footer_sha256(path)?,
+                footer_sha256,
                 schema: Arc::clone(builder.schema()),
             })
         }
@@ -287,8 +317,9 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-/// SHA-256 of a Parquet file's footer: the metadata, its 4-byte length and the magic.
-fn footer_sha256(path: &Path) -> Result<String, ReadError> {
+/// SHA-256 of a Parquet file's footer (the metadata, its 4-byte length and the magic), and
+/// the offset where the footer starts, which ends the column chunks' data.
+fn footer(path: &Path) -> Result<(String, u64), ReadError> {
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
     let mut f = File::open(path).map_err(io)?;
     let len = f.seek(SeekFrom::End(0)).map_err(io)?;
@@ -300,7 +331,7 @@ fn footer_sha256(path: &Path) -> Result<String, ReadError> {
     f.seek(SeekFrom::Start(start)).map_err(io)?;
     let mut buf = Vec::with_capacity((len - start) as usize);
     f.take(len - start).read_to_end(&mut buf).map_err(io)?;
-    Ok(hex(&Sha256::digest(&buf)))
+    Ok((hex(&Sha256::digest(&buf)), start))
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {

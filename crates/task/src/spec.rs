@@ -6,7 +6,8 @@ use crate::template::{Template, TemplateCompiler, TemplateKind};
 use crate::{Location, TaskError};
 use evalscore_kernels::checks::text_as_list;
 use evalscore_kernels::extract::DEFAULT_FALLBACK;
-use evalscore_kernels::normalize::{compile_regex, STEP_NAMES};
+use evalscore_kernels::normalize::STEP_NAMES;
+use evalscore_kernels::pattern::{self, PatternError};
 use evalscore_kernels::{
     Extractor, JsonSchema, MatchMode, Needles, Normalizer, Regex, Step, UnicodeForm,
 };
@@ -256,6 +257,17 @@ impl ScorerKind {
                 .chain(choices.as_ref())
                 .chain(value.as_ref())
                 .collect(),
+        }
+    }
+
+    /// The templates whose value may be a list as well as text: `choices` of
+    /// `string_equals_mcqa` and `expected` of the match family. Every other template is read
+    /// as text.
+    pub fn list_templates(&self) -> Vec<&Template> {
+        match self {
+            ScorerKind::StringEqualsMcqa { choices, .. } => choices.iter().collect(),
+            ScorerKind::Match { expected, .. } => vec![expected],
+            _ => Vec::new(),
         }
     }
 
@@ -779,9 +791,8 @@ fn parse_scorer(
                     .with_hint("e.g. `pattern: \"(?i)answer: (\\\\d+)\"`")
             })?;
             let text = node.scalar_string("pattern")?;
-            let pattern = compile_regex(&text).map_err(|e| {
-                node.err(format!("invalid regular expression in `regex.pattern`: {e}"))
-                    .with_hint("patterns use Rust regex syntax (https://docs.rs/regex): inline flags like (?i), no look-around or backreferences")
+            let pattern = pattern::compile(&text).map_err(|e| {
+                pattern_error(node, "regex.pattern", e, "patterns use Rust regex syntax (https://docs.rs/regex): inline flags like (?i), no look-around or backreferences")
             })?;
             let ground_truth = template("ground_truth")?;
             if ground_truth.is_some() && pattern.captures_len() < 2 {
@@ -915,10 +926,13 @@ fn parse_normalize(node: Node<'_>) -> Result<Normalizer, TaskError> {
                 let mut list = Vec::new();
                 for r in arg.seq("`regexes_to_ignore`")? {
                     let text = r.scalar_string("regexes_to_ignore")?;
-                    list.push(compile_regex(&text).map_err(|e| {
-                        r.err(format!(
-                            "invalid regular expression in `regexes_to_ignore`: {e}"
-                        ))
+                    list.push(pattern::compile(&text).map_err(|e| {
+                        pattern_error(
+                            r,
+                            "regexes_to_ignore",
+                            e,
+                            "patterns use Rust regex syntax (https://docs.rs/regex)",
+                        )
                     })?);
                 }
                 Step::RegexesToIgnore(list)
@@ -994,12 +1008,13 @@ fn parse_extract(node: Node<'_>) -> Result<Extractor, TaskError> {
             .with_hint(hint)
     })?;
     let text = rnode.scalar_string("regex")?;
-    let regex = compile_regex(&text).map_err(|e| {
-        rnode
-            .err(format!(
-                "invalid regular expression in `extract.regex`: {e}"
-            ))
-            .with_hint("patterns use Rust regex syntax (https://docs.rs/regex)")
+    let regex = pattern::compile(&text).map_err(|e| {
+        pattern_error(
+            rnode,
+            "extract.regex",
+            e,
+            "patterns use Rust regex syntax (https://docs.rs/regex)",
+        )
     })?;
     let group_select = match map.get("group_select") {
         None => 0,
@@ -1017,6 +1032,22 @@ fn parse_extract(node: Node<'_>) -> Result<Extractor, TaskError> {
         group_select,
         fallback,
     })
+}
+
+/// The load error of a task pattern at `node`: invalid syntax, or over the size limits of
+/// [`pattern`].
+fn pattern_error(node: Node<'_>, what: &str, e: PatternError, syntax_hint: &str) -> TaskError {
+    match e {
+        PatternError::Syntax(m) => node
+            .err(format!("invalid regular expression in `{what}`: {m}"))
+            .with_hint(syntax_hint),
+        PatternError::TooLarge => node
+            .err(format!(
+                "the regular expression in `{what}` is too large: compiled, it exceeds the size limit of {} MiB",
+                pattern::REGEX_SIZE_LIMIT >> 20
+            ))
+            .with_hint("counted repetitions multiply (`\\w{5000}`, `(?:a{1000}){1000}`): use a smaller count, or `+` or `*`"),
+    }
 }
 
 /// `schema:` an inline JSON Schema (a mapping), or the path of a JSON (or YAML) file.

@@ -1,5 +1,6 @@
 use super::*;
-use crate::normalize::{compile_regex, Step};
+use crate::normalize::Step;
+use crate::pattern::compile as compile_regex;
 use arrow::array::{ArrayRef, LargeStringArray, ListBuilder, StringBuilder, StringViewArray};
 use std::sync::Arc;
 

@@ -359,6 +359,40 @@ fn parses_the_check_family() {
 }
 
 #[test]
+fn oversized_patterns_are_load_errors_at_their_line_and_column() {
+    let large = "the regular expression in `{what}` is too large: compiled, it exceeds the size limit of 1 MiB";
+    let hint = "counted repetitions multiply (`\\w{5000}`, `(?:a{1000}){1000}`): use a smaller count, or `+` or `*`";
+    let head = "definition:\n  scorers:\n    - type: ";
+    for (scorer, what, location) in [
+        ("regex\n      pattern: '(?:a{1000}){1000}'\n", "regex.pattern", (4, 16)),
+        (
+            "includes\n      expected: x\n      normalize: [{regexes_to_ignore: [a, '\\w{5000}']}]\n",
+            "regexes_to_ignore",
+            (5, 43),
+        ),
+        (
+            "includes\n      expected: x\n      extract: {regex: '(\\w{5000})'}\n",
+            "extract.regex",
+            (5, 24),
+        ),
+    ] {
+        let e = err(&format!("{head}{scorer}"));
+        assert_eq!(e.message, large.replace("{what}", what), "{scorer}");
+        assert_eq!(e.location, Some(Location::new(location.0, location.1)), "{scorer}");
+        assert_eq!(e.hint.as_deref(), Some(hint), "{scorer}");
+    }
+    // A JSON Schema `pattern` goes through the same limits.
+    let e = err(&format!(
+        "{head}valid_json\n      schema: {{type: string, pattern: '\\w{{5000}}'}}\n"
+    ));
+    assert_eq!(
+        e.message,
+        "invalid `schema`: `pattern` at /: the pattern is too large: compiled, it exceeds the size limit of 1 MiB"
+    );
+    assert_eq!(e.location, Some(Location::new(4, 15)));
+}
+
+#[test]
 fn check_family_errors_point_at_the_task_line() {
     let text = "definition:\n  scorers:\n    - type: regex\n      pattern: \"(unclosed\"\n";
     let e = Task::from_yaml(text, &[]).unwrap_err();
