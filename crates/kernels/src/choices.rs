@@ -97,6 +97,8 @@ pub(crate) struct ChoiceReader<'a> {
     last_views: Vec<u128>,
 }
 
+// One value per batch: the size difference between variants costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 enum Source<'a> {
     None,
     Fixed(Vec<char>),
