@@ -92,10 +92,15 @@ pub(crate) struct ChoiceReader<'a> {
     /// `last` when a row repeats the previous one byte for byte.
     last_bytes: Vec<u8>,
     last_offsets: Vec<i32>,
-    /// The previous list row's item views, when all of them are inline (12 bytes or less):
-    /// an inline view holds the whole string, so equal views mean equal items.
-    last_views: Vec<u128>,
+    /// Recent list rows whose items are all inline views (12 bytes or less; an inline view
+    /// holds the whole string, so equal views mean equal items), with their choices.
+    views_seen: Vec<(Vec<u128>, Vec<char>)>,
+    views_hit: usize,
+    views_next: usize,
 }
+
+/// How many distinct inline-view choice lists a reader remembers.
+const VIEW_CACHE: usize = 8;
 
 // One value per batch: the size difference between variants costs nothing worth a Box.
 #[allow(clippy::large_enum_variant)]
@@ -173,7 +178,9 @@ impl<'a> ChoiceReader<'a> {
             last: Vec::new(),
             last_bytes: Vec::new(),
             last_offsets: Vec::new(),
-            last_views: Vec::new(),
+            views_seen: Vec::new(),
+            views_hit: 0,
+            views_next: 0,
         })
     }
 
@@ -198,18 +205,41 @@ impl<'a> ChoiceReader<'a> {
                         .nulls()
                         .is_none_or(|n| (start..end).all(|i| n.is_valid(i)))
                         && vs.iter().all(|&v| v as u32 <= 12);
-                    if reusable && !self.last_views.is_empty() && self.last_views == vs {
-                        return Ok(RowChoices::Set(&self.last));
-                    }
                     let col = TextColumn::Utf8View(va);
                     let norm = self.norm;
                     let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
-                    self.last = single_chars(items, row)?;
-                    self.last_views.clear();
-                    if reusable {
-                        self.last_views.extend_from_slice(vs);
+                    if !reusable {
+                        self.last = single_chars(items, row)?;
+                        return Ok(RowChoices::Set(&self.last));
                     }
-                    return Ok(RowChoices::Set(&self.last));
+                    // A handful of distinct lists (3 or 4 options, ...) usually alternate: keep
+                    // the last few, most recent hit checked first.
+                    let hit = if self
+                        .views_seen
+                        .get(self.views_hit)
+                        .is_some_and(|(k, _)| k == vs)
+                    {
+                        Some(self.views_hit)
+                    } else {
+                        self.views_seen.iter().position(|(k, _)| k == vs)
+                    };
+                    let slot = match hit {
+                        Some(i) => i,
+                        None => {
+                            let entry = (vs.to_vec(), single_chars(items, row)?);
+                            if self.views_seen.len() < VIEW_CACHE {
+                                self.views_seen.push(entry);
+                                self.views_seen.len() - 1
+                            } else {
+                                let i = self.views_next;
+                                self.views_next = (i + 1) % VIEW_CACHE;
+                                self.views_seen[i] = entry;
+                                i
+                            }
+                        }
+                    };
+                    self.views_hit = slot;
+                    return Ok(RowChoices::Set(&self.views_seen[slot].1));
                 }
                 // Rows usually repeat the previous row's list: compare raw bytes and item
                 // boundaries before decoding anything.

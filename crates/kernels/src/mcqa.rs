@@ -291,6 +291,38 @@ mod tests {
         }
     }
 
+    /// More distinct lists than the view cache holds, cycled: evicted lists are rebuilt, and
+    /// every row is judged against its own list.
+    #[test]
+    fn view_cache_eviction_keeps_every_row_exact() {
+        use arrow::array::StringViewBuilder;
+        let letters = ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"];
+        let mut lists = ListBuilder::new(StringViewBuilder::new());
+        let (mut outs, mut expect) = (Vec::new(), Vec::new());
+        for row in 0..60usize {
+            // list k holds letters[k..k + 2]; 11 distinct lists, cycled with a stride
+            let k = (row * 7) % 11;
+            lists.append_value([Some(letters[k]), Some(letters[k + 1])]);
+            let out = letters[row % 12];
+            outs.push(out);
+            expect.push(if out == letters[k] || out == letters[k + 1] {
+                "VALID"
+            } else {
+                "INVALID"
+            });
+        }
+        let lists = lists.finish();
+        let out = StringArray::from(outs.clone());
+        let r = string_equals_mcqa(
+            TextColumn::new(&out, "o").unwrap(),
+            TextColumn::new(&out, "t").unwrap(),
+            Choices::PerRow(&lists),
+            outs.len(),
+        )
+        .unwrap();
+        assert_eq!(validity_strings(&r.completion_validity), expect);
+    }
+
     #[test]
     fn multi_character_truth_or_choice_is_an_error_with_its_row() {
         let out = StringArray::from(vec!["A", "B"]);
