@@ -658,3 +658,66 @@ fn classification_metrics_groups_and_confusion_file() {
         serde_json::json!(["subject"])
     );
 }
+
+#[test]
+fn write_scores_false_keeps_metrics_but_no_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("t.yaml");
+    std::fs::write(
+        &task,
+        "definition:\n  scorers:\n    - type: string_equals\n      key: a\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n    - type: string_equals\n      key: b\n      write_scores: false\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = evalscore()
+        .arg("run")
+        .arg(&task)
+        .arg("--input")
+        .arg(examples().join("qa.parquet"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let scores = read_parquet(&out.join("scores.parquet"));
+    assert_eq!(column_names(&scores), ["id", "a__is_correct"]);
+    let lines = metric_lines(&read_parquet(&out.join("metrics.parquet")));
+    let value = |key: &str| {
+        lines
+            .iter()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "{key}|string_equals|Accuracy|mean|is_correct|value|"
+                ))
+            })
+            .map(|l| l.split('|').nth(7).unwrap().to_owned())
+            .unwrap()
+    };
+    assert_eq!(value("a"), "0.78");
+    assert_eq!(value("b"), "0.78");
+
+    std::fs::write(
+        &task,
+        "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      write_scores: no_thanks\n",
+    )
+    .unwrap();
+    let o = evalscore()
+        .arg("run")
+        .arg(&task)
+        .arg("--input")
+        .arg(examples().join("qa.parquet"))
+        .arg("--out")
+        .arg(dir.path().join("out2"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "error: task file `{}`, line 5, column 21: `write_scores` must be true or false, found a string",
+            task.display()
+        )),
+        "{err}"
+    );
+}

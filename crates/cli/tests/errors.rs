@@ -187,7 +187,7 @@ fn unknown_key_in_scorer() {
     c.write("t.yaml", "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      ignore_case: true\n");
     assert_eq!(
         c.fails(&["t.yaml", "--input", &ex("qa.parquet")]),
-        "error: task file `t.yaml`, line 5, column 7: unknown key `ignore_case` in scorer `string_equals`\nhint: allowed keys: type, key, display_name, purpose, metrics, normalize, extract, ground_truth, value\n"
+        "error: task file `t.yaml`, line 5, column 7: unknown key `ignore_case` in scorer `string_equals`\nhint: allowed keys: type, key, display_name, purpose, metrics, normalize, extract, write_scores, ground_truth, value\n"
     );
 }
 

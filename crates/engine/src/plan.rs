@@ -175,7 +175,7 @@ impl Plan {
             let fields = s.kind.fields();
             let written: Vec<&'static str> = fields
                 .iter()
-                .filter(|f| f.written)
+                .filter(|f| f.written && s.write_scores)
                 .map(|f| f.name)
                 .collect();
             let mut needed: BTreeSet<&'static str> = written.iter().copied().collect();

@@ -157,6 +157,17 @@ impl<'a> Node<'a> {
     pub fn is_null(&self) -> bool {
         matches!(self.tree, Tree::Scalar(Value::Null))
     }
+
+    /// A YAML boolean (`true` / `false`).
+    pub fn boolean(&self, key: &str) -> Result<bool, TaskError> {
+        match self.tree {
+            Tree::Scalar(Value::Bool(b)) => Ok(*b),
+            other => Err(self.err(format!(
+                "`{key}` must be true or false, found {}",
+                other.kind_name()
+            ))),
+        }
+    }
 }
 
 /// A located mapping.

@@ -62,6 +62,9 @@ pub struct ScorerSpec {
     /// `extract:`, applied to the value before scoring.
     pub extract: Option<Arc<Extractor>>,
     pub metrics: Vec<MetricSpec>,
+    /// `write_scores: false`: the scorer's per-row fields are computed for its metrics but not
+    /// written to scores.parquet (default true).
+    pub write_scores: bool,
     pub location: Option<Location>,
 }
 
@@ -448,6 +451,7 @@ const COMMON_SCORER_KEYS: &[&str] = &[
     "metrics",
     "normalize",
     "extract",
+    "write_scores",
 ];
 const DEFINITION_KEYS: &[&str] = &["scorers", "output_column", "confidence"];
 
@@ -879,7 +883,13 @@ fn parse_scorer(
             metrics.push(parse_metric(m, &kind, &scorer_type)?);
         }
     }
+    let write_scores = map
+        .get("write_scores")
+        .map(|n| n.boolean("write_scores"))
+        .transpose()?
+        .unwrap_or(true);
     Ok(ScorerSpec {
+        write_scores,
         key: key.unwrap_or_default(),
         scorer_type,
         display_name,
