@@ -1,11 +1,12 @@
-//! Metric-state micro-benchmarks: `MetricState::update` and `merge` for `mean` (0/1 scores)
-//! and `frequency` (VALID/INVALID labels as Utf8, LargeUtf8 and Utf8View), one fixed-seed
-//! batch of 64k rows.
+//! Metric-state micro-benchmarks: `MetricState::update` and `merge` for `mean`, `min`, `max`
+//! and `std_dev` (0/1 scores), `frequency` (VALID/INVALID labels) and the classification
+//! states (binary, multiclass, precision; answer vs first letter of the output), with text
+//! inputs as Utf8, LargeUtf8 and Utf8View; one fixed-seed batch of 64k rows.
 
 use arrow::array::Array;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use evalscore_benches::{as_layout, batch, LAYOUTS, ROWS};
-use evalscore_metrics::{MetricState, StateKind};
+use evalscore_metrics::{ClassMode, MetricState, StateKind};
 use std::time::Duration;
 
 fn mean_bench(c: &mut Criterion) {
@@ -26,6 +27,92 @@ fn mean_bench(c: &mut Criterion) {
     g.bench_function("merge", |bn| {
         let mut s = MetricState::new(&StateKind::Mean { confidence: 0.95 });
         bn.iter(|| s.merge(black_box(&other)).expect("merge"))
+    });
+    g.finish();
+}
+
+fn numeric_bench(c: &mut Criterion) {
+    let b = batch(48, ROWS);
+    let mut g = c.benchmark_group("numeric");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for (name, kind) in [
+        ("min", StateKind::Min),
+        ("max", StateKind::Max),
+        ("std_dev", StateKind::StdDev),
+    ] {
+        g.bench_function(format!("{name}/update/f64"), |bn| {
+            let mut s = MetricState::new(&kind);
+            bn.iter(|| {
+                s.update(&[black_box(&b.scores as &dyn Array)])
+                    .expect("update")
+            })
+        });
+    }
+    g.finish();
+}
+
+fn classification_bench(c: &mut Criterion) {
+    let b = batch(49, ROWS);
+    // Predictions: the first letter of each output (null when the output is null or empty).
+    let pred: arrow::array::StringArray = b
+        .output
+        .iter()
+        .map(|o| o.and_then(|s| s.get(..1)))
+        .collect();
+    let binary = StateKind::Classification {
+        mode: ClassMode::Binary,
+        positive: Some("A".into()),
+        negative: Some("B".into()),
+        labels: None,
+        confidence: 0.95,
+    };
+    let multiclass = StateKind::Classification {
+        mode: ClassMode::Multiclass,
+        positive: None,
+        negative: None,
+        labels: None,
+        confidence: 0.95,
+    };
+    let precision = StateKind::Classification {
+        mode: ClassMode::Precision,
+        positive: Some("A".into()),
+        negative: None,
+        labels: None,
+        confidence: 0.95,
+    };
+    let mut g = c.benchmark_group("classification");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for (name, t) in LAYOUTS {
+        let gt = as_layout(&b.answer, &t);
+        let pr = as_layout(&pred, &t);
+        for (label, kind) in [
+            ("binary", &binary),
+            ("multiclass", &multiclass),
+            ("precision_any_negative", &precision),
+        ] {
+            g.bench_function(format!("{label}/update/{name}"), |bn| {
+                let mut s = MetricState::new(kind);
+                bn.iter(|| {
+                    s.update(&[black_box(gt.as_ref() as &dyn Array), pr.as_ref()])
+                        .expect("update")
+                })
+            });
+        }
+    }
+    let mut other = MetricState::new(&multiclass);
+    other
+        .update(&[&b.answer as &dyn Array, &pred as &dyn Array])
+        .expect("update");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("multiclass/merge", |bn| {
+        bn.iter_batched(
+            || MetricState::new(&multiclass),
+            |mut s| {
+                s.merge(black_box(&other)).expect("merge");
+                s
+            },
+            BatchSize::SmallInput,
+        )
     });
     g.finish();
 }
@@ -72,6 +159,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = mean_bench, frequency_bench
+    targets = mean_bench, numeric_bench, frequency_bench, classification_bench
 }
 criterion_main!(benches);
