@@ -1,18 +1,27 @@
-//! JSON Lines input: one pass to validate every line (UTF-8, JSON) and infer the schema,
-//! then streaming decode with arrow-json.
+//! JSON Lines input: one pass to validate every line (UTF-8, JSON), infer the schema and cut
+//! the file into chunks of [`JSONL_UNIT_ROWS`] rows at line starts; then each chunk is a unit
+//! of work, decoded with arrow-json from its own byte range, in parallel like Parquet row
+//! groups, so a large file is never held whole.
 
 use crate::{Format, InputFile, ReadError};
 use arrow::array::RecordBatch;
 use arrow::json::reader::{infer_json_schema_from_iterator, ReaderBuilder};
 use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
 const JSONL_BATCH: usize = 8 * 1024;
 
+/// Rows per unit of work of a JSONL file.
+pub const JSONL_UNIT_ROWS: u64 = 256 * 1024;
+
 pub(crate) fn open(path: &Path) -> Result<InputFile, ReadError> {
+    open_in_units(path, JSONL_UNIT_ROWS)
+}
+
+pub(crate) fn open_in_units(path: &Path, unit_rows: u64) -> Result<InputFile, ReadError> {
     let handle = File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
     let mut reader = BufReader::new(handle);
     let mut hasher = Sha256::new();
@@ -21,6 +30,9 @@ pub(crate) fn open(path: &Path) -> Result<InputFile, ReadError> {
     let mut rows = 0u64;
     let mut values = Vec::new();
     let mut schema = None;
+    let mut offset = 0u64;
+    // (first byte, rows) of each chunk; a chunk starts at the line of its first row.
+    let mut chunks: Vec<(u64, u64)> = Vec::new();
     loop {
         line.clear();
         let n = reader
@@ -29,6 +41,8 @@ pub(crate) fn open(path: &Path) -> Result<InputFile, ReadError> {
         if n == 0 {
             break;
         }
+        let line_start = offset;
+        offset += n as u64;
         number += 1;
         hasher.update(&line);
         let text = std::str::from_utf8(&line).map_err(|e| {
@@ -52,6 +66,10 @@ pub(crate) fn open(path: &Path) -> Result<InputFile, ReadError> {
                 .with_line(number)
                 .with_hint("every line of a JSON Lines file must be one JSON object"));
         }
+        match chunks.last_mut() {
+            Some((_, r)) if *r < unit_rows.max(1) => *r += 1,
+            _ => chunks.push((line_start, 1)),
+        }
         rows += 1;
         values.push(value);
         // Infer the schema in chunks so the first pass holds a bounded number of lines.
@@ -60,13 +78,23 @@ pub(crate) fn open(path: &Path) -> Result<InputFile, ReadError> {
         }
     }
     let schema = merge_schema(schema, values, path)?;
+    let (row_groups, jsonl_spans) = if chunks.is_empty() {
+        (vec![0], vec![(0, offset)])
+    } else {
+        let ends = chunks.iter().skip(1).map(|c| c.0).chain([offset]);
+        (
+            chunks.iter().map(|c| c.1).collect(),
+            chunks.iter().map(|c| c.0).zip(ends).collect(),
+        )
+    };
     Ok(InputFile {
         path: path.to_path_buf(),
         format: Format::Jsonl,
         rows,
-        row_groups: vec![rows],
+        row_groups,
         footer_sha256: crate::hex(&hasher.finalize()),
         schema: Arc::new(schema),
+        jsonl_spans,
     })
 }
 
@@ -84,27 +112,115 @@ fn merge_schema(
     }
 }
 
+/// Decodes the chunk at byte range `span` (the whole file when `None`), which must hold `rows`
+/// rows: fewer or more means the file changed since it was opened.
 pub(crate) fn read(
     file: &InputFile,
+    span: Option<(u64, u64)>,
+    rows: u64,
     columns: &[String],
     f: &mut dyn FnMut(RecordBatch) -> Result<(), ReadError>,
 ) -> Result<(), ReadError> {
     let path = &file.path;
-    let handle = File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+    let mut handle =
+        File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+    let (start, end) = span.unwrap_or((0, u64::MAX));
+    handle
+        .seek(SeekFrom::Start(start))
+        .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
     let reader = ReaderBuilder::new(Arc::clone(&file.schema))
         .with_batch_size(JSONL_BATCH)
-        .build(BufReader::new(handle))
+        .build(BufReader::new(handle.take(end.saturating_sub(start))))
         .map_err(|e| ReadError::at(path, format!("cannot decode: {e}")))?;
     let indices: Vec<usize> = columns
         .iter()
         .filter_map(|c| file.schema.index_of(c).ok())
         .collect();
+    let mut seen = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| ReadError::at(path, format!("cannot decode: {e}")))?;
         let batch = batch
             .project(&indices)
             .map_err(|e| ReadError::at(path, format!("cannot project columns: {e}")))?;
+        seen += batch.num_rows() as u64;
         f(batch)?;
     }
+    if span.is_some() && seen != rows {
+        return Err(ReadError::at(
+            path,
+            format!("bytes {start} to {end} hold {seen} rows, not the {rows} found when the file was opened"),
+        )
+        .with_hint("the file changed during the run; run again"));
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray};
+
+    fn collect(file: &InputFile, span: Option<(u64, u64)>, rows: u64) -> Vec<Option<String>> {
+        let mut got = Vec::new();
+        read(file, span, rows, &["a".to_owned()], &mut |b| {
+            let a = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8)
+                .map_err(|e| ReadError::new(e.to_string()))?;
+            let a = a.as_string::<i32>();
+            got.extend((0..a.len()).map(|i| a.is_valid(i).then(|| a.value(i).to_owned())));
+            Ok(())
+        })
+        .unwrap();
+        got
+    }
+
+    /// Chunks start at line starts, skip blank lines, keep every row once and in order, and
+    /// the last line needs no newline.
+    #[test]
+    fn chunks_cover_every_row_once_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let text = "\n{\"a\":\"r1\"}\n{\"a\":\"r2\"}\n\n{\"a\":\"é3\"}\n{\"a\":null}\n  \n{\"a\":\"r5\"}\n{\"a\":\"r6\"}\n{\"a\":\"r7\"}";
+        std::fs::write(&path, text).unwrap();
+        let whole = open_in_units(&path, 1_000).unwrap();
+        assert_eq!(whole.row_groups, [7]);
+        let all = collect(&whole, whole.jsonl_spans.first().copied(), 7);
+        assert_eq!(all.len(), 7);
+        assert_eq!(all[2].as_deref(), Some("é3"));
+        assert_eq!(all[3], None);
+
+        let f = open_in_units(&path, 3).unwrap();
+        assert_eq!(f.rows, 7);
+        assert_eq!(f.row_groups, [3, 3, 1]);
+        assert_eq!(f.footer_sha256, whole.footer_sha256);
+        let mut pieces = Vec::new();
+        for (span, rows) in f.jsonl_spans.iter().zip(&f.row_groups) {
+            pieces.extend(collect(&f, Some(*span), *rows));
+        }
+        assert_eq!(pieces, all);
+        // A span that no longer holds its rows (the file changed) is an error, not a guess.
+        let err = read(
+            &f,
+            Some(f.jsonl_spans[0]),
+            4,
+            &["a".to_owned()],
+            &mut |_| Ok(()),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("hold 3 rows, not the 4 found when the file was opened"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_one_empty_unit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.jsonl");
+        std::fs::write(&path, "\n\n").unwrap();
+        let f = open_in_units(&path, 3).unwrap();
+        assert_eq!(f.rows, 0);
+        assert_eq!(f.row_groups, [0]);
+        assert_eq!(f.jsonl_spans, [(0, 2)]);
+    }
 }

@@ -42,19 +42,21 @@ pub struct InputFile {
     pub path: PathBuf,
     pub format: Format,
     pub rows: u64,
-    /// Rows per row group (one entry for a JSONL file).
+    /// Rows per row group (for a JSONL file: per chunk of lines, see `jsonl_spans`).
     pub row_groups: Vec<u64>,
     /// SHA-256 of the Parquet footer (metadata and its length), hex; of the whole file for JSONL.
     pub footer_sha256: String,
     schema: SchemaRef,
+    /// JSONL only: the byte range of each chunk of lines, one per entry of `row_groups`.
+    jsonl_spans: Vec<(u64, u64)>,
 }
 
-/// A piece of work: one row group of one file, or a whole JSONL file.
+/// A piece of work: one row group of a Parquet file, or one chunk of lines of a JSONL file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unit {
     /// Index into [`Inputs::files`].
     pub file: usize,
-    /// Row group index (0 for JSONL).
+    /// Row group index (for JSONL, the chunk of lines).
     pub row_group: usize,
     /// Row number of the unit's first row within its file (0-based).
     pub first_row: u64,
@@ -131,7 +133,10 @@ impl Inputs {
     ) -> Result<(), ReadError> {
         let file = &self.files[unit.file];
         match file.format {
-            Format::Jsonl => jsonl::read(file, columns, &mut f),
+            Format::Jsonl => {
+                let span = file.jsonl_spans.get(unit.row_group).copied();
+                jsonl::read(file, span, unit.rows, columns, &mut f)
+            }
             Format::Parquet => {
                 // Rows are counted from 1 within the file, as in every other message.
                 let damaged = |e: &dyn std::fmt::Display| {
@@ -299,6 +304,7 @@ fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
                 row_groups,
                 footer_sha256,
                 schema: Arc::clone(builder.schema()),
+                jsonl_spans: Vec::new(),
             })
         }
     }
