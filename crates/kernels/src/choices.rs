@@ -201,10 +201,10 @@ impl<'a> ChoiceReader<'a> {
                 let (start, end) = (offsets[row], offsets[row + 1]);
                 if let Some(va) = views {
                     let vs = &va.views()[start..end];
-                    let reusable = va
-                        .nulls()
-                        .is_none_or(|n| (start..end).all(|i| n.is_valid(i)))
-                        && vs.iter().all(|&v| v as u32 <= 12);
+                    let reusable = match va.nulls() {
+                        Some(n) if n.null_count() > 0 => (start..end).all(|i| n.is_valid(i)),
+                        _ => true,
+                    } && vs.iter().all(|&v| v as u32 <= 12);
                     let col = TextColumn::Utf8View(va);
                     let norm = self.norm;
                     let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
