@@ -331,21 +331,25 @@ pub(crate) fn score_scorer(
         ScorerKind::StringEquals { ground_truth, .. } => {
             let g = text(Some(ground_truth), ctx)?;
             let gc = g.column().map_err(|e| row_err(Some(ground_truth), e))?;
-            let scores: ArrayRef = match norm {
-                Some(n) => score_array(string_equals_normalized(vc, gc, n, rows)),
-                None => {
-                    let scores = string_equals(v.datum().as_ref(), g.datum().as_ref())
-                        .map_err(|e| row_err(None, e))?;
-                    if scores.len() == rows {
-                        Arc::new(scores)
-                    } else {
-                        let s = scores.values().first().copied().unwrap_or(0.0);
-                        Arc::new(arrow::array::Float64Array::from(vec![s; rows]))
+            // A metrics-only scorer (`write_scores: false`) whose metrics read other fields
+            // does not need the comparison at all.
+            if want("is_correct") {
+                let scores: ArrayRef = match norm {
+                    Some(n) => score_array(string_equals_normalized(vc, gc, n, rows)),
+                    None => {
+                        let scores = string_equals(v.datum().as_ref(), g.datum().as_ref())
+                            .map_err(|e| row_err(None, e))?;
+                        if scores.len() == rows {
+                            Arc::new(scores)
+                        } else {
+                            let s = scores.values().first().copied().unwrap_or(0.0);
+                            Arc::new(arrow::array::Float64Array::from(vec![s; rows]))
+                        }
                     }
-                }
-            };
+                };
+                fields.insert("is_correct", scores);
+            }
             missing = missing_count(&vc, &gc, rows);
-            fields.insert("is_correct", scores);
             if want("ground_truth") {
                 fields.insert("ground_truth", g.array(rows));
             }
