@@ -140,14 +140,18 @@ impl Inputs {
             Format::Parquet => {
                 // Rows are counted from 1 within the file, as in every other message.
                 let damaged = |e: &dyn std::fmt::Display| {
-                    ReadError::at(
-                        &file.path,
+                    let rows = if unit.rows == 0 {
+                        "no rows".to_owned()
+                    } else {
                         format!(
-                            "cannot decode row group {} (rows {} to {}): {e}",
-                            unit.row_group,
+                            "rows {} to {}",
                             unit.first_row + 1,
                             unit.first_row + unit.rows
-                        ),
+                        )
+                    };
+                    ReadError::at(
+                        &file.path,
+                        format!("cannot decode row group {} ({rows}): {e}", unit.row_group),
                     )
                     .with_hint("the file is damaged; re-export it from its source")
                 };
