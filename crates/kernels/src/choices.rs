@@ -4,8 +4,9 @@
 use crate::normalize::Normalizer;
 use crate::text::TextColumn;
 use crate::KernelError;
-use arrow::array::{Array, AsArray, StringArray, StringViewArray};
+use arrow::array::{Array, AsArray, GenericListArray, OffsetSizeTrait, StringViewArray};
 use arrow::buffer::NullBuffer;
+use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use std::borrow::Cow;
 
@@ -81,19 +82,17 @@ pub fn parse_choice_list(text: &str) -> Option<Vec<String>> {
     Some(items)
 }
 
-/// Per-row access to choices as single characters, with the last parsed string cached so a
-/// column that repeats the same list parses it once per run of equal values.
+/// Per-row access to choices as single characters. A text column caches the last parsed
+/// string; a list column remembers the last few distinct lists by their item views, so a
+/// column that repeats a handful of lists builds each once per batch.
 pub(crate) struct ChoiceReader<'a> {
     source: Source<'a>,
     norm: Option<&'a Normalizer>,
     last_text: Option<&'a str>,
     last: Vec<char>,
-    /// The previous list row's item bytes and relative item offsets, to skip rebuilding
-    /// `last` when a row repeats the previous one byte for byte.
-    last_bytes: Vec<u8>,
-    last_offsets: Vec<i32>,
     /// Recent list rows whose items are all inline views (12 bytes or less; an inline view
-    /// holds the whole string, so equal views mean equal items), with their choices.
+    /// holds the whole string, so equal views mean equal items), with their choices. Every
+    /// valid choice is one character, so every list worth remembering is inline.
     views_seen: Vec<(Vec<u128>, Vec<char>)>,
     views_hit: usize,
     views_next: usize,
@@ -102,22 +101,15 @@ pub(crate) struct ChoiceReader<'a> {
 /// How many distinct inline-view choice lists a reader remembers.
 const VIEW_CACHE: usize = 8;
 
-// One value per batch: the size difference between variants costs nothing worth a Box.
-#[allow(clippy::large_enum_variant)]
 enum Source<'a> {
     None,
     Fixed(Vec<char>),
-    /// A list column: its offsets and validity, and its values read as text once.
+    /// A list column: its validity and offsets, and its items as Utf8View (converted once per
+    /// batch when they arrive in another layout).
     List {
         nulls: Option<NullBuffer>,
         offsets: Vec<usize>,
-        values: arrow::array::ArrayRef,
-        /// `values` when they are Utf8, for the byte-compare fast path; resolved once per
-        /// batch, not per row.
-        utf8: Option<StringArray>,
-        /// `values` when they are Utf8View (how evalscore's reader decodes list items), for
-        /// the view-compare fast path.
-        views: Option<StringViewArray>,
+        items: StringViewArray,
     },
     Text(TextColumn<'a>),
 }
@@ -138,28 +130,8 @@ impl<'a> ChoiceReader<'a> {
                 Source::Fixed(single_chars(list.iter().map(|s| normed(norm, s)), 0)?)
             }
             Choices::PerRow(a) => match a.data_type() {
-                DataType::List(_) => {
-                    let l = a.as_list::<i32>();
-                    let values = crate::to_text(l.values(), "choices")?;
-                    Source::List {
-                        nulls: a.logical_nulls(),
-                        offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
-                        utf8: values.as_string_opt::<i32>().cloned(),
-                        views: values.as_string_view_opt().cloned(),
-                        values,
-                    }
-                }
-                DataType::LargeList(_) => {
-                    let l = a.as_list::<i64>();
-                    let values = crate::to_text(l.values(), "choices")?;
-                    Source::List {
-                        nulls: a.logical_nulls(),
-                        offsets: l.value_offsets().iter().map(|&o| o as usize).collect(),
-                        utf8: values.as_string_opt::<i32>().cloned(),
-                        views: values.as_string_view_opt().cloned(),
-                        values,
-                    }
-                }
+                DataType::List(_) => list_source(a.as_list::<i32>())?,
+                DataType::LargeList(_) => list_source(a.as_list::<i64>())?,
                 DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
                     Source::Text(TextColumn::new(a, "choices")?)
                 }
@@ -176,8 +148,6 @@ impl<'a> ChoiceReader<'a> {
             norm,
             last_text: None,
             last: Vec::new(),
-            last_bytes: Vec::new(),
-            last_offsets: Vec::new(),
             views_seen: Vec::new(),
             views_hit: 0,
             views_next: 0,
@@ -191,94 +161,49 @@ impl<'a> ChoiceReader<'a> {
             Source::List {
                 nulls,
                 offsets,
-                values,
-                utf8,
-                views,
+                items,
             } => {
                 if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
                     return Ok(RowChoices::Missing);
                 }
                 let (start, end) = (offsets[row], offsets[row + 1]);
-                if let Some(va) = views {
-                    let vs = &va.views()[start..end];
-                    let reusable = match va.nulls() {
-                        Some(n) if n.null_count() > 0 => (start..end).all(|i| n.is_valid(i)),
-                        _ => true,
-                    } && vs.iter().all(|&v| v as u32 <= 12);
-                    let col = TextColumn::Utf8View(va);
-                    let norm = self.norm;
-                    let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
-                    if !reusable {
-                        self.last = single_chars(items, row)?;
-                        return Ok(RowChoices::Set(&self.last));
-                    }
-                    // A handful of distinct lists (3 or 4 options, ...) usually alternate: keep
-                    // the last few, most recent hit checked first.
-                    let hit = if self
-                        .views_seen
-                        .get(self.views_hit)
-                        .is_some_and(|(k, _)| k == vs)
-                    {
-                        Some(self.views_hit)
-                    } else {
-                        self.views_seen.iter().position(|(k, _)| k == vs)
-                    };
-                    let slot = match hit {
-                        Some(i) => i,
-                        None => {
-                            let entry = (vs.to_vec(), single_chars(items, row)?);
-                            if self.views_seen.len() < VIEW_CACHE {
-                                self.views_seen.push(entry);
-                                self.views_seen.len() - 1
-                            } else {
-                                let i = self.views_next;
-                                self.views_next = (i + 1) % VIEW_CACHE;
-                                self.views_seen[i] = entry;
-                                i
-                            }
-                        }
-                    };
-                    self.views_hit = slot;
-                    return Ok(RowChoices::Set(&self.views_seen[slot].1));
-                }
-                // Rows usually repeat the previous row's list: compare raw bytes and item
-                // boundaries before decoding anything.
-                if let Some(sa) = utf8 {
-                    let vo = sa.value_offsets();
-                    let no_nulls = sa
-                        .nulls()
-                        .is_none_or(|n| (start..end).all(|i| n.is_valid(i)));
-                    let bytes = &sa.values()[vo[start] as usize..vo[end] as usize];
-                    let base = vo[start];
-                    let same = no_nulls
-                        && !self.last_offsets.is_empty()
-                        && bytes == self.last_bytes.as_slice()
-                        && vo[start..=end].len() == self.last_offsets.len()
-                        && vo[start..=end]
-                            .iter()
-                            .zip(&self.last_offsets)
-                            .all(|(o, l)| o - base == *l);
-                    if same {
-                        return Ok(RowChoices::Set(&self.last));
-                    }
-                    let col = TextColumn::new(values.as_ref(), "choices")?;
-                    let norm = self.norm;
-                    let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
-                    self.last = single_chars(items, row)?;
-                    self.last_bytes.clear();
-                    self.last_offsets.clear();
-                    if no_nulls {
-                        self.last_bytes.extend_from_slice(bytes);
-                        self.last_offsets
-                            .extend(vo[start..=end].iter().map(|o| o - base));
-                    }
+                let vs = &items.views()[start..end];
+                let reusable = match items.nulls() {
+                    Some(n) if n.null_count() > 0 => (start..end).all(|i| n.is_valid(i)),
+                    _ => true,
+                } && vs.iter().all(|&v| v as u32 <= 12);
+                let col = TextColumn::Utf8View(items);
+                let norm = self.norm;
+                let chars = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
+                if !reusable {
+                    self.last = single_chars(chars, row)?;
                     return Ok(RowChoices::Set(&self.last));
                 }
-                let col = TextColumn::new(values.as_ref(), "choices")?;
-                let norm = self.norm;
-                let items = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
-                self.last = single_chars(items, row)?;
-                Ok(RowChoices::Set(&self.last))
+                // A handful of distinct lists (3 or 4 options, ...) usually alternate: keep
+                // the last few, most recent hit checked first.
+                let recent = self.views_seen.get(self.views_hit);
+                let hit = if recent.is_some_and(|(k, _)| k == vs) {
+                    Some(self.views_hit)
+                } else {
+                    self.views_seen.iter().position(|(k, _)| k == vs)
+                };
+                let slot = match hit {
+                    Some(i) => i,
+                    None => {
+                        let entry = (vs.to_vec(), single_chars(chars, row)?);
+                        if self.views_seen.len() < VIEW_CACHE {
+                            self.views_seen.push(entry);
+                            self.views_seen.len() - 1
+                        } else {
+                            let i = self.views_next;
+                            self.views_next = (i + 1) % VIEW_CACHE;
+                            self.views_seen[i] = entry;
+                            i
+                        }
+                    }
+                };
+                self.views_hit = slot;
+                Ok(RowChoices::Set(&self.views_seen[slot].1))
             }
             Source::Text(col) => {
                 let Some(text) = col.get(row) else {
@@ -299,6 +224,20 @@ impl<'a> ChoiceReader<'a> {
             }
         }
     }
+}
+
+/// A list column's source: offsets, validity, and items as text in the Utf8View layout.
+fn list_source<'a, O: OffsetSizeTrait>(l: &GenericListArray<O>) -> Result<Source<'a>, KernelError> {
+    let items = crate::to_text(l.values(), "choices")?;
+    let items = match items.as_string_view_opt() {
+        Some(v) => v.clone(),
+        None => cast(&items, &DataType::Utf8View)?.as_string_view().clone(),
+    };
+    Ok(Source::List {
+        nulls: l.logical_nulls(),
+        offsets: l.value_offsets().iter().map(|o| o.as_usize()).collect(),
+        items,
+    })
 }
 
 fn normed<'s>(norm: Option<&Normalizer>, s: &'s str) -> Cow<'s, str> {
