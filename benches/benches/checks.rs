@@ -4,12 +4,11 @@
 //! Utf8, LargeUtf8 and Utf8View inputs, on one fixed-seed batch of 64k rows.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use evalscore_benches::{as_layout, batch, LAYOUTS, ROWS};
+use evalscore_benches::{as_layout, batch, config, LAYOUTS, ROWS};
 use evalscore_kernels::{
     check_injection, exact, match_check, pass_fail, regex_check, string_equals_normalized,
     valid_json, Expected, MatchMode, Needles, Normalizer, Step, TextColumn,
 };
-use std::time::Duration;
 
 fn text(a: &arrow::array::ArrayRef) -> TextColumn<'_> {
     TextColumn::new(a.as_ref(), "bench").expect("text")
@@ -100,13 +99,6 @@ fn exact_family_bench(c: &mut Criterion) {
         });
     }
     g.finish();
-}
-
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1))
 }
 
 criterion_group! {

@@ -4,9 +4,8 @@
 use arrow::array::{ArrayRef, DictionaryArray, Scalar, StringArray};
 use arrow::datatypes::Int32Type;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use evalscore_benches::{as_layout, batch, LAYOUTS, ROWS};
+use evalscore_benches::{as_layout, batch, config, LAYOUTS, ROWS};
 use evalscore_kernels::{string_equals, string_equals_mcqa, Choices, TextColumn};
-use std::time::Duration;
 
 fn string_equals_bench(c: &mut Criterion) {
     let b = batch(42, ROWS);
@@ -63,13 +62,6 @@ fn mcqa_bench(c: &mut Criterion) {
         });
     }
     g.finish();
-}
-
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1))
 }
 
 criterion_group! {

@@ -5,9 +5,8 @@
 
 use arrow::array::Array;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use evalscore_benches::{as_layout, batch, LAYOUTS, ROWS};
+use evalscore_benches::{as_layout, batch, config, LAYOUTS, ROWS};
 use evalscore_metrics::{ClassMode, MetricState, StateKind};
-use std::time::Duration;
 
 fn mean_bench(c: &mut Criterion) {
     let b = batch(44, ROWS);
@@ -147,13 +146,6 @@ fn frequency_bench(c: &mut Criterion) {
         )
     });
     g.finish();
-}
-
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1))
 }
 
 criterion_group! {

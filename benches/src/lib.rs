@@ -12,6 +12,14 @@ use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use std::sync::Arc;
 
+/// The criterion settings every benchmark file uses: short runs, sized for a 2-core machine.
+pub fn config() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .sample_size(20)
+        .warm_up_time(std::time::Duration::from_millis(300))
+        .measurement_time(std::time::Duration::from_secs(1))
+}
+
 /// Rows per benchmark batch (the engine's batches are of this order).
 pub const ROWS: usize = 65_536;
 
