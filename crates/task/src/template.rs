@@ -298,19 +298,10 @@ impl Template {
             }
             let v = cell_to_value(value, row);
             let g = ground_truth.map_or_else(|| Value::from(()), |g| cell_to_value(g, row));
-            let sample = Value::from_object(RowObject {
-                shared: Arc::clone(&shared),
-                row,
-            });
-            let context = if self.model_output {
-                let o = shared
-                    .model_output
-                    .as_ref()
-                    .map(|a| cell_to_value(a.as_ref(), row))
-                    .unwrap_or_default();
-                minijinja::context! { value => v, ground_truth => g, sample => sample, solver_output => minijinja::context!{ output => o } }
-            } else {
-                minijinja::context! { value => v, ground_truth => g, sample => sample }
+            let context = minijinja::context! {
+                value => v,
+                ground_truth => g,
+                ..self.row_context(&shared, row)
             };
             let r = compiled.eval(context).map_err(|e| row_error(row, &e))?;
             out.push(Some(r.is_true()));
@@ -325,6 +316,24 @@ impl Template {
         })
     }
 
+    /// What every row sees: `sample`, and `solver_output.output` when the template uses it.
+    fn row_context(&self, shared: &Arc<Shared>, row: usize) -> Value {
+        let sample = Value::from_object(RowObject {
+            shared: Arc::clone(shared),
+            row,
+        });
+        if self.model_output {
+            let out = shared
+                .model_output
+                .as_ref()
+                .map(|a| cell_to_value(a.as_ref(), row))
+                .unwrap_or_default();
+            minijinja::context! { sample => sample, solver_output => minijinja::context! { output => out } }
+        } else {
+            minijinja::context! { sample => sample }
+        }
+    }
+
     fn per_row(
         &self,
         ctx: &RowContext<'_>,
@@ -337,21 +346,7 @@ impl Template {
         let n = ctx.batch.num_rows();
         let mut values = Vec::with_capacity(n);
         for row in 0..n {
-            let sample = Value::from_object(RowObject {
-                shared: Arc::clone(&shared),
-                row,
-            });
-            let context = if self.model_output {
-                let out = shared
-                    .model_output
-                    .as_ref()
-                    .map(|a| cell_to_value(a.as_ref(), row))
-                    .unwrap_or_default();
-                minijinja::context! { sample => sample, solver_output => minijinja::context!{ output => out } }
-            } else {
-                minijinja::context! { sample => sample }
-            };
-            values.push(f(row, context)?);
+            values.push(f(row, self.row_context(&shared, row))?);
         }
         Ok(TemplateOutput::Array(values_to_array(&values)))
     }
@@ -966,5 +961,37 @@ mod vector_tests {
         let out = arrow::compute::cast(&out, &DataType::Utf8).unwrap();
         let out = out.as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(out.iter().collect::<Vec<_>>(), [Some("3"), None]);
+    }
+}
+
+#[cfg(test)]
+mod condition_tests {
+    use super::*;
+    use crate::{ScorerKind, Task};
+    use arrow::array::StringArray;
+    use arrow::datatypes::{DataType, Field};
+
+    /// A condition sees `value`, `ground_truth`, `sample` and `solver_output.output` together
+    /// (the row's own variables merged with the shared row context).
+    #[test]
+    fn condition_sees_value_ground_truth_sample_and_model_output() {
+        let text = "definition:\n  scorers:\n    - type: custom\n      ground_truth: \"{{ sample.answer }}\"\n      condition: \"value == solver_output.output and ground_truth == sample.answer and sample.answer in value\"\n";
+        let task = Task::from_yaml(text, &[]).unwrap();
+        let ScorerKind::Custom { condition, .. } = &task.scorers[0].kind else {
+            panic!("not custom");
+        };
+        let output: ArrayRef = Arc::new(StringArray::from(vec![Some("yes!"), Some("no"), None]));
+        let answer: ArrayRef =
+            Arc::new(StringArray::from(vec![Some("yes"), Some("yes"), Some("x")]));
+        let schema = Schema::new(vec![Field::new("answer", DataType::Utf8, true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::clone(&answer)]).unwrap();
+        let ctx = RowContext {
+            batch: &batch,
+            model_output: Some(&output),
+        };
+        let got = condition
+            .evaluate_condition(&ctx, output.as_ref(), Some(answer.as_ref()))
+            .unwrap();
+        assert_eq!(got, [Some(true), Some(false), None]);
     }
 }
