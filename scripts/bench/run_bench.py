@@ -140,6 +140,19 @@ def measure(argv: list[str], log: Path) -> tuple[float, float]:
     return wall, kib / 1024.0
 
 
+def alternate(label: str, jobs: dict[str, tuple[list[str], Path]], runs: int
+              ) -> dict[str, list[tuple[float, float]]]:
+    """Runs every job once per round, `runs` rounds; job = (argv, log folder)."""
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
+    for r in range(runs):
+        for name, (argv, logs) in jobs.items():
+            wall, rss = measure(argv, logs / f"{name.replace(' ', '_')}_{r}.log")
+            results[name].append((wall, rss))
+            print(f"  {label} round {r + 1}/{runs}  {name:<16} {wall:7.2f} s  {rss:7.0f} MiB",
+                  flush=True)
+    return results
+
+
 def ensure_binaries() -> None:
     if EVALSCORE.exists() and GEN.exists():
         return
@@ -417,17 +430,13 @@ def main() -> None:
         big = ensure_file(a.rows)
         out = DATA / "out" / "many"
         out.mkdir(parents=True, exist_ok=True)
-        runs = {"one file": (big, a.rows, []), f"{files} files": (many, files * per, [])}
-        for r in range(a.runs):
-            for name, (src, _, res) in runs.items():
-                wall, rss = measure(TOOLS["evalscore"][0](src, out, a.threads),
-                                    out / f"{name.replace(' ', '_')}_{r}.log")
-                res.append((wall, rss))
-                print(f"  many round {r + 1}/{a.runs}  {name:<12} {wall:7.2f} s  {rss:7.0f} MiB",
-                      flush=True)
+        inputs = {"one file": (big, a.rows), f"{files} files": (many, files * per)}
+        res_by = alternate("many", {name: (TOOLS["evalscore"][0](src, out, a.threads), out)
+                                    for name, (src, _) in inputs.items()}, a.runs)
         lines = ["| input | rows | wall median (s) | rows/s | peak RSS (MiB) |",
                  "| --- | ---: | ---: | ---: | ---: |"]
-        for name, (src, n, res) in runs.items():
+        for name, (src, n) in inputs.items():
+            res = res_by[name]
             med = statistics.median(w for w, _ in res)
             lines.append(f"| {name} | {n} | {med:.2f} | {fmt_rate(n / med)} "
                          f"| {max(m for _, m in res):.0f} |")
@@ -439,14 +448,8 @@ def main() -> None:
         src = ensure_file(a.rows)
         out = DATA / "out" / "checks"
         out.mkdir(parents=True, exist_ok=True)
-        runs: dict[str, list[tuple[float, float]]] = {"checks_baseline": [], "checks_job": []}
-        for r in range(a.runs):
-            for t in runs:
-                wall, rss = measure(evalscore_cmd(f"{t}.yaml")(src, out / t, a.threads),
-                                    out / f"{t}_{r}.log")
-                runs[t].append((wall, rss))
-                print(f"  checks round {r + 1}/{a.runs}  {t:<16} {wall:7.2f} s  {rss:7.0f} MiB",
-                      flush=True)
+        runs = alternate("checks", {t: (evalscore_cmd(f"{t}.yaml")(src, out / t, a.threads), out)
+                                    for t in ("checks_baseline", "checks_job")}, a.runs)
         med = {t: statistics.median(w for w, _ in v) for t, v in runs.items()}
         lines = ["| task | wall median (s) | rows/s | peak RSS (MiB) | wall / baseline |",
                  "| --- | ---: | ---: | ---: | ---: |"]
