@@ -87,13 +87,13 @@ impl Confusion {
 
     pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
         let (ga, pa) = (text(gt)?, text(pred)?);
-        let (g, p) = (column(&ga)?, column(&pa)?);
         let len = ga.len().min(pa.len());
         if self.mode != ClassMode::Multiclass {
             if let Some(neg) = self.negative.clone() {
                 return self.update_binary(&ga, &pa, len, &neg);
             }
         }
+        let (g, p) = (column(&ga)?, column(&pa)?);
         // Count borrowed pairs first: one owned key per distinct pair per batch.
         let mut local: HashMap<(&str, &str), u64> = HashMap::new();
         for r in 0..len {
