@@ -195,9 +195,11 @@ impl Outputs {
         ));
         Ok(ScoresWriter {
             writer,
-            factory,
-            schema,
-            path,
+            shared: Encoders {
+                factory,
+                schema,
+                path,
+            },
             rows: 0,
         })
     }
@@ -433,20 +435,14 @@ pub(crate) const MAX_ROW_GROUP_ROWS: usize = 1024 * 1024;
 /// single thread that writes the file does no encoding.
 pub(crate) struct ScoresWriter {
     writer: SerializedFileWriter<BufWriter<File>>,
-    factory: Arc<ArrowRowGroupWriterFactory>,
-    schema: SchemaRef,
-    path: PathBuf,
+    shared: Encoders,
     rows: u64,
 }
 
 impl ScoresWriter {
     /// What the workers need to encode units for this file.
     pub fn encoders(&self) -> Encoders {
-        Encoders {
-            factory: Arc::clone(&self.factory),
-            schema: Arc::clone(&self.schema),
-            path: self.path.clone(),
-        }
+        self.shared.clone()
     }
 
     /// Appends a unit's encoded row groups, in order.
@@ -455,13 +451,14 @@ impl ScoresWriter {
             let mut rg = self
                 .writer
                 .next_row_group()
-                .map_err(|e| parquet_error(&self.path, e))?;
+                .map_err(|e| parquet_error(&self.shared.path, e))?;
             for chunk in g.chunks {
                 chunk
                     .append_to_row_group(&mut rg)
-                    .map_err(|e| parquet_error(&self.path, e))?;
+                    .map_err(|e| parquet_error(&self.shared.path, e))?;
             }
-            rg.close().map_err(|e| parquet_error(&self.path, e))?;
+            rg.close()
+                .map_err(|e| parquet_error(&self.shared.path, e))?;
             self.rows += g.rows as u64;
         }
         Ok(())
@@ -469,7 +466,7 @@ impl ScoresWriter {
 
     /// Closes the file and returns the rows written.
     pub fn finish(self) -> Result<u64, Error> {
-        let path = self.path;
+        let path = self.shared.path;
         let buf = self
             .writer
             .into_inner()
@@ -483,6 +480,7 @@ impl ScoresWriter {
 }
 
 /// Makes a [`ScoreEncoder`] per unit; shared by the workers.
+#[derive(Clone)]
 pub(crate) struct Encoders {
     factory: Arc<ArrowRowGroupWriterFactory>,
     schema: SchemaRef,
@@ -493,9 +491,7 @@ impl Encoders {
     /// An encoder for one unit's score batches, to run on a worker thread.
     pub fn encoder(&self) -> ScoreEncoder {
         ScoreEncoder {
-            factory: Arc::clone(&self.factory),
-            schema: Arc::clone(&self.schema),
-            path: self.path.clone(),
+            shared: self.clone(),
             open: None,
             done: Vec::new(),
         }
@@ -512,9 +508,7 @@ pub(crate) struct EncodedRowGroup {
 /// Encodes score batches into row groups of at most [`MAX_ROW_GROUP_ROWS`] rows on the
 /// calling (worker) thread. Holds compressed pages only.
 pub(crate) struct ScoreEncoder {
-    factory: Arc<ArrowRowGroupWriterFactory>,
-    schema: SchemaRef,
-    path: PathBuf,
+    shared: Encoders,
     open: Option<(Vec<ArrowColumnWriter>, usize)>,
     done: Vec<EncodedRowGroup>,
 }
@@ -527,25 +521,26 @@ impl ScoreEncoder {
                 Some(open) => open,
                 None => {
                     let writers = self
+                        .shared
                         .factory
                         .create_column_writers(0)
-                        .map_err(|e| parquet_error(&self.path, e))?;
+                        .map_err(|e| parquet_error(&self.shared.path, e))?;
                     self.open.insert((writers, 0))
                 }
             };
             let take = (batch.num_rows() - offset).min(MAX_ROW_GROUP_ROWS - *rows);
             let part = batch.slice(offset, take);
             let mut w = writers.iter_mut();
-            for (field, column) in self.schema.fields().iter().zip(part.columns()) {
-                for leaf in
-                    compute_leaves(field, column).map_err(|e| parquet_error(&self.path, e))?
+            for (field, column) in self.shared.schema.fields().iter().zip(part.columns()) {
+                for leaf in compute_leaves(field, column)
+                    .map_err(|e| parquet_error(&self.shared.path, e))?
                 {
                     let writer = w.next().ok_or_else(|| {
                         Error::new("internal error: score schema and column writers differ")
                     })?;
                     writer
                         .write(&leaf)
-                        .map_err(|e| parquet_error(&self.path, e))?;
+                        .map_err(|e| parquet_error(&self.shared.path, e))?;
                 }
             }
             *rows += take;
@@ -563,7 +558,7 @@ impl ScoreEncoder {
                 .into_iter()
                 .map(ArrowColumnWriter::close)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| parquet_error(&self.path, e))?;
+                .map_err(|e| parquet_error(&self.shared.path, e))?;
             self.done.push(EncodedRowGroup { chunks, rows });
         }
         Ok(())
