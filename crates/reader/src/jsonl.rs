@@ -112,19 +112,23 @@ fn merge_schema(
     }
 }
 
-/// Decodes the chunk at byte range `span` (the whole file when `None`), which must hold `rows`
-/// rows: fewer or more means the file changed since it was opened.
+/// Decodes chunk `chunk` of the file, which must hold `rows` rows: fewer or more means the
+/// file changed since it was opened.
 pub(crate) fn read(
     file: &InputFile,
-    span: Option<(u64, u64)>,
+    chunk: usize,
     rows: u64,
     columns: &[String],
     f: &mut dyn FnMut(RecordBatch) -> Result<(), ReadError>,
 ) -> Result<(), ReadError> {
     let path = &file.path;
+    let (start, end) = file
+        .jsonl_spans
+        .get(chunk)
+        .copied()
+        .ok_or_else(|| ReadError::at(path, format!("internal error: no chunk {chunk}")))?;
     let mut handle =
         File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-    let (start, end) = span.unwrap_or((0, u64::MAX));
     handle
         .seek(SeekFrom::Start(start))
         .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
@@ -145,7 +149,7 @@ pub(crate) fn read(
         seen += batch.num_rows() as u64;
         f(batch)?;
     }
-    if span.is_some() && seen != rows {
+    if seen != rows {
         return Err(ReadError::at(
             path,
             format!("bytes {start} to {end} hold {seen} rows, not the {rows} found when the file was opened"),
@@ -160,9 +164,9 @@ mod tests {
     use super::*;
     use arrow::array::{Array, AsArray};
 
-    fn collect(file: &InputFile, span: Option<(u64, u64)>, rows: u64) -> Vec<Option<String>> {
+    fn collect(file: &InputFile, chunk: usize, rows: u64) -> Vec<Option<String>> {
         let mut got = Vec::new();
-        read(file, span, rows, &["a".to_owned()], &mut |b| {
+        read(file, chunk, rows, &["a".to_owned()], &mut |b| {
             let a = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8)
                 .map_err(|e| ReadError::new(e.to_string()))?;
             let a = a.as_string::<i32>();
@@ -183,7 +187,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let whole = open_in_units(&path, 1_000).unwrap();
         assert_eq!(whole.row_groups, [7]);
-        let all = collect(&whole, whole.jsonl_spans.first().copied(), 7);
+        let all = collect(&whole, 0, 7);
         assert_eq!(all.len(), 7);
         assert_eq!(all[2].as_deref(), Some("é3"));
         assert_eq!(all[3], None);
@@ -193,19 +197,12 @@ mod tests {
         assert_eq!(f.row_groups, [3, 3, 1]);
         assert_eq!(f.footer_sha256, whole.footer_sha256);
         let mut pieces = Vec::new();
-        for (span, rows) in f.jsonl_spans.iter().zip(&f.row_groups) {
-            pieces.extend(collect(&f, Some(*span), *rows));
+        for (chunk, rows) in f.row_groups.iter().enumerate() {
+            pieces.extend(collect(&f, chunk, *rows));
         }
         assert_eq!(pieces, all);
         // A span that no longer holds its rows (the file changed) is an error, not a guess.
-        let err = read(
-            &f,
-            Some(f.jsonl_spans[0]),
-            4,
-            &["a".to_owned()],
-            &mut |_| Ok(()),
-        )
-        .unwrap_err();
+        let err = read(&f, 0, 4, &["a".to_owned()], &mut |_| Ok(())).unwrap_err();
         assert!(
             err.to_string()
                 .contains("hold 3 rows, not the 4 found when the file was opened"),

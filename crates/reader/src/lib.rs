@@ -133,10 +133,7 @@ impl Inputs {
     ) -> Result<(), ReadError> {
         let file = &self.files[unit.file];
         match file.format {
-            Format::Jsonl => {
-                let span = file.jsonl_spans.get(unit.row_group).copied();
-                jsonl::read(file, span, unit.rows, columns, &mut f)
-            }
+            Format::Jsonl => jsonl::read(file, unit.row_group, unit.rows, columns, &mut f),
             Format::Parquet => {
                 // Rows are counted from 1 within the file, as in every other message.
                 let damaged = |e: &dyn std::fmt::Display| {
