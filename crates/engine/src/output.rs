@@ -199,6 +199,7 @@ impl Outputs {
                 factory,
                 schema,
                 path,
+                max_rows: MAX_ROW_GROUP_ROWS,
             },
             rows: 0,
         })
@@ -485,6 +486,8 @@ pub(crate) struct Encoders {
     factory: Arc<ArrowRowGroupWriterFactory>,
     schema: SchemaRef,
     path: PathBuf,
+    /// Rows per row group at most: [`MAX_ROW_GROUP_ROWS`] (smaller in tests).
+    max_rows: usize,
 }
 
 impl Encoders {
@@ -528,7 +531,7 @@ impl ScoreEncoder {
                     self.open.insert((writers, 0))
                 }
             };
-            let take = (batch.num_rows() - offset).min(MAX_ROW_GROUP_ROWS - *rows);
+            let take = (batch.num_rows() - offset).min(self.shared.max_rows - *rows);
             let part = batch.slice(offset, take);
             let mut w = writers.iter_mut();
             for (field, column) in self.shared.schema.fields().iter().zip(part.columns()) {
@@ -545,7 +548,7 @@ impl ScoreEncoder {
             }
             *rows += take;
             offset += take;
-            if *rows == MAX_ROW_GROUP_ROWS {
+            if *rows == self.shared.max_rows {
                 self.close_group()?;
             }
         }
@@ -682,4 +685,71 @@ pub(crate) struct RunInfo<'a> {
     pub finished_at: &'a str,
     pub threads: usize,
     pub wall_seconds: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::array::Int64Array;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+
+    /// Units are encoded on their own, split at the row limit, and appended in order: the
+    /// file holds every row once, in order, in row groups that follow the units, with the
+    /// documented encodings (delta ids, dictionary scores).
+    #[test]
+    fn units_become_ordered_row_groups_split_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = Outputs::prepare(dir.path(), false).unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("x__is_correct", DataType::Float64, true),
+        ]));
+        let mut writer = outputs.scores_writer(Arc::clone(&schema)).unwrap();
+        writer.shared.max_rows = 4;
+        let batch = |from: i64, n: i64| {
+            RecordBatch::try_new(
+                Arc::clone(&schema),
+                vec![
+                    Arc::new(Int64Array::from_iter_values(from..from + n)),
+                    Arc::new(Float64Array::from_iter_values(
+                        (from..from + n).map(|i| (i % 2) as f64),
+                    )),
+                ],
+            )
+            .unwrap()
+        };
+        let encoders = writer.encoders();
+        let mut first = encoders.encoder();
+        first.write(&batch(0, 5)).unwrap();
+        first.write(&batch(5, 5)).unwrap();
+        let mut second = encoders.encoder();
+        second.write(&batch(10, 3)).unwrap();
+        let empty = encoders.encoder();
+        writer.append(first.finish().unwrap()).unwrap();
+        writer.append(empty.finish().unwrap()).unwrap();
+        writer.append(second.finish().unwrap()).unwrap();
+        assert_eq!(writer.finish().unwrap(), 13);
+
+        let reader = SerializedFileReader::new(File::open(outputs.temp(0)).unwrap()).unwrap();
+        let meta = reader.metadata();
+        let sizes: Vec<i64> = meta.row_groups().iter().map(|g| g.num_rows()).collect();
+        assert_eq!(sizes, [4, 4, 2, 3]);
+        let rg = meta.row_group(0);
+        assert!(rg
+            .column(0)
+            .encodings()
+            .any(|e| e == Encoding::DELTA_BINARY_PACKED));
+        assert!(rg
+            .column(1)
+            .encodings()
+            .any(|e| e == Encoding::RLE_DICTIONARY));
+        let ids: Vec<i64> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().get_long(0).unwrap())
+            .collect();
+        assert_eq!(ids, (0..13).collect::<Vec<i64>>());
+    }
 }
