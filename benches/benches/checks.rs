@@ -62,7 +62,8 @@ fn exact_family_bench(c: &mut Criterion) {
     let b = batch(47, ROWS);
     let norm = Normalizer::new(vec![Step::Strip, Step::IgnoreCase, Step::IgnorePunctuation]);
     let pattern =
-        evalscore_kernels::pattern::compile(r"(?i)answer(?: is)?:?\s*\(?([A-D])\b").expect("re");
+        evalscore_kernels::pattern::SearchPattern::new(r"(?i)answer(?: is)?:?\s*\(?([A-D])\b")
+            .expect("re");
     let mut g = c.benchmark_group("exact_family");
     g.throughput(Throughput::Elements(ROWS as u64));
     for (name, t) in LAYOUTS {

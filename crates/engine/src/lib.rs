@@ -8,6 +8,7 @@
 //! `run.json` through temporary files renamed into place only when everything succeeded
 //! ([`output`]). Errors are [`Error`]s, rendered by the CLI as `error:` / `Caused by:` / `hint:`.
 
+mod bitscores;
 mod error;
 mod model_output;
 mod output;

@@ -1,9 +1,12 @@
 //! The four output files, written to temporary names in the output folder and renamed into
 //! place only when all of them are complete, so a failed run leaves no partial output.
 
+use crate::bitscores::BitScores;
 use crate::Error;
+use arrow::array::AsArray;
 use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use bytes::Bytes;
 use evalscore_reader::{Format, Inputs};
 use evalscore_task::Task;
 use parquet::arrow::arrow_writer::{
@@ -11,9 +14,10 @@ use parquet::arrow::arrow_writer::{
 };
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::column::writer::ColumnCloseResult;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::ColumnPath;
+use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
+use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use serde_json::{json, Map, Value};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -193,6 +197,17 @@ impl Outputs {
             &writer,
             Arc::clone(&schema),
         ));
+        // Float64 columns (the scores) go through [`BitScores`] while their values are 0/1.
+        // The schema is flat (one leaf per field); were it not, every column keeps the
+        // generic writer.
+        let leaves = writer.schema_descr().columns();
+        let flat = leaves.len() == schema.fields().len();
+        let bit_columns = schema
+            .fields()
+            .iter()
+            .zip(leaves)
+            .map(|(f, leaf)| (flat && f.data_type() == &DataType::Float64).then(|| leaf.clone()))
+            .collect();
         Ok(ScoresWriter {
             writer,
             shared: Encoders {
@@ -200,6 +215,7 @@ impl Outputs {
                 schema,
                 path,
                 max_rows: MAX_ROW_GROUP_ROWS,
+                bit_columns,
             },
             rows: 0,
         })
@@ -455,7 +471,7 @@ impl ScoresWriter {
                 .map_err(|e| parquet_error(&self.shared.path, e))?;
             for chunk in g.chunks {
                 chunk
-                    .append_to_row_group(&mut rg)
+                    .append_to(&mut rg)
                     .map_err(|e| parquet_error(&self.shared.path, e))?;
             }
             rg.close()
@@ -488,6 +504,9 @@ pub(crate) struct Encoders {
     path: PathBuf,
     /// Rows per row group at most: [`MAX_ROW_GROUP_ROWS`] (smaller in tests).
     max_rows: usize,
+    /// Per field: the Parquet column of a Float64 field, written by [`BitScores`] while its
+    /// values are 0.0/1.0.
+    bit_columns: Arc<[Option<ColumnDescPtr>]>,
 }
 
 impl Encoders {
@@ -504,15 +523,73 @@ impl Encoders {
 /// One row group of scores.parquet, encoded and compressed, waiting for its turn.
 #[derive(Debug)]
 pub(crate) struct EncodedRowGroup {
-    chunks: Vec<ArrowColumnChunk>,
+    chunks: Vec<EncodedChunk>,
     rows: usize,
+}
+
+/// One encoded column chunk: from parquet's Arrow writer, or from [`BitScores`].
+#[derive(Debug)]
+enum EncodedChunk {
+    Arrow(ArrowColumnChunk),
+    Bits(Bytes, ColumnCloseResult),
+}
+
+impl EncodedChunk {
+    fn append_to<W: Write + Send>(
+        self,
+        rg: &mut SerializedRowGroupWriter<'_, W>,
+    ) -> parquet::errors::Result<()> {
+        match self {
+            EncodedChunk::Arrow(chunk) => chunk.append_to_row_group(rg),
+            EncodedChunk::Bits(bytes, close) => rg.append_column(&bytes, close),
+        }
+    }
+}
+
+/// A column of the open row group: the generic writer, and while the column's values are
+/// all 0/1, the [`BitScores`] that holds them instead.
+struct ColumnSink {
+    generic: ArrowColumnWriter,
+    bits: Option<BitScores>,
+}
+
+impl ColumnSink {
+    fn write(&mut self, field: &Field, column: &ArrayRef) -> parquet::errors::Result<()> {
+        if let (Some(bits), Some(values)) = (&mut self.bits, column.as_primitive_opt()) {
+            if bits.append(values) {
+                return Ok(());
+            }
+            // Not 0/1 after all: hand the rows so far to the generic writer.
+            let so_far: ArrayRef = Arc::new(bits.to_array());
+            self.bits = None;
+            self.write_generic(field, &so_far)?;
+        }
+        self.write_generic(field, column)
+    }
+
+    fn write_generic(&mut self, field: &Field, column: &ArrayRef) -> parquet::errors::Result<()> {
+        for leaf in compute_leaves(field, column)? {
+            self.generic.write(&leaf)?;
+        }
+        Ok(())
+    }
+
+    fn close(self) -> parquet::errors::Result<EncodedChunk> {
+        match self.bits {
+            Some(bits) => {
+                let (bytes, close) = bits.close()?;
+                Ok(EncodedChunk::Bits(bytes, close))
+            }
+            None => Ok(EncodedChunk::Arrow(self.generic.close()?)),
+        }
+    }
 }
 
 /// Encodes score batches into row groups of at most [`MAX_ROW_GROUP_ROWS`] rows on the
 /// calling (worker) thread. Holds compressed pages only.
 pub(crate) struct ScoreEncoder {
     shared: Encoders,
-    open: Option<(Vec<ArrowColumnWriter>, usize)>,
+    open: Option<(Vec<ColumnSink>, usize)>,
     done: Vec<EncodedRowGroup>,
 }
 
@@ -528,23 +605,34 @@ impl ScoreEncoder {
                         .factory
                         .create_column_writers(0)
                         .map_err(|e| parquet_error(&self.shared.path, e))?;
-                    self.open.insert((writers, 0))
+                    if writers.len() != self.shared.schema.fields().len() {
+                        return Err(Error::new(
+                            "internal error: score schema and column writers differ",
+                        ));
+                    }
+                    let sinks = writers
+                        .into_iter()
+                        .zip(self.shared.bit_columns.iter())
+                        .map(|(generic, bits)| ColumnSink {
+                            generic,
+                            bits: bits.clone().map(BitScores::new),
+                        })
+                        .collect();
+                    self.open.insert((sinks, 0))
                 }
             };
             let take = (batch.num_rows() - offset).min(self.shared.max_rows - *rows);
             let part = batch.slice(offset, take);
-            let mut w = writers.iter_mut();
-            for (field, column) in self.shared.schema.fields().iter().zip(part.columns()) {
-                for leaf in compute_leaves(field, column)
-                    .map_err(|e| parquet_error(&self.shared.path, e))?
-                {
-                    let writer = w.next().ok_or_else(|| {
-                        Error::new("internal error: score schema and column writers differ")
-                    })?;
-                    writer
-                        .write(&leaf)
-                        .map_err(|e| parquet_error(&self.shared.path, e))?;
-                }
+            for ((field, column), sink) in self
+                .shared
+                .schema
+                .fields()
+                .iter()
+                .zip(part.columns())
+                .zip(writers.iter_mut())
+            {
+                sink.write(field, column)
+                    .map_err(|e| parquet_error(&self.shared.path, e))?;
             }
             *rows += take;
             offset += take;
@@ -559,7 +647,7 @@ impl ScoreEncoder {
         if let Some((writers, rows)) = self.open.take() {
             let chunks = writers
                 .into_iter()
-                .map(ArrowColumnWriter::close)
+                .map(ColumnSink::close)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| parquet_error(&self.shared.path, e))?;
             self.done.push(EncodedRowGroup { chunks, rows });
@@ -751,5 +839,106 @@ mod tests {
             .map(|r| r.unwrap().get_long(0).unwrap())
             .collect();
         assert_eq!(ids, (0..13).collect::<Vec<i64>>());
+    }
+
+    /// Float64 columns of 0/1 scores are written as bits ([`BitScores`]); a column that
+    /// turns out to hold other values (0.5, −0.0, NaN) part-way through a row group moves to
+    /// the generic writer with the rows so far. Every value, null, bit pattern and the
+    /// chunk statistics read back exactly, whichever writer took the column.
+    #[test]
+    fn score_bits_read_back_exactly_and_fall_back_on_other_values() {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use parquet::file::statistics::Statistics;
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = Outputs::prepare(dir.path(), false).unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("binary", DataType::Float64, true),
+            Field::new("turns", DataType::Float64, true),
+            Field::new("required", DataType::Float64, false),
+            Field::new("all_null", DataType::Float64, true),
+        ]));
+        let mut writer = outputs.scores_writer(Arc::clone(&schema)).unwrap();
+        writer.shared.max_rows = 1000;
+        // 1,000 rows in batches of 130 (crossing byte and run edges), one row group.
+        let binary = |i: usize| (i % 7 != 3).then(|| ((i * 31) % 5 < 2) as u8 as f64);
+        let turns = |i: usize| match i {
+            777 => Some(0.5),
+            901 => Some(-0.0),
+            950 => Some(f64::NAN),
+            i if i % 5 == 0 => None,
+            i => Some((i % 2) as f64),
+        };
+        let required = |i: usize| f64::from(u8::from(i.is_multiple_of(3)));
+        let rows = 1000;
+        let mut enc = writer.encoders().encoder();
+        for from in (0..rows).step_by(130) {
+            let to = (from + 130).min(rows);
+            let batch = RecordBatch::try_new(
+                Arc::clone(&schema),
+                vec![
+                    Arc::new(Float64Array::from(
+                        (from..to).map(binary).collect::<Vec<_>>(),
+                    )),
+                    Arc::new(Float64Array::from(
+                        (from..to).map(turns).collect::<Vec<_>>(),
+                    )),
+                    Arc::new(Float64Array::from(
+                        (from..to).map(required).collect::<Vec<_>>(),
+                    )),
+                    Arc::new(Float64Array::from(vec![None; to - from])),
+                ],
+            )
+            .unwrap();
+            enc.write(&batch).unwrap();
+        }
+        writer.append(enc.finish().unwrap()).unwrap();
+        assert_eq!(writer.finish().unwrap(), 1000);
+
+        let file = File::open(outputs.temp(0)).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let meta = reader.metadata().clone();
+        let read: Vec<RecordBatch> = reader.build().unwrap().map(Result::unwrap).collect();
+        let read = arrow::compute::concat_batches(&read[0].schema(), &read).unwrap();
+        let bits = |c: usize| -> Vec<Option<u64>> {
+            let a = read
+                .column(c)
+                .as_primitive::<arrow::datatypes::Float64Type>();
+            a.iter().map(|v| v.map(f64::to_bits)).collect()
+        };
+        let want = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<Option<u64>> {
+            (0..rows).map(|i| f(i).map(f64::to_bits)).collect()
+        };
+        assert_eq!(bits(0), want(&binary));
+        assert_eq!(bits(1), want(&turns));
+        assert_eq!(bits(2), want(&|i| Some(required(i))));
+        assert_eq!(bits(3), vec![None; rows]);
+
+        let rg = meta.row_group(0);
+        let stats = |c: usize| match rg.column(c).statistics().unwrap() {
+            Statistics::Double(s) => (
+                s.min_opt().copied(),
+                s.max_opt().copied(),
+                s.null_count_opt(),
+            ),
+            other => panic!("{other:?}"),
+        };
+        let nulls = (0..rows).filter(|i| binary(*i).is_none()).count() as u64;
+        assert_eq!(stats(0), (Some(0.0), Some(1.0), Some(nulls)));
+        assert_eq!(stats(2), (Some(0.0), Some(1.0), Some(0)));
+        assert_eq!(stats(3), (None, None, Some(1000)));
+        for c in 0..4 {
+            assert!(rg
+                .column(c)
+                .encodings()
+                .any(|e| e == Encoding::RLE_DICTIONARY));
+            assert_eq!(rg.column(c).num_values(), 1000);
+        }
+        // The bit-written columns carry an offset index but no column index; the column
+        // that fell back to the generic writer has both.
+        let index = |c: usize| rg.column(c).column_index_offset().is_some();
+        assert_eq!(
+            (index(0), index(1), index(2), index(3)),
+            (false, true, false, false)
+        );
     }
 }

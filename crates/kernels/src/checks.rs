@@ -2,12 +2,13 @@
 //! `pass_fail`, `regex`, and `string_equals` under `normalize:`.
 
 use crate::normalize::{fold_case, Normalizer};
+use crate::pattern::SearchPattern;
 use crate::text::TextColumn;
 use crate::{parse_choice_list, to_text, KernelError};
-use arrow::array::{Array, AsArray, Float64Array, StringArray};
+use arrow::array::{Array, AsArray, Float64Array, StringArray, StringViewArray};
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::datatypes::DataType;
 use memchr::memmem::{self, Finder};
-use regex::Regex;
 use std::borrow::Cow;
 
 /// How a value is tested against an expected string.
@@ -111,6 +112,111 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     }
 }
 
+/// `match_check`'s rows as bits for the common shape: value and expected both Utf8View
+/// columns, no normalizer, and every expected cell plain text of 1 to 4 bytes that starts
+/// with a printable ASCII character other than `[` (so it cannot be a list). Those four bytes
+/// sit in the expected cell's view itself, so most rows are decided from the two 16-byte
+/// views without touching the string data. `None` when the batch is not of that shape (the
+/// caller then takes the general path). Null rows get arbitrary bits; the caller masks them.
+fn match_views(
+    value: &StringViewArray,
+    expected: &StringViewArray,
+    mode: MatchMode,
+) -> Option<BooleanBuffer> {
+    if mode == MatchMode::Fuzzy || value.len() != expected.len() {
+        return None;
+    }
+    let (vs, es) = (value.views(), expected.views());
+    let shaped = BooleanBuffer::collect_bool(es.len(), |i| {
+        let e = es[i];
+        let first = (e >> 32) as u8;
+        (1..=4).contains(&(e as u32)) && first.is_ascii_graphic() && first != b'['
+    });
+    // Null expected cells do not count (their views are not read for a score).
+    let shaped = match expected.nulls() {
+        Some(n) => (&shaped | &!n.inner()).count_set_bits(),
+        None => shaped.count_set_bits(),
+    };
+    if shaped != es.len() {
+        return None;
+    }
+    Some(BooleanBuffer::collect_bool(vs.len(), |i| {
+        let (v, e) = (vs[i], es[i]);
+        let (v_len, e_len) = (v as u32, e as u32);
+        // (The first two tests only ever fail on null expected rows, masked by the caller.)
+        if e_len == 0 || e_len > 4 || v_len < e_len {
+            return false;
+        }
+        // The first four bytes of both strings, zero-padded; `e_len` is 1..=4.
+        let (v_pre, e_pre) = ((v >> 32) as u32, (e >> 32) as u32);
+        match mode {
+            MatchMode::Prefix => {
+                let mask = u32::MAX >> (32 - 8 * e_len);
+                (v_pre ^ e_pre) & mask == 0
+            }
+            _ if e_len == 1 && v_len <= 12 => inline_has_byte(v, e_pre as u8),
+            _ => contains(
+                value.value(i).as_bytes(),
+                &e_pre.to_le_bytes()[..e_len as usize],
+            ),
+        }
+    }))
+}
+
+/// Whether the inline string of a view (length at most 12) holds `byte`: bytes 4..16 of the
+/// view, compared all at once (the zero-byte test of "Bit Twiddling Hacks"; a borrow only
+/// marks bytes above a real match, so masking by the length keeps the answer exact).
+#[inline]
+fn inline_has_byte(view: u128, byte: u8) -> bool {
+    const LOW: u128 = 0x0101_0101_0101_0101_0101_0101;
+    const HIGH: u128 = LOW << 7;
+    let len = view as u32;
+    let data = view >> 32;
+    let x = data ^ (LOW * u128::from(byte));
+    let zero = x.wrapping_sub(LOW) & !x & HIGH;
+    let in_len = (1u128 << (8 * len)) - 1;
+    zero & in_len != 0
+}
+
+/// Scores from per-row hits: 1.0 where the row is valid and `hit != negate`, 0.0 elsewhere;
+/// null rows count as missing.
+fn scores_from_hits(hits: &BooleanBuffer, valid: Option<&NullBuffer>, negate: bool) -> CheckOutput {
+    let pass = if negate { !hits } else { hits.clone() };
+    let (pass, missing) = match valid {
+        Some(v) => (&pass & v.inner(), v.null_count()),
+        None => (pass, 0),
+    };
+    CheckOutput {
+        is_correct: scores_from_bits(&pass),
+        missing,
+    }
+}
+
+fn value_len(value: TextColumn<'_>) -> Option<usize> {
+    match value {
+        TextColumn::Utf8View(v) => Some(v.len()),
+        _ => None,
+    }
+}
+
+/// 1.0 for each set bit, 0.0 for each unset one.
+pub(crate) fn scores_from_bits(bits: &BooleanBuffer) -> Float64Array {
+    let mut out = vec![0.0; bits.len()];
+    let chunks = bits.bit_chunks();
+    let mut slots = out.chunks_exact_mut(64);
+    // Fixed-size inner loops without pushes: these vectorize.
+    for (word, slot) in chunks.iter().zip(&mut slots) {
+        for (j, o) in slot.iter_mut().enumerate() {
+            *o = ((word >> j) & 1) as f64;
+        }
+    }
+    let rest = chunks.remainder_bits();
+    for (j, o) in slots.into_remainder().iter_mut().enumerate() {
+        *o = ((rest >> j) & 1) as f64;
+    }
+    Float64Array::from(out)
+}
+
 /// Where the expected strings of each row come from.
 #[derive(Debug, Clone, Copy)]
 pub enum Expected<'a> {
@@ -192,6 +298,18 @@ pub fn match_check(
             }
         }
         Expected::PerRow(arr) => {
+            if let (None, TextColumn::Utf8View(v), DataType::Utf8View) =
+                (norm, value, arr.data_type())
+            {
+                let e = arr.as_string_view();
+                if let Some(hits) = match_views(v, e, mode) {
+                    return Ok(scores_from_hits(
+                        &hits,
+                        NullBuffer::union(v.nulls(), e.nulls()).as_ref(),
+                        negate,
+                    ));
+                }
+            }
             // Fast path: a plain text cell that is not a list is matched as it is, with no
             // copy (the common `expected: "{{ sample.answer }}"` without normalize).
             let plain = match (norm, arr.data_type()) {
@@ -481,7 +599,7 @@ pub fn pass_fail(
 /// as missing.
 pub fn regex_check(
     value: TextColumn<'_>,
-    pattern: &Regex,
+    search: &SearchPattern,
     ground_truth: Option<TextColumn<'_>>,
     norm: Option<&Normalizer>,
     len: usize,
@@ -489,7 +607,17 @@ pub fn regex_check(
     let mut missing = 0;
     // A clone per call (per batch) gives this worker thread its own match cache: a Regex
     // shared between threads hands its cache out through a slower shared pool.
-    let pattern = &pattern.clone();
+    let pattern = &search.regex().clone();
+    let min_len = search.min_len();
+    if let (TextColumn::Utf8View(v), None, None, true) =
+        (value, &ground_truth, norm, value_len(value) == Some(len))
+    {
+        // Texts shorter than any match are decided from their view's length.
+        let hits = BooleanBuffer::collect_bool(len, |i| {
+            (v.views()[i] as u32) as usize >= min_len && pattern.is_match(v.value(i))
+        });
+        return scores_from_hits(&hits, v.nulls(), false);
+    }
     let scores = (0..len)
         .map(|r| {
             let Some(v) = value.get(r) else {
@@ -497,7 +625,10 @@ pub fn regex_check(
                 return 0.0;
             };
             let hit = match &ground_truth {
-                None => pattern.is_match(&apply(norm, v)),
+                None => {
+                    let v = apply(norm, v);
+                    v.len() >= min_len && pattern.is_match(&v)
+                }
                 Some(g) => {
                     let Some(g) = g.get(r) else {
                         missing += 1;

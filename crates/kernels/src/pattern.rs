@@ -72,6 +72,40 @@ pub fn compile(pattern: &str) -> Result<Regex, PatternError> {
         })
 }
 
+/// A task pattern that a scorer searches for (`regex.pattern`), with the fewest bytes any
+/// match spans: a text shorter than that cannot match, which is decided without running
+/// the regex (most short answers, such as a single letter, under an `answer is (X)` rule).
+#[derive(Debug, Clone)]
+pub struct SearchPattern {
+    regex: Regex,
+    min_len: usize,
+}
+
+impl SearchPattern {
+    /// Compiles `pattern` with the limits above ([`compile`]).
+    pub fn new(pattern: &str) -> Result<SearchPattern, PatternError> {
+        let regex = compile(pattern)?;
+        // The regex crate parses with these settings too; a pattern it compiled parses here.
+        let min_len = regex_syntax::ParserBuilder::new()
+            .nest_limit(REGEX_NEST_LIMIT)
+            .build()
+            .parse(pattern)
+            .ok()
+            .and_then(|hir| hir.properties().minimum_len())
+            .unwrap_or(0);
+        Ok(SearchPattern { regex, min_len })
+    }
+
+    pub fn regex(&self) -> &Regex {
+        &self.regex
+    }
+
+    /// The length in bytes of the shortest text the pattern can match.
+    pub fn min_len(&self) -> usize {
+        self.min_len
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,9 @@
 //! Property tests: the kernels never panic on random rows, and report bad values as errors.
 #![allow(clippy::unwrap_used)]
 
-use arrow::array::{ArrayRef, Scalar, StringArray};
+use arrow::array::{ArrayRef, Scalar, StringArray, StringViewArray};
+use evalscore_kernels::checks::{match_check, regex_check, Expected, MatchMode};
+use evalscore_kernels::pattern::SearchPattern;
 use evalscore_kernels::{
     missing_count, parse_choice_list, string_equals, string_equals_mcqa, Choices, TextColumn,
 };
@@ -52,5 +54,49 @@ proptest! {
     #[test]
     fn choice_lists_never_panic(text in "(?s)\\[?.{0,40}\\]?") {
         let _ = parse_choice_list(&text);
+    }
+
+    /// `match`/`includes` over two Utf8View columns decide most rows from the views alone;
+    /// they give what the general path gives over Utf8 for the same rows. Values cross the
+    /// 12-byte inline limit and hold multi-byte text; expected cells are 1 to 4 bytes (the
+    /// fast path's shape), or anything (the general path on both sides).
+    #[test]
+    fn view_checks_agree_with_the_general_path(
+        (v, e) in (0usize..80).prop_flat_map(|n| (
+            proptest::collection::vec(proptest::option::of("[abAé ]{0,16}"), n),
+            prop_oneof![
+                proptest::collection::vec(proptest::option::of("[abA][abé]{0,2}"), n),
+                proptest::collection::vec(proptest::option::of("[ab \\[é]{0,5}"), n),
+            ],
+        )),
+        negate in any::<bool>(),
+    ) {
+        let n = v.len();
+        let (v8, e8) = (StringArray::from(v.clone()), StringArray::from(e.clone()));
+        let (vv, ev) = (StringViewArray::from(v), StringViewArray::from(e));
+        for mode in [MatchMode::Prefix, MatchMode::Substring, MatchMode::Fuzzy] {
+            let general = match_check(TextColumn::new(&v8, "v").unwrap(), Expected::PerRow(&e8), mode, negate, None, n).unwrap();
+            let views = match_check(TextColumn::new(&vv, "v").unwrap(), Expected::PerRow(&ev), mode, negate, None, n).unwrap();
+            prop_assert_eq!(&general, &views, "{:?}", mode);
+        }
+    }
+
+    /// The regex over Utf8View skips texts shorter than any match; the scores are the ones
+    /// the general path gives over Utf8.
+    #[test]
+    fn view_regex_agrees_with_the_general_path(
+        v in proptest::collection::vec(proptest::option::of(prop_oneof![
+            "(answer|ANSWER|Answer)(:| is)? ?[A-Da-d]?",
+            "[a-zA-Z :é]{0,20}",
+        ]), 0..80),
+    ) {
+        let n = v.len();
+        let (v8, vv) = (StringArray::from(v.clone()), StringViewArray::from(v));
+        for p in [r"(?i)answer(?: is)?:?\s*\(?([A-D])\b", r"é", r"x*", r"^$"] {
+            let p = SearchPattern::new(p).unwrap();
+            let general = regex_check(TextColumn::new(&v8, "v").unwrap(), &p, None, None, n);
+            let views = regex_check(TextColumn::new(&vv, "v").unwrap(), &p, None, None, n);
+            prop_assert_eq!(general, views);
+        }
     }
 }

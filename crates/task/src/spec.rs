@@ -7,10 +7,8 @@ use crate::{Location, TaskError};
 use evalscore_kernels::checks::text_as_list;
 use evalscore_kernels::extract::DEFAULT_FALLBACK;
 use evalscore_kernels::normalize::STEP_NAMES;
-use evalscore_kernels::pattern::{self, PatternError};
-use evalscore_kernels::{
-    Extractor, JsonSchema, MatchMode, Needles, Normalizer, Regex, Step, UnicodeForm,
-};
+use evalscore_kernels::pattern::{self, PatternError, SearchPattern};
+use evalscore_kernels::{Extractor, JsonSchema, MatchMode, Needles, Normalizer, Step, UnicodeForm};
 use serde_json::Value;
 use serde_saphyr::Spanned;
 use std::collections::{BTreeMap, BTreeSet};
@@ -114,7 +112,7 @@ pub enum ScorerKind {
     },
     /// Seed 004 `regex`: `pattern` searched in the value.
     Regex {
-        pattern: Arc<Regex>,
+        pattern: Arc<SearchPattern>,
         ground_truth: Option<Template>,
         value: Option<Template>,
     },
@@ -795,11 +793,11 @@ fn parse_scorer(
                     .with_hint("e.g. `pattern: \"(?i)answer: (\\\\d+)\"`")
             })?;
             let text = node.scalar_string("pattern")?;
-            let pattern = pattern::compile(&text).map_err(|e| {
+            let pattern = pattern::SearchPattern::new(&text).map_err(|e| {
                 pattern_error(node, "regex.pattern", e, "patterns use Rust regex syntax (https://docs.rs/regex): inline flags like (?i), no look-around or backreferences")
             })?;
             let ground_truth = template("ground_truth")?;
-            if ground_truth.is_some() && pattern.captures_len() < 2 {
+            if ground_truth.is_some() && pattern.regex().captures_len() < 2 {
                 return Err(node
                     .err("`regex.pattern` has no capture group, but `ground_truth` is given")
                     .with_hint("with `ground_truth`, the first capture group is compared: e.g. `answer: (\\d+)`"));

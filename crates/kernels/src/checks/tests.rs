@@ -371,8 +371,8 @@ fn regex_search_and_capture() {
         Some("答えは 7"),
         Some("ANSWER 9"),
     ];
-    let p = compile_regex(r"(?i)answer is (\d+)").unwrap();
-    let any = compile_regex(r"\d").unwrap();
+    let p = SearchPattern::new(r"(?i)answer is (\d+)").unwrap();
+    let any = SearchPattern::new(r"\d").unwrap();
     let gt: ArrayRef = Arc::new(StringArray::from(vec![
         Some("42"),
         Some("1"),
@@ -426,4 +426,97 @@ fn normalized_string_equals_over_layouts() {
         let s = string_equals_normalized(col(&a), TextColumn::scalar(Some("YES ")), &n, 6);
         assert_eq!(s.values().to_vec(), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
     }
+}
+
+/// The view fast path of `match`/`includes` takes batches whose expected cells are 1 to 4
+/// plain bytes, and decides inline values, out-of-line values, empty values and nulls.
+#[test]
+fn match_over_views_takes_the_fast_path() {
+    let values = StringViewArray::from(vec![
+        Some("B"),
+        Some("The answer is B"),
+        Some("b"),
+        Some(""),
+        None,
+        Some("AB. because long enough to be out of line"),
+        Some("ABCD"),
+        Some("xyzzyABCD"),
+    ]);
+    let expected = StringViewArray::from(vec![
+        Some("B"),
+        Some("B"),
+        Some("B"),
+        Some("B"),
+        Some("B"),
+        Some("B"),
+        Some("ABCD"),
+        None,
+    ]);
+    let prefix = match_views(&values, &expected, MatchMode::Prefix).unwrap();
+    let substring = match_views(&values, &expected, MatchMode::Substring).unwrap();
+    let valid = [true, true, true, true, false, true, true, false];
+    let bits =
+        |b: &BooleanBuffer| -> Vec<bool> { b.iter().zip(valid).map(|(b, ok)| b && ok).collect() };
+    assert_eq!(
+        bits(&prefix),
+        [true, false, false, false, false, false, true, false]
+    );
+    assert_eq!(
+        bits(&substring),
+        [true, true, false, false, false, true, true, false]
+    );
+    let out = match_check(
+        col(&(Arc::new(values) as ArrayRef)),
+        Expected::PerRow(&expected),
+        MatchMode::Substring,
+        true,
+        None,
+        8,
+    )
+    .unwrap();
+    assert_eq!(
+        out.is_correct.values().to_vec(),
+        [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    assert_eq!(out.missing, 2);
+    // A list-shaped, empty or long expected cell sends the batch to the general path.
+    for e in ["[\"B\"]", "", "ABCDE", " B"] {
+        let expected = StringViewArray::from(vec![e]);
+        let one = StringViewArray::from(vec!["B"]);
+        assert!(
+            match_views(&one, &expected, MatchMode::Prefix).is_none(),
+            "{e:?}"
+        );
+    }
+}
+
+/// The inline byte test looks at the string's bytes only, not at bytes past its length.
+#[test]
+fn inline_byte_test_stops_at_the_length() {
+    // Length 3, data "abc", then bytes that would match if read.
+    let mut view = [0u8; 16];
+    view[0] = 3;
+    view[4..16].copy_from_slice(b"abcZZZZZZZZZ");
+    let view = u128::from_le_bytes(view);
+    assert!(inline_has_byte(view, b'a'));
+    assert!(inline_has_byte(view, b'c'));
+    assert!(!inline_has_byte(view, b'Z'));
+    assert!(!inline_has_byte(view, 0));
+    let mut full = [0u8; 16];
+    full[0] = 12;
+    full[4..16].copy_from_slice(b"abcdefghijkl");
+    let full = u128::from_le_bytes(full);
+    assert!(inline_has_byte(full, b'l'));
+    assert!(!inline_has_byte(full, b'm'));
+}
+
+/// The shortest match of a pattern, in bytes.
+#[test]
+fn search_patterns_know_their_shortest_match() {
+    let len = |p: &str| SearchPattern::new(p).unwrap().min_len();
+    assert_eq!(len(r"(?i)answer(?: is)?:?\s*\(?([A-D])\b"), 7);
+    assert_eq!(len(r"\d"), 1);
+    assert_eq!(len(r"x*"), 0);
+    assert_eq!(len(r"é"), 2);
+    assert_eq!(len(r"^$"), 0);
 }
