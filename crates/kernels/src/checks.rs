@@ -192,6 +192,77 @@ fn scores_from_hits(hits: &BooleanBuffer, valid: Option<&NullBuffer>, negate: bo
     }
 }
 
+/// Texts up to this many bytes are memoized by content ([`TextMemo`]).
+const SHORT_TEXT: usize = 32;
+
+/// A direct-mapped memo from a text of at most [`SHORT_TEXT`] bytes to a boolean, 256
+/// entries keyed by the text itself (zero-padded, with its length): a lookup costs a copy,
+/// a hash and a compare of 32 bytes; a miss replaces the slot.
+struct TextMemo {
+    slots: Box<[TextSlot; 256]>,
+}
+
+/// (text zero-padded, its length, filled, value)
+type TextSlot = ([u8; SHORT_TEXT], u8, bool, bool);
+
+impl Default for TextMemo {
+    fn default() -> Self {
+        TextMemo {
+            slots: Box::new([([0; SHORT_TEXT], 0, false, false); 256]),
+        }
+    }
+}
+
+impl TextMemo {
+    /// `text` must be at most [`SHORT_TEXT`] bytes long.
+    #[inline]
+    fn get_or(&mut self, text: &[u8], compute: impl FnOnce() -> bool) -> bool {
+        let mut key = [0u8; SHORT_TEXT];
+        key[..text.len()].copy_from_slice(text);
+        let mut h = text.len() as u64;
+        for w in key.chunks_exact(8) {
+            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+        let slot = &mut self.slots[(h >> 56) as usize];
+        if slot.2 && usize::from(slot.1) == text.len() && slot.0 == key {
+            return slot.3;
+        }
+        let value = compute();
+        *slot = (key, text.len() as u8, true, value);
+        value
+    }
+}
+
+/// A direct-mapped memo from a string view (16 bytes) to a boolean, 256 entries: a lookup
+/// costs a multiply and a compare, a miss replaces the slot.
+struct ViewMemo {
+    slots: Box<[(u128, bool, bool); 256]>,
+}
+
+impl Default for ViewMemo {
+    fn default() -> Self {
+        ViewMemo {
+            // (view, filled, value)
+            slots: Box::new([(0, false, false); 256]),
+        }
+    }
+}
+
+impl ViewMemo {
+    #[inline]
+    fn get_or(&mut self, view: u128, compute: impl FnOnce() -> bool) -> bool {
+        let h = ((view as u64) ^ ((view >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56;
+        let slot = &mut self.slots[h as usize];
+        if slot.1 && slot.0 == view {
+            return slot.2;
+        }
+        let value = compute();
+        *slot = (view, true, value);
+        value
+    }
+}
+
 fn value_len(value: TextColumn<'_>) -> Option<usize> {
     match value {
         TextColumn::Utf8View(v) => Some(v.len()),
@@ -612,9 +683,25 @@ pub fn regex_check(
     if let (TextColumn::Utf8View(v), None, None, true) =
         (value, &ground_truth, norm, value_len(value) == Some(len))
     {
-        // Texts shorter than any match are decided from their view's length.
+        // Texts shorter than any match are decided from their view's length. Short texts
+        // repeat (`The answer is B`), so a memo keyed by content runs the regex once per
+        // repeated short text. Longer texts are memoized by view: equal views are equal
+        // texts (an out-of-line view names its buffer and offset), and rows decoded from one
+        // Parquet dictionary share their views.
+        let mut short = TextMemo::default();
+        let mut long = ViewMemo::default();
+        let views = v.views();
         let hits = BooleanBuffer::collect_bool(len, |i| {
-            (v.views()[i] as u32) as usize >= min_len && pattern.is_match(v.value(i))
+            let view = views[i];
+            let n = (view as u32) as usize;
+            if n < min_len {
+                false
+            } else if n <= SHORT_TEXT {
+                let text = v.value(i);
+                short.get_or(text.as_bytes(), || pattern.is_match(text))
+            } else {
+                long.get_or(view, || pattern.is_match(v.value(i)))
+            }
         });
         return scores_from_hits(&hits, v.nulls(), false);
     }

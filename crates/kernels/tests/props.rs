@@ -88,6 +88,7 @@ proptest! {
         v in proptest::collection::vec(proptest::option::of(prop_oneof![
             "(answer|ANSWER|Answer)(:| is)? ?[A-Da-d]?",
             "[a-zA-Z :é]{0,20}",
+            "(answer is [a-dA-D] ){3,5}",
         ]), 0..80),
     ) {
         let n = v.len();

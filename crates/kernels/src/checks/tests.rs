@@ -520,3 +520,47 @@ fn search_patterns_know_their_shortest_match() {
     assert_eq!(len(r"é"), 2);
     assert_eq!(len(r"^$"), 0);
 }
+
+/// Over Utf8View, the regex scorer remembers its answers for repeated texts: by content for
+/// short ones, by view for long ones (rows cast from a dictionary share views). Colliding,
+/// repeated and distinct texts all score what the Utf8 path gives.
+#[test]
+fn regex_memos_give_the_plain_answers() {
+    use arrow::array::{DictionaryArray, Int32Array};
+    use arrow::datatypes::Int32Type;
+    let words = [
+        "The answer is B",
+        "the answer is b",
+        "The answer is Z",
+        "Answer: C",
+        "I am not sure.",
+        "a long explanation that ends with the answer is (D) today",
+        "a long explanation that ends with no answer at all, sadly",
+        "answer is C but that is more than thirty-two bytes long",
+    ];
+    let keys: Vec<i32> = (0..3000).map(|i| (i * 7 + i / 5) % 8).collect();
+    let dict = DictionaryArray::<Int32Type>::try_new(
+        Int32Array::from(keys.clone()),
+        Arc::new(StringArray::from(words.to_vec())),
+    )
+    .unwrap();
+    let views = arrow::compute::cast(&dict, &DataType::Utf8View).unwrap();
+    // Rows of one dictionary value share a view.
+    let v = views.as_string_view();
+    assert_eq!(
+        v.views()[0],
+        v.views()[keys.iter().skip(1).position(|k| *k == keys[0]).unwrap() + 1]
+    );
+    let plain: ArrayRef = Arc::new(StringArray::from(
+        keys.iter().map(|k| words[*k as usize]).collect::<Vec<_>>(),
+    ));
+    let p = SearchPattern::new(r"(?i)answer(?: is)?:?\s*\(?([A-D])\b").unwrap();
+    let a = regex_check(col(&views), &p, None, None, keys.len());
+    let b = regex_check(col(&plain), &p, None, None, keys.len());
+    assert_eq!(a, b);
+    let expect: Vec<f64> = keys
+        .iter()
+        .map(|k| [1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0][*k as usize])
+        .collect();
+    assert_eq!(a.is_correct.values().to_vec(), expect);
+}
