@@ -12,6 +12,23 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `mi_option_purge_delay` in mimalloc's `mi_option_e` (v2 and v3 alike).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Tells mimalloc to keep freed memory instead of returning it to the OS 10 ms later. Each
+/// unit's buffers are freed and the next unit's are allocated moments after; returned pages
+/// come back as fresh (zeroed, often huge) pages. Measured on the 10M-row benchmark: system
+/// time 1.0 s → 0.45 s and wall time 1.7 s → 1.4 s. Memory stays bounded: the peak is
+/// what it was, it is only not given back before the process ends.
+fn keep_freed_memory() {
+    // SAFETY: `mi_option_set` takes an option number and a value, is safe to call at any
+    // time from any thread, and ignores options it does not know.
+    #[allow(unsafe_code)]
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
+    }
+}
+
 /// Score LLM evaluation results stored in Parquet or JSONL with declarative scorers.
 #[derive(Debug, Parser)]
 #[command(name = "evalscore", version, about)]
@@ -64,6 +81,7 @@ fn parse_set(s: &str) -> Result<(String, String), String> {
 }
 
 fn main() -> ExitCode {
+    keep_freed_memory();
     install_panic_hook();
     // A panic anywhere, including a rayon worker (the reader re-raises those on this thread),
     // unwinds to here: the output guard's Drop removes the temporary files on the way.

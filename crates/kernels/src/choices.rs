@@ -154,6 +154,19 @@ impl<'a> ChoiceReader<'a> {
         })
     }
 
+    /// A list column's validity, offsets and items, for kernels with a path of their own
+    /// over the common list shapes; `None` for other sources.
+    pub fn view_lists(&self) -> Option<(Option<&NullBuffer>, &[usize], &StringViewArray)> {
+        match &self.source {
+            Source::List {
+                nulls,
+                offsets,
+                items,
+            } => Some((nulls.as_ref(), offsets, items)),
+            _ => None,
+        }
+    }
+
     pub fn row(&mut self, row: usize) -> Result<RowChoices<'_>, KernelError> {
         match &self.source {
             Source::None => Ok(RowChoices::Any),

@@ -2,7 +2,8 @@ use crate::choices::{single_char, ChoiceReader, RowChoices};
 use crate::normalize::Normalizer;
 use crate::text::{TextColumn, Validity};
 use crate::{Choices, KernelError};
-use arrow::array::{DictionaryArray, Float64Array, Int8Array, StringArray};
+use arrow::array::{Array, DictionaryArray, Float64Array, Int8Array, StringArray, StringViewArray};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::datatypes::Int8Type;
 use std::sync::Arc;
 
@@ -65,6 +66,13 @@ pub fn string_equals_mcqa_with(
         }
     };
     let mut reader = ChoiceReader::new(choices, norm)?;
+    if let (None, None, TextColumn::Utf8View(o), TextColumn::Utf8View(t), Some(lists)) =
+        (norm, found, output, ground_truth, reader.view_lists())
+    {
+        if let Some(out) = mcqa_views(o, t, lists, len) {
+            return Ok(out);
+        }
+    }
     let mut scores = Vec::with_capacity(len);
     let mut valid: Vec<i8> = Vec::with_capacity(len);
     // A scalar ground truth is checked once, not per row.
@@ -98,6 +106,64 @@ pub fn string_equals_mcqa_with(
     Ok(McqaOutput {
         is_correct: Float64Array::from(scores),
         completion_validity,
+    })
+}
+
+/// [`string_equals_mcqa`] for the common shape, decided from the 16-byte views alone:
+/// output and ground truth Utf8View, choices a list column, every output starting with an
+/// ASCII character, every ground truth one ASCII character, every choice item one ASCII
+/// character. A row's choices become a 128-bit set of those characters. `None` (the caller
+/// takes the general path, which also reports any bad value) when the batch is not of that
+/// shape.
+fn mcqa_views(
+    output: &StringViewArray,
+    truth: &StringViewArray,
+    (list_nulls, offsets, items): (Option<&NullBuffer>, &[usize], &StringViewArray),
+    len: usize,
+) -> Option<McqaOutput> {
+    if output.len() != len || truth.len() != len || offsets.len() != len + 1 {
+        return None;
+    }
+    let one_ascii = |v: u128| v as u32 == 1 && ((v >> 32) as u8) < 0x80;
+    let iv = items.views();
+    if items.null_count() > 0 || !iv.iter().all(|&v| one_ascii(v)) {
+        return None;
+    }
+    let (ov, tv) = (output.views(), truth.views());
+    let valid_at = |n: Option<&NullBuffer>, r: usize| n.is_none_or(|n| n.is_valid(r));
+    let words = len.div_ceil(64);
+    let mut correct = Vec::with_capacity(words);
+    let mut valid = Vec::with_capacity(words);
+    for w in 0..words {
+        let (mut c_word, mut v_word) = (0u64, 0u64);
+        for j in 0..(len - w * 64).min(64) {
+            let r = w * 64 + j;
+            let o = ov[r];
+            let has_first = valid_at(output.nulls(), r) && o as u32 > 0;
+            let first = (o >> 32) as u8;
+            let has_truth = valid_at(truth.nulls(), r);
+            if (has_first && first >= 0x80) || (has_truth && !one_ascii(tv[r])) {
+                return None;
+            }
+            let mut set = 0u128;
+            for &item in &iv[offsets[r]..offsets[r + 1]] {
+                set |= 1u128 << ((item >> 32) as u8);
+            }
+            let is_valid = has_first && valid_at(list_nulls, r) && (set >> first) & 1 == 1;
+            let is_correct = is_valid && has_truth && first == (tv[r] >> 32) as u8;
+            c_word |= u64::from(is_correct) << j;
+            v_word |= u64::from(is_valid) << j;
+        }
+        correct.push(c_word);
+        valid.push(v_word);
+    }
+    let correct = BooleanBuffer::new(Buffer::from_vec(correct), 0, len);
+    let valid = BooleanBuffer::new(Buffer::from_vec(valid), 0, len);
+    let keys: Vec<i8> = valid.iter().map(i8::from).collect();
+    let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
+    Some(McqaOutput {
+        is_correct: crate::checks::scores_from_bits(&correct),
+        completion_validity: DictionaryArray::try_new(Int8Array::from(keys), labels).ok()?,
     })
 }
 

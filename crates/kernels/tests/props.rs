@@ -1,7 +1,7 @@
 //! Property tests: the kernels never panic on random rows, and report bad values as errors.
 #![allow(clippy::unwrap_used)]
 
-use arrow::array::{ArrayRef, Scalar, StringArray, StringViewArray};
+use arrow::array::{ArrayRef, ListBuilder, Scalar, StringArray, StringBuilder, StringViewArray};
 use evalscore_kernels::checks::{match_check, regex_check, Expected, MatchMode};
 use evalscore_kernels::pattern::SearchPattern;
 use evalscore_kernels::{
@@ -99,5 +99,44 @@ proptest! {
             let views = regex_check(TextColumn::new(&vv, "v").unwrap(), &p, None, None, n);
             prop_assert_eq!(general, views);
         }
+    }
+
+    /// `string_equals_mcqa` over Utf8View output and truth with a list of choices decides
+    /// rows from the views; it gives what the general path gives over Utf8, errors included
+    /// (a truth or choice of more than one character).
+    #[test]
+    fn view_mcqa_agrees_with_the_general_path(
+        rows in proptest::collection::vec((
+            proptest::option::of(prop_oneof![4 => "[ABCDab ]{0,3}", 1 => "[ÉB日]{0,2}"]),
+            proptest::option::of(prop_oneof![8 => "[ABCD]", 1 => "(AB|É|)"]),
+            proptest::option::of(proptest::collection::vec(
+                prop_oneof![12 => "[ABCDa]", 1 => "(É|AB)"], 0..5)),
+        ), 0..80),
+    ) {
+        let n = rows.len();
+        let out: Vec<Option<&str>> = rows.iter().map(|r| r.0.as_deref()).collect();
+        let truth: Vec<Option<&str>> = rows.iter().map(|r| r.1.as_deref()).collect();
+        let mut lists = ListBuilder::new(StringBuilder::new());
+        for r in &rows {
+            match &r.2 {
+                Some(items) => {
+                    for i in items {
+                        lists.values().append_value(i);
+                    }
+                    lists.append(true);
+                }
+                None => lists.append(false),
+            }
+        }
+        let lists: ArrayRef = Arc::new(lists.finish());
+        let (o8, t8) = (StringArray::from(out.clone()), StringArray::from(truth.clone()));
+        let (ov, tv) = (StringViewArray::from(out), StringViewArray::from(truth));
+        let general = string_equals_mcqa(
+            TextColumn::new(&o8, "o").unwrap(), TextColumn::new(&t8, "t").unwrap(),
+            Choices::PerRow(lists.as_ref()), n);
+        let views = string_equals_mcqa(
+            TextColumn::new(&ov, "o").unwrap(), TextColumn::new(&tv, "t").unwrap(),
+            Choices::PerRow(lists.as_ref()), n);
+        prop_assert_eq!(general.map_err(|e| e.to_string()), views.map_err(|e| e.to_string()));
     }
 }
