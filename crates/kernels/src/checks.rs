@@ -9,6 +9,7 @@ use arrow::array::{Array, AsArray, Float64Array, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::datatypes::DataType;
 use memchr::memmem::{self, Finder};
+use regex::Regex;
 use std::borrow::Cow;
 
 /// How a value is tested against an expected string.
@@ -675,10 +676,21 @@ pub fn regex_check(
     norm: Option<&Normalizer>,
     len: usize,
 ) -> CheckOutput {
+    // This worker thread's own copy, whose match cache lives across batches.
+    crate::pattern::with_thread_copy(search.regex(), |pattern| {
+        regex_rows(value, search, pattern, ground_truth, norm, len)
+    })
+}
+
+fn regex_rows(
+    value: TextColumn<'_>,
+    search: &SearchPattern,
+    pattern: &Regex,
+    ground_truth: Option<TextColumn<'_>>,
+    norm: Option<&Normalizer>,
+    len: usize,
+) -> CheckOutput {
     let mut missing = 0;
-    // A clone per call (per batch) gives this worker thread its own match cache: a Regex
-    // shared between threads hands its cache out through a slower shared pool.
-    let pattern = &search.regex().clone();
     let min_len = search.min_len();
     if let (TextColumn::Utf8View(v), None, None, true) =
         (value, &ground_truth, norm, value_len(value) == Some(len))

@@ -17,6 +17,7 @@
 //! The regex crate's own defaults are 10 MiB and 2 MiB; real task patterns compile to a few KiB.
 
 use regex::{Regex, RegexBuilder};
+use std::cell::RefCell;
 use std::fmt;
 
 /// Largest compiled program of one task pattern: 1 MiB, a tenth of the regex crate's default.
@@ -104,6 +105,39 @@ impl SearchPattern {
     pub fn min_len(&self) -> usize {
         self.min_len
     }
+}
+
+thread_local! {
+    /// This thread's copies of the task regexes it has run ([`with_thread_copy`]).
+    static THREAD_COPIES: RefCell<Vec<Regex>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many task regexes a thread keeps copies of.
+const THREAD_COPY_LIMIT: usize = 16;
+
+/// Runs `f` with this thread's own copy of `regex`, made on first use and kept for later
+/// calls. Why: a `Regex` shared between threads hands out its match cache (the lazy DFA's
+/// learned states) through a shared pool, and a fresh clone per batch relearns them every
+/// batch. Copies are found by pattern text; every task pattern is compiled with the same
+/// settings ([`compile`]), so equal text means an equal regex.
+pub fn with_thread_copy<R>(regex: &Regex, f: impl FnOnce(&Regex) -> R) -> R {
+    THREAD_COPIES.with(|copies| {
+        let Ok(mut copies) = copies.try_borrow_mut() else {
+            // Called from inside `f` (not done today): a private copy is still correct.
+            return f(&regex.clone());
+        };
+        let i = match copies.iter().position(|c| c.as_str() == regex.as_str()) {
+            Some(i) => i,
+            None => {
+                if copies.len() == THREAD_COPY_LIMIT {
+                    copies.remove(0);
+                }
+                copies.push(regex.clone());
+                copies.len() - 1
+            }
+        };
+        f(&copies[i])
+    })
 }
 
 #[cfg(test)]

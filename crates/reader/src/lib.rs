@@ -71,8 +71,12 @@ pub struct Inputs {
     pub schema: SchemaRef,
 }
 
-/// Rows per record batch when decoding.
-pub const BATCH_SIZE: usize = 64 * 1024;
+/// Rows per record batch when decoding. Small batches keep every buffer in the allocator's
+/// reused pages: at 64k rows, parquet's list reader grows the `choices` item buffer (4 MB of
+/// views) by exact reservations, copying it and faulting in fresh pages for every page it
+/// decodes. Measured on the 10M-row benchmark job: 64k rows 1.16 s, 32k 1.10 s, 16k
+/// 1.05 s, 8k 1.01 s, 4k 1.03 s; peak RSS 189 → 114 MiB at 8k.
+pub const BATCH_SIZE: usize = 8 * 1024;
 
 impl Inputs {
     /// Expands `paths` and opens every file's footer.
