@@ -16,9 +16,13 @@
 //! generic writer and nothing is changed by the shortcut.
 
 use arrow::array::BooleanBufferBuilder;
-use arrow::array::{Array, AsArray, BooleanArray, Float64Array};
+use arrow::array::{
+    new_null_array, Array, ArrayRef, AsArray, BooleanArray, DictionaryArray, Float64Array,
+    Int8Array, StringArray,
+};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::filter;
+use arrow::datatypes::{DataType, Float64Type, Int8Type};
 use bytes::Bytes;
 use parquet::basic::EncodingMask;
 use parquet::basic::{Compression, Encoding, PageType, ZstdLevel};
@@ -29,6 +33,7 @@ use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncod
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
+use std::sync::Arc;
 
 const ONE: u64 = 0x3FF0_0000_0000_0000; // 1.0f64.to_bits()
 
@@ -39,45 +44,95 @@ const ZSTD_LEVEL: i32 = 1;
 /// one byte; readers are written against that, so this writer does the same.
 const MAX_GROUPS_PER_RUN: usize = 63;
 
-/// One row group's worth of a 0/1 score column, as bits.
+/// Which two-valued columns [`BitScores`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BitKind {
+    /// Float64 scores; the dictionary is `[0.0, 1.0]`.
+    Scores,
+    /// Dictionary-encoded text (`Dictionary(Int8, Utf8)`) with two labels, such as
+    /// `completion_validity`; the dictionary is the first batch's two values, which every
+    /// later batch must repeat. Written without statistics, like parquet's writer is told
+    /// to write label columns.
+    Labels,
+}
+
+/// One row group's worth of a two-valued column, as bits.
 pub(crate) struct BitScores {
     descr: ColumnDescPtr,
+    kind: BitKind,
+    /// The two labels of a [`BitKind::Labels`] column, from its first batch.
+    labels: Option<[String; 2]>,
     /// One bit per row: set when the row is not null.
     valid: BooleanBufferBuilder,
-    /// One bit per non-null row: set when its score is 1.0.
+    /// One bit per non-null row: set when its value is the second dictionary entry (1.0).
     ones: BooleanBufferBuilder,
     rows: usize,
 }
 
 impl BitScores {
-    pub fn new(descr: ColumnDescPtr) -> BitScores {
+    pub fn new(descr: ColumnDescPtr, kind: BitKind) -> BitScores {
         BitScores {
             descr,
+            kind,
+            labels: None,
             valid: BooleanBufferBuilder::new(0),
             ones: BooleanBufferBuilder::new(0),
             rows: 0,
         }
     }
 
-    /// Appends `values` and returns true, or returns false and appends nothing when a
-    /// non-null value is not exactly 0.0 or 1.0 (or a null appears in a required column).
-    pub fn append(&mut self, values: &Float64Array) -> bool {
-        let v = values.values();
-        let is_one = BooleanBuffer::collect_bool(v.len(), |i| v[i].to_bits() == ONE);
-        let is_binary = v.iter().fold(true, |ok, x| {
-            let b = x.to_bits();
-            ok & ((b == 0) | (b == ONE))
-        });
-        match values.nulls().filter(|n| n.null_count() > 0) {
-            None => {
-                if !is_binary {
+    /// Appends `column` and returns true, or returns false and appends nothing when it is
+    /// not two-valued: a non-null score that is not exactly 0.0 or 1.0, labels other than
+    /// the first batch's two, or a null in a required column.
+    pub fn append(&mut self, column: &ArrayRef) -> bool {
+        let (ok, is_one, nulls) = match self.kind {
+            BitKind::Scores => {
+                let Some(values) = column.as_primitive_opt::<Float64Type>() else {
+                    return false;
+                };
+                let v = values.values();
+                let ok = BooleanBuffer::collect_bool(v.len(), |i| {
+                    let b = v[i].to_bits();
+                    (b == 0) | (b == ONE)
+                });
+                let is_one = BooleanBuffer::collect_bool(v.len(), |i| v[i].to_bits() == ONE);
+                (ok, is_one, values.nulls())
+            }
+            BitKind::Labels => {
+                let Some(dict) = column.as_dictionary_opt::<Int8Type>() else {
+                    return false;
+                };
+                let Some(values) = dict.values().as_string_opt::<i32>() else {
+                    return false;
+                };
+                if values.len() != 2 || values.null_count() > 0 {
                     return false;
                 }
-                self.valid.append_n(v.len(), true);
+                let pair = [values.value(0).to_owned(), values.value(1).to_owned()];
+                match &self.labels {
+                    Some(seen) if *seen != pair => return false,
+                    Some(_) => {}
+                    None => self.labels = Some(pair),
+                }
+                let keys = dict.keys().values();
+                let ok = BooleanBuffer::collect_bool(keys.len(), |i| (keys[i] as u8) <= 1);
+                let is_one = BooleanBuffer::collect_bool(keys.len(), |i| keys[i] == 1);
+                (ok, is_one, dict.keys().nulls())
+            }
+        };
+        let len = ok.len();
+        match nulls.filter(|n| n.null_count() > 0) {
+            None => {
+                if ok.count_set_bits() != len {
+                    return false;
+                }
+                self.valid.append_n(len, true);
                 self.ones.append_buffer(&is_one);
             }
             Some(nulls) => {
-                if self.descr.max_def_level() == 0 || !binary_where_valid(v, nulls) {
+                if self.descr.max_def_level() == 0
+                    || (&ok | &!nulls.inner()).count_set_bits() != len
+                {
                     return false;
                 }
                 let kept = BooleanArray::new(is_one, None);
@@ -89,23 +144,46 @@ impl BitScores {
                 self.ones.append_buffer(kept.as_boolean().values());
             }
         }
-        self.rows += v.len();
+        self.rows += len;
         true
     }
 
-    /// The rows appended so far as an array, for handing over to the generic writer.
-    pub fn to_array(&self) -> Float64Array {
+    /// The rows appended so far as an array of the column's type, for handing over to the
+    /// generic writer.
+    pub fn to_array(&self) -> ArrayRef {
         let valid = self.valid.finish_cloned();
         let ones = self.ones.finish_cloned();
         let mut next = ones.iter();
-        let values: Vec<f64> = valid
+        let bits: Vec<u8> = valid
             .iter()
-            .map(|ok| match ok {
-                true => f64::from(u8::from(next.next().unwrap_or(false))),
-                false => 0.0,
-            })
+            .map(|ok| u8::from(ok && next.next().unwrap_or(false)))
             .collect();
-        Float64Array::new(values.into(), Some(NullBuffer::new(valid)))
+        let nulls = Some(NullBuffer::new(valid));
+        match (self.kind, &self.labels) {
+            (BitKind::Labels, Some([a, b])) => {
+                let keys = Int8Array::new(bits.iter().map(|&b| b as i8).collect(), nulls);
+                let values = Arc::new(StringArray::from(vec![a.as_str(), b.as_str()]));
+                match DictionaryArray::<Int8Type>::try_new(keys, values) {
+                    Ok(d) => Arc::new(d),
+                    // Keys are 0 or 1 over two values: not reached.
+                    Err(_) => new_null_array(&self.data_type(), self.rows),
+                }
+            }
+            (BitKind::Labels, None) => new_null_array(&self.data_type(), self.rows),
+            (BitKind::Scores, _) => Arc::new(Float64Array::new(
+                bits.iter().map(|&b| f64::from(b)).collect(),
+                nulls,
+            )),
+        }
+    }
+
+    fn data_type(&self) -> DataType {
+        match self.kind {
+            BitKind::Scores => DataType::Float64,
+            BitKind::Labels => {
+                DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+            }
+        }
     }
 
     /// Writes the column chunk: its bytes (starting at offset 0) and what the row group
@@ -134,8 +212,21 @@ impl BitScores {
         );
 
         let mut dictionary = Vec::with_capacity(16);
-        dictionary.extend_from_slice(&0.0f64.to_le_bytes());
-        dictionary.extend_from_slice(&1.0f64.to_le_bytes());
+        match (self.kind, &self.labels) {
+            (BitKind::Scores, _) => {
+                dictionary.extend_from_slice(&0.0f64.to_le_bytes());
+                dictionary.extend_from_slice(&1.0f64.to_le_bytes());
+            }
+            (BitKind::Labels, labels) => {
+                // PLAIN byte arrays: a 4-byte little-endian length, then the bytes.
+                let [a, b] = labels.clone().unwrap_or_default();
+                for label in [a, b] {
+                    let len = u32::try_from(label.len()).map_err(too_big)?;
+                    dictionary.extend_from_slice(&len.to_le_bytes());
+                    dictionary.extend_from_slice(label.as_bytes());
+                }
+            }
+        }
 
         let rows_u32 = u32::try_from(rows).map_err(too_big)?;
         let mut sink = TrackedWrite::new(Vec::new());
@@ -166,12 +257,14 @@ impl BitScores {
         let n_zeros = non_null - n_ones;
         let min = (non_null > 0).then_some(if n_zeros > 0 { 0.0 } else { 1.0 });
         let max = (non_null > 0).then_some(if n_ones > 0 { 1.0 } else { 0.0 });
-        let statistics = Statistics::Double(
-            ValueStatistics::new(min, max, None, Some(nulls as u64), false)
-                .with_backwards_compatible_min_max(true),
-        );
+        let statistics = (self.kind == BitKind::Scores).then(|| {
+            Statistics::Double(
+                ValueStatistics::new(min, max, None, Some(nulls as u64), false)
+                    .with_backwards_compatible_min_max(true),
+            )
+        });
         let encodings = [Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-        let metadata = ColumnChunkMetaData::builder(self.descr.clone())
+        let mut metadata = ColumnChunkMetaData::builder(self.descr.clone())
             .set_compression(Compression::ZSTD(
                 ZstdLevel::try_new(ZSTD_LEVEL).map_err(|e| ParquetError::General(e.to_string()))?,
             ))
@@ -196,9 +289,11 @@ impl BitScores {
             )
             .set_num_values(rows as i64)
             .set_data_page_offset(data_spec.offset as i64)
-            .set_dictionary_page_offset(Some(dict_spec.offset as i64))
-            .set_statistics(statistics)
-            .build()?;
+            .set_dictionary_page_offset(Some(dict_spec.offset as i64));
+        if let Some(statistics) = statistics {
+            metadata = metadata.set_statistics(statistics);
+        }
+        let metadata = metadata.build()?;
         let mut offsets = OffsetIndexBuilder::new();
         offsets.append_row_count(rows as i64);
         offsets.append_offset_and_size(data_spec.offset as i64, data_spec.compressed_size as i32);
@@ -219,15 +314,6 @@ impl BitScores {
 
 fn too_big(_: std::num::TryFromIntError) -> ParquetError {
     ParquetError::General("a score row group is larger than 4 GiB".into())
-}
-
-/// Whether every non-null value is exactly 0.0 or 1.0.
-fn binary_where_valid(values: &[f64], nulls: &NullBuffer) -> bool {
-    let ok = BooleanBuffer::collect_bool(values.len(), |i| {
-        let b = values[i].to_bits();
-        (b == 0) | (b == ONE)
-    });
-    (&ok | &!nulls.inner()).count_set_bits() == values.len()
 }
 
 /// Writes `bits` in Parquet's RLE/bit-packed hybrid encoding at bit width 1: one RLE run of

@@ -1,9 +1,8 @@
 //! The four output files, written to temporary names in the output folder and renamed into
 //! place only when all of them are complete, so a failed run leaves no partial output.
 
-use crate::bitscores::BitScores;
+use crate::bitscores::{BitKind, BitScores};
 use crate::Error;
-use arrow::array::AsArray;
 use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
@@ -197,16 +196,27 @@ impl Outputs {
             &writer,
             Arc::clone(&schema),
         ));
-        // Float64 columns (the scores) go through [`BitScores`] while their values are 0/1.
-        // The schema is flat (one leaf per field); were it not, every column keeps the
-        // generic writer.
+        // Float64 columns (the scores) and two-label dictionary columns go through
+        // [`BitScores`] while they are two-valued. The schema is flat (one leaf per field);
+        // were it not, every column keeps the generic writer.
         let leaves = writer.schema_descr().columns();
         let flat = leaves.len() == schema.fields().len();
         let bit_columns = schema
             .fields()
             .iter()
             .zip(leaves)
-            .map(|(f, leaf)| (flat && f.data_type() == &DataType::Float64).then(|| leaf.clone()))
+            .map(|(f, leaf)| {
+                let kind = match f.data_type() {
+                    DataType::Float64 => BitKind::Scores,
+                    DataType::Dictionary(k, v)
+                        if **k == DataType::Int8 && **v == DataType::Utf8 =>
+                    {
+                        BitKind::Labels
+                    }
+                    _ => return None,
+                };
+                flat.then(|| (leaf.clone(), kind))
+            })
             .collect();
         Ok(ScoresWriter {
             writer,
@@ -504,9 +514,9 @@ pub(crate) struct Encoders {
     path: PathBuf,
     /// Rows per row group at most: [`MAX_ROW_GROUP_ROWS`] (smaller in tests).
     max_rows: usize,
-    /// Per field: the Parquet column of a Float64 field, written by [`BitScores`] while its
-    /// values are 0.0/1.0.
-    bit_columns: Arc<[Option<ColumnDescPtr>]>,
+    /// Per field: the Parquet column of a Float64 or two-label dictionary field, written by
+    /// [`BitScores`] while it is two-valued.
+    bit_columns: Arc<[Option<(ColumnDescPtr, BitKind)>]>,
 }
 
 impl Encoders {
@@ -555,12 +565,12 @@ struct ColumnSink {
 
 impl ColumnSink {
     fn write(&mut self, field: &Field, column: &ArrayRef) -> parquet::errors::Result<()> {
-        if let (Some(bits), Some(values)) = (&mut self.bits, column.as_primitive_opt()) {
-            if bits.append(values) {
+        if let Some(bits) = &mut self.bits {
+            if bits.append(column) {
                 return Ok(());
             }
-            // Not 0/1 after all: hand the rows so far to the generic writer.
-            let so_far: ArrayRef = Arc::new(bits.to_array());
+            // Not two-valued after all: hand the rows so far to the generic writer.
+            let so_far = bits.to_array();
             self.bits = None;
             self.write_generic(field, &so_far)?;
         }
@@ -615,7 +625,7 @@ impl ScoreEncoder {
                         .zip(self.shared.bit_columns.iter())
                         .map(|(generic, bits)| ColumnSink {
                             generic,
-                            bits: bits.clone().map(BitScores::new),
+                            bits: bits.clone().map(|(d, kind)| BitScores::new(d, kind)),
                         })
                         .collect();
                     self.open.insert((sinks, 0))
@@ -779,6 +789,7 @@ pub(crate) struct RunInfo<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use arrow::array::AsArray;
     use arrow::array::Int64Array;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::RowAccessor;
@@ -856,6 +867,8 @@ mod tests {
             Field::new("turns", DataType::Float64, true),
             Field::new("required", DataType::Float64, false),
             Field::new("all_null", DataType::Float64, true),
+            Field::new("labels", label_type(), true),
+            Field::new("relabel", label_type(), true),
         ]));
         let mut writer = outputs.scores_writer(Arc::clone(&schema)).unwrap();
         writer.shared.max_rows = 1000;
@@ -869,6 +882,33 @@ mod tests {
             i => Some((i % 2) as f64),
         };
         let required = |i: usize| f64::from(u8::from(i.is_multiple_of(3)));
+        let labels =
+            |i: usize| (i % 9 != 4).then_some(if i % 4 == 1 { "VALID" } else { "INVALID" });
+        // From row 650 on, the batches' dictionary is another pair: the column falls back.
+        let relabel = |i: usize| match (i < 650, i % 2) {
+            (true, 0) => "INVALID",
+            (true, _) => "VALID",
+            (false, 0) => "no",
+            (false, _) => "yes",
+        };
+        let dict =
+            |from: usize, to: usize, f: &dyn Fn(usize) -> Option<&'static str>| -> ArrayRef {
+                let pair = if f(from) == Some("no") || f(from) == Some("yes") {
+                    ["no", "yes"]
+                } else {
+                    ["INVALID", "VALID"]
+                };
+                let keys: Vec<Option<i8>> = (from..to)
+                    .map(|i| f(i).map(|v| i8::from(v == pair[1])))
+                    .collect();
+                Arc::new(
+                    arrow::array::DictionaryArray::<arrow::datatypes::Int8Type>::try_new(
+                        arrow::array::Int8Array::from(keys),
+                        Arc::new(StringArray::from(pair.to_vec())),
+                    )
+                    .unwrap(),
+                )
+            };
         let rows = 1000;
         let mut enc = writer.encoders().encoder();
         for from in (0..rows).step_by(130) {
@@ -886,6 +926,8 @@ mod tests {
                         (from..to).map(required).collect::<Vec<_>>(),
                     )),
                     Arc::new(Float64Array::from(vec![None; to - from])),
+                    dict(from, to, &labels),
+                    dict(from, to, &|i| Some(relabel(i))),
                 ],
             )
             .unwrap();
@@ -912,6 +954,21 @@ mod tests {
         assert_eq!(bits(1), want(&turns));
         assert_eq!(bits(2), want(&|i| Some(required(i))));
         assert_eq!(bits(3), vec![None; rows]);
+        let text = |c: usize| -> Vec<Option<String>> {
+            read.column(c)
+                .as_string::<i32>()
+                .iter()
+                .map(|v| v.map(str::to_owned))
+                .collect()
+        };
+        let want_text = |f: &dyn Fn(usize) -> Option<&'static str>| -> Vec<Option<String>> {
+            (0..rows).map(|i| f(i).map(str::to_owned)).collect()
+        };
+        assert_eq!(text(4), want_text(&labels));
+        assert_eq!(text(5), want_text(&|i| Some(relabel(i))));
+        // Label columns carry no statistics, whichever writer took them.
+        assert!(meta.row_group(0).column(4).statistics().is_none());
+        assert!(meta.row_group(0).column(5).statistics().is_none());
 
         let rg = meta.row_group(0);
         let stats = |c: usize| match rg.column(c).statistics().unwrap() {
@@ -926,7 +983,7 @@ mod tests {
         assert_eq!(stats(0), (Some(0.0), Some(1.0), Some(nulls)));
         assert_eq!(stats(2), (Some(0.0), Some(1.0), Some(0)));
         assert_eq!(stats(3), (None, None, Some(1000)));
-        for c in 0..4 {
+        for c in 0..6 {
             assert!(rg
                 .column(c)
                 .encodings()
@@ -940,5 +997,9 @@ mod tests {
             (index(0), index(1), index(2), index(3)),
             (false, true, false, false)
         );
+    }
+
+    fn label_type() -> DataType {
+        DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
     }
 }
