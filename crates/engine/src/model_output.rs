@@ -6,7 +6,8 @@
 //! or list column in the same shapes is read the same way.
 
 use crate::score::RowError;
-use arrow::array::{Array, ArrayRef, StringBuilder};
+use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
+use arrow::buffer::BooleanBuffer;
 use arrow::datatypes::DataType;
 use evalscore_kernels::{to_text, TextColumn};
 use evalscore_task::cell_to_value;
@@ -35,16 +36,31 @@ pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, 
                 let t = s.trim_start();
                 t.starts_with('{') || t.starts_with('[')
             };
-            let first = (0..text.len()).find(|&r| {
-                tc.get(r).is_some_and(|s| {
-                    looks_json(s)
-                        && serde_json::from_str::<Value>(s)
-                            .ok()
-                            .as_ref()
-                            .and_then(chat_content)
-                            .is_some()
+            // Over Utf8View a cell's first byte is in its view: only cells that start with
+            // `{`, `[`, whitespace or a non-ASCII byte (which may be Unicode whitespace)
+            // can be JSON, and only those are looked at.
+            let maybe_json = text.as_string_view_opt().map(|v| {
+                let views = v.views();
+                BooleanBuffer::collect_bool(views.len(), |r| {
+                    let first = (views[r] >> 32) as u8;
+                    views[r] as u32 > 0
+                        && (matches!(first, b'{' | b'[')
+                            || first.is_ascii_whitespace()
+                            || first >= 0x80)
                 })
             });
+            let first = (0..text.len())
+                .filter(|&r| maybe_json.as_ref().is_none_or(|m| m.value(r)))
+                .find(|&r| {
+                    tc.get(r).is_some_and(|s| {
+                        looks_json(s)
+                            && serde_json::from_str::<Value>(s)
+                                .ok()
+                                .as_ref()
+                                .and_then(chat_content)
+                                .is_some()
+                    })
+                });
             let Some(_) = first else { return Ok(text) };
             let mut b = StringBuilder::with_capacity(text.len(), 0);
             for r in 0..text.len() {
@@ -157,5 +173,41 @@ mod tests {
         let col: ArrayRef = Arc::new(StringArray::from(vec!["A", "{}", "[1,2]"]));
         let out = model_output_text(&col, "output").unwrap();
         assert!(Arc::ptr_eq(&out, &col));
+    }
+
+    /// Over Utf8View, cells are looked at only when their first byte allows JSON (`{`, `[`,
+    /// whitespace, non-ASCII); a chat cell behind ASCII or Unicode whitespace, long or short,
+    /// is still found, and the result is the one Utf8 gives.
+    #[test]
+    fn views_find_chat_cells_behind_any_whitespace() {
+        use arrow::array::StringViewArray;
+        let chat = r#"{"choices":[{"message":{"content":"D"}}]}"#;
+        let cases: [Vec<Option<String>>; 3] = [
+            vec![Some("plain".into()), Some(format!("  \n{chat}"))],
+            vec![Some("B".into()), None, Some(format!("\u{3000}{chat}"))],
+            vec![
+                Some("x".into()),
+                Some("[not json at all, long enough".into()),
+            ],
+        ];
+        for cells in cases {
+            let utf8: ArrayRef = Arc::new(StringArray::from(cells.clone()));
+            let views: ArrayRef = Arc::new(StringViewArray::from(cells.clone()));
+            let a = model_output_text(&utf8, "output").unwrap();
+            let b = model_output_text(&views, "output").unwrap();
+            let text = |x: &ArrayRef| -> Vec<Option<String>> {
+                let x = evalscore_kernels::to_text(x, "o").unwrap();
+                let t = TextColumn::new(x.as_ref(), "o").unwrap();
+                (0..x.len()).map(|r| t.get(r).map(str::to_owned)).collect()
+            };
+            assert_eq!(text(&a), text(&b), "{cells:?}");
+        }
+        // (serde_json skips JSON whitespace only, so the U+3000 cell above stays text.)
+        let views: ArrayRef = Arc::new(StringViewArray::from(vec![
+            Some("B".to_owned()),
+            Some(format!(" \t{chat}")),
+        ]));
+        let out = model_output_text(&views, "output").unwrap();
+        assert_eq!(out.as_string::<i32>().value(1), "D");
     }
 }

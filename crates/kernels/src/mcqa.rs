@@ -126,7 +126,7 @@ fn mcqa_views(
     }
     let one_ascii = |v: u128| v as u32 == 1 && ((v >> 32) as u8) < 0x80;
     let iv = items.views();
-    if items.null_count() > 0 || !iv.iter().all(|&v| one_ascii(v)) {
+    if items.null_count() > 0 {
         return None;
     }
     let (ov, tv) = (output.views(), truth.views());
@@ -145,9 +145,15 @@ fn mcqa_views(
             if (has_first && first >= 0x80) || (has_truth && !one_ascii(tv[r])) {
                 return None;
             }
-            let mut set = 0u128;
+            // The row's items, checked as they are read (the general path, too, looks only
+            // at the items of the rows it scores).
+            let (mut set, mut bad) = (0u128, false);
             for &item in &iv[offsets[r]..offsets[r + 1]] {
-                set |= 1u128 << ((item >> 32) as u8);
+                bad |= !one_ascii(item);
+                set |= 1u128 << ((item >> 32) as u8 & 0x7F);
+            }
+            if bad {
+                return None;
             }
             let is_valid = has_first && valid_at(list_nulls, r) && (set >> first) & 1 == 1;
             let is_correct = is_valid && has_truth && first == (tv[r] >> 32) as u8;
