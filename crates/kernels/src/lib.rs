@@ -93,5 +93,5 @@ pub fn bool_to_score(mask: &arrow::array::BooleanArray) -> arrow::array::Float64
         Some(n) => mask.values() & n.inner(),
         None => mask.values().clone(),
     };
-    arrow::array::Float64Array::from_iter_values(bits.iter().map(|b| if b { 1.0 } else { 0.0 }))
+    checks::scores_from_bits(&bits)
 }
