@@ -20,7 +20,7 @@ use arrow::array::{
     new_null_array, Array, ArrayRef, AsArray, BooleanArray, DictionaryArray, Float64Array,
     Int8Array, StringArray,
 };
-use arrow::buffer::{BooleanBuffer, NullBuffer};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::compute::filter;
 use arrow::datatypes::{DataType, Float64Type, Int8Type};
 use bytes::Bytes;
@@ -90,12 +90,7 @@ impl BitScores {
                 let Some(values) = column.as_primitive_opt::<Float64Type>() else {
                     return false;
                 };
-                let v = values.values();
-                let ok = BooleanBuffer::collect_bool(v.len(), |i| {
-                    let b = v[i].to_bits();
-                    (b == 0) | (b == ONE)
-                });
-                let is_one = BooleanBuffer::collect_bool(v.len(), |i| v[i].to_bits() == ONE);
+                let (ok, is_one) = binary_masks(values.values());
                 (ok, is_one, values.nulls())
             }
             BitKind::Labels => {
@@ -310,6 +305,24 @@ impl BitScores {
             },
         ))
     }
+}
+
+/// One pass over `values`, 64 at a time: which are exactly 0.0 or 1.0, and which are 1.0.
+fn binary_masks(values: &[f64]) -> (BooleanBuffer, BooleanBuffer) {
+    let words = values.len().div_ceil(64);
+    let (mut ok, mut ones) = (Vec::with_capacity(words), Vec::with_capacity(words));
+    for chunk in values.chunks(64) {
+        let (mut one, mut zero) = (0u64, 0u64);
+        for (j, x) in chunk.iter().enumerate() {
+            let b = x.to_bits();
+            one |= u64::from(b == ONE) << j;
+            zero |= u64::from(b == 0) << j;
+        }
+        ok.push(one | zero);
+        ones.push(one);
+    }
+    let bits = |w: Vec<u64>| BooleanBuffer::new(Buffer::from_vec(w), 0, values.len());
+    (bits(ok), bits(ones))
 }
 
 fn too_big(_: std::num::TryFromIntError) -> ParquetError {
