@@ -33,6 +33,7 @@ use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncod
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 const ONE: u64 = 0x3FF0_0000_0000_0000; // 1.0f64.to_bits()
@@ -363,8 +364,21 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+thread_local! {
+    /// This thread's zstd compressor: a context costs more to create than a score page costs
+    /// to compress (measured: 2.6% of a run over 200 small files when made per page).
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
 fn compress(raw: &[u8]) -> Result<Bytes> {
-    zstd::bulk::compress(raw, ZSTD_LEVEL)
-        .map(Bytes::from)
-        .map_err(|e| ParquetError::External(Box::new(e)))
+    let external = |e: std::io::Error| ParquetError::External(Box::new(e));
+    COMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let compressor = match &mut *cell {
+            Some(c) => c,
+            empty => empty.insert(zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(external)?),
+        };
+        compressor.compress(raw).map(Bytes::from).map_err(external)
+    })
 }
