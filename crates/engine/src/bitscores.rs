@@ -293,7 +293,6 @@ impl BitScores {
         let mut offsets = OffsetIndexBuilder::new();
         offsets.append_row_count(rows as i64);
         offsets.append_offset_and_size(data_spec.offset as i64, data_spec.compressed_size as i32);
-        self.rows = 0;
         Ok((
             bytes,
             ColumnCloseResult {
@@ -366,7 +365,9 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 thread_local! {
     /// This thread's zstd compressor: a context costs more to create than a score page costs
-    /// to compress (measured: 2.6% of a run over 200 small files when made per page).
+    /// to compress. Measured over 200 small files: `ZSTD_createCCtx` took 2.6% of the run
+    /// with a context per page, 1.7% with one per thread (the rest is parquet's own writer,
+    /// one context per kept column per unit).
     static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> =
         const { RefCell::new(None) };
 }

@@ -188,7 +188,7 @@ fn scores_from_hits(hits: &BooleanBuffer, valid: Option<&NullBuffer>, negate: bo
         None => (pass, 0),
     };
     CheckOutput {
-        is_correct: scores_from_bits(&pass),
+        is_correct: crate::scores_from_bits(&pass),
         missing,
     }
 }
@@ -262,31 +262,6 @@ impl ViewMemo {
         *slot = (view, true, value);
         value
     }
-}
-
-fn value_len(value: TextColumn<'_>) -> Option<usize> {
-    match value {
-        TextColumn::Utf8View(v) => Some(v.len()),
-        _ => None,
-    }
-}
-
-/// 1.0 for each set bit, 0.0 for each unset one.
-pub(crate) fn scores_from_bits(bits: &BooleanBuffer) -> Float64Array {
-    let mut out = vec![0.0; bits.len()];
-    let chunks = bits.bit_chunks();
-    let mut slots = out.chunks_exact_mut(64);
-    // Fixed-size inner loops without pushes: these vectorize.
-    for (word, slot) in chunks.iter().zip(&mut slots) {
-        for (j, o) in slot.iter_mut().enumerate() {
-            *o = ((word >> j) & 1) as f64;
-        }
-    }
-    let rest = chunks.remainder_bits();
-    for (j, o) in slots.into_remainder().iter_mut().enumerate() {
-        *o = ((rest >> j) & 1) as f64;
-    }
-    Float64Array::from(out)
 }
 
 /// Where the expected strings of each row come from.
@@ -678,23 +653,20 @@ pub fn regex_check(
 ) -> CheckOutput {
     // This worker thread's own copy, whose match cache lives across batches.
     crate::pattern::with_thread_copy(search.regex(), |pattern| {
-        regex_rows(value, search, pattern, ground_truth, norm, len)
+        regex_rows(value, search.min_len(), pattern, ground_truth, norm, len)
     })
 }
 
 fn regex_rows(
     value: TextColumn<'_>,
-    search: &SearchPattern,
+    min_len: usize,
     pattern: &Regex,
     ground_truth: Option<TextColumn<'_>>,
     norm: Option<&Normalizer>,
     len: usize,
 ) -> CheckOutput {
     let mut missing = 0;
-    let min_len = search.min_len();
-    if let (TextColumn::Utf8View(v), None, None, true) =
-        (value, &ground_truth, norm, value_len(value) == Some(len))
-    {
+    if let (TextColumn::Utf8View(v), None, None) = (value, &ground_truth, norm) {
         // Texts shorter than any match are decided from their view's length. Short texts
         // repeat (`The answer is B`), so a memo keyed by content runs the regex once per
         // repeated short text. Longer texts are memoized by view: equal views are equal
@@ -703,7 +675,7 @@ fn regex_rows(
         let mut short = TextMemo::default();
         let mut long = ViewMemo::default();
         let views = v.views();
-        let hits = BooleanBuffer::collect_bool(len, |i| {
+        let hits = BooleanBuffer::collect_bool(v.len(), |i| {
             let view = views[i];
             let n = (view as u32) as usize;
             if n < min_len {

@@ -93,5 +93,23 @@ pub fn bool_to_score(mask: &arrow::array::BooleanArray) -> arrow::array::Float64
         Some(n) => mask.values() & n.inner(),
         None => mask.values().clone(),
     };
-    checks::scores_from_bits(&bits)
+    scores_from_bits(&bits)
+}
+
+/// 1.0 for each set bit, 0.0 for each unset one.
+pub(crate) fn scores_from_bits(bits: &arrow::buffer::BooleanBuffer) -> arrow::array::Float64Array {
+    let mut out = vec![0.0; bits.len()];
+    let chunks = bits.bit_chunks();
+    let mut slots = out.chunks_exact_mut(64);
+    // Fixed-size inner loops without pushes: these vectorize.
+    for (word, slot) in chunks.iter().zip(&mut slots) {
+        for (j, o) in slot.iter_mut().enumerate() {
+            *o = ((word >> j) & 1) as f64;
+        }
+    }
+    let rest = chunks.remainder_bits();
+    for (j, o) in slots.into_remainder().iter_mut().enumerate() {
+        *o = ((rest >> j) & 1) as f64;
+    }
+    arrow::array::Float64Array::from(out)
 }

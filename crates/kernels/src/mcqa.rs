@@ -168,7 +168,7 @@ fn mcqa_views(
     let keys: Vec<i8> = valid.iter().map(i8::from).collect();
     let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
     Some(McqaOutput {
-        is_correct: crate::checks::scores_from_bits(&correct),
+        is_correct: crate::scores_from_bits(&correct),
         completion_validity: DictionaryArray::try_new(Int8Array::from(keys), labels).ok()?,
     })
 }
