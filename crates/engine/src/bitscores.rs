@@ -87,6 +87,12 @@ impl BitScores {
     /// the first batch's two, or a null in a required column.
     pub fn append(&mut self, column: &ArrayRef) -> bool {
         let (ok, is_one, nulls) = match self.kind {
+            // A pass mask is two-valued by construction: its bits are the ones.
+            BitKind::Scores if column.data_type() == &DataType::Boolean => {
+                let mask = column.as_boolean();
+                let ok = BooleanBuffer::new_set(mask.len());
+                (ok, mask.values().clone(), mask.nulls())
+            }
             BitKind::Scores => {
                 let Some(values) = column.as_primitive_opt::<Float64Type>() else {
                     return false;

@@ -49,18 +49,21 @@ pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, 
                             || first >= 0x80)
                 })
             });
-            let first = (0..text.len())
-                .filter(|&r| maybe_json.as_ref().is_none_or(|m| m.value(r)))
-                .find(|&r| {
-                    tc.get(r).is_some_and(|s| {
-                        looks_json(s)
-                            && serde_json::from_str::<Value>(s)
-                                .ok()
-                                .as_ref()
-                                .and_then(chat_content)
-                                .is_some()
-                    })
-                });
+            let is_chat = |r: usize| {
+                tc.get(r).is_some_and(|s| {
+                    looks_json(s)
+                        && serde_json::from_str::<Value>(s)
+                            .ok()
+                            .as_ref()
+                            .and_then(chat_content)
+                            .is_some()
+                })
+            };
+            // Only the candidate rows are visited (usually none).
+            let first = match &maybe_json {
+                Some(m) => m.set_indices().find(|&r| is_chat(r)),
+                None => (0..text.len()).find(|&r| is_chat(r)),
+            };
             let Some(_) = first else { return Ok(text) };
             let mut b = StringBuilder::with_capacity(text.len(), 0);
             for r in 0..text.len() {

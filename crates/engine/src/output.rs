@@ -578,6 +578,14 @@ impl ColumnSink {
     }
 
     fn write_generic(&mut self, field: &Field, column: &ArrayRef) -> parquet::errors::Result<()> {
+        // Pass masks (Boolean) stand for Float64 scores.
+        let cast_column;
+        let column = if column.data_type() == field.data_type() {
+            column
+        } else {
+            cast_column = arrow::compute::cast(column, field.data_type())?;
+            &cast_column
+        };
         for leaf in compute_leaves(field, column)? {
             self.generic.write(&leaf)?;
         }
@@ -604,10 +612,17 @@ pub(crate) struct ScoreEncoder {
 }
 
 impl ScoreEncoder {
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+    /// Encodes one batch of score columns (in the schema's order, `rows` long each); a
+    /// Float64 score column may come as a pass mask (Boolean, true = 1.0).
+    pub fn write(&mut self, columns: &[ArrayRef], rows: usize) -> Result<(), Error> {
+        if columns.len() != self.shared.schema.fields().len() {
+            return Err(Error::new(
+                "internal error: score schema and score columns differ",
+            ));
+        }
         let mut offset = 0;
-        while offset < batch.num_rows() {
-            let (writers, rows) = match &mut self.open {
+        while offset < rows {
+            let (writers, open_rows) = match &mut self.open {
                 Some(open) => open,
                 None => {
                     let writers = self
@@ -631,22 +646,26 @@ impl ScoreEncoder {
                     self.open.insert((sinks, 0))
                 }
             };
-            let take = (batch.num_rows() - offset).min(self.shared.max_rows - *rows);
-            let part = batch.slice(offset, take);
+            let take = (rows - offset).min(self.shared.max_rows - *open_rows);
             for ((field, column), sink) in self
                 .shared
                 .schema
                 .fields()
                 .iter()
-                .zip(part.columns())
+                .zip(columns)
                 .zip(writers.iter_mut())
             {
-                sink.write(field, column)
+                let part = if take == column.len() {
+                    Arc::clone(column)
+                } else {
+                    column.slice(offset, take)
+                };
+                sink.write(field, &part)
                     .map_err(|e| parquet_error(&self.shared.path, e))?;
             }
-            *rows += take;
+            *open_rows += take;
             offset += take;
-            if *rows == self.shared.max_rows {
+            if *open_rows == self.shared.max_rows {
                 self.close_group()?;
             }
         }
@@ -821,10 +840,10 @@ mod tests {
         };
         let encoders = writer.encoders();
         let mut first = encoders.encoder();
-        first.write(&batch(0, 5)).unwrap();
-        first.write(&batch(5, 5)).unwrap();
+        first.write(batch(0, 5).columns(), 5).unwrap();
+        first.write(batch(5, 5).columns(), 5).unwrap();
         let mut second = encoders.encoder();
-        second.write(&batch(10, 3)).unwrap();
+        second.write(batch(10, 3).columns(), 3).unwrap();
         let empty = encoders.encoder();
         writer.append(first.finish().unwrap()).unwrap();
         writer.append(empty.finish().unwrap()).unwrap();
@@ -852,9 +871,10 @@ mod tests {
         assert_eq!(ids, (0..13).collect::<Vec<i64>>());
     }
 
-    /// Float64 columns of 0/1 scores are written as bits ([`BitScores`]); a column that
-    /// turns out to hold other values (0.5, −0.0, NaN) part-way through a row group moves to
-    /// the generic writer with the rows so far. Every value, null, bit pattern and the
+    /// Float64 columns of 0/1 scores, given as Float64 or as pass masks (Boolean), are
+    /// written as bits ([`BitScores`]); a column that turns out to hold other values (0.5,
+    /// −0.0, NaN) part-way through a row group moves to the generic writer with the rows so
+    /// far, and later pass masks are cast for it. Every value, null, bit pattern and the
     /// chunk statistics read back exactly, whichever writer took the column.
     #[test]
     fn score_bits_read_back_exactly_and_fall_back_on_other_values() {
@@ -869,9 +889,22 @@ mod tests {
             Field::new("all_null", DataType::Float64, true),
             Field::new("labels", label_type(), true),
             Field::new("relabel", label_type(), true),
+            Field::new("mask", DataType::Float64, true),
+            Field::new("mask_turns", DataType::Float64, true),
         ]));
         let mut writer = outputs.scores_writer(Arc::clone(&schema)).unwrap();
         writer.shared.max_rows = 1000;
+        let mask = |i: usize| (i % 6 != 2).then_some(i.is_multiple_of(3));
+        // Pass masks, except the batch of rows 650..780, which is Float64 with a 0.5.
+        let mask_turns = |i: usize| match i {
+            777 => Some(0.5),
+            i => (i % 4 != 1).then(|| f64::from(u8::from(i % 3 == 1))),
+        };
+        let as_mask = |from: usize, to: usize, f: &dyn Fn(usize) -> Option<bool>| -> ArrayRef {
+            Arc::new(arrow::array::BooleanArray::from(
+                (from..to).map(f).collect::<Vec<_>>(),
+            ))
+        };
         // 1,000 rows in batches of 130 (crossing byte and run edges), one row group.
         let binary = |i: usize| (i % 7 != 3).then(|| ((i * 31) % 5 < 2) as u8 as f64);
         let turns = |i: usize| match i {
@@ -913,25 +946,29 @@ mod tests {
         let mut enc = writer.encoders().encoder();
         for from in (0..rows).step_by(130) {
             let to = (from + 130).min(rows);
-            let batch = RecordBatch::try_new(
-                Arc::clone(&schema),
-                vec![
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(Float64Array::from(
+                    (from..to).map(binary).collect::<Vec<_>>(),
+                )),
+                Arc::new(Float64Array::from(
+                    (from..to).map(turns).collect::<Vec<_>>(),
+                )),
+                Arc::new(Float64Array::from(
+                    (from..to).map(required).collect::<Vec<_>>(),
+                )),
+                Arc::new(Float64Array::from(vec![None; to - from])),
+                dict(from, to, &labels),
+                dict(from, to, &|i| Some(relabel(i))),
+                as_mask(from, to, &mask),
+                if from == 650 {
                     Arc::new(Float64Array::from(
-                        (from..to).map(binary).collect::<Vec<_>>(),
-                    )),
-                    Arc::new(Float64Array::from(
-                        (from..to).map(turns).collect::<Vec<_>>(),
-                    )),
-                    Arc::new(Float64Array::from(
-                        (from..to).map(required).collect::<Vec<_>>(),
-                    )),
-                    Arc::new(Float64Array::from(vec![None; to - from])),
-                    dict(from, to, &labels),
-                    dict(from, to, &|i| Some(relabel(i))),
-                ],
-            )
-            .unwrap();
-            enc.write(&batch).unwrap();
+                        (from..to).map(mask_turns).collect::<Vec<_>>(),
+                    ))
+                } else {
+                    as_mask(from, to, &|i| mask_turns(i).map(|v| v == 1.0))
+                },
+            ];
+            enc.write(&columns, to - from).unwrap();
         }
         writer.append(enc.finish().unwrap()).unwrap();
         assert_eq!(writer.finish().unwrap(), 1000);
@@ -954,6 +991,9 @@ mod tests {
         assert_eq!(bits(1), want(&turns));
         assert_eq!(bits(2), want(&|i| Some(required(i))));
         assert_eq!(bits(3), vec![None; rows]);
+        let mask_scores = |i: usize| mask(i).map(|b| f64::from(u8::from(b)));
+        assert_eq!(bits(6), want(&mask_scores));
+        assert_eq!(bits(7), want(&mask_turns));
         let text = |c: usize| -> Vec<Option<String>> {
             read.column(c)
                 .as_string::<i32>()
@@ -983,7 +1023,9 @@ mod tests {
         assert_eq!(stats(0), (Some(0.0), Some(1.0), Some(nulls)));
         assert_eq!(stats(2), (Some(0.0), Some(1.0), Some(0)));
         assert_eq!(stats(3), (None, None, Some(1000)));
-        for c in 0..6 {
+        let nulls = (0..rows).filter(|i| mask(*i).is_none()).count() as u64;
+        assert_eq!(stats(6), (Some(0.0), Some(1.0), Some(nulls)));
+        for c in 0..8 {
             assert!(rg
                 .column(c)
                 .encodings()
@@ -997,6 +1039,7 @@ mod tests {
             (index(0), index(1), index(2), index(3)),
             (false, true, false, false)
         );
+        assert_eq!((index(6), index(7)), (false, true));
     }
 
     fn label_type() -> DataType {

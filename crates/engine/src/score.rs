@@ -4,7 +4,7 @@ use crate::model_output::model_output_text;
 use crate::output::{EncodedRowGroup, ScoreEncoder};
 use crate::plan::Plan;
 use crate::Error;
-use arrow::array::{Array, ArrayRef, RecordBatch, Scalar, StringArray};
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar, StringArray};
 use arrow::compute::cast;
 use evalscore_kernels::{
     check_injection, exact, match_check, missing_count, parse_choice_list, pass_fail, regex_check,
@@ -56,7 +56,7 @@ pub(crate) fn score_unit(
         let first_row = unit.first_row + result.rows;
         match score_batch(plan, task, &batch, &mut result) {
             Ok(out) => {
-                if let Err(e) = encoder.write(&out) {
+                if let Err(e) = encoder.write(&out, batch.num_rows()) {
                     failure = Some(e);
                     return Err(ReadError::new("stopped"));
                 }
@@ -88,12 +88,15 @@ pub(crate) fn score_unit(
     }
 }
 
+/// Scores one batch and folds it into `acc`'s metric states. Returns the score columns in
+/// the order of the plan's output schema; an `is_correct` column is the kernel's pass mask
+/// (Boolean) where the schema says Float64, and the encoder writes it as 0.0/1.0.
 fn score_batch(
     plan: &Plan,
     task: &Task,
     batch: &RecordBatch,
     acc: &mut UnitResult,
-) -> Result<RecordBatch, RowError> {
+) -> Result<Vec<ArrayRef>, RowError> {
     let rows = batch.num_rows();
     let model_output = match &plan.output_column {
         Some(name) => {
@@ -176,11 +179,7 @@ fn score_batch(
             }
         }
     }
-    RecordBatch::try_new(plan.output_schema(), columns).map_err(|e| RowError {
-        row: 0,
-        message: format!("internal error building the score batch: {e}"),
-        hint: None,
-    })
+    Ok(columns)
 }
 
 /// One scorer's fields for one batch.
@@ -300,7 +299,9 @@ fn list_as_text(a: &dyn Array) -> ArrayRef {
     Arc::new(StringArray::from(rows))
 }
 
-fn score_array(scores: arrow::array::Float64Array) -> ArrayRef {
+/// A scorer's `is_correct` field: the kernel's pass mask, which the score writer writes as
+/// Float64 0.0/1.0 and the metrics read as those scores.
+fn score_array(scores: BooleanArray) -> ArrayRef {
     Arc::new(scores)
 }
 
@@ -342,8 +343,8 @@ pub(crate) fn score_scorer(
                         if scores.len() == rows {
                             Arc::new(scores)
                         } else {
-                            let s = scores.values().first().copied().unwrap_or(0.0);
-                            Arc::new(arrow::array::Float64Array::from(vec![s; rows]))
+                            let s = scores.len() == 1 && scores.value(0);
+                            Arc::new(BooleanArray::from(vec![s; rows]))
                         }
                     }
                 };
@@ -521,10 +522,8 @@ pub(crate) fn score_scorer(
                     hint: None,
                 })?;
             missing = results.iter().filter(|r| r.is_none()).count();
-            let scores: arrow::array::Float64Array = results
-                .iter()
-                .map(|r| if *r == Some(true) { 1.0 } else { 0.0 })
-                .collect();
+            let scores =
+                BooleanArray::from(results.iter().map(|r| *r == Some(true)).collect::<Vec<_>>());
             fields.insert("is_correct", score_array(scores));
             if want("ground_truth") {
                 let gt_field = g_arr.unwrap_or_else(|| Arc::new(StringArray::new_null(rows)));

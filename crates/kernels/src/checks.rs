@@ -5,7 +5,7 @@ use crate::normalize::{fold_case, Normalizer};
 use crate::pattern::SearchPattern;
 use crate::text::TextColumn;
 use crate::{parse_choice_list, to_text, KernelError};
-use arrow::array::{Array, AsArray, Float64Array, StringArray, StringViewArray};
+use arrow::array::{Array, AsArray, BooleanArray, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::datatypes::DataType;
 use memchr::memmem::{self, Finder};
@@ -128,40 +128,81 @@ fn match_views(
         return None;
     }
     let (vs, es) = (value.views(), expected.views());
-    let shaped = BooleanBuffer::collect_bool(es.len(), |i| {
-        let e = es[i];
-        let first = (e >> 32) as u8;
-        (1..=4).contains(&(e as u32)) && first.is_ascii_graphic() && first != b'['
-    });
-    // Null expected cells do not count (their views are not read for a score).
-    let shaped = match expected.nulls() {
-        Some(n) => (&shaped | &!n.inner()).count_set_bits(),
-        None => shaped.count_set_bits(),
-    };
-    if shaped != es.len() {
+    if !views_shaped(es, expected.nulls()) {
         return None;
     }
-    Some(BooleanBuffer::collect_bool(vs.len(), |i| {
-        let (v, e) = (vs[i], es[i]);
-        let (v_len, e_len) = (v as u32, e as u32);
-        // (The first two tests only ever fail on null expected rows, masked by the caller.)
-        if e_len == 0 || e_len > 4 || v_len < e_len {
-            return false;
-        }
-        // The first four bytes of both strings, zero-padded; `e_len` is 1..=4.
-        let (v_pre, e_pre) = ((v >> 32) as u32, (e >> 32) as u32);
-        match mode {
-            MatchMode::Prefix => {
-                let mask = u32::MAX >> (32 - 8 * e_len);
-                (v_pre ^ e_pre) & mask == 0
+    // One loop per mode, so the prefix test is branch-free.
+    Some(match mode {
+        MatchMode::Prefix => BooleanBuffer::collect_bool(vs.len(), |i| view_prefix(vs[i], es[i])),
+        _ => BooleanBuffer::collect_bool(vs.len(), |i| {
+            let (v, e) = (vs[i], es[i]);
+            let (v_len, e_len) = (v as u32, e as u32);
+            // (The length tests only fail on null expected rows, masked by the caller.)
+            if v_len < e_len || !(1..=4).contains(&e_len) {
+                return false;
             }
-            _ if e_len == 1 && v_len <= 12 => inline_has_byte(v, e_pre as u8),
-            _ => contains(
-                value.value(i).as_bytes(),
-                &e_pre.to_le_bytes()[..e_len as usize],
-            ),
+            let e_pre = (e >> 32) as u32;
+            if e_len > 1 {
+                return contains(
+                    value.value(i).as_bytes(),
+                    &e_pre.to_le_bytes()[..e_len as usize],
+                );
+            }
+            let byte = e_pre as u8;
+            if v_len <= 12 {
+                inline_has_byte(v, byte)
+            } else {
+                // The first four bytes are in the view; the rest only in the data.
+                prefix_has_byte((v >> 32) as u32, byte)
+                    || contains(&value.value(i).as_bytes()[4..], &[byte])
+            }
+        }),
+    })
+}
+
+/// Whether an expected view has the shape [`match_views`] needs.
+#[inline]
+fn view_shaped(e: u128) -> bool {
+    let first = (e >> 32) as u8;
+    (1..=4).contains(&(e as u32)) & first.is_ascii_graphic() & (first != b'[')
+}
+
+/// Whether every non-null expected view has the shape, 64 rows at a time (null rows'
+/// views are not read for a score, so they do not count).
+fn views_shaped(es: &[u128], nulls: Option<&NullBuffer>) -> bool {
+    let fold = |chunk: &[u128]| {
+        let mut bad = 0u64;
+        for (j, &e) in chunk.iter().enumerate() {
+            bad |= u64::from(!view_shaped(e)) << j;
         }
-    }))
+        bad
+    };
+    match nulls.filter(|n| n.null_count() > 0) {
+        None => es.chunks(64).all(|c| fold(c) == 0),
+        Some(n) => es
+            .chunks(64)
+            .zip(n.inner().bit_chunks().iter_padded())
+            .all(|(c, valid)| fold(c) & valid == 0),
+    }
+}
+
+/// `match` over two views whose expected text is 1 to 4 bytes: the value is at least as long
+/// and its first bytes (always in the view) equal the expected ones.
+#[inline]
+fn view_prefix(v: u128, e: u128) -> bool {
+    let (v_len, e_len) = (v as u32, e as u32);
+    // Clamped so the shift is defined on null rows, whose bits are masked anyway.
+    let mask = u32::MAX >> (32 - 8 * e_len.clamp(1, 4));
+    let (v_pre, e_pre) = ((v >> 32) as u32, (e >> 32) as u32);
+    (v_len >= e_len) & (e_len != 0) & ((v_pre ^ e_pre) & mask == 0)
+}
+
+/// Whether any of the four bytes of `prefix` is `byte` (the zero-byte test below).
+#[inline]
+fn prefix_has_byte(prefix: u32, byte: u8) -> bool {
+    const LOW: u32 = 0x0101_0101;
+    let x = prefix ^ (LOW * u32::from(byte));
+    x.wrapping_sub(LOW) & !x & (LOW << 7) != 0
 }
 
 /// Whether the inline string of a view (length at most 12) holds `byte`: bytes 4..16 of the
@@ -179,7 +220,7 @@ fn inline_has_byte(view: u128, byte: u8) -> bool {
     zero & in_len != 0
 }
 
-/// Scores from per-row hits: 1.0 where the row is valid and `hit != negate`, 0.0 elsewhere;
+/// The pass mask from per-row hits: true where the row is valid and `hit != negate`;
 /// null rows count as missing.
 fn scores_from_hits(hits: &BooleanBuffer, valid: Option<&NullBuffer>, negate: bool) -> CheckOutput {
     let pass = if negate { !hits } else { hits.clone() };
@@ -188,7 +229,7 @@ fn scores_from_hits(hits: &BooleanBuffer, valid: Option<&NullBuffer>, negate: bo
         None => (pass, 0),
     };
     CheckOutput {
-        is_correct: crate::scores_from_bits(&pass),
+        is_correct: BooleanArray::new(pass, None),
         missing,
     }
 }
@@ -304,7 +345,8 @@ pub fn text_as_list(text: &str) -> Option<Vec<String>> {
 /// The result of a check over a batch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckOutput {
-    pub is_correct: Float64Array,
+    /// The pass mask: true scores 1.0, false 0.0; no nulls.
+    pub is_correct: BooleanArray,
     /// Rows with a null value or a null expected/ground truth.
     pub missing: usize,
 }
@@ -328,14 +370,14 @@ pub fn match_check(
 ) -> Result<CheckOutput, KernelError> {
     let mut scores = Vec::with_capacity(len);
     let mut missing = 0;
-    let score = |hit: bool| if hit != negate { 1.0 } else { 0.0 };
+    let score = |hit: bool| hit != negate;
     match expected {
         Expected::Fixed(needles) => {
             for r in 0..len {
                 match value.get(r) {
                     None => {
                         missing += 1;
-                        scores.push(0.0);
+                        scores.push(false);
                     }
                     Some(v) => {
                         let v = apply(norm, v);
@@ -383,14 +425,14 @@ pub fn match_check(
                     }
                     _ => {
                         missing += 1;
-                        scores.push(0.0);
+                        scores.push(false);
                     }
                 }
             }
         }
     }
     Ok(CheckOutput {
-        is_correct: Float64Array::from(scores),
+        is_correct: BooleanArray::from(scores),
         missing,
     })
 }
@@ -490,31 +532,23 @@ pub fn string_equals_normalized(
     ground_truth: TextColumn<'_>,
     norm: &Normalizer,
     len: usize,
-) -> Float64Array {
+) -> BooleanArray {
     // A scalar ground truth is normalized once.
     let scalar = match ground_truth {
         TextColumn::Scalar(Some(g)) => Some((g, norm.apply(g))),
         _ => None,
     };
-    (0..len)
-        .map(|r| {
-            let eq = match (value.get(r), &scalar) {
-                (None, _) => false,
-                (Some(v), Some((g, ng))) => {
-                    let nv = norm.apply(v);
-                    nv == *ng && (!nv.is_empty() || v == *g)
-                }
-                (Some(v), None) => ground_truth
-                    .get(r)
-                    .is_some_and(|g| normalized_equal(v, g, Some(norm))),
-            };
-            if eq {
-                1.0
-            } else {
-                0.0
-            }
-        })
-        .collect()
+    let eq = BooleanBuffer::collect_bool(len, |r| match (value.get(r), &scalar) {
+        (None, _) => false,
+        (Some(v), Some((g, ng))) => {
+            let nv = norm.apply(v);
+            nv == *ng && (!nv.is_empty() || v == *g)
+        }
+        (Some(v), None) => ground_truth
+            .get(r)
+            .is_some_and(|g| normalized_equal(v, g, Some(norm))),
+    });
+    BooleanArray::new(eq, None)
 }
 
 /// The `details` text of `exact` on a pass.
@@ -526,7 +560,8 @@ pub const EXACT_NO_EXPECTED: &str =
 /// The fields of the `exact` scorer for one batch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExactOutput {
-    pub is_correct: Float64Array,
+    /// The pass mask: true scores 1.0, false 0.0; no nulls.
+    pub is_correct: BooleanArray,
     /// Never null.
     pub details: StringArray,
     pub missing: usize,
@@ -578,11 +613,11 @@ pub fn exact(
         if v.is_none() || e.is_none() {
             missing += 1;
         }
-        scores.push(if pass { 1.0 } else { 0.0 });
+        scores.push(pass);
         details.push(text);
     }
     ExactOutput {
-        is_correct: Float64Array::from(scores),
+        is_correct: BooleanArray::from(scores),
         details: details.iter().map(|d| Some(d.as_ref())).collect(),
         missing,
     }
@@ -607,33 +642,26 @@ pub fn pass_fail(
         _ => None,
     };
     let mut missing = 0;
-    let scores = (0..len)
-        .map(|r| {
-            let (Some(v), Some(e)) = (value.get(r), expected.get(r)) else {
-                missing += 1;
-                return 0.0;
-            };
-            let v = apply(norm, v);
-            if v.trim().is_empty() {
-                return 0.0;
+    let scores = BooleanBuffer::collect_bool(len, |r| {
+        let (Some(v), Some(e)) = (value.get(r), expected.get(r)) else {
+            missing += 1;
+            return false;
+        };
+        let v = apply(norm, v);
+        if v.trim().is_empty() {
+            return false;
+        }
+        let v = fold_case(&v);
+        match &scalar {
+            Some(f) => !f.needle().is_empty() && f.find(v.as_bytes()).is_some(),
+            None => {
+                let e = fold_case(&apply(norm, e)).into_owned();
+                !e.is_empty() && memmem::find(v.as_bytes(), e.as_bytes()).is_some()
             }
-            let v = fold_case(&v);
-            let hit = match &scalar {
-                Some(f) => !f.needle().is_empty() && f.find(v.as_bytes()).is_some(),
-                None => {
-                    let e = fold_case(&apply(norm, e)).into_owned();
-                    !e.is_empty() && memmem::find(v.as_bytes(), e.as_bytes()).is_some()
-                }
-            };
-            if hit {
-                1.0
-            } else {
-                0.0
-            }
-        })
-        .collect();
+        }
+    });
     CheckOutput {
-        is_correct: scores,
+        is_correct: BooleanArray::new(scores, None),
         missing,
     }
 }
@@ -689,39 +717,32 @@ fn regex_rows(
         });
         return scores_from_hits(&hits, v.nulls(), false);
     }
-    let scores = (0..len)
-        .map(|r| {
-            let Some(v) = value.get(r) else {
-                missing += 1;
-                return 0.0;
-            };
-            let hit = match &ground_truth {
-                None => {
-                    let v = apply(norm, v);
-                    v.len() >= min_len && pattern.is_match(&v)
-                }
-                Some(g) => {
-                    let Some(g) = g.get(r) else {
-                        missing += 1;
-                        return 0.0;
-                    };
-                    let v = apply(norm, v);
-                    let g = apply(norm, g);
-                    pattern
-                        .captures(&v)
-                        .and_then(|c| c.get(1))
-                        .is_some_and(|m| m.as_str() == g)
-                }
-            };
-            if hit {
-                1.0
-            } else {
-                0.0
+    let scores = BooleanBuffer::collect_bool(len, |r| {
+        let Some(v) = value.get(r) else {
+            missing += 1;
+            return false;
+        };
+        match &ground_truth {
+            None => {
+                let v = apply(norm, v);
+                v.len() >= min_len && pattern.is_match(&v)
             }
-        })
-        .collect();
+            Some(g) => {
+                let Some(g) = g.get(r) else {
+                    missing += 1;
+                    return false;
+                };
+                let v = apply(norm, v);
+                let g = apply(norm, g);
+                pattern
+                    .captures(&v)
+                    .and_then(|c| c.get(1))
+                    .is_some_and(|m| m.as_str() == g)
+            }
+        }
+    });
     CheckOutput {
-        is_correct: scores,
+        is_correct: BooleanArray::new(scores, None),
         missing,
     }
 }

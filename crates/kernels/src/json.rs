@@ -1,7 +1,7 @@
 //! `valid_json`: RFC 8259 parsing of the whole value, and a small JSON Schema subset.
 
 use crate::text::TextColumn;
-use arrow::array::{Float64Array, StringArray};
+use arrow::array::{BooleanArray, StringArray};
 use regex::Regex;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
@@ -452,7 +452,8 @@ fn too_deep(s: &str) -> Option<(usize, usize)> {
 /// The fields of `valid_json` for one batch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonOutput {
-    pub is_correct: Float64Array,
+    /// The pass mask: true scores 1.0, false 0.0; no nulls.
+    pub is_correct: BooleanArray,
     /// [`JSON_VALID`], `invalid JSON: <serde_json's message with line and column>`, or
     /// `schema: <pointer>: <violation>`; null where the value is null.
     pub details: StringArray,
@@ -475,7 +476,7 @@ pub fn valid_json(value: TextColumn<'_>, schema: Option<&JsonSchema>, len: usize
     for r in 0..len {
         let Some(v) = value.get(r) else {
             missing += 1;
-            scores.push(0.0);
+            scores.push(false);
             details.push(None);
             continue;
         };
@@ -496,17 +497,17 @@ pub fn valid_json(value: TextColumn<'_>, schema: Option<&JsonSchema>, len: usize
         };
         match result {
             Ok(()) => {
-                scores.push(1.0);
+                scores.push(true);
                 details.push(Some(JSON_VALID.to_owned()));
             }
             Err(m) => {
-                scores.push(0.0);
+                scores.push(false);
                 details.push(Some(m));
             }
         }
     }
     JsonOutput {
-        is_correct: Float64Array::from(scores),
+        is_correct: BooleanArray::from(scores),
         details: StringArray::from(details),
         missing,
     }
@@ -520,11 +521,10 @@ mod tests {
     fn run(values: &dyn Array, schema: Option<&JsonSchema>) -> Vec<(f64, Option<String>)> {
         let col = TextColumn::new(values, "v").unwrap();
         let out = valid_json(col, schema, values.len());
-        out.is_correct
-            .values()
-            .iter()
+        crate::score_vec(&out.is_correct)
+            .into_iter()
             .zip(out.details.iter())
-            .map(|(s, d)| (*s, d.map(str::to_owned)))
+            .map(|(s, d)| (s, d.map(str::to_owned)))
             .collect()
     }
 

@@ -12,6 +12,11 @@
 //! - [`KernelError`] names the row (within the batch) and the input that is at fault.
 //!
 //! Every kernel documents its null rule in its doc comment.
+//!
+//! Scores are 0/1, so kernels return them as a [`arrow::array::BooleanArray`] without nulls
+//! (true = 1.0): a bit per row instead of eight bytes, which the engine writes to Parquet and
+//! folds into means without ever building the Float64 column. [`bool_to_score`] gives the
+//! Float64 scores where they are wanted.
 
 pub mod checks;
 mod choices;
@@ -89,15 +94,29 @@ impl From<arrow::error::ArrowError> for KernelError {
 
 /// Turns a boolean mask into 0.0/1.0 scores, with null counting as 0.0 (false).
 pub fn bool_to_score(mask: &arrow::array::BooleanArray) -> arrow::array::Float64Array {
-    let bits = match arrow::array::Array::nulls(mask) {
+    scores_from_bits(&pass_bits(mask))
+}
+
+/// A boolean mask as a pass mask: null counts as false, and the result has no nulls.
+pub fn pass_mask(mask: &arrow::array::BooleanArray) -> arrow::array::BooleanArray {
+    arrow::array::BooleanArray::new(pass_bits(mask), None)
+}
+
+fn pass_bits(mask: &arrow::array::BooleanArray) -> arrow::buffer::BooleanBuffer {
+    match arrow::array::Array::nulls(mask) {
         Some(n) => mask.values() & n.inner(),
         None => mask.values().clone(),
-    };
-    scores_from_bits(&bits)
+    }
+}
+
+/// Test helper: a pass mask as the 0.0/1.0 scores the engine writes.
+#[cfg(test)]
+pub(crate) fn score_vec(mask: &arrow::array::BooleanArray) -> Vec<f64> {
+    bool_to_score(mask).values().to_vec()
 }
 
 /// 1.0 for each set bit, 0.0 for each unset one.
-pub(crate) fn scores_from_bits(bits: &arrow::buffer::BooleanBuffer) -> arrow::array::Float64Array {
+fn scores_from_bits(bits: &arrow::buffer::BooleanBuffer) -> arrow::array::Float64Array {
     let mut out = vec![0.0; bits.len()];
     let chunks = bits.bit_chunks();
     let mut slots = out.chunks_exact_mut(64);

@@ -2,7 +2,7 @@ use crate::choices::{single_char, ChoiceReader, RowChoices};
 use crate::normalize::Normalizer;
 use crate::text::{TextColumn, Validity};
 use crate::{Choices, KernelError};
-use arrow::array::{Array, DictionaryArray, Float64Array, Int8Array, StringArray, StringViewArray};
+use arrow::array::{Array, BooleanArray, DictionaryArray, Int8Array, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::datatypes::Int8Type;
 use std::sync::Arc;
@@ -15,7 +15,8 @@ pub const INVALID: &str = "INVALID";
 /// The fields of the `string_equals_mcqa` scorer for one batch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McqaOutput {
-    pub is_correct: Float64Array,
+    /// The pass mask: true scores 1.0, false 0.0; no nulls.
+    pub is_correct: BooleanArray,
     /// [`VALID`] or [`INVALID`], never null; dictionary-encoded (key 0 = `INVALID`,
     /// 1 = `VALID`) so it costs a byte per row and metrics count keys, not strings.
     pub completion_validity: DictionaryArray<Int8Type>,
@@ -98,13 +99,13 @@ pub fn string_equals_mcqa_with(
                 .transpose()?,
         };
         let correct = is_valid && first.is_some() && first == truth;
-        scores.push(if correct { 1.0 } else { 0.0 });
+        scores.push(correct);
         valid.push(i8::from(is_valid));
     }
     let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
     let completion_validity = DictionaryArray::try_new(Int8Array::from(valid), labels)?;
     Ok(McqaOutput {
-        is_correct: Float64Array::from(scores),
+        is_correct: BooleanArray::from(scores),
         completion_validity,
     })
 }
@@ -112,9 +113,11 @@ pub fn string_equals_mcqa_with(
 /// [`string_equals_mcqa`] for the common shape, decided from the 16-byte views alone:
 /// output and ground truth Utf8View, choices a list column, every output starting with an
 /// ASCII character, every ground truth one ASCII character, every choice item one ASCII
-/// character. A row's choices become a 128-bit set of those characters. `None` (the caller
-/// takes the general path, which also reports any bad value) when the batch is not of that
-/// shape.
+/// character. `None` (the caller takes the general path, which also reports any bad value)
+/// when the batch is not of that shape.
+///
+/// The choice items are checked in one pass; the rows are then scored and checked together,
+/// 64 at a time, without branches on the data.
 fn mcqa_views(
     output: &StringViewArray,
     truth: &StringViewArray,
@@ -124,53 +127,88 @@ fn mcqa_views(
     if output.len() != len || truth.len() != len || offsets.len() != len + 1 {
         return None;
     }
-    let one_ascii = |v: u128| v as u32 == 1 && ((v >> 32) as u8) < 0x80;
-    let iv = items.views();
     if items.null_count() > 0 {
         return None;
     }
-    let (ov, tv) = (output.views(), truth.views());
-    let valid_at = |n: Option<&NullBuffer>, r: usize| n.is_none_or(|n| n.is_valid(r));
-    let words = len.div_ceil(64);
-    let mut correct = Vec::with_capacity(words);
-    let mut valid = Vec::with_capacity(words);
-    for w in 0..words {
-        let (mut c_word, mut v_word) = (0u64, 0u64);
-        for j in 0..(len - w * 64).min(64) {
-            let r = w * 64 + j;
-            let o = ov[r];
-            let has_first = valid_at(output.nulls(), r) && o as u32 > 0;
-            let first = (o >> 32) as u8;
-            let has_truth = valid_at(truth.nulls(), r);
-            if (has_first && first >= 0x80) || (has_truth && !one_ascii(tv[r])) {
-                return None;
-            }
-            // The row's items, checked as they are read (the general path, too, looks only
-            // at the items of the rows it scores).
-            let (mut set, mut bad) = (0u128, false);
-            for &item in &iv[offsets[r]..offsets[r + 1]] {
-                bad |= !one_ascii(item);
-                set |= 1u128 << ((item >> 32) as u8 & 0x7F);
-            }
-            if bad {
-                return None;
-            }
-            let is_valid = has_first && valid_at(list_nulls, r) && (set >> first) & 1 == 1;
-            let is_correct = is_valid && has_truth && first == (tv[r] >> 32) as u8;
-            c_word |= u64::from(is_correct) << j;
-            v_word |= u64::from(is_valid) << j;
-        }
-        correct.push(c_word);
-        valid.push(v_word);
+    // Lengths and first bytes sit in the low 64 bits of a view.
+    let not_one_ascii = |v: u64| (v as u32 != 1) | ((v >> 32) as u8 >= 0x80);
+    // The items of the scored rows (those of null lists too, as the general path reads).
+    let base = offsets[0];
+    let iv = items.views().get(base..offsets[len])?;
+    if iv
+        .iter()
+        .fold(false, |bad, &v| bad | not_one_ascii(v as u64))
+    {
+        return None;
     }
-    let correct = BooleanBuffer::new(Buffer::from_vec(correct), 0, len);
-    let valid = BooleanBuffer::new(Buffer::from_vec(valid), 0, len);
-    let keys: Vec<i8> = valid.iter().map(i8::from).collect();
-    let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
+    let (ov, tv) = (output.views(), truth.views());
+    let (o_valid, t_valid, l_valid) = (
+        valid_words(output.nulls(), len),
+        valid_words(truth.nulls(), len),
+        valid_words(list_nulls, len),
+    );
+    let words = len.div_ceil(64);
+    let (mut valid, mut correct) = (Vec::with_capacity(words), Vec::with_capacity(words));
+    // One pass, 64 rows at a time, without branches on the data: per row, whether the
+    // output is non-empty and its first byte is one of the row's items (`hit`), whether
+    // that byte is the ground truth's (`same`), and whether the row breaks the shape (a
+    // non-ASCII first byte, a ground truth that is not one ASCII character). Nulls are
+    // applied to the words afterwards.
+    for w in 0..words {
+        let rows = w * 64..(w * 64 + 64).min(len);
+        let (mut hit, mut same, mut o_bad, mut t_bad) = (0u64, 0u64, 0u64, 0u64);
+        for (j, r) in rows.enumerate() {
+            let (o, t) = (ov[r] as u64, tv[r] as u64);
+            let first = (o >> 32) as u8;
+            let non_empty = o as u32 > 0;
+            let found = iv[offsets[r] - base..offsets[r + 1] - base]
+                .iter()
+                .fold(false, |f, &item| f | ((item >> 32) as u8 == first));
+            hit |= u64::from(non_empty & found) << j;
+            same |= u64::from(first == (t >> 32) as u8) << j;
+            o_bad |= u64::from(non_empty & (first >= 0x80)) << j;
+            t_bad |= u64::from(not_one_ascii(t)) << j;
+        }
+        if (o_bad & o_valid[w]) | (t_bad & t_valid[w]) != 0 {
+            return None;
+        }
+        let v = hit & o_valid[w] & l_valid[w];
+        valid.push(v);
+        correct.push(v & same & t_valid[w]);
+    }
+    let bits = |w: Vec<u64>| BooleanBuffer::new(Buffer::from_vec(w), 0, len);
+    let valid = bits(valid);
     Some(McqaOutput {
-        is_correct: crate::scores_from_bits(&correct),
-        completion_validity: DictionaryArray::try_new(Int8Array::from(keys), labels).ok()?,
+        is_correct: BooleanArray::new(bits(correct), None),
+        completion_validity: validity_labels(&valid)?,
     })
+}
+
+/// The validity of `len` rows as 64-row words (all set without a null buffer).
+fn valid_words(nulls: Option<&NullBuffer>, len: usize) -> Vec<u64> {
+    match nulls {
+        Some(n) => n.inner().bit_chunks().iter_padded().collect(),
+        None => vec![u64::MAX; len.div_ceil(64)],
+    }
+}
+
+/// `completion_validity` from the valid rows' bits: key 1 (`VALID`) where set, else 0.
+fn validity_labels(valid: &BooleanBuffer) -> Option<DictionaryArray<Int8Type>> {
+    let mut keys = vec![0i8; valid.len()];
+    let chunks = valid.bit_chunks();
+    let mut slots = keys.chunks_exact_mut(64);
+    for (word, slot) in chunks.iter().zip(&mut slots) {
+        for (j, k) in slot.iter_mut().enumerate() {
+            *k = ((word >> j) & 1) as i8;
+        }
+    }
+    let rest = chunks.remainder_bits();
+    for (j, k) in slots.into_remainder().iter_mut().enumerate() {
+        *k = ((rest >> j) & 1) as i8;
+    }
+    let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
+    // Keys are 0 or 1 over two labels: always a valid dictionary.
+    DictionaryArray::try_new(Int8Array::from(keys), labels).ok()
 }
 
 fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {
@@ -235,7 +273,7 @@ mod tests {
         )
         .unwrap();
         (
-            r.is_correct.values().to_vec(),
+            crate::score_vec(&r.is_correct),
             validity_strings(&r.completion_validity),
         )
     }
@@ -294,7 +332,7 @@ mod tests {
                 3,
             )
             .unwrap();
-            assert_eq!(r.is_correct.values().to_vec(), [1.0, 0.0, 0.0]);
+            assert_eq!(crate::score_vec(&r.is_correct), [1.0, 0.0, 0.0]);
             assert_eq!(
                 validity_strings(&r.completion_validity),
                 ["VALID", "INVALID", "INVALID"]
@@ -359,7 +397,7 @@ mod tests {
                 "{}",
                 choices.data_type()
             );
-            assert_eq!(r.is_correct.values().to_vec(), expect_score);
+            assert_eq!(crate::score_vec(&r.is_correct), expect_score);
         }
     }
 

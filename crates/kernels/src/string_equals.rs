@@ -1,21 +1,21 @@
-use crate::{bool_to_score, to_text, KernelError};
-use arrow::array::{Array, ArrayRef, Datum, Float64Array};
+use crate::{pass_mask, to_text, KernelError};
+use arrow::array::{Array, ArrayRef, BooleanArray, Datum};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
 
-/// Seed 000 `string_equals`: 1.0 where `value` and `ground_truth` are equal byte for byte
-/// (case and whitespace count), else 0.0.
+/// Seed 000 `string_equals`: the pass mask, true (score 1.0) where `value` and
+/// `ground_truth` are equal byte for byte (case and whitespace count), else false (0.0).
 ///
 /// Either operand may be an array or a scalar (`arrow::array::Scalar`); non-text inputs are
 /// read as text by [`to_text`]. Comparison uses arrow's `cmp::eq` kernel, which for Utf8View
 /// compares the inlined prefix of each view before touching the data buffer.
 ///
-/// Null rule: a null on either side scores 0.0 (the caller counts it as missing); the
+/// Null rule: a null on either side is false (0.0; the caller counts it as missing); the
 /// output has no nulls. If both operands are scalars the output has length 1.
 pub fn string_equals(
     value: &dyn Datum,
     ground_truth: &dyn Datum,
-) -> Result<Float64Array, KernelError> {
+) -> Result<BooleanArray, KernelError> {
     let (v, v_scalar) = value.get();
     let (g, g_scalar) = ground_truth.get();
     let v = to_text(&make_ref(v), "value")?;
@@ -30,7 +30,7 @@ pub fn string_equals(
         )
     };
     let eq = arrow::compute::kernels::cmp::eq(&Operand(v, v_scalar), &Operand(g, g_scalar))?;
-    Ok(bool_to_score(&eq))
+    Ok(pass_mask(&eq))
 }
 
 fn make_ref(a: &dyn Array) -> ArrayRef {
@@ -52,8 +52,8 @@ mod tests {
     use arrow::array::{DictionaryArray, LargeStringArray, Scalar, StringArray, StringViewArray};
     use arrow::datatypes::Int32Type;
 
-    fn scores(a: &Float64Array) -> Vec<f64> {
-        a.values().to_vec()
+    fn scores(a: &BooleanArray) -> Vec<f64> {
+        crate::score_vec(a)
     }
 
     const VALUES: [Option<&str>; 7] = [

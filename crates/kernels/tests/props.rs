@@ -1,7 +1,9 @@
 //! Property tests: the kernels never panic on random rows, and report bad values as errors.
 #![allow(clippy::unwrap_used)]
 
-use arrow::array::{ArrayRef, ListBuilder, Scalar, StringArray, StringBuilder, StringViewArray};
+use arrow::array::{
+    Array, ArrayRef, ListBuilder, Scalar, StringArray, StringBuilder, StringViewArray,
+};
 use evalscore_kernels::checks::{match_check, regex_check, Expected, MatchMode};
 use evalscore_kernels::pattern::SearchPattern;
 use evalscore_kernels::{
@@ -23,9 +25,10 @@ proptest! {
         let ga = StringArray::from(g.clone());
         let s = string_equals(&va, &ga).unwrap();
         prop_assert_eq!(s.len(), v.len());
+        prop_assert_eq!(s.null_count(), 0);
         for i in 0..v.len() {
             let same = v[i].is_some() && v[i] == g[i];
-            prop_assert_eq!(s.value(i), if same { 1.0 } else { 0.0 });
+            prop_assert_eq!(s.value(i), same);
         }
         let scalar = Scalar::new(StringArray::from(vec![g.first().cloned().flatten()]));
         let _ = string_equals(&va, &scalar).unwrap();

@@ -3,7 +3,7 @@
 
 use crate::intervals::wilson;
 use crate::{Figure, MetricError};
-use arrow::array::{Array, ArrayRef, Scalar, StringArray};
+use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
 use arrow::buffer::BooleanBuffer;
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
@@ -126,6 +126,12 @@ impl Confusion {
         let pos = self.positive.clone();
         let is = |a: &ArrayRef, v: &str| -> Result<BooleanBuffer, MetricError> {
             let a = a.slice(0, len);
+            if let Some(eq) = a.as_string_view_opt().and_then(|a| view_equals(a, v)) {
+                return Ok(match a.nulls() {
+                    Some(n) => &eq & n.inner(),
+                    None => eq,
+                });
+            }
             let scalar = cast(&StringArray::from(vec![v]), a.data_type())
                 .map_err(|e| MetricError(e.to_string()))?;
             let eq = cmp::eq(&a, &Scalar::new(scalar)).map_err(|e| MetricError(e.to_string()))?;
@@ -357,4 +363,71 @@ fn nan_average(values: &[Option<f64>], weights: Option<&[f64]>) -> Option<f64> {
         return Some(kept.iter().map(|(v, _)| v).sum::<f64>() / kept.len() as f64);
     }
     Some(kept.iter().map(|(v, w)| v * w).sum::<f64>() / wsum)
+}
+
+/// Which cells of a Utf8View array equal `v`, from the views alone when `v` is at most 12
+/// bytes: such a cell is inline, so its length and bytes are in its view (compared under a
+/// mask, so the padding after the text does not matter); longer cells differ in length.
+/// `None` for a longer `v`. Null rows get arbitrary bits.
+fn view_equals(a: &StringViewArray, v: &str) -> Option<BooleanBuffer> {
+    if v.len() > 12 {
+        return None;
+    }
+    let want = v.bytes().enumerate().fold(v.len() as u128, |w, (i, b)| {
+        w | (u128::from(b) << (32 + 8 * i))
+    });
+    let mask = u128::MAX >> (8 * (12 - v.len()));
+    let views = a.views();
+    if v.len() <= 4 {
+        // Length and text both sit in the low 64 bits of the view.
+        let (mask, want) = (mask as u64, want as u64);
+        return Some(BooleanBuffer::collect_bool(views.len(), |i| {
+            views[i] as u64 & mask == want
+        }));
+    }
+    Some(BooleanBuffer::collect_bool(views.len(), |i| {
+        views[i] & mask == want
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The view comparison agrees with arrow's `eq` kernel for every label length up to the
+    /// inline limit and past it, against cells of every length, on a sliced array.
+    #[test]
+    fn view_equals_agrees_with_arrow_eq() {
+        let cells: Vec<Option<String>> = (0..400)
+            .map(|i| match i % 9 {
+                0 => None,
+                1 => Some(String::new()),
+                k => Some("yesnomaybeyesno"[..(i * 7 + k) % 16].to_owned()),
+            })
+            .collect();
+        let all = StringViewArray::from_iter(cells.iter().map(|c| c.as_deref()));
+        let part = all.slice(5, 390);
+        for label in [
+            "",
+            "y",
+            "yes",
+            "no",
+            "yesnomaybe",
+            "yesnomaybeye",
+            "yesnomaybeyes",
+        ] {
+            let scalar = Scalar::new(StringViewArray::from(vec![label]));
+            let want = cmp::eq(&part, &scalar).unwrap();
+            match view_equals(&part, label) {
+                Some(got) => {
+                    for i in 0..part.len() {
+                        if part.is_valid(i) {
+                            assert_eq!(got.value(i), want.value(i), "{label:?} row {i}");
+                        }
+                    }
+                }
+                None => assert!(label.len() > 12),
+            }
+        }
+    }
 }

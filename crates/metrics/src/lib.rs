@@ -135,10 +135,24 @@ impl MetricState {
     }
 
     /// Folds one batch: the metric's field, or (ground truth, prediction) for classification.
+    ///
+    /// A Boolean input is a pass mask of 0/1 scores (true = 1.0), as the scorer kernels
+    /// return them: every metric reads it as those Float64 scores (so a frequency counts the
+    /// labels `0.0` and `1.0`), and the mean and standard deviation count it with popcounts.
     pub fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
         let first = inputs
             .first()
             .ok_or_else(|| MetricError("a metric needs an input".to_owned()))?;
+        if let Some(mask) = first.as_boolean_opt() {
+            if let MetricState::Mean(m, _) | MetricState::StdDev(m) = self {
+                m.update_mask(mask);
+                return Ok(());
+            }
+            let scores = numbers(*first)?;
+            let mut rest: Vec<&dyn Array> = inputs.to_vec();
+            rest[0] = &scores;
+            return self.update(&rest);
+        }
         match self {
             MetricState::Mean(m, _) | MetricState::StdDev(m) => m.update(&numbers(*first)?),
             MetricState::Min(e) | MetricState::Max(e) => e.update(&numbers(*first)?),

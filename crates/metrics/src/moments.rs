@@ -1,4 +1,4 @@
-use arrow::array::{Array, Float64Array};
+use arrow::array::{Array, BooleanArray, Float64Array};
 
 /// Count, sum and sum of squares, each kept as a double-double (about 106 bits), so that
 /// the figures do not depend on how the input was split into batches, row groups or files:
@@ -64,6 +64,21 @@ impl Moments {
             }
         }
         self.n += ones + zeros;
+        self.sum = self.sum.add_f64(ones as f64);
+        self.sum_sq = self.sum_sq.add_f64(ones as f64);
+    }
+
+    /// Folds 0/1 scores given as a pass mask (true = 1.0): counted with popcounts, the same
+    /// figures as [`Moments::update`] over the Float64 scores. Null rows are skipped.
+    pub fn update_mask(&mut self, mask: &BooleanArray) {
+        let (n, ones) = match mask.nulls().filter(|n| n.null_count() > 0) {
+            None => (mask.len(), mask.values().count_set_bits()),
+            Some(nulls) => (
+                nulls.len() - nulls.null_count(),
+                (mask.values() & nulls.inner()).count_set_bits(),
+            ),
+        };
+        self.n += n as u64;
         self.sum = self.sum.add_f64(ones as f64);
         self.sum_sq = self.sum_sq.add_f64(ones as f64);
     }
@@ -289,6 +304,45 @@ mod tests {
                 assert_eq!(m.non_binary, odd, "{from}..{to}");
                 assert_eq!(m.all_binary(), odd == 0);
             }
+        }
+    }
+
+    /// A pass mask folds to the same state as its 0.0/1.0 scores, with nulls skipped, on
+    /// sliced arrays too.
+    #[test]
+    fn masks_fold_like_their_scores() {
+        let bits: Vec<Option<bool>> = (0..150)
+            .map(|i| match i % 7 {
+                0 => None,
+                1 | 3 | 4 => Some(true),
+                _ => Some(false),
+            })
+            .collect();
+        let whole = BooleanArray::from(bits.clone());
+        for (from, to) in [(0, 150), (3, 150), (0, 64), (5, 70), (9, 9)] {
+            let mask = whole.slice(from, to - from);
+            let scores: Float64Array = bits[from..to]
+                .iter()
+                .map(|b| b.map(|b| f64::from(u8::from(b))))
+                .collect();
+            let (mut a, mut b) = (Moments::default(), Moments::default());
+            a.update_mask(&mask);
+            b.update(&scores);
+            assert_eq!(a, b, "{from}..{to}");
+            let ones = bits[from..to].iter().filter(|b| **b == Some(true)).count();
+            assert_eq!(a.sum(), ones as f64, "{from}..{to}");
+            let valid = bits[from..to].iter().filter(|b| b.is_some()).count();
+            assert_eq!(a.n(), valid as u64);
+            let no_nulls = BooleanArray::from(
+                bits[from..to]
+                    .iter()
+                    .map(|b| b.unwrap_or(true))
+                    .collect::<Vec<_>>(),
+            );
+            let mut c = Moments::default();
+            c.update_mask(&no_nulls);
+            assert_eq!(c.n(), (to - from) as u64);
+            assert_eq!(c.sum(), (ones + (to - from - valid)) as f64);
         }
     }
 }

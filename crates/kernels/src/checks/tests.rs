@@ -33,9 +33,7 @@ fn evaluate_exact_match_docstring() {
         let v: ArrayRef = Arc::new(StringArray::from(preds.to_vec()));
         let g: ArrayRef = Arc::new(StringArray::from(refs.to_vec()));
         let s: Vec<f64> = match n {
-            Some(n) => string_equals_normalized(col(&v), col(&g), n, refs.len())
-                .values()
-                .to_vec(),
+            Some(n) => crate::score_vec(&string_equals_normalized(col(&v), col(&g), n, refs.len())),
             None => (0..refs.len())
                 .map(|i| f64::from(u8::from(normalized_equal(preds[i], refs[i], None))))
                 .collect(),
@@ -116,7 +114,7 @@ fn openai_evals_fuzzy_match_table() {
                 1,
             )
             .unwrap();
-            assert_eq!(out.is_correct.value(0) == 1.0, want, "{v:?} vs {e:?}");
+            assert_eq!(out.is_correct.value(0), want, "{v:?} vs {e:?}");
             // The same through a per-row expected column.
             let ea: ArrayRef = Arc::new(StringArray::from(vec![e]));
             let out = match_check(
@@ -128,11 +126,7 @@ fn openai_evals_fuzzy_match_table() {
                 1,
             )
             .unwrap();
-            assert_eq!(
-                out.is_correct.value(0) == 1.0,
-                want,
-                "per row {v:?} vs {e:?}"
-            );
+            assert_eq!(out.is_correct.value(0), want, "per row {v:?} vs {e:?}");
         }
     }
 }
@@ -187,7 +181,7 @@ fn match_family_over_every_layout() {
         for (mode, negate, want) in cases {
             let out =
                 match_check(col(&a), Expected::Fixed(&needles), mode, negate, None, 8).unwrap();
-            assert_eq!(out.is_correct.values().to_vec(), want, "{mode:?} {negate}");
+            assert_eq!(crate::score_vec(&out.is_correct), want, "{mode:?} {negate}");
             assert_eq!(out.missing, 1);
         }
     }
@@ -205,7 +199,7 @@ fn match_family_over_every_layout() {
     )
     .unwrap();
     assert_eq!(
-        out.is_correct.values().to_vec(),
+        crate::score_vec(&out.is_correct),
         [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
     );
 }
@@ -236,7 +230,7 @@ fn per_row_expected_lists() {
         5,
     )
     .unwrap();
-    assert_eq!(out.is_correct.values().to_vec(), [1.0, 0.0, 1.0, 0.0, 1.0]);
+    assert_eq!(crate::score_vec(&out.is_correct), [1.0, 0.0, 1.0, 0.0, 1.0]);
     assert_eq!(out.missing, 1);
     let text: ArrayRef = Arc::new(StringArray::from(vec![
         Some(r#"["apple", "plum"]"#),
@@ -254,7 +248,7 @@ fn per_row_expected_lists() {
         5,
     )
     .unwrap();
-    assert_eq!(out.is_correct.values().to_vec(), [1.0, 1.0, 1.0, 0.0, 1.0]);
+    assert_eq!(crate::score_vec(&out.is_correct), [1.0, 1.0, 1.0, 0.0, 1.0]);
     // A missing expected scores 0.0 for a not_ form too.
     let out = match_check(
         col(&v),
@@ -265,7 +259,7 @@ fn per_row_expected_lists() {
         5,
     )
     .unwrap();
-    assert_eq!(out.is_correct.values().to_vec(), [0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(crate::score_vec(&out.is_correct), [0.0, 0.0, 0.0, 0.0, 0.0]);
     assert_eq!(text_as_list("[invalid]"), None);
     assert_eq!(text_as_list("[1, 2]"), Some(vec!["1".into(), "2".into()]));
     assert_eq!(text_as_list("[]"), Some(vec![]));
@@ -293,7 +287,7 @@ fn exact_details_as_in_the_seed() {
     for a in layouts(&values) {
         let out = exact(col(&a), col(&expected), None, 6);
         assert_eq!(
-            out.is_correct.values().to_vec(),
+            crate::score_vec(&out.is_correct),
             [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
         );
         let d: Vec<&str> = out.details.iter().flatten().collect();
@@ -347,17 +341,17 @@ fn pass_fail_rule() {
     for a in layouts(&values) {
         let out = pass_fail(col(&a), col(&expected), None, 7);
         assert_eq!(
-            out.is_correct.values().to_vec(),
+            crate::score_vec(&out.is_correct),
             [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
         );
         assert_eq!(out.missing, 2);
         let out = pass_fail(col(&a), TextColumn::scalar(Some("PARIS")), None, 7);
         assert_eq!(
-            out.is_correct.values().to_vec(),
+            crate::score_vec(&out.is_correct),
             [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
         );
         let out = pass_fail(col(&a), TextColumn::scalar(None), None, 7);
-        assert_eq!(out.is_correct.values().to_vec(), [0.0; 7]);
+        assert_eq!(crate::score_vec(&out.is_correct), [0.0; 7]);
     }
 }
 
@@ -384,13 +378,13 @@ fn regex_search_and_capture() {
     for a in layouts(&values) {
         let out = regex_check(col(&a), &any, None, None, 6);
         assert_eq!(
-            out.is_correct.values().to_vec(),
+            crate::score_vec(&out.is_correct),
             [1.0, 0.0, 0.0, 0.0, 1.0, 1.0]
         );
         assert_eq!(out.missing, 1);
         let out = regex_check(col(&a), &p, Some(col(&gt)), None, 6);
         assert_eq!(
-            out.is_correct.values().to_vec(),
+            crate::score_vec(&out.is_correct),
             [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         );
         assert_eq!(out.missing, 2);
@@ -422,9 +416,9 @@ fn normalized_string_equals_over_layouts() {
     ]));
     for a in layouts(&values) {
         let s = string_equals_normalized(col(&a), col(&truth), &n, 6);
-        assert_eq!(s.values().to_vec(), [1.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
+        assert_eq!(crate::score_vec(&s), [1.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
         let s = string_equals_normalized(col(&a), TextColumn::scalar(Some("YES ")), &n, 6);
-        assert_eq!(s.values().to_vec(), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(crate::score_vec(&s), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
     }
 }
 
@@ -475,7 +469,7 @@ fn match_over_views_takes_the_fast_path() {
     )
     .unwrap();
     assert_eq!(
-        out.is_correct.values().to_vec(),
+        crate::score_vec(&out.is_correct),
         [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
     );
     assert_eq!(out.missing, 2);
@@ -562,5 +556,5 @@ fn regex_memos_give_the_plain_answers() {
         .iter()
         .map(|k| [1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0][*k as usize])
         .collect();
-    assert_eq!(a.is_correct.values().to_vec(), expect);
+    assert_eq!(crate::score_vec(&a.is_correct), expect);
 }
