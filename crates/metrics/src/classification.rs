@@ -113,9 +113,9 @@ impl Confusion {
         Ok(())
     }
 
-    /// The two-label case without hashing or a per-row loop: four comparisons against a
-    /// scalar (arrow's `eq` kernel; short views compare without touching their bytes) and
-    /// bitmap intersections counted with popcount.
+    /// The two-label case without hashing: over two Utf8View columns and labels of at most
+    /// 12 bytes, one pass over the views ([`view_pair_counts`]); otherwise four comparisons
+    /// against a scalar (arrow's `eq` kernel) and bitmap intersections counted with popcount.
     fn update_binary(
         &mut self,
         ga: &ArrayRef,
@@ -124,31 +124,35 @@ impl Confusion {
         neg: &str,
     ) -> Result<(), MetricError> {
         let pos = self.positive.clone();
-        let is = |a: &ArrayRef, v: &str| -> Result<BooleanBuffer, MetricError> {
-            let a = a.slice(0, len);
-            if let Some(eq) = a.as_string_view_opt().and_then(|a| view_equals(a, v)) {
-                return Ok(match a.nulls() {
-                    Some(n) => &eq & n.inner(),
-                    None => eq,
-                });
-            }
-            let scalar = cast(&StringArray::from(vec![v]), a.data_type())
-                .map_err(|e| MetricError(e.to_string()))?;
-            let eq = cmp::eq(&a, &Scalar::new(scalar)).map_err(|e| MetricError(e.to_string()))?;
-            // A null label is neither class.
-            Ok(match eq.nulls() {
-                Some(n) => eq.values() & n.inner(),
-                None => eq.values().clone(),
-            })
+        let (g, p) = (ga.slice(0, len), pa.slice(0, len));
+        let counts = match (g.as_string_view_opt(), p.as_string_view_opt()) {
+            (Some(g), Some(p)) => view_pair_counts(g, p, &pos, neg),
+            _ => None,
         };
-        let (g_pos, g_neg) = (is(ga, &pos)?, is(ga, neg)?);
-        let (p_pos, p_neg) = (is(pa, &pos)?, is(pa, neg)?);
-        let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
-        // counts[actual][predicted], 0 = negative, 1 = positive
-        let counts = [
-            [count(&g_neg, &p_neg), count(&g_neg, &p_pos)],
-            [count(&g_pos, &p_neg), count(&g_pos, &p_pos)],
-        ];
+        let counts = match counts {
+            Some(c) => c,
+            None => {
+                let is = |a: &ArrayRef, v: &str| -> Result<BooleanBuffer, MetricError> {
+                    let scalar = cast(&StringArray::from(vec![v]), a.data_type())
+                        .map_err(|e| MetricError(e.to_string()))?;
+                    let eq =
+                        cmp::eq(a, &Scalar::new(scalar)).map_err(|e| MetricError(e.to_string()))?;
+                    // A null label is neither class.
+                    Ok(match eq.nulls() {
+                        Some(n) => eq.values() & n.inner(),
+                        None => eq.values().clone(),
+                    })
+                };
+                let (g_pos, g_neg) = (is(&g, &pos)?, is(&g, neg)?);
+                let (p_pos, p_neg) = (is(&p, &pos)?, is(&p, neg)?);
+                let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
+                // counts[actual][predicted], 0 = negative, 1 = positive
+                [
+                    [count(&g_neg, &p_neg), count(&g_neg, &p_pos)],
+                    [count(&g_pos, &p_neg), count(&g_pos, &p_pos)],
+                ]
+            }
+        };
         let included: u64 = counts.iter().flatten().sum();
         self.excluded += len as u64 - included;
         let names = [neg, pos.as_str()];
@@ -365,34 +369,142 @@ fn nan_average(values: &[Option<f64>], weights: Option<&[f64]>) -> Option<f64> {
     Some(kept.iter().map(|(v, w)| v * w).sum::<f64>() / wsum)
 }
 
-/// Which cells of a Utf8View array equal `v`, from the views alone when `v` is at most 12
-/// bytes: such a cell is inline, so its length and bytes are in its view (compared under a
-/// mask, so the padding after the text does not matter); longer cells differ in length.
-/// `None` for a longer `v`. Null rows get arbitrary bits.
-fn view_equals(a: &StringViewArray, v: &str) -> Option<BooleanBuffer> {
+/// The view of a label of at most 12 bytes under a mask: a cell equals the label exactly
+/// when its view, masked, is the label's. Such a cell is inline, so its length and bytes are
+/// in its view; the mask skips the padding after the text; a longer cell differs in length.
+fn view_key(v: &str) -> Option<(u128, u128)> {
     if v.len() > 12 {
         return None;
     }
     let want = v.bytes().enumerate().fold(v.len() as u128, |w, (i, b)| {
         w | (u128::from(b) << (32 + 8 * i))
     });
-    let mask = u128::MAX >> (8 * (12 - v.len()));
+    Some((u128::MAX >> (8 * (12 - v.len())), want))
+}
+
+/// Whether each cell of a Utf8View array equals `v` (at most 12 bytes), from the views.
+/// Null rows get arbitrary bits.
+#[cfg(test)]
+fn view_equals(a: &StringViewArray, v: &str) -> Option<BooleanBuffer> {
+    let (mask, want) = view_key(v)?;
     let views = a.views();
-    if v.len() <= 4 {
-        // Length and text both sit in the low 64 bits of the view.
-        let (mask, want) = (mask as u64, want as u64);
-        return Some(BooleanBuffer::collect_bool(views.len(), |i| {
-            views[i] as u64 & mask == want
-        }));
-    }
     Some(BooleanBuffer::collect_bool(views.len(), |i| {
         views[i] & mask == want
     }))
 }
 
+/// The 2x2 counts `[actual][predicted]` (0 = negative, 1 = positive) of two Utf8View label
+/// columns, in one pass over their views, 64 rows at a time; a null label is neither class.
+/// `None` when a label is longer than 12 bytes.
+fn view_pair_counts(
+    g: &StringViewArray,
+    p: &StringViewArray,
+    pos: &str,
+    neg: &str,
+) -> Option<[[u64; 2]; 2]> {
+    let ((pm, pw), (nm, nw)) = (view_key(pos)?, view_key(neg)?);
+    if pos.len() <= 4 && neg.len() <= 4 {
+        // Length and text sit in the low 64 bits of the view.
+        let (pm, pw, nm, nw) = (pm as u64, pw as u64, nm as u64, nw as u64);
+        return Some(pair_counts(g, p, |v| {
+            let v = v as u64;
+            (v & pm == pw, v & nm == nw)
+        }));
+    }
+    Some(pair_counts(g, p, |v| (v & pm == pw, v & nm == nw)))
+}
+
+fn pair_counts(
+    g: &StringViewArray,
+    p: &StringViewArray,
+    class: impl Fn(u128) -> (bool, bool),
+) -> [[u64; 2]; 2] {
+    let valid = |a: &StringViewArray| -> Vec<u64> {
+        match a.nulls() {
+            Some(n) => n.inner().bit_chunks().iter_padded().collect(),
+            None => vec![u64::MAX; a.len().div_ceil(64)],
+        }
+    };
+    let (g_valid, p_valid) = (valid(g), valid(p));
+    let mut counts = [[0u64; 2]; 2];
+    for (w, (gc, pc)) in g.views().chunks(64).zip(p.views().chunks(64)).enumerate() {
+        let (mut gp, mut gn, mut pp, mut pn) = (0u64, 0u64, 0u64, 0u64);
+        for (j, (&gv, &pv)) in gc.iter().zip(pc).enumerate() {
+            let (a, b) = class(gv);
+            gp |= u64::from(a) << j;
+            gn |= u64::from(b) << j;
+            let (a, b) = class(pv);
+            pp |= u64::from(a) << j;
+            pn |= u64::from(b) << j;
+        }
+        let (gv, pv) = (g_valid[w], p_valid[w]);
+        let (gp, gn, pp, pn) = (gp & gv, gn & gv, pp & pv, pn & pv);
+        counts[0][0] += u64::from((gn & pn).count_ones());
+        counts[0][1] += u64::from((gn & pp).count_ones());
+        counts[1][0] += u64::from((gp & pn).count_ones());
+        counts[1][1] += u64::from((gp & pp).count_ones());
+    }
+    counts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    /// Binary counts over two Utf8View columns (the one-pass view path) equal those over
+    /// the same labels as Utf8 (arrow's `eq` path): nulls, other labels, labels that share a
+    /// prefix with the classes, short and 12-byte class names, sliced arrays, 64-row edges.
+    #[test]
+    fn view_pair_counts_agree_with_the_eq_path() {
+        let pick = |i: usize, k: usize, names: &[&'static str]| -> Option<&'static str> {
+            match (((i * k + 1) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % 11 {
+                0 => None,
+                1 => Some("other"),
+                2 => Some(""),
+                3 => Some("yesss"),
+                n => Some(names[(n % 2) as usize]),
+            }
+        };
+        for names in [
+            ["yes", "no"],
+            ["positivelong", "negativelong"],
+            ["y", "no-but-long"],
+        ] {
+            let g: Vec<Option<&str>> = (0..300).map(|i| pick(i, 7, &names)).collect();
+            let p: Vec<Option<&str>> = (0..300).map(|i| pick(i, 5, &names)).collect();
+            let run = |ga: ArrayRef, pa: ArrayRef| {
+                let mut c = Confusion::new(
+                    ClassMode::Binary,
+                    Some(names[0].to_owned()),
+                    Some(names[1].to_owned()),
+                    None,
+                    0.95,
+                );
+                c.update(&ga.slice(3, 290), &pa.slice(3, 290)).unwrap();
+                (c.cells(), c.excluded)
+            };
+            let views = run(
+                Arc::new(StringViewArray::from(g.clone())),
+                Arc::new(StringViewArray::from(p.clone())),
+            );
+            let utf8 = run(
+                Arc::new(StringArray::from(g.clone())),
+                Arc::new(StringArray::from(p.clone())),
+            );
+            assert_eq!(views, utf8, "{names:?}");
+            let both = (3..293)
+                .filter(|&i| {
+                    names.contains(&g[i].unwrap_or("-")) && names.contains(&p[i].unwrap_or("-"))
+                })
+                .count() as u64;
+            assert_eq!(views.1, 290 - both, "{names:?}");
+            assert!(
+                views.0.iter().all(|c| c.2 > 0) && views.0.len() == 4,
+                "{names:?}"
+            );
+        }
+    }
 
     /// The view comparison agrees with arrow's `eq` kernel for every label length up to the
     /// inline limit and past it, against cells of every length, on a sliced array.
