@@ -117,18 +117,26 @@ pub(crate) fn score_vec(mask: &arrow::array::BooleanArray) -> Vec<f64> {
 
 /// 1.0 for each set bit, 0.0 for each unset one.
 fn scores_from_bits(bits: &arrow::buffer::BooleanBuffer) -> arrow::array::Float64Array {
-    let mut out = vec![0.0; bits.len()];
+    arrow::array::Float64Array::from(bits_as(bits, |b| b as f64))
+}
+
+/// One value per bit, `of(0)` or `of(1)`: 0/1 scores, dictionary keys.
+pub(crate) fn bits_as<T: Copy + Default>(
+    bits: &arrow::buffer::BooleanBuffer,
+    of: impl Fn(u64) -> T,
+) -> Vec<T> {
+    let mut out = vec![T::default(); bits.len()];
     let chunks = bits.bit_chunks();
     let mut slots = out.chunks_exact_mut(64);
     // Fixed-size inner loops without pushes: these vectorize.
     for (word, slot) in chunks.iter().zip(&mut slots) {
         for (j, o) in slot.iter_mut().enumerate() {
-            *o = ((word >> j) & 1) as f64;
+            *o = of((word >> j) & 1);
         }
     }
     let rest = chunks.remainder_bits();
     for (j, o) in slots.into_remainder().iter_mut().enumerate() {
-        *o = ((rest >> j) & 1) as f64;
+        *o = of((rest >> j) & 1);
     }
-    arrow::array::Float64Array::from(out)
+    out
 }

@@ -194,18 +194,7 @@ fn valid_words(nulls: Option<&NullBuffer>, len: usize) -> Vec<u64> {
 
 /// `completion_validity` from the valid rows' bits: key 1 (`VALID`) where set, else 0.
 fn validity_labels(valid: &BooleanBuffer) -> Option<DictionaryArray<Int8Type>> {
-    let mut keys = vec![0i8; valid.len()];
-    let chunks = valid.bit_chunks();
-    let mut slots = keys.chunks_exact_mut(64);
-    for (word, slot) in chunks.iter().zip(&mut slots) {
-        for (j, k) in slot.iter_mut().enumerate() {
-            *k = ((word >> j) & 1) as i8;
-        }
-    }
-    let rest = chunks.remainder_bits();
-    for (j, k) in slots.into_remainder().iter_mut().enumerate() {
-        *k = ((rest >> j) & 1) as i8;
-    }
+    let keys = crate::bits_as(valid, |b| b as i8);
     let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
     // Keys are 0 or 1 over two labels: always a valid dictionary.
     DictionaryArray::try_new(Int8Array::from(keys), labels).ok()
