@@ -558,3 +558,35 @@ fn regex_memos_give_the_plain_answers() {
         .collect();
     assert_eq!(crate::score_vec(&a.is_correct), expect);
 }
+
+/// The view byte search agrees with a plain scan for every inline length, every position
+/// of the byte, and texts that hold the byte's neighbours (borrows in the zero-byte test).
+#[test]
+fn inline_byte_search_agrees_with_a_scan() {
+    let alphabet = [b'A', b'@', b'B', b'a', 0x80, b' '];
+    for len in 0..=12usize {
+        for seed in 0..200usize {
+            let text: Vec<u8> = (0..len)
+                .map(|i| alphabet[(seed * 7 + i * (seed % 5 + 1)) % alphabet.len()])
+                .collect();
+            let text = String::from_utf8_lossy(&text).into_owned();
+            let views = arrow::array::StringViewArray::from(vec![text.as_str()]);
+            let view = views.views()[0];
+            if view as u32 > 12 {
+                continue; // lossy decoding made it longer than inline
+            }
+            for byte in [b'A', b'B', b'@', b' ', b'a'] {
+                assert_eq!(
+                    super::inline_has_byte(view, byte),
+                    text.as_bytes().contains(&byte),
+                    "{text:?} {byte}"
+                );
+                assert_eq!(
+                    super::prefix_has_byte((view >> 32) as u32, byte),
+                    text.as_bytes()[..text.len().min(4)].contains(&byte),
+                    "{text:?} {byte}"
+                );
+            }
+        }
+    }
+}
