@@ -17,9 +17,9 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Tells mimalloc to keep freed memory instead of returning it to the OS 10 ms later. Each
 /// unit's buffers are freed and the next unit's are allocated moments after; returned pages
-/// come back as fresh (zeroed, often huge) pages. Measured on the 10M-row benchmark: system
-/// time 1.0 s → 0.45 s and wall time 1.7 s → 1.4 s. Memory stays bounded: the peak is
-/// what it was, it is only not given back before the process ends.
+/// come back as fresh (zeroed, often huge) pages. The README's Benchmarks section has the
+/// A/B figures (2026-11-21). Memory stays bounded: the peak is what it was, it is only not
+/// given back before the process ends.
 fn keep_freed_memory() {
     // SAFETY: `mi_option_set` takes an option number and a value, is safe to call at any
     // time from any thread, and ignores options it does not know.

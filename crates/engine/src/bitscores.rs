@@ -86,19 +86,22 @@ impl BitScores {
     /// not two-valued: a non-null score that is not exactly 0.0 or 1.0, labels other than
     /// the first batch's two, or a null in a required column.
     pub fn append(&mut self, column: &ArrayRef) -> bool {
+        // `ok`: which rows hold one of the two values; `None` when all do by construction.
         let (ok, is_one, nulls) = match self.kind {
             // A pass mask is two-valued by construction: its bits are the ones.
             BitKind::Scores if column.data_type() == &DataType::Boolean => {
                 let mask = column.as_boolean();
-                let ok = BooleanBuffer::new_set(mask.len());
-                (ok, mask.values().clone(), mask.nulls())
+                (None, mask.values().clone(), mask.nulls())
             }
             BitKind::Scores => {
                 let Some(values) = column.as_primitive_opt::<Float64Type>() else {
                     return false;
                 };
-                let (ok, is_one) = binary_masks(values.values());
-                (ok, is_one, values.nulls())
+                let (ok, is_one) = two_valued(values.values(), |x| {
+                    let b = x.to_bits();
+                    (b == 0, b == ONE)
+                });
+                (Some(ok), is_one, values.nulls())
             }
             BitKind::Labels => {
                 let Some(dict) = column.as_dictionary_opt::<Int8Type>() else {
@@ -116,16 +119,14 @@ impl BitScores {
                     Some(_) => {}
                     None => self.labels = Some(pair),
                 }
-                let keys = dict.keys().values();
-                let ok = BooleanBuffer::collect_bool(keys.len(), |i| (keys[i] as u8) <= 1);
-                let is_one = BooleanBuffer::collect_bool(keys.len(), |i| keys[i] == 1);
-                (ok, is_one, dict.keys().nulls())
+                let (ok, is_one) = two_valued(dict.keys().values(), |&k| (k == 0, k == 1));
+                (Some(ok), is_one, dict.keys().nulls())
             }
         };
-        let len = ok.len();
+        let len = is_one.len();
         match nulls.filter(|n| n.null_count() > 0) {
             None => {
-                if ok.count_set_bits() != len {
+                if ok.is_some_and(|ok| ok.count_set_bits() != len) {
                     return false;
                 }
                 self.valid.append_n(len, true);
@@ -133,7 +134,7 @@ impl BitScores {
             }
             Some(nulls) => {
                 if self.descr.max_def_level() == 0
-                    || (&ok | &!nulls.inner()).count_set_bits() != len
+                    || ok.is_some_and(|ok| (&ok | &!nulls.inner()).count_set_bits() != len)
                 {
                     return false;
                 }
@@ -313,16 +314,20 @@ impl BitScores {
     }
 }
 
-/// One pass over `values`, 64 at a time: which are exactly 0.0 or 1.0, and which are 1.0.
-fn binary_masks(values: &[f64]) -> (BooleanBuffer, BooleanBuffer) {
+/// One pass over `values`, 64 at a time, with `class` telling whether a value is the first
+/// or the second of the two: which values are one of them, and which are the second.
+fn two_valued<T>(
+    values: &[T],
+    class: impl Fn(&T) -> (bool, bool),
+) -> (BooleanBuffer, BooleanBuffer) {
     let words = values.len().div_ceil(64);
     let (mut ok, mut ones) = (Vec::with_capacity(words), Vec::with_capacity(words));
     for chunk in values.chunks(64) {
         let (mut one, mut zero) = (0u64, 0u64);
         for (j, x) in chunk.iter().enumerate() {
-            let b = x.to_bits();
-            one |= u64::from(b == ONE) << j;
-            zero |= u64::from(b == 0) << j;
+            let (is_zero, is_one) = class(x);
+            one |= u64::from(is_one) << j;
+            zero |= u64::from(is_zero) << j;
         }
         ok.push(one | zero);
         ones.push(one);

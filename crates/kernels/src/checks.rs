@@ -179,13 +179,9 @@ fn views_shaped(es: &[u128], nulls: Option<&NullBuffer>) -> bool {
         }
         bad
     };
-    match nulls.filter(|n| n.null_count() > 0) {
-        None => es.chunks(64).all(|c| fold(c) == 0),
-        Some(n) => es
-            .chunks(64)
-            .zip(n.inner().bit_chunks().iter_padded())
-            .all(|(c, valid)| fold(c) & valid == 0),
-    }
+    es.chunks(64)
+        .zip(crate::valid_words(nulls, es.len()))
+        .all(|(c, valid)| fold(c) & valid == 0)
 }
 
 /// `match` over two views whose expected text is 1 to 4 bytes: the value is at least as long
@@ -199,22 +195,27 @@ fn view_prefix(v: u128, e: u128) -> bool {
     (v_len >= e_len) & (e_len != 0) & ((v_pre ^ e_pre) & mask == 0)
 }
 
-/// Whether any of the four bytes of `prefix` is `byte` (the zero-byte test below).
+/// The bytes of `w` equal to `byte`, each marked by its high bit: the zero-byte test of
+/// "Bit Twiddling Hacks" on `w ^ byte…`. A borrow only marks bytes above a real match, so
+/// "any marked byte below a length" is exact; which byte matched is not.
+#[inline]
+fn bytes_equal(w: u64, byte: u8) -> u64 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let x = w ^ (LOW * u64::from(byte));
+    x.wrapping_sub(LOW) & !x & (LOW << 7)
+}
+
+/// Whether any of the four bytes of `prefix` is `byte`.
 #[inline]
 fn prefix_has_byte(prefix: u32, byte: u8) -> bool {
-    const LOW: u32 = 0x0101_0101;
-    let x = prefix ^ (LOW * u32::from(byte));
-    x.wrapping_sub(LOW) & !x & (LOW << 7) != 0
+    bytes_equal(u64::from(prefix), byte) & 0x8080_8080 != 0
 }
 
 /// Whether the inline string of a view (length at most 12) holds `byte`: bytes 4..16 of the
-/// view, compared eight and four at a time (the zero-byte test of "Bit Twiddling Hacks"; a
-/// borrow only marks bytes above a real match, so masking by the length keeps the answer
-/// exact). The masks come from a table: a 128-bit shift by the length costs more.
+/// view, eight and four at a time ([`bytes_equal`]), masked by the length. The masks come
+/// from a table: a 128-bit shift by the length costs more.
 #[inline]
 fn inline_has_byte(view: u128, byte: u8) -> bool {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = LOW << 7;
     const fn masks() -> [(u64, u64); 13] {
         let mut m = [(0u64, 0u64); 13];
         let mut len = 1;
@@ -233,12 +234,7 @@ fn inline_has_byte(view: u128, byte: u8) -> bool {
     const MASKS: [(u64, u64); 13] = masks();
     let (lo_mask, hi_mask) = MASKS[(view as u32).min(12) as usize];
     let (lo, hi) = ((view >> 32) as u64, (view >> 96) as u64);
-    let b = LOW * u64::from(byte);
-    let zero = |w: u64| {
-        let x = w ^ b;
-        x.wrapping_sub(LOW) & !x & HIGH
-    };
-    (zero(lo) & lo_mask) | (zero(hi) & hi_mask) != 0
+    (bytes_equal(lo, byte) & lo_mask) | (bytes_equal(hi, byte) & hi_mask) != 0
 }
 
 /// The pass mask from per-row hits: true where the row is valid and `hit != negate`;

@@ -97,6 +97,15 @@ pub fn bool_to_score(mask: &arrow::array::BooleanArray) -> arrow::array::Float64
     scores_from_bits(&pass_bits(mask))
 }
 
+/// The validity of `len` rows as 64-row words, the last one padded (all set without a null
+/// buffer): for loops that score 64 rows at a time and apply nulls per word.
+pub fn valid_words(nulls: Option<&arrow::buffer::NullBuffer>, len: usize) -> Vec<u64> {
+    match nulls {
+        Some(n) => n.inner().bit_chunks().iter_padded().collect(),
+        None => vec![u64::MAX; len.div_ceil(64)],
+    }
+}
+
 /// A boolean mask as a pass mask: null counts as false, and the result has no nulls.
 pub fn pass_mask(mask: &arrow::array::BooleanArray) -> arrow::array::BooleanArray {
     arrow::array::BooleanArray::new(pass_bits(mask), None)

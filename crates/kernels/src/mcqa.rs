@@ -143,9 +143,9 @@ fn mcqa_views(
     }
     let (ov, tv) = (output.views(), truth.views());
     let (o_valid, t_valid, l_valid) = (
-        valid_words(output.nulls(), len),
-        valid_words(truth.nulls(), len),
-        valid_words(list_nulls, len),
+        crate::valid_words(output.nulls(), len),
+        crate::valid_words(truth.nulls(), len),
+        crate::valid_words(list_nulls, len),
     );
     let words = len.div_ceil(64);
     let (mut valid, mut correct) = (Vec::with_capacity(words), Vec::with_capacity(words));
@@ -182,14 +182,6 @@ fn mcqa_views(
         is_correct: BooleanArray::new(bits(correct), None),
         completion_validity: validity_labels(&valid)?,
     })
-}
-
-/// The validity of `len` rows as 64-row words (all set without a null buffer).
-fn valid_words(nulls: Option<&NullBuffer>, len: usize) -> Vec<u64> {
-    match nulls {
-        Some(n) => n.inner().bit_chunks().iter_padded().collect(),
-        None => vec![u64::MAX; len.div_ceil(64)],
-    }
 }
 
 /// `completion_validity` from the valid rows' bits: key 1 (`VALID`) where set, else 0.

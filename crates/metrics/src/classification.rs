@@ -7,7 +7,7 @@ use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArra
 use arrow::buffer::BooleanBuffer;
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
-use evalscore_kernels::TextColumn;
+use evalscore_kernels::{valid_words, TextColumn};
 use std::collections::{BTreeSet, HashMap};
 
 /// Which figures a [`Confusion`] state reports.
@@ -419,13 +419,10 @@ fn pair_counts(
     p: &StringViewArray,
     class: impl Fn(u128) -> (bool, bool),
 ) -> [[u64; 2]; 2] {
-    let valid = |a: &StringViewArray| -> Vec<u64> {
-        match a.nulls() {
-            Some(n) => n.inner().bit_chunks().iter_padded().collect(),
-            None => vec![u64::MAX; a.len().div_ceil(64)],
-        }
-    };
-    let (g_valid, p_valid) = (valid(g), valid(p));
+    let (g_valid, p_valid) = (
+        valid_words(g.nulls(), g.len()),
+        valid_words(p.nulls(), p.len()),
+    );
     let mut counts = [[0u64; 2]; 2];
     for (w, (gc, pc)) in g.views().chunks(64).zip(p.views().chunks(64)).enumerate() {
         let (mut gp, mut gn, mut pp, mut pn) = (0u64, 0u64, 0u64, 0u64);
