@@ -195,24 +195,14 @@ fn view_prefix(v: u128, e: u128) -> bool {
     (v_len >= e_len) & (e_len != 0) & ((v_pre ^ e_pre) & mask == 0)
 }
 
-/// The bytes of `w` equal to `byte`, each marked by its high bit: the zero-byte test of
-/// "Bit Twiddling Hacks" on `w ^ byte…`. A borrow only marks bytes above a real match, so
-/// "any marked byte below a length" is exact; which byte matched is not.
-#[inline]
-fn bytes_equal(w: u64, byte: u8) -> u64 {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    let x = w ^ (LOW * u64::from(byte));
-    x.wrapping_sub(LOW) & !x & (LOW << 7)
-}
-
 /// Whether any of the four bytes of `prefix` is `byte`.
 #[inline]
 fn prefix_has_byte(prefix: u32, byte: u8) -> bool {
-    bytes_equal(u64::from(prefix), byte) & 0x8080_8080 != 0
+    crate::bytes_equal(u64::from(prefix), byte) & 0x8080_8080 != 0
 }
 
 /// Whether the inline string of a view (length at most 12) holds `byte`: bytes 4..16 of the
-/// view, eight and four at a time ([`bytes_equal`]), masked by the length. The masks come
+/// view, eight and four at a time ([`crate::bytes_equal`]), masked by the length. The masks come
 /// from a table: a 128-bit shift by the length costs more.
 #[inline]
 fn inline_has_byte(view: u128, byte: u8) -> bool {
@@ -234,7 +224,7 @@ fn inline_has_byte(view: u128, byte: u8) -> bool {
     const MASKS: [(u64, u64); 13] = masks();
     let (lo_mask, hi_mask) = MASKS[(view as u32).min(12) as usize];
     let (lo, hi) = ((view >> 32) as u64, (view >> 96) as u64);
-    (bytes_equal(lo, byte) & lo_mask) | (bytes_equal(hi, byte) & hi_mask) != 0
+    (crate::bytes_equal(lo, byte) & lo_mask) | (crate::bytes_equal(hi, byte) & hi_mask) != 0
 }
 
 /// The pass mask from per-row hits: true where the row is valid and `hit != negate`;

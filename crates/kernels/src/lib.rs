@@ -106,6 +106,16 @@ pub fn valid_words(nulls: Option<&arrow::buffer::NullBuffer>, len: usize) -> Vec
     }
 }
 
+/// The bytes of `w` equal to `byte`, each marked by its high bit: the zero-byte test of
+/// "Bit Twiddling Hacks" on `w ^ byte…`. A borrow only marks bytes above a real match, so
+/// "any marked byte below a length" is exact; which byte matched is not.
+#[inline]
+pub(crate) fn bytes_equal(w: u64, byte: u8) -> u64 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let x = w ^ (LOW * u64::from(byte));
+    x.wrapping_sub(LOW) & !x & (LOW << 7)
+}
+
 /// A boolean mask as a pass mask: null counts as false, and the result has no nulls.
 pub fn pass_mask(mask: &arrow::array::BooleanArray) -> arrow::array::BooleanArray {
     arrow::array::BooleanArray::new(pass_bits(mask), None)

@@ -116,14 +116,27 @@ pub fn string_equals_mcqa_with(
 /// character. `None` (the caller takes the general path, which also reports any bad value)
 /// when the batch is not of that shape.
 ///
-/// The choice items are checked in one pass; the rows are then scored and checked together,
-/// 64 at a time, without branches on the data.
+/// The items' first bytes are gathered into one byte array in one pass (which also checks
+/// their shape); the rows are then scored and checked together, 64 at a time: a row's first
+/// eight items are one 64-bit load, searched for the output's first byte with
+/// [`crate::bytes_equal`] under a mask of the row's item count.
 fn mcqa_views(
     output: &StringViewArray,
     truth: &StringViewArray,
     (list_nulls, offsets, items): (Option<&NullBuffer>, &[usize], &StringViewArray),
     len: usize,
 ) -> Option<McqaOutput> {
+    // The low `8 * n` bits set: the first `n` bytes of a word.
+    const fn masks() -> [u64; 9] {
+        let mut m = [0u64; 9];
+        let mut n = 1;
+        while n <= 8 {
+            m[n] = u64::MAX >> (64 - 8 * n);
+            n += 1;
+        }
+        m
+    }
+    const MASKS: [u64; 9] = masks();
     if output.len() != len || truth.len() != len || offsets.len() != len + 1 {
         return None;
     }
@@ -132,13 +145,18 @@ fn mcqa_views(
     }
     // Lengths and first bytes sit in the low 64 bits of a view.
     let not_one_ascii = |v: u64| (v as u32 != 1) | ((v >> 32) as u8 >= 0x80);
-    // The items of the scored rows (those of null lists too, as the general path reads).
+    // The items of the scored rows (those of null lists too, as the general path reads),
+    // as their first bytes, with eight bytes of padding so that every row can load eight.
     let base = offsets[0];
     let iv = items.views().get(base..offsets[len])?;
-    if iv
-        .iter()
-        .fold(false, |bad, &v| bad | not_one_ascii(v as u64))
-    {
+    let mut firsts = vec![0u8; iv.len() + 8];
+    let mut bad = 0u64;
+    for (f, &v) in firsts.iter_mut().zip(iv) {
+        // Non-zero unless the length is 1 and the byte is ASCII (`not_one_ascii`, folded).
+        bad |= (v as u64 & 0x80_FFFF_FFFF) ^ 1;
+        *f = (v >> 32) as u8;
+    }
+    if bad != 0 {
         return None;
     }
     let (ov, tv) = (output.views(), truth.views());
@@ -149,21 +167,26 @@ fn mcqa_views(
     );
     let words = len.div_ceil(64);
     let (mut valid, mut correct) = (Vec::with_capacity(words), Vec::with_capacity(words));
-    // One pass, 64 rows at a time, without branches on the data: per row, whether the
-    // output is non-empty and its first byte is one of the row's items (`hit`), whether
-    // that byte is the ground truth's (`same`), and whether the row breaks the shape (a
-    // non-ASCII first byte, a ground truth that is not one ASCII character). Nulls are
-    // applied to the words afterwards.
-    for w in 0..words {
-        let rows = w * 64..(w * 64 + 64).min(len);
+    // Per row: whether the output is non-empty and its first byte is one of the row's items
+    // (`hit`), whether that byte is the ground truth's (`same`), and whether the row breaks
+    // the shape (a non-ASCII first byte, a ground truth that is not one ASCII character).
+    // Nulls are applied to the words afterwards.
+    let (ov, tv) = (ov.get(..len)?, tv.get(..len)?);
+    for (w, (ow, tw)) in ov.chunks(64).zip(tv.chunks(64)).enumerate() {
+        // This word's rows' list bounds: `ow.len() + 1` offsets.
+        let bounds = offsets.get(w * 64..w * 64 + ow.len() + 1)?.windows(2);
         let (mut hit, mut same, mut o_bad, mut t_bad) = (0u64, 0u64, 0u64, 0u64);
-        for (j, r) in rows.enumerate() {
-            let (o, t) = (ov[r] as u64, tv[r] as u64);
+        for (j, ((&o, &t), b)) in ow.iter().zip(tw).zip(bounds).enumerate() {
+            let (o, t) = (o as u64, t as u64);
             let first = (o >> 32) as u8;
             let non_empty = o as u32 > 0;
-            let found = iv[offsets[r] - base..offsets[r + 1] - base]
-                .iter()
-                .fold(false, |f, &item| f | ((item >> 32) as u8 == first));
+            let (start, n) = (b[0] - base, b[1] - b[0]);
+            let found = if n <= 8 {
+                let eight = u64::from_le_bytes(firsts.get(start..start + 8)?.try_into().ok()?);
+                crate::bytes_equal(eight, first) & MASKS[n] != 0
+            } else {
+                firsts.get(start..start + n)?.contains(&first)
+            };
             hit |= u64::from(non_empty & found) << j;
             same |= u64::from(first == (t >> 32) as u8) << j;
             o_bad |= u64::from(non_empty & (first >= 0x80)) << j;
