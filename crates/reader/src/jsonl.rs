@@ -95,6 +95,7 @@ pub(crate) fn open_in_units(path: &Path, unit_rows: u64) -> Result<InputFile, Re
         footer_sha256: crate::hex(&hasher.finalize()),
         schema: Arc::new(schema),
         jsonl_spans,
+        reader_meta: None,
     })
 }
 
