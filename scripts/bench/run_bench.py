@@ -154,7 +154,10 @@ def alternate(label: str, jobs: dict[str, tuple[list[str], Path]], runs: int
 
 
 def ensure_binaries() -> None:
-    if EVALSCORE.exists() and GEN.exists():
+    # Always through cargo (a no-op when both are fresh): `cargo build --release` alone builds
+    # only the default member (the CLI), and a stale evalscore-gen would time an old reader
+    # as the `evalscore-read` floor.
+    if shutil.which("cargo") is None and EVALSCORE.exists() and GEN.exists():
         return
     print("building evalscore and evalscore-gen (cargo build --release) ...", flush=True)
     subprocess.run(["cargo", "build", "--release", "-p", "evalscore-cli", "-p", "evalscore-gen"],
