@@ -22,6 +22,7 @@ pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 use evalscore_reader::{scan_ordered, Inputs, ReadError};
 use evalscore_task::Task;
 use sha2::{Digest, Sha256};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -115,18 +116,25 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     let total = inputs.rows();
     let mut done = 0u64;
     let units = inputs.units();
+    let work = work_items(&units, total, threads);
     // Test hook: `EVALSCORE_TEST_PANIC=worker` panics inside a worker thread, so the tests can
     // prove that a panic becomes `error: internal error` and leaves no file behind.
     let inject_panic = std::env::var_os("EVALSCORE_TEST_PANIC").is_some_and(|v| v == "worker");
 
     scan_ordered(
-        &units,
+        &work,
         threads,
-        |unit| {
+        |item| {
             if inject_panic {
                 panic!("injected worker panic (EVALSCORE_TEST_PANIC)");
             }
-            score::score_unit(&plan, &task, &inputs, unit, encoders.encoder())
+            score::score_units(
+                &plan,
+                &task,
+                &inputs,
+                &units[item.clone()],
+                encoders.encoder(),
+            )
         },
         |result: score::UnitResult| {
             writer.append(result.row_groups)?;
@@ -194,6 +202,30 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     })
 }
 
+/// The work items of a run: runs of consecutive units, each scored by one worker into one
+/// encoder. A unit of at least the target size is an item of its own (a big file's row
+/// groups, as before); small units (many small files, small row groups) are joined up to the
+/// target, so that each item pays once for its column writers and compression contexts and
+/// writes one row group instead of one per unit. The target is a full row group of
+/// scores.parquet, or less when that would leave fewer than four items per worker.
+fn work_items(units: &[evalscore_reader::Unit], total: u64, threads: usize) -> Vec<Range<usize>> {
+    let per_worker = total / (4 * threads.max(1) as u64);
+    let target = per_worker.clamp(1, output::MAX_ROW_GROUP_ROWS as u64);
+    let mut items = Vec::new();
+    let (mut start, mut rows) = (0, 0u64);
+    for (i, u) in units.iter().enumerate() {
+        if i > start && rows + u.rows > target {
+            items.push(start..i);
+            (start, rows) = (i, 0);
+        }
+        rows += u.rows;
+    }
+    if start < units.len() {
+        items.push(start..units.len());
+    }
+    items
+}
+
 impl From<ReadError> for Error {
     fn from(e: ReadError) -> Self {
         Error::read(e)
@@ -202,4 +234,47 @@ impl From<ReadError> for Error {
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use evalscore_reader::Unit;
+
+    fn units(sizes: &[u64]) -> Vec<Unit> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &rows)| Unit {
+                file: i,
+                row_group: 0,
+                first_row: 0,
+                rows,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_units_are_joined_into_work_items_and_big_ones_stay_alone() {
+        // A big file's 1M-row groups: one item each, as before.
+        let big = units(&[1_000_000; 10]);
+        let items = work_items(&big, 10_000_000, 2);
+        assert_eq!(items, (0..10).map(|i| i..i + 1).collect::<Vec<_>>());
+        // 200 files of 50k rows: 20 files (1M rows, one row group of scores) per item.
+        let many = units(&[50_000; 200]);
+        let items = work_items(&many, 10_000_000, 2);
+        assert_eq!(
+            items,
+            (0..10).map(|i| 20 * i..20 * i + 20).collect::<Vec<_>>()
+        );
+        // 20 files of 50k rows on 2 workers: items of 100k rows, four or more per worker.
+        let few = units(&[50_000; 20]);
+        let items = work_items(&few, 1_000_000, 2);
+        assert_eq!(items, (0..10).map(|i| 2 * i..2 * i + 2).collect::<Vec<_>>());
+        // Mixed sizes (target 17 / 4 = 4 rows): a unit is never split, a unit over the
+        // target stands alone, empty units join the item they follow.
+        let mixed = units(&[0, 0, 5, 3, 0, 9]);
+        assert_eq!(work_items(&mixed, 17, 1), vec![0..2, 2..3, 3..5, 5..6]);
+        assert_eq!(work_items(&[], 0, 2), Vec::<Range<usize>>::new());
+    }
 }

@@ -37,11 +37,11 @@ pub(crate) struct RowError {
     pub hint: Option<String>,
 }
 
-pub(crate) fn score_unit(
+pub(crate) fn score_units(
     plan: &Plan,
     task: &Task,
     inputs: &Inputs,
-    unit: &Unit,
+    units: &[Unit],
     mut encoder: ScoreEncoder,
 ) -> Result<UnitResult, Error> {
     let mut result = UnitResult {
@@ -50,16 +50,35 @@ pub(crate) fn score_unit(
         missing: vec![0; task.scorers.len()],
         rows: 0,
     };
+    for unit in units {
+        score_unit(plan, task, inputs, unit, &mut encoder, &mut result)?;
+    }
+    result.row_groups = encoder.finish()?;
+    Ok(result)
+}
+
+/// Decodes and scores one unit into `result` and `encoder`.
+fn score_unit(
+    plan: &Plan,
+    task: &Task,
+    inputs: &Inputs,
+    unit: &Unit,
+    encoder: &mut ScoreEncoder,
+    result: &mut UnitResult,
+) -> Result<(), Error> {
     let path = &inputs.files[unit.file].path;
     let mut failure: Option<Error> = None;
+    // Rows of this unit done so far, for the file row number in messages.
+    let mut done = 0u64;
     let read = inputs.read_unit(unit, &plan.columns, |batch| {
-        let first_row = unit.first_row + result.rows;
-        match score_batch(plan, task, &batch, &mut result) {
+        let first_row = unit.first_row + done;
+        match score_batch(plan, task, &batch, result) {
             Ok(out) => {
                 if let Err(e) = encoder.write(&out, batch.num_rows()) {
                     failure = Some(e);
                     return Err(ReadError::new("stopped"));
                 }
+                done += batch.num_rows() as u64;
                 result.rows += batch.num_rows() as u64;
                 Ok(())
             }
@@ -81,10 +100,7 @@ pub(crate) fn score_unit(
     match (failure, read) {
         (Some(e), _) => Err(e),
         (None, Err(e)) => Err(Error::read(e)),
-        (None, Ok(())) => {
-            result.row_groups = encoder.finish()?;
-            Ok(result)
-        }
+        (None, Ok(())) => Ok(()),
     }
 }
 
