@@ -1,6 +1,6 @@
 use crate::{Figure, MetricError};
 use arrow::array::{Array, AsArray};
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Int8Type};
 use std::collections::HashMap;
 
 /// Count of each distinct value of a field.
@@ -67,6 +67,37 @@ impl Frequency {
         let words = crate::classification::text(dict.values().as_ref())?;
         let words_col = crate::classification::column(&words)?;
         let mut counts = vec![0u64; words.len()];
+        // Int8 keys without nulls (the MCQA `completion_validity` column): a 256-slot count
+        // per key byte, no per-row index conversion or bounds check.
+        if let (Some(d), None) = (
+            values.as_dictionary_opt::<Int8Type>(),
+            dict.keys().logical_nulls(),
+        ) {
+            let mut bytes = [0u64; 256];
+            for &k in d.keys().values().iter() {
+                bytes[k as u8 as usize] += 1;
+            }
+            for (k, c) in bytes.iter().enumerate().filter(|(_, c)| **c > 0) {
+                // A valid dictionary's keys are below its length (negative ones are not).
+                *counts.get_mut(k).ok_or_else(|| {
+                    MetricError(format!("dictionary key {} out of range", k as u8 as i8))
+                })? += c;
+            }
+        } else {
+            self.count_keys(dict, &mut counts);
+        }
+        self.n += values.len() as u64;
+        for (k, c) in counts.into_iter().enumerate().filter(|(_, c)| *c > 0) {
+            match words_col.get(k) {
+                Some(w) => *self.counts.entry(w.to_owned()).or_default() += c,
+                None => self.nulls += c,
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts each key of any dictionary into `counts`; null keys count as nulls.
+    fn count_keys(&mut self, dict: &dyn arrow::array::AnyDictionaryArray, counts: &mut [u64]) {
         let keys = dict.normalized_keys();
         match dict.keys().logical_nulls() {
             Some(n) => {
@@ -80,14 +111,6 @@ impl Frequency {
             }
             None => keys.iter().for_each(|&k| counts[k] += 1),
         }
-        self.n += values.len() as u64;
-        for (k, c) in counts.into_iter().enumerate().filter(|(_, c)| *c > 0) {
-            match words_col.get(k) {
-                Some(w) => *self.counts.entry(w.to_owned()).or_default() += c,
-                None => self.nulls += c,
-            }
-        }
-        Ok(())
     }
 
     pub fn merge(&mut self, other: &Frequency) {

@@ -206,3 +206,61 @@ fn merging_different_kinds_is_an_error() {
         "cannot merge max state into mean state"
     );
 }
+
+/// A dictionary-encoded field counts the same as its plain strings, whatever the key type
+/// and whether keys or values are null: the Int8 fast path (no null keys), the general key
+/// path (null keys, Int16 keys), a null dictionary value, and unused dictionary values.
+#[test]
+fn frequency_of_dictionaries_equals_frequency_of_their_strings() {
+    use arrow::array::{DictionaryArray, Int16Array, Int8Array};
+    use arrow::datatypes::{Int16Type, Int8Type};
+    use std::sync::Arc;
+    let words = Arc::new(StringArray::from(vec![
+        Some("INVALID"),
+        Some("VALID"),
+        None,
+        Some("unused"),
+    ]));
+    let keys: Vec<Option<i8>> = (0..300)
+        .map(|i| match i % 7 {
+            0 | 3 => Some(0),
+            6 => Some(2),
+            _ => Some(1),
+        })
+        .collect();
+    let plain = |keys: &[Option<i8>]| -> Vec<Figure> {
+        let strings: Vec<Option<&str>> = keys
+            .iter()
+            .map(|k| k.and_then(|k| [Some("INVALID"), Some("VALID"), None][k as usize]))
+            .collect();
+        let mut s = MetricState::new(&StateKind::Frequency);
+        s.update(&[&StringArray::from(strings)]).unwrap();
+        s.finish()
+    };
+    let count = |a: &dyn arrow::array::Array| -> Vec<Figure> {
+        let mut s = MetricState::new(&StateKind::Frequency);
+        s.update(&[a]).unwrap();
+        s.finish()
+    };
+    // Int8 keys, no null keys: the fast path.
+    let d8 =
+        DictionaryArray::<Int8Type>::try_new(Int8Array::from(keys.clone()), words.clone()).unwrap();
+    assert_eq!(count(&d8), plain(&keys));
+    // Int8 keys with null keys, and Int16 keys: the general path.
+    let mut with_nulls = keys.clone();
+    with_nulls[5] = None;
+    with_nulls[200] = None;
+    let d8n =
+        DictionaryArray::<Int8Type>::try_new(Int8Array::from(with_nulls.clone()), words.clone())
+            .unwrap();
+    assert_eq!(count(&d8n), plain(&with_nulls));
+    let k16: Vec<Option<i16>> = keys.iter().map(|k| k.map(i16::from)).collect();
+    let d16 = DictionaryArray::<Int16Type>::try_new(Int16Array::from(k16), words).unwrap();
+    assert_eq!(count(&d16), plain(&keys));
+    // The expected figures themselves: 300 rows, keys 0 at i % 7 in {0, 3}, null value at 6.
+    let invalid = (0..300).filter(|i| i % 7 == 0 || i % 7 == 3).count() as f64;
+    assert_eq!(
+        plain(&keys)[0],
+        Figure::new("count", Some("INVALID".into()), Some(invalid), 300)
+    );
+}
