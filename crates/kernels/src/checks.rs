@@ -688,18 +688,26 @@ pub fn regex_check(
 ) -> CheckOutput {
     // This worker thread's own copy, whose match cache lives across batches.
     crate::pattern::with_thread_copy(search.regex(), |pattern| {
-        regex_rows(value, search.min_len(), pattern, ground_truth, norm, len)
+        regex_rows(value, search, pattern, ground_truth, norm, len)
     })
 }
 
 fn regex_rows(
     value: TextColumn<'_>,
-    min_len: usize,
+    search: &SearchPattern,
     pattern: &Regex,
     ground_truth: Option<TextColumn<'_>>,
     norm: Option<&Normalizer>,
     len: usize,
 ) -> CheckOutput {
+    let min_len = search.min_len();
+    // The prefilter rules out most texts that lack the pattern's leading word without
+    // running the regex; it never rules out a match.
+    let may_match = |text: &str| {
+        search
+            .prefilter()
+            .is_none_or(|p| p.may_match(text.as_bytes()))
+    };
     let mut missing = 0;
     if let (TextColumn::Utf8View(v), None, None) = (value, &ground_truth, norm) {
         // Texts shorter than any match are decided from their view's length. Short texts
@@ -717,9 +725,12 @@ fn regex_rows(
                 false
             } else if n <= SHORT_TEXT {
                 let text = v.value(i);
-                short.get_or(text.as_bytes(), || pattern.is_match(text))
+                short.get_or(text.as_bytes(), || {
+                    may_match(text) && pattern.is_match(text)
+                })
             } else {
-                long.get_or(view, || pattern.is_match(v.value(i)))
+                let text = v.value(i);
+                long.get_or(view, || may_match(text) && pattern.is_match(text))
             }
         });
         return scores_from_hits(&hits, v.nulls(), false);
@@ -732,7 +743,7 @@ fn regex_rows(
         match &ground_truth {
             None => {
                 let v = apply(norm, v);
-                v.len() >= min_len && pattern.is_match(&v)
+                v.len() >= min_len && may_match(&v) && pattern.is_match(&v)
             }
             Some(g) => {
                 let Some(g) = g.get(r) else {
@@ -741,10 +752,11 @@ fn regex_rows(
                 };
                 let v = apply(norm, v);
                 let g = apply(norm, g);
-                pattern
-                    .captures(&v)
-                    .and_then(|c| c.get(1))
-                    .is_some_and(|m| m.as_str() == g)
+                may_match(&v)
+                    && pattern
+                        .captures(&v)
+                        .and_then(|c| c.get(1))
+                        .is_some_and(|m| m.as_str() == g)
             }
         }
     });

@@ -80,6 +80,7 @@ pub fn compile(pattern: &str) -> Result<Regex, PatternError> {
 pub struct SearchPattern {
     regex: Regex,
     min_len: usize,
+    prefilter: Option<Prefilter>,
 }
 
 impl SearchPattern {
@@ -87,14 +88,21 @@ impl SearchPattern {
     pub fn new(pattern: &str) -> Result<SearchPattern, PatternError> {
         let regex = compile(pattern)?;
         // The regex crate parses with these settings too; a pattern it compiled parses here.
-        let min_len = regex_syntax::ParserBuilder::new()
+        let hir = regex_syntax::ParserBuilder::new()
             .nest_limit(REGEX_NEST_LIMIT)
             .build()
             .parse(pattern)
-            .ok()
+            .ok();
+        let min_len = hir
+            .as_ref()
             .and_then(|hir| hir.properties().minimum_len())
             .unwrap_or(0);
-        Ok(SearchPattern { regex, min_len })
+        let prefilter = hir.as_ref().and_then(Prefilter::new);
+        Ok(SearchPattern {
+            regex,
+            min_len,
+            prefilter,
+        })
     }
 
     pub fn regex(&self) -> &Regex {
@@ -104,6 +112,109 @@ impl SearchPattern {
     /// The length in bytes of the shortest text the pattern can match.
     pub fn min_len(&self) -> usize {
         self.min_len
+    }
+
+    /// The pattern's prefilter, when its prefix literals give one ([`Prefilter`]).
+    pub fn prefilter(&self) -> Option<&Prefilter> {
+        self.prefilter.as_ref()
+    }
+}
+
+/// A necessary condition for a match, cheaper to test than running the regex on a short
+/// text: every match starts with one of the pattern's prefix literals (regex-syntax's
+/// extractor), so a text can only match if some window of it has, at each position `q`, one
+/// of the bytes the literals have at `q`. The window is anchored on the position whose bytes
+/// (at most three) are rarest in English text and found with `memchr`. For
+/// `(?i)answer(?: is)?:?\s*\(?([A-D])\b` the literals are the case variants of `answer`
+/// (with `ſ`, which folds to `s`), and the search looks for `w`, `W` or the second byte of
+/// `ſ` first.
+///
+/// The regex crate runs a literal prefilter of its own, but on texts of a few dozen bytes
+/// its per-search setup costs more than the whole test here.
+#[derive(Debug, Clone)]
+pub struct Prefilter {
+    /// Allowed bytes at each window position, as 256-bit sets.
+    sets: Vec<[u64; 4]>,
+    /// The window position searched for first, and its bytes.
+    anchor: usize,
+    anchor_bytes: Vec<u8>,
+}
+
+/// How common a byte is in English text, 0 (rare) to 9: lower-case letters by frequency,
+/// upper-case ones a little rarer, spaces and vowels the most common.
+fn commonness(b: u8) -> u32 {
+    let lower = b.to_ascii_lowercase();
+    let rank: u32 = match lower {
+        b' ' | b'e' | b't' | b'a' | b'o' | b'i' | b'n' => 9,
+        b's' | b'h' | b'r' | b'd' | b'l' => 8,
+        b'c' | b'u' | b'm' | b'w' | b'f' | b'g' | b'y' | b'p' => 6,
+        b'b' | b'v' | b'k' | b'.' | b',' => 4,
+        b'j' | b'x' | b'q' | b'z' => 2,
+        _ if b.is_ascii_digit() || b.is_ascii_punctuation() => 3,
+        _ => 1,
+    };
+    if b.is_ascii_uppercase() {
+        rank.saturating_sub(2)
+    } else {
+        rank
+    }
+}
+
+impl Prefilter {
+    /// The longest window checked: enough to reject almost every text that lacks the word.
+    const MAX_WINDOW: usize = 8;
+
+    fn new(hir: &regex_syntax::hir::Hir) -> Option<Prefilter> {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
+        let literals = seq.literals()?;
+        let window = seq.min_literal_len()?.min(Self::MAX_WINDOW);
+        if literals.is_empty() || window == 0 {
+            return None;
+        }
+        let mut sets = vec![[0u64; 4]; window];
+        for lit in literals {
+            for (q, &b) in lit.as_bytes()[..window].iter().enumerate() {
+                sets[q][usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+        }
+        let bytes_at = |q: usize| -> Vec<u8> {
+            (0..=255u8)
+                .filter(|&b| sets[q][usize::from(b >> 6)] & (1 << (b & 63)) != 0)
+                .collect()
+        };
+        let (anchor, anchor_bytes) = (0..window)
+            .map(|q| (q, bytes_at(q)))
+            .filter(|(_, bytes)| bytes.len() <= 3)
+            .min_by_key(|(_, bytes)| bytes.iter().map(|&b| commonness(b)).sum::<u32>())?;
+        Some(Prefilter {
+            sets,
+            anchor,
+            anchor_bytes,
+        })
+    }
+
+    /// False when `text` cannot match the pattern; true when it may.
+    pub fn may_match(&self, text: &[u8]) -> bool {
+        let (window, anchor) = (self.sets.len(), self.anchor);
+        let fits = |i: usize| -> bool {
+            let Some(start) = i.checked_sub(anchor) else {
+                return false;
+            };
+            let Some(bytes) = text.get(start..start + window) else {
+                return false;
+            };
+            bytes
+                .iter()
+                .zip(&self.sets)
+                .all(|(&b, set)| set[usize::from(b >> 6)] & (1 << (b & 63)) != 0)
+        };
+        match self.anchor_bytes[..] {
+            [a] => memchr::memchr_iter(a, text).any(fits),
+            [a, b] => memchr::memchr2_iter(a, b, text).any(fits),
+            [a, b, c] => memchr::memchr3_iter(a, b, c, text).any(fits),
+            _ => true,
+        }
     }
 }
 
@@ -179,6 +290,49 @@ mod tests {
         ] {
             assert!(compile(p).is_ok(), "{p}");
         }
+    }
+
+    /// The benchmark's answer pattern gets a prefilter anchored on the rare `w` of `answer`
+    /// (and the second byte of `ſ`, which folds to `s`); texts without the word are ruled
+    /// out, texts with it in any case (Unicode folding included) are not.
+    #[test]
+    fn the_answer_pattern_is_prefiltered_on_its_rarest_byte() {
+        let p = SearchPattern::new(r"(?i)answer(?: is)?:?\s*\(?([A-D])\b").unwrap();
+        let f = p.prefilter().expect("a prefilter");
+        assert_eq!(f.anchor_bytes, vec![b'W', b'w', 0xBF]);
+        assert_eq!(f.sets.len(), 6);
+        for no in [
+            "C) protein after",
+            "I am not sure.",
+            "B",
+            "",
+            "answe",
+            "nswer is B",
+            "w",
+        ] {
+            assert!(!f.may_match(no.as_bytes()), "{no}");
+            assert!(!p.regex().is_match(no), "{no}");
+        }
+        for yes in [
+            "The answer is C",
+            "ANSWER: b",
+            "AnSwEr (D)",
+            "anſwer: B",
+            "xanswer",
+        ] {
+            assert!(f.may_match(yes.as_bytes()), "{yes}");
+        }
+        assert!(p.regex().is_match("anſwer: B"));
+        // Patterns whose matches need not start with a short literal set get none.
+        for none in [r"x*", r"^$", r".", r"[a-z]+ is", r"\w{3}", r"(?:a|)b?"] {
+            assert!(
+                SearchPattern::new(none).unwrap().prefilter().is_none(),
+                "{none}"
+            );
+        }
+        // A literal pattern anchors on one of its own bytes.
+        let q = SearchPattern::new("#### ").unwrap();
+        assert_eq!(q.prefilter().unwrap().anchor_bytes, vec![b'#']);
     }
 
     #[test]

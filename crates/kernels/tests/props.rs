@@ -104,6 +104,32 @@ proptest! {
         }
     }
 
+    /// The regex prefilter never rules out a text the regex matches, over texts built from
+    /// the patterns' own words in every case, Unicode case variants (`ſ`, the Kelvin sign)
+    /// and noise.
+    #[test]
+    fn the_regex_prefilter_never_rejects_a_match(
+        texts in proptest::collection::vec(
+            "(answer|ANSWER|AnSwEr|anſwer|an|sw|er|ok|OK|oK|#### |[0-9]|[A-D]|[ :()\\n]|é|x){0,12}",
+            1..40),
+    ) {
+        for p in [
+            r"(?i)answer(?: is)?:?\s*\(?([A-D])\b",
+            r"(?i)ok",
+            r"#### (\-?[0-9.,]+)",
+            r"(?:answer|er) [A-D]",
+            r"(?i)sw",
+        ] {
+            let p = SearchPattern::new(p).unwrap();
+            let f = p.prefilter().expect("each of these patterns has a prefilter");
+            for t in &texts {
+                if p.regex().is_match(t) {
+                    prop_assert!(f.may_match(t.as_bytes()), "{:?} matches {:?}", t, p.regex().as_str());
+                }
+            }
+        }
+    }
+
     /// `string_equals_mcqa` over Utf8View output and truth with a list of choices decides
     /// rows from the views; it gives what the general path gives over Utf8, errors included
     /// (a truth or choice of more than one character).
