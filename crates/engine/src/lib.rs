@@ -3,10 +3,10 @@
 //! [`run`] takes [`RunOptions`], parses the task ([`evalscore_task::Task`]), opens the inputs
 //! ([`evalscore_reader::Inputs`]), builds a [`plan::Plan`] (which columns to read, which
 //! columns to write, every template checked against the schema before any row is read), then
-//! scores every unit of the input in parallel ([`score`]), folds metric states as results
-//! arrive in input order, and writes `scores.parquet`, `metrics.parquet`, `metrics.json` and
-//! `run.json` through temporary files renamed into place only when everything succeeded
-//! ([`output`]). Errors are [`Error`]s, rendered by the CLI as `error:` / `Caused by:` / `hint:`.
+//! scores the input's units in parallel, small consecutive ones joined into one work item
+//! (`work_items`, [`score`]), folds metric states as results arrive in input order, and
+//! writes `scores.parquet`, `metrics.parquet`, `metrics.json` and `run.json` through
+//! temporary files renamed into place only when everything succeeded ([`output`]). Errors are [`Error`]s, rendered by the CLI as `error:` / `Caused by:` / `hint:`.
 
 mod bitscores;
 mod error;

@@ -454,7 +454,7 @@ fn props() -> WriterProperties {
 }
 
 /// The most rows an encoder puts in one row group of scores.parquet (ArrowWriter's default).
-/// Row groups otherwise follow the input's units.
+/// Row groups otherwise follow the work items (see `work_items` in lib.rs).
 pub(crate) const MAX_ROW_GROUP_ROWS: usize = 1024 * 1024;
 
 /// scores.parquet (its temporary file; `path` is the final name, for messages). Row groups are
@@ -472,7 +472,7 @@ impl ScoresWriter {
         self.shared.clone()
     }
 
-    /// Appends a unit's encoded row groups, in order.
+    /// Appends a work item's encoded row groups, in order.
     pub fn append(&mut self, groups: Vec<EncodedRowGroup>) -> Result<(), Error> {
         for g in groups {
             let mut rg = self
@@ -506,7 +506,7 @@ impl ScoresWriter {
     }
 }
 
-/// Makes a [`ScoreEncoder`] per unit; shared by the workers.
+/// Makes a [`ScoreEncoder`] per work item; shared by the workers.
 #[derive(Clone)]
 pub(crate) struct Encoders {
     factory: Arc<ArrowRowGroupWriterFactory>,
@@ -520,7 +520,7 @@ pub(crate) struct Encoders {
 }
 
 impl Encoders {
-    /// An encoder for one unit's score batches, to run on a worker thread.
+    /// An encoder for one work item's score batches, to run on a worker thread.
     pub fn encoder(&self) -> ScoreEncoder {
         ScoreEncoder {
             shared: self.clone(),
@@ -684,7 +684,7 @@ impl ScoreEncoder {
         Ok(())
     }
 
-    /// The unit's row groups; none for a unit without rows.
+    /// The work item's row groups; none for an item without rows.
     pub fn finish(mut self) -> Result<Vec<EncodedRowGroup>, Error> {
         self.close_group()?;
         Ok(self.done)

@@ -1,4 +1,5 @@
-//! Scoring one unit of input: decode, evaluate templates, run kernels, fold metric states.
+//! Scoring one work item (one or more consecutive units of input): decode, evaluate
+//! templates, run kernels, fold metric states.
 
 use crate::model_output::model_output_text;
 use crate::output::{EncodedRowGroup, ScoreEncoder};
@@ -19,10 +20,11 @@ use evalscore_task::{
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// What one unit produced: the score batches to write, partial metric states, missing counts.
+/// What one work item produced: the score batches to write, partial metric states, missing
+/// counts.
 #[derive(Debug)]
 pub struct UnitResult {
-    /// The unit's scores, encoded and compressed on the worker.
+    /// The item's scores, encoded and compressed on the worker.
     pub(crate) row_groups: Vec<EncodedRowGroup>,
     pub states: Vec<Vec<Grouped>>,
     pub missing: Vec<u64>,
@@ -37,6 +39,8 @@ pub(crate) struct RowError {
     pub hint: Option<String>,
 }
 
+/// Scores a work item's units in order into one encoder, so they make one row group of
+/// scores (more only past the row-group limit).
 pub(crate) fn score_units(
     plan: &Plan,
     task: &Task,
