@@ -202,26 +202,21 @@ fn prefix_has_byte(prefix: u32, byte: u8) -> bool {
 }
 
 /// Whether the inline string of a view (length at most 12) holds `byte`: bytes 4..16 of the
-/// view, eight and four at a time ([`crate::bytes_equal`]), masked by the length. The masks come
-/// from a table: a 128-bit shift by the length costs more.
+/// view, eight and four at a time ([`crate::bytes_equal`]), masked by the length
+/// ([`crate::LOW_BYTES`]).
 #[inline]
 fn inline_has_byte(view: u128, byte: u8) -> bool {
-    const fn masks() -> [(u64, u64); 13] {
-        let mut m = [(0u64, 0u64); 13];
-        let mut len = 1;
+    // Per length, the masks of the low and the high word, in one lookup.
+    const MASKS: [(u64, u64); 13] = {
+        let mut m = [(0, 0); 13];
+        let mut len = 0;
         while len <= 12 {
-            let lo = if len >= 8 { 8 } else { len };
-            m[len].0 = u64::MAX >> (64 - 8 * lo);
-            m[len].1 = if len > 8 {
-                u64::MAX >> (64 - 8 * (len - 8))
-            } else {
-                0
-            };
+            let (lo, hi) = if len <= 8 { (len, 0) } else { (8, len - 8) };
+            m[len] = (crate::LOW_BYTES[lo], crate::LOW_BYTES[hi]);
             len += 1;
         }
         m
-    }
-    const MASKS: [(u64, u64); 13] = masks();
+    };
     let (lo_mask, hi_mask) = MASKS[(view as u32).min(12) as usize];
     let (lo, hi) = ((view >> 32) as u64, (view >> 96) as u64);
     (crate::bytes_equal(lo, byte) & lo_mask) | (crate::bytes_equal(hi, byte) & hi_mask) != 0
@@ -700,14 +695,8 @@ fn regex_rows(
     norm: Option<&Normalizer>,
     len: usize,
 ) -> CheckOutput {
-    let min_len = search.min_len();
-    // The prefilter rules out most texts that lack the pattern's leading word without
-    // running the regex; it never rules out a match.
-    let may_match = |text: &str| {
-        search
-            .prefilter()
-            .is_none_or(|p| p.may_match(text.as_bytes()))
-    };
+    // `search.may_match` rules out texts too short for a match and most texts that lack
+    // the pattern's leading word, without running the regex; it never rules out a match.
     let mut missing = 0;
     if let (TextColumn::Utf8View(v), None, None) = (value, &ground_truth, norm) {
         // Texts shorter than any match are decided from their view's length. Short texts
@@ -721,16 +710,16 @@ fn regex_rows(
         let hits = BooleanBuffer::collect_bool(v.len(), |i| {
             let view = views[i];
             let n = (view as u32) as usize;
-            if n < min_len {
+            if n < search.min_len() {
                 false
             } else if n <= SHORT_TEXT {
                 let text = v.value(i);
                 short.get_or(text.as_bytes(), || {
-                    may_match(text) && pattern.is_match(text)
+                    search.may_match(text) && pattern.is_match(text)
                 })
             } else {
                 let text = v.value(i);
-                long.get_or(view, || may_match(text) && pattern.is_match(text))
+                long.get_or(view, || search.may_match(text) && pattern.is_match(text))
             }
         });
         return scores_from_hits(&hits, v.nulls(), false);
@@ -743,7 +732,7 @@ fn regex_rows(
         match &ground_truth {
             None => {
                 let v = apply(norm, v);
-                v.len() >= min_len && may_match(&v) && pattern.is_match(&v)
+                search.may_match(&v) && pattern.is_match(&v)
             }
             Some(g) => {
                 let Some(g) = g.get(r) else {
@@ -752,7 +741,7 @@ fn regex_rows(
                 };
                 let v = apply(norm, v);
                 let g = apply(norm, g);
-                may_match(&v)
+                search.may_match(&v)
                     && pattern
                         .captures(&v)
                         .and_then(|c| c.get(1))

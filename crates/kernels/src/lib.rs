@@ -116,6 +116,19 @@ pub(crate) fn bytes_equal(w: u64, byte: u8) -> u64 {
     x.wrapping_sub(LOW) & !x & (LOW << 7)
 }
 
+/// `LOW_BYTES[n]` has the low `n` bytes set (`n` up to 8): a mask of the first `n` bytes of a
+/// little-endian word, for the byte searches on views ([`bytes_equal`]). A table, because a
+/// shift by a variable length costs more in these loops.
+pub(crate) const LOW_BYTES: [u64; 9] = {
+    let mut m = [0u64; 9];
+    let mut n = 1;
+    while n <= 8 {
+        m[n] = u64::MAX >> (64 - 8 * n);
+        n += 1;
+    }
+    m
+};
+
 /// A boolean mask as a pass mask: null counts as false, and the result has no nulls.
 pub fn pass_mask(mask: &arrow::array::BooleanArray) -> arrow::array::BooleanArray {
     arrow::array::BooleanArray::new(pass_bits(mask), None)

@@ -75,7 +75,7 @@ pub fn string_equals_mcqa_with(
         }
     }
     let mut scores = Vec::with_capacity(len);
-    let mut valid: Vec<i8> = Vec::with_capacity(len);
+    let mut valid = Vec::with_capacity(len);
     // A scalar ground truth is checked once, not per row.
     let scalar_truth = match ground_truth {
         TextColumn::Scalar(Some(s)) => Some(Some(truth_of(s, 0)?)),
@@ -100,13 +100,11 @@ pub fn string_equals_mcqa_with(
         };
         let correct = is_valid && first.is_some() && first == truth;
         scores.push(correct);
-        valid.push(i8::from(is_valid));
+        valid.push(is_valid);
     }
-    let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
-    let completion_validity = DictionaryArray::try_new(Int8Array::from(valid), labels)?;
     Ok(McqaOutput {
         is_correct: BooleanArray::from(scores),
-        completion_validity,
+        completion_validity: validity_labels(&BooleanBuffer::from(valid))?,
     })
 }
 
@@ -126,40 +124,29 @@ fn mcqa_views(
     (list_nulls, offsets, items): (Option<&NullBuffer>, &[usize], &StringViewArray),
     len: usize,
 ) -> Option<McqaOutput> {
-    // The low `8 * n` bits set: the first `n` bytes of a word.
-    const fn masks() -> [u64; 9] {
-        let mut m = [0u64; 9];
-        let mut n = 1;
-        while n <= 8 {
-            m[n] = u64::MAX >> (64 - 8 * n);
-            n += 1;
-        }
-        m
-    }
-    const MASKS: [u64; 9] = masks();
     if output.len() != len || truth.len() != len || offsets.len() != len + 1 {
         return None;
     }
     if items.null_count() > 0 {
         return None;
     }
-    // Lengths and first bytes sit in the low 64 bits of a view.
-    let not_one_ascii = |v: u64| (v as u32 != 1) | ((v >> 32) as u8 >= 0x80);
+    // Lengths and first bytes sit in the low 64 bits of a view: one ASCII character is
+    // length 1 with the high bit of the first byte clear. Non-zero when the view is not,
+    // so that a whole column folds with `|` and one test at the end.
+    let not_one_ascii = |v: u64| (v & 0x80_FFFF_FFFF) ^ 1;
     // The items of the scored rows (those of null lists too, as the general path reads),
     // as their first bytes, with eight bytes of padding so that every row can load eight.
     let base = offsets[0];
     let iv = items.views().get(base..offsets[len])?;
     let mut firsts = vec![0u8; iv.len() + 8];
-    let mut bad = 0u64;
+    let mut bad = 0;
     for (f, &v) in firsts.iter_mut().zip(iv) {
-        // Non-zero unless the length is 1 and the byte is ASCII (`not_one_ascii`, folded).
-        bad |= (v as u64 & 0x80_FFFF_FFFF) ^ 1;
+        bad |= not_one_ascii(v as u64);
         *f = (v >> 32) as u8;
     }
     if bad != 0 {
         return None;
     }
-    let (ov, tv) = (output.views(), truth.views());
     let (o_valid, t_valid, l_valid) = (
         crate::valid_words(output.nulls(), len),
         crate::valid_words(truth.nulls(), len),
@@ -171,7 +158,7 @@ fn mcqa_views(
     // (`hit`), whether that byte is the ground truth's (`same`), and whether the row breaks
     // the shape (a non-ASCII first byte, a ground truth that is not one ASCII character).
     // Nulls are applied to the words afterwards.
-    let (ov, tv) = (ov.get(..len)?, tv.get(..len)?);
+    let (ov, tv) = (output.views().get(..len)?, truth.views().get(..len)?);
     for (w, (ow, tw)) in ov.chunks(64).zip(tv.chunks(64)).enumerate() {
         // This word's rows' list bounds: `ow.len() + 1` offsets.
         let bounds = offsets.get(w * 64..w * 64 + ow.len() + 1)?.windows(2);
@@ -183,14 +170,14 @@ fn mcqa_views(
             let (start, n) = (b[0] - base, b[1] - b[0]);
             let found = if n <= 8 {
                 let eight = u64::from_le_bytes(firsts.get(start..start + 8)?.try_into().ok()?);
-                crate::bytes_equal(eight, first) & MASKS[n] != 0
+                crate::bytes_equal(eight, first) & crate::LOW_BYTES[n] != 0
             } else {
                 firsts.get(start..start + n)?.contains(&first)
             };
             hit |= u64::from(non_empty & found) << j;
             same |= u64::from(first == (t >> 32) as u8) << j;
             o_bad |= u64::from(non_empty & (first >= 0x80)) << j;
-            t_bad |= u64::from(not_one_ascii(t)) << j;
+            t_bad |= u64::from(not_one_ascii(t) != 0) << j;
         }
         if (o_bad & o_valid[w]) | (t_bad & t_valid[w]) != 0 {
             return None;
@@ -203,16 +190,18 @@ fn mcqa_views(
     let valid = bits(valid);
     Some(McqaOutput {
         is_correct: BooleanArray::new(bits(correct), None),
-        completion_validity: validity_labels(&valid)?,
+        // Keys 0 and 1 over two labels: always a valid dictionary.
+        completion_validity: validity_labels(&valid).ok()?,
     })
 }
 
 /// `completion_validity` from the valid rows' bits: key 1 (`VALID`) where set, else 0.
-fn validity_labels(valid: &BooleanBuffer) -> Option<DictionaryArray<Int8Type>> {
+fn validity_labels(
+    valid: &BooleanBuffer,
+) -> Result<DictionaryArray<Int8Type>, arrow::error::ArrowError> {
     let keys = crate::bits_as(valid, |b| b as i8);
     let labels = Arc::new(StringArray::from(vec![INVALID, VALID]));
-    // Keys are 0 or 1 over two labels: always a valid dictionary.
-    DictionaryArray::try_new(Int8Array::from(keys), labels).ok()
+    DictionaryArray::try_new(Int8Array::from(keys), labels)
 }
 
 fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {

@@ -118,6 +118,16 @@ impl SearchPattern {
     pub fn prefilter(&self) -> Option<&Prefilter> {
         self.prefilter.as_ref()
     }
+
+    /// False when `text` cannot match, decided without the regex: it is shorter than
+    /// [`SearchPattern::min_len`], or the [`Prefilter`] rules it out. True when it may.
+    pub fn may_match(&self, text: &str) -> bool {
+        text.len() >= self.min_len
+            && self
+                .prefilter
+                .as_ref()
+                .is_none_or(|p| p.may_match(text.as_bytes()))
+    }
 }
 
 /// A necessary condition for a match, cheaper to test than running the regex on a short

@@ -1,6 +1,6 @@
 use crate::{Figure, MetricError};
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Int8Type};
+use arrow::array::{downcast_dictionary_array, Array, AsArray, PrimitiveArray};
+use arrow::datatypes::{ArrowDictionaryKeyType, ArrowNativeType, DataType};
 use std::collections::HashMap;
 
 /// Count of each distinct value of a field.
@@ -67,25 +67,10 @@ impl Frequency {
         let words = crate::classification::text(dict.values().as_ref())?;
         let words_col = crate::classification::column(&words)?;
         let mut counts = vec![0u64; words.len()];
-        // Int8 keys without nulls (the MCQA `completion_validity` column): a 256-slot count
-        // per key byte, no per-row index conversion or bounds check.
-        if let (Some(d), None) = (
-            values.as_dictionary_opt::<Int8Type>(),
-            dict.keys().logical_nulls(),
-        ) {
-            let mut bytes = [0u64; 256];
-            for &k in d.keys().values().iter() {
-                bytes[k as u8 as usize] += 1;
-            }
-            for (k, c) in bytes.iter().enumerate().filter(|(_, c)| **c > 0) {
-                // A valid dictionary's keys are below its length (negative ones are not).
-                *counts.get_mut(k).ok_or_else(|| {
-                    MetricError(format!("dictionary key {} out of range", k as u8 as i8))
-                })? += c;
-            }
-        } else {
-            self.count_keys(dict, &mut counts);
-        }
+        self.nulls += downcast_dictionary_array! {
+            values => count_keys(values.keys(), &mut counts)?,
+            t => return Err(MetricError(format!("cannot count a {t} column"))),
+        };
         self.n += values.len() as u64;
         for (k, c) in counts.into_iter().enumerate().filter(|(_, c)| *c > 0) {
             match words_col.get(k) {
@@ -94,23 +79,6 @@ impl Frequency {
             }
         }
         Ok(())
-    }
-
-    /// Counts each key of any dictionary into `counts`; null keys count as nulls.
-    fn count_keys(&mut self, dict: &dyn arrow::array::AnyDictionaryArray, counts: &mut [u64]) {
-        let keys = dict.normalized_keys();
-        match dict.keys().logical_nulls() {
-            Some(n) => {
-                for (i, k) in keys.iter().enumerate() {
-                    if n.is_valid(i) {
-                        counts[*k] += 1;
-                    } else {
-                        self.nulls += 1;
-                    }
-                }
-            }
-            None => keys.iter().for_each(|&k| counts[k] += 1),
-        }
     }
 
     pub fn merge(&mut self, other: &Frequency) {
@@ -147,5 +115,40 @@ impl Frequency {
             push(None, self.nulls);
         }
         out
+    }
+}
+
+/// Counts each key of a dictionary into `counts` (indexed by key), over the keys' native
+/// type: no per-row conversion to a `usize` array. Returns the number of null keys.
+fn count_keys<K: ArrowDictionaryKeyType>(
+    keys: &PrimitiveArray<K>,
+    counts: &mut [u64],
+) -> Result<u64, MetricError> {
+    let mut bump = |k: K::Native| match counts.get_mut(k.as_usize()) {
+        Some(c) => {
+            *c += 1;
+            Ok(())
+        }
+        // A valid dictionary's keys index its values.
+        None => Err(MetricError("a dictionary key is out of range".to_owned())),
+    };
+    match keys.nulls().filter(|n| n.null_count() > 0) {
+        None => {
+            for &k in keys.values() {
+                bump(k)?;
+            }
+            Ok(0)
+        }
+        Some(nulls) => {
+            let mut null_keys = 0;
+            for (&k, valid) in keys.values().iter().zip(nulls.iter()) {
+                if valid {
+                    bump(k)?;
+                } else {
+                    null_keys += 1;
+                }
+            }
+            Ok(null_keys)
+        }
     }
 }
