@@ -6,7 +6,7 @@ use crate::Error;
 use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
-use evalscore_reader::{Format, Inputs};
+use evalscore_reader::{Format, Inputs, StoredChunk};
 use evalscore_task::Task;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
@@ -14,9 +14,10 @@ use parquet::arrow::arrow_writer::{
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::column::writer::ColumnCloseResult;
+use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
-use parquet::schema::types::{ColumnDescPtr, ColumnPath};
+use parquet::schema::types::{ColumnDescPtr, ColumnDescriptor, ColumnPath};
 use serde_json::{json, Map, Value};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -201,6 +202,7 @@ impl Outputs {
         // were it not, every column keeps the generic writer.
         let leaves = writer.schema_descr().columns();
         let flat = leaves.len() == schema.fields().len();
+        let field_leaves: Option<Arc<[ColumnDescPtr]>> = flat.then(|| leaves.into());
         let bit_columns = schema
             .fields()
             .iter()
@@ -226,6 +228,7 @@ impl Outputs {
                 path,
                 max_rows: MAX_ROW_GROUP_ROWS,
                 bit_columns,
+                leaves: field_leaves,
             },
             rows: 0,
         })
@@ -517,12 +520,16 @@ pub(crate) struct Encoders {
     /// Per field: the Parquet column of a Float64 or two-label dictionary field, written by
     /// [`BitScores`] while it is two-valued.
     bit_columns: Arc<[Option<(ColumnDescPtr, BitKind)>]>,
+    /// Per field, its Parquet column, when the schema is flat (one leaf per field): what a
+    /// stored input chunk must match to be copied ([`ScoreEncoder::copy_stored`]).
+    leaves: Option<Arc<[ColumnDescPtr]>>,
 }
 
 impl Encoders {
     /// An encoder for one work item's score batches, to run on a worker thread.
     pub fn encoder(&self) -> ScoreEncoder {
         ScoreEncoder {
+            copies: vec![None; self.schema.fields().len()],
             shared: self.clone(),
             open: None,
             done: Vec::new(),
@@ -537,11 +544,12 @@ pub(crate) struct EncodedRowGroup {
     rows: usize,
 }
 
-/// One encoded column chunk: from parquet's Arrow writer, or from [`BitScores`].
+/// One encoded column chunk: from parquet's Arrow writer, or its bytes and metadata as
+/// [`BitScores`] wrote them or as they were stored in the input ([`ScoreEncoder::copy_stored`]).
 #[derive(Debug)]
 enum EncodedChunk {
     Arrow(ArrowColumnChunk),
-    Bits(Bytes, ColumnCloseResult),
+    Raw(Bytes, ColumnCloseResult),
 }
 
 impl EncodedChunk {
@@ -551,7 +559,7 @@ impl EncodedChunk {
     ) -> parquet::errors::Result<()> {
         match self {
             EncodedChunk::Arrow(chunk) => chunk.append_to_row_group(rg),
-            EncodedChunk::Bits(bytes, close) => rg.append_column(&bytes, close),
+            EncodedChunk::Raw(bytes, close) => rg.append_column(&bytes, close),
         }
     }
 }
@@ -596,7 +604,7 @@ impl ColumnSink {
         match self.bits {
             Some(bits) => {
                 let (bytes, close) = bits.close()?;
-                Ok(EncodedChunk::Bits(bytes, close))
+                Ok(EncodedChunk::Raw(bytes, close))
             }
             None => Ok(EncodedChunk::Arrow(self.generic.close()?)),
         }
@@ -609,13 +617,44 @@ pub(crate) struct ScoreEncoder {
     shared: Encoders,
     open: Option<(Vec<ColumnSink>, usize)>,
     done: Vec<EncodedRowGroup>,
+    /// Per field: a stored input chunk that is the field's whole column in the one row group
+    /// this encoder writes, with its row count ([`ScoreEncoder::copy_stored`]).
+    copies: Vec<Option<(Bytes, ColumnCloseResult)>>,
 }
 
 impl ScoreEncoder {
-    /// Encodes one batch of score columns (in the schema's order, `rows` long each); a
-    /// Float64 score column may come as a pass mask (Boolean, true = 1.0).
+    /// Takes field `field`'s column from an input chunk as it is stored, instead of encoding
+    /// it: `write` then gets no column for that field. The chunk is one whole input row
+    /// group, so the encoder must write exactly that row group (as many rows, at most the
+    /// row-group limit); `close_group` checks that.
+    ///
+    /// `Ok(false)` (nothing taken) when the chunk cannot be spliced in as it is: the schema
+    /// is nested, or the stored column's type, repetition or levels differ from the
+    /// field's, or it has more rows than one row group of scores.
+    pub fn copy_stored(&mut self, field: usize, chunk: StoredChunk) -> Result<bool, Error> {
+        let Some(leaf) = self.shared.leaves.as_ref().and_then(|l| l.get(field)) else {
+            return Ok(false);
+        };
+        let rows = chunk.meta.num_values();
+        if self.copies.get(field).is_none_or(Option::is_some)
+            || !same_stored_type(chunk.meta.column_descr(), leaf)
+            || rows <= 0
+            || rows as usize > self.shared.max_rows
+        {
+            return Ok(false);
+        }
+        let close = stored_close(&chunk, Arc::clone(leaf))
+            .map_err(|e| parquet_error(&self.shared.path, e))?;
+        self.copies[field] = Some((chunk.bytes, close));
+        Ok(true)
+    }
+
+    /// Encodes one batch of score columns (in the schema's order, `rows` long each, with no
+    /// column for a field taken by [`ScoreEncoder::copy_stored`]); a Float64 score column may
+    /// come as a pass mask (Boolean, true = 1.0).
     pub fn write(&mut self, columns: &[ArrayRef], rows: usize) -> Result<(), Error> {
-        if columns.len() != self.shared.schema.fields().len() {
+        let copied = self.copies.iter().filter(|c| c.is_some()).count();
+        if columns.len() + copied != self.shared.schema.fields().len() {
             return Err(Error::new(
                 "internal error: score schema and score columns differ",
             ));
@@ -647,14 +686,16 @@ impl ScoreEncoder {
                 }
             };
             let take = (rows - offset).min(self.shared.max_rows - *open_rows);
-            for ((field, column), sink) in self
+            let written = self
                 .shared
                 .schema
                 .fields()
                 .iter()
-                .zip(columns)
                 .zip(writers.iter_mut())
-            {
+                .zip(&self.copies)
+                .filter(|(_, copy)| copy.is_none())
+                .map(|(field_sink, _)| field_sink);
+            for ((field, sink), column) in written.zip(columns) {
                 let part = if take == column.len() {
                     Arc::clone(column)
                 } else {
@@ -674,11 +715,26 @@ impl ScoreEncoder {
 
     fn close_group(&mut self) -> Result<(), Error> {
         if let Some((writers, rows)) = self.open.take() {
-            let chunks = writers
-                .into_iter()
-                .map(ColumnSink::close)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| parquet_error(&self.shared.path, e))?;
+            let mut chunks = Vec::with_capacity(writers.len());
+            for (sink, copy) in writers.into_iter().zip(self.copies.iter_mut()) {
+                let chunk = match copy.take() {
+                    None => sink
+                        .close()
+                        .map_err(|e| parquet_error(&self.shared.path, e))?,
+                    // The copied chunk stands for the whole row group (its sink was given no
+                    // rows); a group of other rows would leave the column short or long.
+                    // Taken once: a later batch then fails `write`'s column count.
+                    Some((bytes, close)) if close.rows_written == rows as u64 => {
+                        EncodedChunk::Raw(bytes, close)
+                    }
+                    Some(_) => {
+                        return Err(Error::new(
+                            "internal error: a copied column and its row group differ in rows",
+                        ))
+                    }
+                };
+                chunks.push(chunk);
+            }
             self.done.push(EncodedRowGroup { chunks, rows });
         }
         Ok(())
@@ -689,6 +745,67 @@ impl ScoreEncoder {
         self.close_group()?;
         Ok(self.done)
     }
+}
+
+/// Whether a stored input column can stand as it is for an output column: the same physical
+/// and logical type, repetition and levels. (Its name may differ: the output's is made
+/// warehouse-safe; the chunk's metadata is rebuilt with the output's column.)
+fn same_stored_type(stored: &ColumnDescriptor, out: &ColumnDescriptor) -> bool {
+    let repetition = |d: &ColumnDescriptor| d.self_type().get_basic_info().repetition();
+    stored.physical_type() == out.physical_type()
+        && stored.logical_type_ref() == out.logical_type_ref()
+        && stored.converted_type() == out.converted_type()
+        && stored.type_length() == out.type_length()
+        && stored.type_precision() == out.type_precision()
+        && stored.type_scale() == out.type_scale()
+        && stored.max_def_level() == out.max_def_level()
+        && stored.max_rep_level() == out.max_rep_level()
+        && repetition(stored) == repetition(out)
+}
+
+/// The close result of a copied chunk: its footer metadata, rebuilt for output column `out`,
+/// and an offset index of its data pages (every column of scores.parquet has one), with page
+/// offsets counted from the start of the copied bytes (where `append_column` reads them);
+/// the row group writer moves them to their place in the output file. No column index or
+/// bloom filter is carried over.
+fn stored_close(
+    chunk: &StoredChunk,
+    out: ColumnDescPtr,
+) -> parquet::errors::Result<ColumnCloseResult> {
+    let meta = &chunk.meta;
+    let start = meta
+        .dictionary_page_offset()
+        .unwrap_or_else(|| meta.data_page_offset());
+    let mut b = ColumnChunkMetaData::builder(out)
+        .set_compression_codec(meta.compression_codec())
+        .set_encodings_mask(*meta.encodings_mask())
+        .set_total_compressed_size(meta.compressed_size())
+        .set_total_uncompressed_size(meta.uncompressed_size())
+        .set_num_values(meta.num_values())
+        .set_data_page_offset(meta.data_page_offset() - start)
+        .set_dictionary_page_offset(meta.dictionary_page_offset().map(|o| o - start))
+        .set_unencoded_byte_array_data_bytes(meta.unencoded_byte_array_data_bytes())
+        .set_repetition_level_histogram(meta.repetition_level_histogram().cloned())
+        .set_definition_level_histogram(meta.definition_level_histogram().cloned());
+    if let Some(statistics) = meta.statistics() {
+        b = b.set_statistics(statistics.clone());
+    }
+    if let Some(stats) = meta.page_encoding_stats() {
+        b = b.set_page_encoding_stats(stats.clone());
+    }
+    let mut offsets = OffsetIndexBuilder::new();
+    for p in &chunk.pages {
+        offsets.append_row_count(p.values);
+        offsets.append_offset_and_size(p.offset as i64 - start, p.size as i32);
+    }
+    Ok(ColumnCloseResult {
+        bytes_written: chunk.bytes.len() as u64,
+        rows_written: meta.num_values() as u64,
+        metadata: b.build()?,
+        bloom_filter: None,
+        column_index: None,
+        offset_index: Some(offsets.build()),
+    })
 }
 
 /// The schema of metrics.parquet: nine fixed columns, then one nullable Utf8 column per

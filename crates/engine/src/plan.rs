@@ -30,6 +30,9 @@ pub struct Plan {
     pub columns: Vec<String>,
     /// Input columns copied to scores.parquet, with their output fields.
     pub keep: Vec<(String, Arc<Field>)>,
+    /// Per entry of `keep`: whether the column is decoded only to be copied (no template,
+    /// output column or `group_by` reads it), so its stored chunk can be copied instead.
+    pub keep_only: Vec<bool>,
     /// The model output column, when a scorer needs it.
     pub output_column: Option<String>,
     pub scorers: Vec<ScorerPlan>,
@@ -160,7 +163,9 @@ impl Plan {
                 DataType::Utf8View => DataType::Utf8,
                 t => t.clone(),
             };
-            let field = Arc::new(Field::new(&name, dt, true));
+            // Nullable as in the input: a column every input declares required (`id`) stays
+            // required, so its stored chunks can be copied as they are.
+            let field = Arc::new(Field::new(&name, dt, f.is_nullable()));
             if !seen.insert(name.clone()) {
                 return Err(PlanError::Other(Error::new(format!(
                     "two output columns would be named `{name}`"
@@ -234,7 +239,7 @@ impl Plan {
                 }
             }
         }
-        let mut wanted: BTreeSet<String> = keep_names.iter().cloned().collect();
+        let mut wanted: BTreeSet<String> = BTreeSet::new();
         wanted.extend(group_columns.iter().cloned());
         wanted.extend(output_column.iter().cloned());
         let mut all = false;
@@ -245,6 +250,11 @@ impl Plan {
                 wanted.extend(cols.iter().cloned());
             }
         }
+        let keep_only = keep
+            .iter()
+            .map(|(k, _)| !all && !wanted.contains(k))
+            .collect();
+        wanted.extend(keep_names.iter().cloned());
         let columns = schema
             .fields()
             .iter()
@@ -254,6 +264,7 @@ impl Plan {
         Ok(Plan {
             columns,
             keep,
+            keep_only,
             output_column,
             scorers,
             group_columns,

@@ -54,19 +54,73 @@ pub(crate) fn score_units(
         missing: vec![0; task.scorers.len()],
         rows: 0,
     };
+    let copied = match units {
+        [unit] => copy_kept(plan, inputs, unit, &mut encoder)?,
+        _ => vec![false; plan.keep.len()],
+    };
+    let columns: Vec<String> = plan
+        .columns
+        .iter()
+        .filter(|c| {
+            !plan
+                .keep
+                .iter()
+                .zip(&copied)
+                .any(|((k, _), &copied)| copied && k == *c)
+        })
+        .cloned()
+        .collect();
     for unit in units {
-        score_unit(plan, task, inputs, unit, &mut encoder, &mut result)?;
+        score_unit(
+            plan,
+            task,
+            inputs,
+            unit,
+            (&columns, &copied),
+            &mut encoder,
+            &mut result,
+        )?;
     }
     result.row_groups = encoder.finish()?;
     Ok(result)
 }
 
-/// Decodes and scores one unit into `result` and `encoder`.
+/// A work item that is one whole Parquet row group copies the stored chunks of the columns
+/// it only keeps (`id`) into its row group of scores, instead of decoding and re-encoding
+/// them: the same values, in the input's encoding and compression. Returns, per kept
+/// column, whether it was copied. Nothing is copied when no other column would be left to
+/// decode (the decoder then gives the row count), or when a chunk does not fit
+/// ([`ScoreEncoder::copy_stored`]).
+fn copy_kept(
+    plan: &Plan,
+    inputs: &Inputs,
+    unit: &Unit,
+    encoder: &mut ScoreEncoder,
+) -> Result<Vec<bool>, Error> {
+    let mut copied = vec![false; plan.keep.len()];
+    let only = plan.keep_only.iter().filter(|&&o| o).count();
+    if only == 0 || plan.columns.len() <= only {
+        return Ok(copied);
+    }
+    for (j, ((name, _), &only)) in plan.keep.iter().zip(&plan.keep_only).enumerate() {
+        if !only {
+            continue;
+        }
+        if let Some(chunk) = inputs.stored_chunk(unit, name).map_err(Error::read)? {
+            copied[j] = encoder.copy_stored(j, chunk)?;
+        }
+    }
+    Ok(copied)
+}
+
+/// Decodes `columns` (the plan's, less the copied ones) of one unit and scores it into
+/// `result` and `encoder`; `copied` marks the kept columns the encoder already holds.
 fn score_unit(
     plan: &Plan,
     task: &Task,
     inputs: &Inputs,
     unit: &Unit,
+    (columns, copied): (&[String], &[bool]),
     encoder: &mut ScoreEncoder,
     result: &mut UnitResult,
 ) -> Result<(), Error> {
@@ -74,9 +128,9 @@ fn score_unit(
     let mut failure: Option<Error> = None;
     // Rows of this unit done so far, for the file row number in messages.
     let mut done = 0u64;
-    let read = inputs.read_unit(unit, &plan.columns, |batch| {
+    let read = inputs.read_unit(unit, columns, |batch| {
         let first_row = unit.first_row + done;
-        match score_batch(plan, task, &batch, result) {
+        match score_batch(plan, task, &batch, copied, result) {
             Ok(out) => {
                 if let Err(e) = encoder.write(&out, batch.num_rows()) {
                     failure = Some(e);
@@ -115,6 +169,7 @@ fn score_batch(
     plan: &Plan,
     task: &Task,
     batch: &RecordBatch,
+    copied: &[bool],
     acc: &mut UnitResult,
 ) -> Result<Vec<ArrayRef>, RowError> {
     let rows = batch.num_rows();
@@ -136,7 +191,7 @@ fn score_batch(
     let mut columns: Vec<ArrayRef> = Vec::new();
     // Group keys of this batch, computed once per distinct `group_by` list.
     let mut groups: BTreeMap<Vec<String>, GroupKeys> = BTreeMap::new();
-    for (name, field) in &plan.keep {
+    for ((name, field), _) in plan.keep.iter().zip(copied).filter(|(_, &c)| !c) {
         let col = batch.column_by_name(name).ok_or_else(|| RowError {
             row: 0,
             message: format!("the input has no column `{name}`"),

@@ -10,6 +10,8 @@
 //! chunks are checked against the file when it is opened, and every page header of a unit's
 //! columns against its chunk before the unit is decoded; the decoder itself runs under a
 //! panic guard. Every failure is a [`ReadError`] naming the file, and where known the row and column.
+//! [`Inputs::stored_chunk`] hands out a column chunk as it is stored (pages still encoded and
+//! compressed, checked the same way), for a writer that copies it instead of decoding it.
 
 mod error;
 mod jsonl;
@@ -17,14 +19,17 @@ mod pages;
 mod scan;
 
 pub use error::ReadError;
+pub use pages::DataPageSpan;
 pub use scan::scan_ordered;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::ColumnChunkMetaData;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -70,6 +75,20 @@ pub struct Unit {
     pub rows: u64,
 }
 
+/// A column chunk of one Parquet row group as the file stores it: its pages, still encoded
+/// and compressed, and the footer's description of them ([`Inputs::stored_chunk`]).
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    /// From the chunk's first page (its dictionary page, if any) to its end.
+    pub bytes: Bytes,
+    /// The footer's metadata of the chunk. Its page offsets count from the start of the
+    /// input file, so `bytes` starts at `dictionary_page_offset` (else `data_page_offset`).
+    pub meta: ColumnChunkMetaData,
+    /// The data pages, in order, with file offsets: what the copy's offset index records.
+    /// Their values add up to the chunk's.
+    pub pages: Vec<DataPageSpan>,
+}
+
 /// The set of input files of a run.
 #[derive(Debug, Clone)]
 pub struct Inputs {
@@ -106,8 +125,26 @@ impl Inputs {
         for f in &files[1..] {
             check_same_schema(first, f)?;
         }
+        // A column is nullable in the shared schema when it is in any file, so what is built
+        // from it (a kept column's output field) holds every file's rows.
+        let fields: Vec<Field> = first
+            .schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let nullable = files.iter().any(|g| {
+                    g.schema
+                        .field_with_name(f.name())
+                        .map_or(true, |g| g.is_nullable())
+                });
+                f.as_ref().clone().with_nullable(nullable)
+            })
+            .collect();
         Ok(Inputs {
-            schema: Arc::clone(&first.schema),
+            schema: Arc::new(Schema::new_with_metadata(
+                fields,
+                first.schema.metadata().clone(),
+            )),
             files,
         })
     }
@@ -147,23 +184,7 @@ impl Inputs {
         match file.format {
             Format::Jsonl => jsonl::read(file, unit.row_group, unit.rows, columns, &mut f),
             Format::Parquet => {
-                // Rows are counted from 1 within the file, as in every other message.
-                let damaged = |e: &dyn std::fmt::Display| {
-                    let rows = if unit.rows == 0 {
-                        "no rows".to_owned()
-                    } else {
-                        format!(
-                            "rows {} to {}",
-                            unit.first_row + 1,
-                            unit.first_row + unit.rows
-                        )
-                    };
-                    ReadError::at(
-                        &file.path,
-                        format!("cannot decode row group {} ({rows}): {e}", unit.row_group),
-                    )
-                    .with_hint("the file is damaged; re-export it from its source")
-                };
+                let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
                 let ctx = |e: parquet::errors::ParquetError| damaged(&e);
                 let handle = File::open(&file.path)
                     .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
@@ -229,6 +250,90 @@ impl Inputs {
             }
         }
     }
+}
+
+impl Inputs {
+    /// The stored chunk of top-level column `column` in a Parquet unit, for a writer that
+    /// copies the column instead of decoding and re-encoding it. Its page headers are checked
+    /// first, as before decoding (module `pages`): a damaged chunk is an error, never copied.
+    ///
+    /// `None` when there is no such chunk to copy: a JSONL unit, a column that is not a
+    /// top-level leaf (structs, lists), a chunk stored in another file, or a file whose footer
+    /// was not kept at open.
+    pub fn stored_chunk(
+        &self,
+        unit: &Unit,
+        column: &str,
+    ) -> Result<Option<StoredChunk>, ReadError> {
+        let file = &self.files[unit.file];
+        let Some(meta) = file.reader_meta.as_ref().map(|m| m.metadata()) else {
+            return Ok(None);
+        };
+        let Some(rg) = meta.row_groups().get(unit.row_group) else {
+            return Ok(None);
+        };
+        let Some(chunk) = rg.columns().iter().find(|c| {
+            let parts = c.column_path().parts();
+            parts.len() == 1 && parts[0] == column && c.column_descr().max_rep_level() == 0
+        }) else {
+            return Ok(None);
+        };
+        if chunk.file_path().is_some() {
+            return Ok(None);
+        }
+        let damaged = |m: &dyn std::fmt::Display| {
+            damaged_unit(file, unit, &format!("column `{column}`: {m}"))
+        };
+        // A flat column holds one value (or null) per row; `check_footer` made sure of it
+        // at open, and the copy's row count is taken from it.
+        if chunk.num_values() != unit.rows as i64 {
+            return Err(damaged(&format!(
+                "the footer gives it {} values for {} rows",
+                chunk.num_values(),
+                unit.rows
+            )));
+        }
+        let mut handle = File::open(&file.path)
+            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+        let spans = pages::check_chunk(&handle, chunk).map_err(|m| damaged(&m))?;
+        let values: i64 = spans.iter().map(|p| p.values).sum();
+        if values != chunk.num_values() {
+            return Err(damaged(&format!(
+                "its data pages hold {values} values and the footer gives it {}",
+                chunk.num_values()
+            )));
+        }
+        let (start, len) = chunk.byte_range();
+        let mut buf = vec![0u8; len as usize];
+        handle
+            .seek(SeekFrom::Start(start))
+            .and_then(|_| handle.read_exact(&mut buf))
+            .map_err(|e| damaged(&format!("cannot read it: {e}")))?;
+        Ok(Some(StoredChunk {
+            bytes: Bytes::from(buf),
+            meta: chunk.clone(),
+            pages: spans,
+        }))
+    }
+}
+
+/// A damaged row group: the file, the row group and its rows (counted from 1 within the file,
+/// as in every other message), and what is wrong.
+fn damaged_unit(file: &InputFile, unit: &Unit, e: &dyn std::fmt::Display) -> ReadError {
+    let rows = if unit.rows == 0 {
+        "no rows".to_owned()
+    } else {
+        format!(
+            "rows {} to {}",
+            unit.first_row + 1,
+            unit.first_row + unit.rows
+        )
+    };
+    ReadError::at(
+        &file.path,
+        format!("cannot decode row group {} ({rows}): {e}", unit.row_group),
+    )
+    .with_hint("the file is damaged; re-export it from its source")
 }
 
 /// Strings are decoded as Utf8View: views into the decoded pages instead of a copy of every

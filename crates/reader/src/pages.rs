@@ -94,9 +94,23 @@ pub(crate) fn check_footer(meta: &ParquetMetaData, data_end: u64) -> Result<(), 
     Ok(())
 }
 
-/// Parses every page header of column chunk `c` from `file` (see the module docs). The error
-/// says what is wrong and at which byte of the file.
-pub(crate) fn check_chunk(file: &File, c: &ColumnChunkMetaData) -> Result<(), String> {
+/// Where a data page of a column chunk is: what an offset index records of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataPageSpan {
+    /// File offset of the page header.
+    pub offset: u64,
+    /// Bytes of the header and the page's (compressed) data.
+    pub size: u64,
+    /// Values in the page, nulls included (for a flat column, its rows).
+    pub values: i64,
+}
+
+/// Parses every page header of column chunk `c` from `file` (see the module docs) and returns
+/// where its data pages are. The error says what is wrong and at which byte of the file.
+pub(crate) fn check_chunk(
+    file: &File,
+    c: &ColumnChunkMetaData,
+) -> Result<Vec<DataPageSpan>, String> {
     let (start, len) = chunk_range(c);
     let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(len)) else {
         return Err(format!(
@@ -114,6 +128,7 @@ pub(crate) fn check_chunk(file: &File, c: &ColumnChunkMetaData) -> Result<(), St
     let chunk_values = c.num_values();
     let end = h.end;
     let mut values: i64 = 0;
+    let mut spans = Vec::new();
     while h.pos < end {
         let at = h.pos;
         let page = h.page_header().map_err(|b| match b {
@@ -139,6 +154,11 @@ pub(crate) fn check_chunk(file: &File, c: &ColumnChunkMetaData) -> Result<(), St
         match page.kind {
             Kind::Data { values: n } => {
                 values = values.saturating_add(i64::from(n));
+                spans.push(DataPageSpan {
+                    offset: at,
+                    size: (h.pos - at).saturating_add(page.compressed as u64),
+                    values: i64::from(n),
+                });
                 if values > chunk_values {
                     return Err(format!(
                         "the data pages up to byte {at} hold {values} values, more than the {chunk_values} the footer gives the column chunk"
@@ -161,7 +181,7 @@ pub(crate) fn check_chunk(file: &File, c: &ColumnChunkMetaData) -> Result<(), St
             _ => format!("the page at byte {at} runs past the end of the column chunk"),
         })?;
     }
-    Ok(())
+    Ok(spans)
 }
 
 enum Kind {
@@ -608,7 +628,7 @@ mod tests {
         f.write_all(pages).unwrap();
         f.write_all(&[0; 8]).unwrap();
         let len = len.unwrap_or(pages.len() as i64);
-        check_chunk(&f, &chunk(4, len, values))
+        check_chunk(&f, &chunk(4, len, values)).map(|_| ())
     }
 
     #[test]
