@@ -7,7 +7,6 @@
 
 use crate::score::RowError;
 use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
-use arrow::buffer::BooleanBuffer;
 use arrow::datatypes::DataType;
 use evalscore_kernels::{to_text, TextColumn};
 use evalscore_task::cell_to_value;
@@ -40,13 +39,12 @@ pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, 
             // `{`, `[`, whitespace or a non-ASCII byte (which may be Unicode whitespace)
             // can be JSON, and only those are looked at.
             let maybe_json = text.as_string_view_opt().map(|v| {
-                let views = v.views();
-                BooleanBuffer::collect_bool(views.len(), |r| {
-                    let first = (views[r] >> 32) as u8;
-                    views[r] as u32 > 0
-                        && (matches!(first, b'{' | b'[')
-                            || first.is_ascii_whitespace()
-                            || first >= 0x80)
+                evalscore_kernels::view_bits(v.views(), |view| {
+                    let first = (view >> 32) as u8;
+                    (view as u32 > 0)
+                        & (matches!(first, b'{' | b'[')
+                            | first.is_ascii_whitespace()
+                            | (first >= 0x80))
                 })
             });
             let is_chat = |r: usize| {

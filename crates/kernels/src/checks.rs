@@ -131,33 +131,59 @@ fn match_views(
     if !views_shaped(es, expected.nulls()) {
         return None;
     }
-    // One loop per mode, so the prefix test is branch-free.
     Some(match mode {
-        MatchMode::Prefix => BooleanBuffer::collect_bool(vs.len(), |i| view_prefix(vs[i], es[i])),
-        _ => BooleanBuffer::collect_bool(vs.len(), |i| {
-            let (v, e) = (vs[i], es[i]);
-            let (v_len, e_len) = (v as u32, e as u32);
-            // (The length tests only fail on null expected rows, masked by the caller.)
-            if v_len < e_len || !(1..=4).contains(&e_len) {
-                return false;
-            }
-            let e_pre = (e >> 32) as u32;
-            if e_len > 1 {
-                return contains(
-                    value.value(i).as_bytes(),
-                    &e_pre.to_le_bytes()[..e_len as usize],
-                );
-            }
-            let byte = e_pre as u8;
-            if v_len <= 12 {
-                inline_has_byte(v, byte)
-            } else {
-                // The first four bytes are in the view; the rest only in the data.
-                prefix_has_byte((v >> 32) as u32, byte)
-                    || contains(&value.value(i).as_bytes()[4..], &[byte])
-            }
-        }),
+        MatchMode::Prefix => crate::view_pair_bits(vs, es, view_prefix),
+        _ => substring_views(value, vs, es),
     })
+}
+
+/// `includes` over views whose expected text is 1 to 4 bytes, in two passes. The first, with
+/// no branch per row, decides from the two views every row whose text is inline (at most 12
+/// bytes) and every out-of-line row whose first four bytes hold a one-byte needle
+/// ([`substring_view`]). The second visits only the rows left, reading their text.
+fn substring_views(value: &StringViewArray, vs: &[u128], es: &[u128]) -> BooleanBuffer {
+    let words = vs.len().div_ceil(64);
+    let (mut hits, mut rest) = (Vec::with_capacity(words), Vec::with_capacity(words));
+    for (vc, ec) in vs.chunks(64).zip(es.chunks(64)) {
+        let (mut h, mut r) = (0u64, 0u64);
+        for (j, (&v, &e)) in vc.iter().zip(ec).enumerate() {
+            let (hit, more) = substring_view(v, e);
+            h |= u64::from(hit) << j;
+            r |= u64::from(more) << j;
+        }
+        hits.push(h);
+        rest.push(r);
+    }
+    for (w, (h, mut r)) in hits.iter_mut().zip(rest).enumerate() {
+        while r != 0 {
+            let j = r.trailing_zeros() as usize;
+            r &= r - 1;
+            let i = w * 64 + j;
+            let e = es[i];
+            let needle = ((e >> 32) as u32).to_le_bytes();
+            if contains(value.value(i).as_bytes(), &needle[..(e as u32) as usize]) {
+                *h |= 1 << j;
+            }
+        }
+    }
+    BooleanBuffer::new(arrow::buffer::Buffer::from_vec(hits), 0, vs.len())
+}
+
+/// One row of [`substring_views`]' first pass: (hit, undecided). A one-byte needle is
+/// searched in the whole inline text, or in the first four bytes of an out-of-line one (in
+/// its view too); a longer needle, or an out-of-line text whose first four bytes lack the
+/// byte, is left undecided. Both searches run and the view's kind picks one: no branch.
+#[inline]
+fn substring_view(v: u128, e: u128) -> (bool, bool) {
+    let (v_len, e_len) = (v as u32, e as u32);
+    let byte = (e >> 32) as u8;
+    // (The length tests only fail on null expected rows, masked by the caller.)
+    let fits = (v_len >= e_len) & (e_len.wrapping_sub(1) < 4);
+    let one = e_len == 1;
+    let inline = v_len <= 12;
+    // The view's text bytes: all of an inline text, the first four of another.
+    let found = view_has_byte(v, if inline { v_len } else { 4 }, byte);
+    (fits & one & found, fits & !(one & (inline | found)))
 }
 
 /// Whether an expected view has the shape [`match_views`] needs.
@@ -188,24 +214,19 @@ fn views_shaped(es: &[u128], nulls: Option<&NullBuffer>) -> bool {
 /// and its first bytes (always in the view) equal the expected ones.
 #[inline]
 fn view_prefix(v: u128, e: u128) -> bool {
+    // Length and first four bytes are the low 64 bits of both views.
+    let (v, e) = (v as u64, e as u64);
     let (v_len, e_len) = (v as u32, e as u32);
-    // Clamped so the shift is defined on null rows, whose bits are masked anyway.
-    let mask = u32::MAX >> (32 - 8 * e_len.clamp(1, 4));
-    let (v_pre, e_pre) = ((v >> 32) as u32, (e >> 32) as u32);
-    (v_len >= e_len) & (e_len != 0) & ((v_pre ^ e_pre) & mask == 0)
+    // `& 7` keeps the lookup in the table on null rows, whose bits are masked anyway.
+    let mask = crate::LOW_BYTES[(e_len & 7) as usize] << 32;
+    (v_len >= e_len) & (e_len != 0) & ((v ^ e) & mask == 0)
 }
 
-/// Whether any of the four bytes of `prefix` is `byte`.
+/// Whether the first `len` (at most 12) of the text bytes a view holds (bytes 4..16: all of
+/// an inline text, the first four bytes of another) hold `byte`, eight and four at a time
+/// ([`crate::bytes_equal`]), masked by the length ([`crate::LOW_BYTES`]).
 #[inline]
-fn prefix_has_byte(prefix: u32, byte: u8) -> bool {
-    crate::bytes_equal(u64::from(prefix), byte) & 0x8080_8080 != 0
-}
-
-/// Whether the inline string of a view (length at most 12) holds `byte`: bytes 4..16 of the
-/// view, eight and four at a time ([`crate::bytes_equal`]), masked by the length
-/// ([`crate::LOW_BYTES`]).
-#[inline]
-fn inline_has_byte(view: u128, byte: u8) -> bool {
+fn view_has_byte(view: u128, len: u32, byte: u8) -> bool {
     // Per length, the masks of the low and the high word, in one lookup.
     const MASKS: [(u64, u64); 13] = {
         let mut m = [(0, 0); 13];
@@ -217,7 +238,7 @@ fn inline_has_byte(view: u128, byte: u8) -> bool {
         }
         m
     };
-    let (lo_mask, hi_mask) = MASKS[(view as u32).min(12) as usize];
+    let (lo_mask, hi_mask) = MASKS[len.min(12) as usize];
     let (lo, hi) = ((view >> 32) as u64, (view >> 96) as u64);
     (crate::bytes_equal(lo, byte) & lo_mask) | (crate::bytes_equal(hi, byte) & hi_mask) != 0
 }
@@ -241,7 +262,8 @@ const SHORT_TEXT: usize = 32;
 
 /// A direct-mapped memo from a text of at most [`SHORT_TEXT`] bytes to a boolean, 256
 /// entries keyed by the text itself (zero-padded, with its length): a lookup costs a copy,
-/// a hash and a compare of 32 bytes; a miss replaces the slot.
+/// a hash and a compare of 32 bytes; a miss replaces the slot, if the computed value is
+/// worth keeping.
 struct TextMemo {
     slots: Box<[TextSlot; 256]>,
 }
@@ -258,9 +280,10 @@ impl Default for TextMemo {
 }
 
 impl TextMemo {
-    /// `text` must be at most [`SHORT_TEXT`] bytes long.
+    /// `text` must be at most [`SHORT_TEXT`] bytes long. `compute` gives the value and
+    /// whether to keep it.
     #[inline]
-    fn get_or(&mut self, text: &[u8], compute: impl FnOnce() -> bool) -> bool {
+    fn get_or(&mut self, text: &[u8], compute: impl FnOnce() -> (bool, bool)) -> bool {
         let mut key = [0u8; SHORT_TEXT];
         key[..text.len()].copy_from_slice(text);
         let mut h = text.len() as u64;
@@ -272,14 +295,16 @@ impl TextMemo {
         if slot.2 && usize::from(slot.1) == text.len() && slot.0 == key {
             return slot.3;
         }
-        let value = compute();
-        *slot = (key, text.len() as u8, true, value);
+        let (value, keep) = compute();
+        if keep {
+            *slot = (key, text.len() as u8, true, value);
+        }
         value
     }
 }
 
 /// A direct-mapped memo from a string view (16 bytes) to a boolean, 256 entries: a lookup
-/// costs a multiply and a compare, a miss replaces the slot.
+/// costs a multiply and a compare, a miss replaces the slot if the value is worth keeping.
 struct ViewMemo {
     slots: Box<[(u128, bool, bool); 256]>,
 }
@@ -294,15 +319,18 @@ impl Default for ViewMemo {
 }
 
 impl ViewMemo {
+    /// `compute` gives the value and whether to keep it.
     #[inline]
-    fn get_or(&mut self, view: u128, compute: impl FnOnce() -> bool) -> bool {
+    fn get_or(&mut self, view: u128, compute: impl FnOnce() -> (bool, bool)) -> bool {
         let h = ((view as u64) ^ ((view >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56;
         let slot = &mut self.slots[h as usize];
         if slot.1 && slot.0 == view {
             return slot.2;
         }
-        let value = compute();
-        *slot = (view, true, value);
+        let (value, keep) = compute();
+        if keep {
+            *slot = (view, true, value);
+        }
         value
     }
 }
@@ -699,29 +727,37 @@ fn regex_rows(
     // the pattern's leading word, without running the regex; it never rules out a match.
     let mut missing = 0;
     if let (TextColumn::Utf8View(v), None, None) = (value, &ground_truth, norm) {
-        // Texts shorter than any match are decided from their view's length. Short texts
-        // repeat (`The answer is B`), so a memo keyed by content runs the regex once per
-        // repeated short text. Longer texts are memoized by view: equal views are equal
-        // texts (an out-of-line view names its buffer and offset), and rows decoded from one
-        // Parquet dictionary share their views.
+        // Texts shorter than any match are decided from their view's length, in one pass
+        // over the views; only the others are visited. Texts repeat (`The answer is B`), so
+        // the regex runs once per repeated text: an inline text (at most 12 bytes) is
+        // memoized by its view, which holds it whole; a longer one up to SHORT_TEXT bytes by
+        // content; a longer one still by view again: equal out-of-line views are equal texts
+        // (a view names its buffer and offset), and rows decoded from one Parquet dictionary
+        // share their views.
         let mut short = TextMemo::default();
-        let mut long = ViewMemo::default();
+        let mut by_view = ViewMemo::default();
         let views = v.views();
-        let hits = BooleanBuffer::collect_bool(v.len(), |i| {
+        let min_len = search.min_len();
+        let candidates = crate::view_bits(views, |view| (view as u32) as usize >= min_len);
+        let mut hits = vec![0u64; views.len().div_ceil(64)];
+        for i in candidates.set_indices() {
             let view = views[i];
             let n = (view as u32) as usize;
-            if n < search.min_len() {
-                false
-            } else if n <= SHORT_TEXT {
-                let text = v.value(i);
-                short.get_or(text.as_bytes(), || {
-                    search.may_match(text) && pattern.is_match(text)
-                })
+            let text = v.value(i);
+            // Only texts that needed the regex are kept: the many a prefilter rules out at
+            // once would otherwise evict the repeated ones.
+            let test = || match search.may_match(text) {
+                true => (pattern.is_match(text), true),
+                false => (false, false),
+            };
+            let hit = if n <= 12 || n > SHORT_TEXT {
+                by_view.get_or(view, test)
             } else {
-                let text = v.value(i);
-                long.get_or(view, || search.may_match(text) && pattern.is_match(text))
-            }
-        });
+                short.get_or(text.as_bytes(), test)
+            };
+            hits[i / 64] |= u64::from(hit) << (i % 64);
+        }
+        let hits = BooleanBuffer::new(arrow::buffer::Buffer::from_vec(hits), 0, views.len());
         return scores_from_hits(&hits, v.nulls(), false);
     }
     let scores = BooleanBuffer::collect_bool(len, |r| {

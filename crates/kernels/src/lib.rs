@@ -106,6 +106,45 @@ pub fn valid_words(nulls: Option<&arrow::buffer::NullBuffer>, len: usize) -> Vec
     }
 }
 
+/// One bit per string view, `f` of the view, as a [`arrow::buffer::BooleanBuffer`]: a loop
+/// over the views 64 at a time, where arrow's `collect_bool` calls a closure with each row's
+/// index (which then bounds-checks every access). The kernels' view paths decide most rows
+/// from the 16-byte view alone (length, first four bytes, or the whole inline text).
+pub fn view_bits(views: &[u128], mut f: impl FnMut(u128) -> bool) -> arrow::buffer::BooleanBuffer {
+    let words: Vec<u64> = views
+        .chunks(64)
+        .map(|chunk| {
+            let mut w = 0u64;
+            for (j, &v) in chunk.iter().enumerate() {
+                w |= u64::from(f(v)) << j;
+            }
+            w
+        })
+        .collect();
+    arrow::buffer::BooleanBuffer::new(arrow::buffer::Buffer::from_vec(words), 0, views.len())
+}
+
+/// [`view_bits`] over two view columns of the same length, row by row.
+pub(crate) fn view_pair_bits(
+    a: &[u128],
+    b: &[u128],
+    mut f: impl FnMut(u128, u128) -> bool,
+) -> arrow::buffer::BooleanBuffer {
+    debug_assert_eq!(a.len(), b.len());
+    let words: Vec<u64> = a
+        .chunks(64)
+        .zip(b.chunks(64))
+        .map(|(ca, cb)| {
+            let mut w = 0u64;
+            for (j, (&x, &y)) in ca.iter().zip(cb).enumerate() {
+                w |= u64::from(f(x, y)) << j;
+            }
+            w
+        })
+        .collect();
+    arrow::buffer::BooleanBuffer::new(arrow::buffer::Buffer::from_vec(words), 0, a.len())
+}
+
 /// The bytes of `w` equal to `byte`, each marked by its high bit: the zero-byte test of
 /// "Bit Twiddling Hacks" on `w ^ byte…`. A borrow only marks bytes above a real match, so
 /// "any marked byte below a length" is exact; which byte matched is not.

@@ -546,3 +546,134 @@ fn logical(t: &DataType) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::array::{ArrayRef, Int64Array, ListBuilder, StringArray, StringBuilder};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    /// Two row groups (3 and 5 rows) of a required Int64 `id`, a string `output` and a list
+    /// of strings `choices`; `id` is written in pages of at most 2 rows.
+    fn two_row_groups(path: &Path) {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("output", DataType::Utf8, true),
+            Field::new(
+                "choices",
+                DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
+                true,
+            ),
+        ]));
+        let props = WriterProperties::builder()
+            .set_write_batch_size(2)
+            .set_data_page_row_count_limit(2)
+            .build();
+        let f = File::create(path).unwrap();
+        let mut w = ArrowWriter::try_new(f, Arc::clone(&schema), Some(props)).unwrap();
+        for ids in [vec![10i64, 11, 12], vec![20, 21, 22, 23, 24]] {
+            let outputs: Vec<String> = ids.iter().map(|i| format!("out {i}")).collect();
+            let mut choices = ListBuilder::new(StringBuilder::new());
+            for i in &ids {
+                choices.values().append_value(format!("a{i}"));
+                choices.values().append_value(format!("b{i}"));
+                choices.append(true);
+            }
+            let batch = RecordBatch::try_new(
+                Arc::clone(&schema),
+                vec![
+                    Arc::new(Int64Array::from(ids)) as ArrayRef,
+                    Arc::new(StringArray::from(outputs)) as ArrayRef,
+                    Arc::new(choices.finish()) as ArrayRef,
+                ],
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.flush().unwrap();
+        }
+        w.close().unwrap();
+    }
+
+    #[test]
+    fn stored_chunk_is_the_column_chunk_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.parquet");
+        two_row_groups(&path);
+        let inputs = Inputs::open(std::slice::from_ref(&path)).unwrap();
+        let units = inputs.units();
+        assert_eq!(
+            units,
+            [
+                Unit {
+                    file: 0,
+                    row_group: 0,
+                    first_row: 0,
+                    rows: 3
+                },
+                Unit {
+                    file: 0,
+                    row_group: 1,
+                    first_row: 3,
+                    rows: 5
+                },
+            ]
+        );
+
+        // The footer, read independently of `Inputs`.
+        let footer = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap())
+            .unwrap()
+            .metadata()
+            .clone();
+        let rg = footer.row_group(1);
+        assert_eq!(rg.num_rows(), 5);
+        let id = rg.column(0);
+        assert_eq!(id.column_path().string(), "id");
+
+        let chunk = inputs.stored_chunk(&units[1], "id").unwrap().unwrap();
+        assert_eq!(chunk.bytes.len() as i64, id.compressed_size());
+        assert_eq!(chunk.meta.compressed_size(), id.compressed_size());
+        assert_eq!(chunk.meta.num_values(), 5);
+        assert_eq!(chunk.meta.data_page_offset(), id.data_page_offset());
+        assert_eq!(
+            chunk.meta.dictionary_page_offset(),
+            id.dictionary_page_offset()
+        );
+        // The bytes are the file's, from the chunk's first page to its end.
+        let (start, len) = id.byte_range();
+        let file = std::fs::read(&path).unwrap();
+        assert_eq!(
+            chunk.bytes.as_ref(),
+            &file[start as usize..(start + len) as usize]
+        );
+        // Data pages of at most 2 rows: 2 + 2 + 1, the first at the data page offset,
+        // each following the one before.
+        let values: Vec<i64> = chunk.pages.iter().map(|p| p.values).collect();
+        assert_eq!(values, [2, 2, 1]);
+        assert_eq!(values.iter().sum::<i64>(), rg.num_rows());
+        assert_eq!(chunk.pages[0].offset as i64, id.data_page_offset());
+        for w in chunk.pages.windows(2) {
+            assert_eq!(w[0].offset + w[0].size, w[1].offset);
+        }
+        let last = chunk.pages.last().unwrap();
+        assert_eq!(last.offset + last.size, start + len);
+
+        // The first row group's chunk is its own.
+        let first = inputs.stored_chunk(&units[0], "id").unwrap().unwrap();
+        assert_eq!(first.meta.num_values(), 3);
+        assert_eq!(
+            first.bytes.len() as i64,
+            footer.row_group(0).column(0).compressed_size()
+        );
+        assert_eq!(
+            first.pages.iter().map(|p| p.values).collect::<Vec<_>>(),
+            [2, 1]
+        );
+
+        // A flat string column is a chunk too; a list column and a missing one are not.
+        assert!(inputs.stored_chunk(&units[1], "output").unwrap().is_some());
+        assert!(inputs.stored_chunk(&units[1], "choices").unwrap().is_none());
+        assert!(inputs.stored_chunk(&units[1], "missing").unwrap().is_none());
+    }
+}

@@ -492,16 +492,16 @@ fn inline_byte_test_stops_at_the_length() {
     view[0] = 3;
     view[4..16].copy_from_slice(b"abcZZZZZZZZZ");
     let view = u128::from_le_bytes(view);
-    assert!(inline_has_byte(view, b'a'));
-    assert!(inline_has_byte(view, b'c'));
-    assert!(!inline_has_byte(view, b'Z'));
-    assert!(!inline_has_byte(view, 0));
+    assert!(view_has_byte(view, view as u32, b'a'));
+    assert!(view_has_byte(view, view as u32, b'c'));
+    assert!(!view_has_byte(view, view as u32, b'Z'));
+    assert!(!view_has_byte(view, view as u32, 0));
     let mut full = [0u8; 16];
     full[0] = 12;
     full[4..16].copy_from_slice(b"abcdefghijkl");
     let full = u128::from_le_bytes(full);
-    assert!(inline_has_byte(full, b'l'));
-    assert!(!inline_has_byte(full, b'm'));
+    assert!(view_has_byte(full, full as u32, b'l'));
+    assert!(!view_has_byte(full, full as u32, b'm'));
 }
 
 /// The shortest match of a pattern, in bytes.
@@ -560,11 +560,12 @@ fn regex_memos_give_the_plain_answers() {
 }
 
 /// The view byte search agrees with a plain scan for every inline length, every position
-/// of the byte, and texts that hold the byte's neighbours (borrows in the zero-byte test).
+/// of the byte, and texts that hold the byte's neighbours (borrows in the zero-byte test);
+/// on an out-of-line text (13 to 20 bytes), over the four bytes its view holds.
 #[test]
 fn inline_byte_search_agrees_with_a_scan() {
     let alphabet = [b'A', b'@', b'B', b'a', 0x80, b' '];
-    for len in 0..=12usize {
+    for len in 0..=20usize {
         for seed in 0..200usize {
             let text: Vec<u8> = (0..len)
                 .map(|i| alphabet[(seed * 7 + i * (seed % 5 + 1)) % alphabet.len()])
@@ -572,18 +573,22 @@ fn inline_byte_search_agrees_with_a_scan() {
             let text = String::from_utf8_lossy(&text).into_owned();
             let views = arrow::array::StringViewArray::from(vec![text.as_str()]);
             let view = views.views()[0];
-            if view as u32 > 12 {
-                continue; // lossy decoding made it longer than inline
+            let inline = view as u32 <= 12;
+            if inline != (len <= 12) {
+                continue; // lossy decoding made it longer
             }
             for byte in [b'A', b'B', b'@', b' ', b'a'] {
+                if inline {
+                    assert_eq!(
+                        super::view_has_byte(view, view as u32, byte),
+                        text.as_bytes().contains(&byte),
+                        "{text:?} {byte}"
+                    );
+                }
+                let first = (view as u32).min(4);
                 assert_eq!(
-                    super::inline_has_byte(view, byte),
-                    text.as_bytes().contains(&byte),
-                    "{text:?} {byte}"
-                );
-                assert_eq!(
-                    super::prefix_has_byte((view >> 32) as u32, byte),
-                    text.as_bytes()[..text.len().min(4)].contains(&byte),
+                    super::view_has_byte(view, first, byte),
+                    text.as_bytes()[..first as usize].contains(&byte),
                     "{text:?} {byte}"
                 );
             }
