@@ -304,11 +304,18 @@ impl Inputs {
             )));
         }
         let (start, len) = chunk.byte_range();
-        let mut buf = vec![0u8; len as usize];
+        // Read into spare capacity: no zeroing pass over a buffer about to be overwritten.
+        let mut buf = Vec::with_capacity(len as usize);
         handle
             .seek(SeekFrom::Start(start))
-            .and_then(|_| handle.read_exact(&mut buf))
+            .and_then(|_| (&mut handle).take(len).read_to_end(&mut buf))
             .map_err(|e| damaged(&format!("cannot read it: {e}")))?;
+        if buf.len() as u64 != len {
+            return Err(damaged(&format!(
+                "the file ends {} bytes into it, before its {len} bytes",
+                buf.len()
+            )));
+        }
         Ok(Some(StoredChunk {
             bytes: Bytes::from(buf),
             meta: chunk.clone(),
