@@ -128,7 +128,7 @@ fn match_views(
         return None;
     }
     let (vs, es) = (value.views(), expected.views());
-    if !views_shaped(es, expected.nulls()) {
+    if !shaped_once(expected) {
         return None;
     }
     Some(match mode {
@@ -193,6 +193,41 @@ fn view_shaped(e: u128) -> bool {
     let e = e as u64;
     let (len, first) = (e as u32, (e >> 32) as u8);
     (len.wrapping_sub(1) < 4) & (first.wrapping_sub(b'!') <= b'~' - b'!') & (first != b'[')
+}
+
+thread_local! {
+    /// The expected column [`shaped_once`] last tested on this thread, and the answer. The
+    /// cache holds the column's view and null buffers, so they cannot be freed and their
+    /// addresses reused by another column while they are here: the same addresses mean the
+    /// same (immutable) buffers.
+    static LAST_SHAPED: std::cell::RefCell<Option<(StringViewArray, bool)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`views_shaped`] of an expected column, remembered for the next call on the same column:
+/// `match` and `includes` over one `expected` column (`{{ sample.answer }}`) test it once per
+/// batch instead of twice.
+fn shaped_once(expected: &StringViewArray) -> bool {
+    let same = |a: &StringViewArray, b: &StringViewArray| {
+        let (va, vb) = (a.views(), b.views());
+        va.as_ptr() == vb.as_ptr()
+            && va.len() == vb.len()
+            && a.nulls()
+                .map(|n| (n.buffer().as_ptr(), n.offset(), n.len()))
+                == b.nulls()
+                    .map(|n| (n.buffer().as_ptr(), n.offset(), n.len()))
+    };
+    LAST_SHAPED.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((column, shaped)) = last.as_ref() {
+            if same(column, expected) {
+                return *shaped;
+            }
+        }
+        let shaped = views_shaped(expected.views(), expected.nulls());
+        *last = Some((expected.clone(), shaped));
+        shaped
+    })
 }
 
 /// Whether every non-null expected view has the shape, 64 rows at a time (null rows'
