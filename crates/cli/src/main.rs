@@ -9,18 +9,24 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+// The system allocator by default: on the benchmark job (10M rows, 2 threads) glibc's took
+// 815-818 ms of CPU against mimalloc's 868-912 ms, and 34 against 63 MiB of peak RSS
+// (`perf stat`, 8 runs each, 2026-11-22); 200 small files ran the same. mimalloc
+// touched more fresh pages. `--features mimalloc` builds with it.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `mi_option_purge_delay` in mimalloc's `mi_option_e` (v2 and v3 alike).
+#[cfg(feature = "mimalloc")]
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Tells mimalloc to keep freed memory instead of returning it to the OS 10 ms later. Each
+/// With mimalloc: keep freed memory instead of returning it to the OS 10 ms later. Each
 /// unit's buffers are freed and the next unit's are allocated moments after; returned pages
-/// come back as fresh (zeroed, often huge) pages. The README's Benchmarks section has the
-/// A/B figures (2026-11-21). Memory stays bounded: the peak is what it was, it is only not
-/// given back before the process ends.
+/// come back as fresh (zeroed) pages. Memory stays bounded: the peak is what it was, it is
+/// only not given back before the process ends.
 fn keep_freed_memory() {
+    #[cfg(feature = "mimalloc")]
     // SAFETY: `mi_option_set` takes an option number and a value, is safe to call at any
     // time from any thread, and ignores options it does not know.
     #[allow(unsafe_code)]
@@ -29,11 +35,11 @@ fn keep_freed_memory() {
     }
 }
 
-/// Turns transparent huge pages off for this process (Linux). mimalloc asks for huge pages on
-/// its arenas, and where the kernel has none free it compacts memory on the faulting thread:
-/// in the benchmark's alternating runs (after DuckDB and Polars) that added 0.2-0.4 s of
-/// system time to some runs. With 4 KiB pages the job's peak RSS also halves (122 → 58 MiB),
-/// and its median wall time went from 0.52 to 0.47 s (README, Benchmarks, 2026-11-22).
+/// Turns transparent huge pages off for this process (Linux). Where the kernel has no huge
+/// page free it compacts memory on the faulting thread: in the benchmark's alternating runs
+/// (after DuckDB and Polars) that added 0.2-0.4 s of system time to some runs of the job
+/// under mimalloc, whose peak RSS also halved with 4 KiB pages (122 → 58 MiB) and median
+/// wall time went from 0.52 to 0.47 s (README, Benchmarks, 2026-11-22).
 fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: `prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)` only sets a flag of this process; it
