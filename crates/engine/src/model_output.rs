@@ -13,6 +13,20 @@ use evalscore_task::cell_to_value;
 use serde_json::Value;
 use std::sync::Arc;
 
+/// First bytes a cell that holds JSON (after optional whitespace) can start with: `{`, `[`,
+/// ASCII whitespace, and any non-ASCII byte (which may begin Unicode whitespace). One lookup
+/// per row instead of a chain of tests.
+const MAY_START_JSON: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = matches!(c, b'{' | b'[') || c.is_ascii_whitespace() || c >= 0x80;
+        b += 1;
+    }
+    t
+};
+
 pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, RowError> {
     match col.data_type() {
         DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) => nested(col, name),
@@ -40,11 +54,7 @@ pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, 
             // can be JSON, and only those are looked at.
             let maybe_json = text.as_string_view_opt().map(|v| {
                 evalscore_kernels::view_bits(v.views(), |view| {
-                    let first = (view >> 32) as u8;
-                    (view as u32 > 0)
-                        & (matches!(first, b'{' | b'[')
-                            | first.is_ascii_whitespace()
-                            | (first >= 0x80))
+                    (view as u32 > 0) & MAY_START_JSON[usize::from((view >> 32) as u8)]
                 })
             });
             let is_chat = |r: usize| {
