@@ -214,7 +214,6 @@ fn assert_copied(
     assert_eq!(chunk_bytes(scores, b), chunk_bytes(input, a), "{what}");
 }
 
-/// Int64 column `col` with its nulls.
 /// A decoded (re-encoded) kept column: zstd-compressed by scores.parquet's writer, where the
 /// test inputs store it otherwise.
 fn assert_decoded(meta: &ParquetMetaData, rg: usize, name: &str) {
@@ -225,6 +224,7 @@ fn assert_decoded(meta: &ParquetMetaData, rg: usize, name: &str) {
     );
 }
 
+/// Int64 column `col` with its nulls.
 fn opt_ints(b: &RecordBatch, col: &str) -> Vec<Option<i64>> {
     b.column_by_name(col)
         .unwrap_or_else(|| panic!("no column {col}"))
@@ -543,10 +543,11 @@ fn id_read_by_group_by_is_decoded_with_the_same_values() {
 // ---------------------------------------------------------------------------------------------
 // (d) Small row groups joined into one work item: decoded, same values
 
-/// 40 row groups of 50 rows on 2 threads: work items of 2,000 / (4 * 2) = 250 rows, so five
-/// row groups each, and 8 row groups of scores.
+/// 40 row groups of 50 rows on 2 threads: work items of 2,000 / (4 * 2) = 250 rows, five row
+/// groups each. A unit whose `id` is copied is a row group of scores of its own (the copied
+/// chunk is exactly its rows), so scores.parquet keeps the input's 40 row groups.
 #[test]
-fn joined_small_row_groups_are_decoded_with_the_same_values() {
+fn small_row_groups_with_copied_ids_stay_row_groups_of_their_own() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.parquet");
     let ids = required_ids(2000);
@@ -570,11 +571,50 @@ fn joined_small_row_groups_are_decoded_with_the_same_values() {
         (0..2000).map(exact).collect::<Vec<_>>()
     );
     let fo = footer(&scores_path);
-    assert!(fo.num_row_groups() < 40);
+    assert_eq!(fo.num_row_groups(), 40);
+    for rg in 0..40 {
+        assert_eq!(fo.row_group(rg).num_rows(), 50);
+        assert_copied(&input, (rg, "id"), &scores_path, (rg, "id"));
+    }
+}
+
+/// The same 40 small row groups with nothing to copy (`--keep answer`, a column the template
+/// reads): joined into work items of 250 rows, 8 row groups of scores, `answer` decoded.
+#[test]
+fn small_row_groups_are_joined_when_nothing_is_copied() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.parquet");
+    write_parquet(
+        &input,
+        &[qa_batch(
+            0,
+            Arc::new(Int64Array::from(required_ids(2000))),
+            false,
+        )],
+        props(50, 50).build(),
+    );
+    let out = run(
+        dir.path(),
+        QA_TASK,
+        &[&input],
+        &["--threads", "2", "--keep", "answer"],
+    );
+    let scores_path = out.join("scores.parquet");
+    let scores = read_parquet(&scores_path);
+    assert_eq!(column_names(&scores), ["answer", "exact__is_correct"]);
+    assert_eq!(
+        strings(&scores, "answer"),
+        (0..2000).map(|i| Some(answer(i))).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        exact_scores(&scores),
+        (0..2000).map(exact).collect::<Vec<_>>()
+    );
+    let fo = footer(&scores_path);
     assert_eq!(fo.num_row_groups(), 8);
     for rg in 0..8 {
         assert_eq!(fo.row_group(rg).num_rows(), 250);
-        assert_decoded(&fo, rg, "id");
+        assert_decoded(&fo, rg, "answer");
     }
 }
 

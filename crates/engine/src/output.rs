@@ -713,7 +713,8 @@ impl ScoreEncoder {
         Ok(())
     }
 
-    fn close_group(&mut self) -> Result<(), Error> {
+    /// Closes the open row group, if any: the next rows start a new one.
+    pub fn close_group(&mut self) -> Result<(), Error> {
         if let Some((writers, rows)) = self.open.take() {
             let mut chunks = Vec::with_capacity(writers.len());
             for (sink, copy) in writers.into_iter().zip(self.copies.iter_mut()) {

@@ -54,23 +54,29 @@ pub(crate) fn score_units(
         missing: vec![0; task.scorers.len()],
         rows: 0,
     };
-    let copied = match units {
-        [unit] => copy_kept(plan, inputs, unit, &mut encoder)?,
-        _ => vec![false; plan.keep.len()],
-    };
-    let columns: Vec<String> = plan
-        .columns
-        .iter()
-        .filter(|c| {
-            !plan
-                .keep
-                .iter()
-                .zip(&copied)
-                .any(|((k, _), &copied)| copied && k == *c)
-        })
-        .cloned()
-        .collect();
     for unit in units {
+        // A unit whose kept columns are copied is a row group of its own: the copied chunk
+        // is exactly its rows. The rows before it close their group first.
+        let copyable = plan.keep_only.contains(&true);
+        if copyable {
+            encoder.close_group()?;
+        }
+        let copied = match copyable {
+            true => copy_kept(plan, inputs, unit, &mut encoder)?,
+            false => vec![false; plan.keep.len()],
+        };
+        let columns: Vec<String> = plan
+            .columns
+            .iter()
+            .filter(|c| {
+                !plan
+                    .keep
+                    .iter()
+                    .zip(&copied)
+                    .any(|((k, _), &copied)| copied && k == *c)
+            })
+            .cloned()
+            .collect();
         score_unit(
             plan,
             task,
@@ -80,15 +86,18 @@ pub(crate) fn score_units(
             &mut encoder,
             &mut result,
         )?;
+        if copied.contains(&true) {
+            encoder.close_group()?;
+        }
     }
     result.row_groups = encoder.finish()?;
     Ok(result)
 }
 
-/// A work item that is one whole Parquet row group copies the stored chunks of the columns
-/// it only keeps (`id`) into its row group of scores, instead of decoding and re-encoding
-/// them: the same values, in the input's encoding and compression. Returns, per kept
-/// column, whether it was copied. Nothing is copied when no other column would be left to
+/// A unit (one whole Parquet row group) copies the stored chunks of the columns it only
+/// keeps (`id`) into its own row group of scores, instead of decoding and re-encoding them:
+/// the same values, in the input's encoding and compression. Returns, per kept column,
+/// whether it was copied. Nothing is copied when no other column would be left to
 /// decode (the decoder then gives the row count), or when a chunk does not fit
 /// ([`ScoreEncoder::copy_stored`]).
 fn copy_kept(
