@@ -567,12 +567,48 @@ impl EncodedChunk {
 /// A column of the open row group: the generic writer, and while the column's values are
 /// all 0/1, the [`BitScores`] that holds them instead.
 struct ColumnSink {
-    generic: ArrowColumnWriter,
+    /// Made when the column first needs it ([`LazyWriters`]).
+    generic: Option<ArrowColumnWriter>,
     bits: Option<BitScores>,
 }
 
+/// The generic column writers of an open row group, made only when a column first needs
+/// one (a kept column that is not copied, a score column that is not two-valued). parquet's
+/// factory makes them all at once, each with its own zstd context, and a group of copied ids
+/// and 0/1 scores uses none: making them anyway was 3% of the CPU time of 200 small files.
+struct LazyWriters<'a> {
+    factory: &'a ArrowRowGroupWriterFactory,
+    made: Option<Vec<Option<ArrowColumnWriter>>>,
+}
+
+impl LazyWriters<'_> {
+    /// Column `j`'s writer, to be taken once.
+    fn take(&mut self, j: usize) -> parquet::errors::Result<ArrowColumnWriter> {
+        let made = match &mut self.made {
+            Some(made) => made,
+            None => self.made.insert(
+                self.factory
+                    .create_column_writers(0)?
+                    .into_iter()
+                    .map(Some)
+                    .collect(),
+            ),
+        };
+        made.get_mut(j).and_then(Option::take).ok_or_else(|| {
+            parquet::errors::ParquetError::General(format!(
+                "internal error: no column writer {j} for the row group"
+            ))
+        })
+    }
+}
+
 impl ColumnSink {
-    fn write(&mut self, field: &Field, column: &ArrayRef) -> parquet::errors::Result<()> {
+    fn write(
+        &mut self,
+        field: &Field,
+        column: &ArrayRef,
+        writer: impl FnOnce() -> parquet::errors::Result<ArrowColumnWriter>,
+    ) -> parquet::errors::Result<()> {
         if let Some(bits) = &mut self.bits {
             if bits.append(column) {
                 return Ok(());
@@ -580,12 +616,20 @@ impl ColumnSink {
             // Not two-valued after all: hand the rows so far to the generic writer.
             let so_far = bits.to_array();
             self.bits = None;
+            self.generic = Some(writer()?);
             self.write_generic(field, &so_far)?;
+        } else if self.generic.is_none() {
+            self.generic = Some(writer()?);
         }
         self.write_generic(field, column)
     }
 
     fn write_generic(&mut self, field: &Field, column: &ArrayRef) -> parquet::errors::Result<()> {
+        let Some(generic) = &mut self.generic else {
+            return Err(parquet::errors::ParquetError::General(
+                "internal error: a column has no writer".to_owned(),
+            ));
+        };
         // Pass masks (Boolean) stand for Float64 scores.
         let cast_column;
         let column = if column.data_type() == field.data_type() {
@@ -595,27 +639,37 @@ impl ColumnSink {
             &cast_column
         };
         for leaf in compute_leaves(field, column)? {
-            self.generic.write(&leaf)?;
+            generic.write(&leaf)?;
         }
         Ok(())
     }
 
     fn close(self) -> parquet::errors::Result<EncodedChunk> {
-        match self.bits {
-            Some(bits) => {
+        match (self.bits, self.generic) {
+            (Some(bits), _) => {
                 let (bytes, close) = bits.close()?;
                 Ok(EncodedChunk::Raw(bytes, close))
             }
-            None => Ok(EncodedChunk::Arrow(self.generic.close()?)),
+            (None, Some(generic)) => Ok(EncodedChunk::Arrow(generic.close()?)),
+            (None, None) => Err(parquet::errors::ParquetError::General(
+                "internal error: a column of the row group was never written".to_owned(),
+            )),
         }
     }
 }
+
+type OpenGroup = (
+    Vec<ColumnSink>,
+    usize,
+    Option<Vec<Option<ArrowColumnWriter>>>,
+);
 
 /// Encodes score batches into row groups of at most [`MAX_ROW_GROUP_ROWS`] rows on the
 /// calling (worker) thread. Holds compressed pages only.
 pub(crate) struct ScoreEncoder {
     shared: Encoders,
-    open: Option<(Vec<ColumnSink>, usize)>,
+    /// The open row group: its columns, rows so far, and the generic writers not yet taken.
+    open: Option<OpenGroup>,
     done: Vec<EncodedRowGroup>,
     /// Per field: a stored input chunk that is the field's whole column in the one row group
     /// this encoder writes, with its row count ([`ScoreEncoder::copy_stored`]).
@@ -661,29 +715,24 @@ impl ScoreEncoder {
         }
         let mut offset = 0;
         while offset < rows {
-            let (writers, open_rows) = match &mut self.open {
+            let (writers, open_rows, made) = match &mut self.open {
                 Some(open) => open,
                 None => {
-                    let writers = self
+                    let sinks = self
                         .shared
-                        .factory
-                        .create_column_writers(0)
-                        .map_err(|e| parquet_error(&self.shared.path, e))?;
-                    if writers.len() != self.shared.schema.fields().len() {
-                        return Err(Error::new(
-                            "internal error: score schema and column writers differ",
-                        ));
-                    }
-                    let sinks = writers
-                        .into_iter()
-                        .zip(self.shared.bit_columns.iter())
-                        .map(|(generic, bits)| ColumnSink {
-                            generic,
+                        .bit_columns
+                        .iter()
+                        .map(|bits| ColumnSink {
+                            generic: None,
                             bits: bits.clone().map(|(d, kind)| BitScores::new(d, kind)),
                         })
                         .collect();
-                    self.open.insert((sinks, 0))
+                    self.open.insert((sinks, 0, None))
                 }
+            };
+            let mut lazy = LazyWriters {
+                factory: &self.shared.factory,
+                made: made.take(),
             };
             let take = (rows - offset).min(self.shared.max_rows - *open_rows);
             let written = self
@@ -692,18 +741,20 @@ impl ScoreEncoder {
                 .fields()
                 .iter()
                 .zip(writers.iter_mut())
+                .enumerate()
                 .zip(&self.copies)
                 .filter(|(_, copy)| copy.is_none())
                 .map(|(field_sink, _)| field_sink);
-            for ((field, sink), column) in written.zip(columns) {
+            for ((j, (field, sink)), column) in written.zip(columns) {
                 let part = if take == column.len() {
                     Arc::clone(column)
                 } else {
                     column.slice(offset, take)
                 };
-                sink.write(field, &part)
+                sink.write(field, &part, || lazy.take(j))
                     .map_err(|e| parquet_error(&self.shared.path, e))?;
             }
+            *made = lazy.made;
             *open_rows += take;
             offset += take;
             if *open_rows == self.shared.max_rows {
@@ -715,7 +766,7 @@ impl ScoreEncoder {
 
     /// Closes the open row group, if any: the next rows start a new one.
     pub fn close_group(&mut self) -> Result<(), Error> {
-        if let Some((writers, rows)) = self.open.take() {
+        if let Some((writers, rows, _)) = self.open.take() {
             let mut chunks = Vec::with_capacity(writers.len());
             for (sink, copy) in writers.into_iter().zip(self.copies.iter_mut()) {
                 let chunk = match copy.take() {
