@@ -597,17 +597,29 @@ fn inline_byte_search_agrees_with_a_scan() {
 }
 
 /// The remembered shape answer is the one of the column asked about: alternating between a
-/// column of the view path's shape, one that is not (a list cell), a slice of the first and
-/// a copy of the second never returns another column's answer.
+/// column of the view path's shape, one that is not (a list cell), slices of both (one that
+/// starts where the column does and stops before the list cell), a copy, and the same views
+/// under a null mask that hides the list cell never returns another column's answer.
 #[test]
 fn the_shape_of_an_expected_column_is_remembered_per_column() {
     let shaped = StringViewArray::from(vec![Some("A"), None, Some("BC")]);
     let listy = StringViewArray::from(vec![Some("A"), Some("[x]"), Some("B")]);
     let tail = listy.slice(2, 1);
+    let head = listy.slice(0, 1);
     let copy = StringViewArray::from(vec![Some("A"), Some("[x]"), Some("B")]);
+    let masked = StringViewArray::try_new(
+        listy.views().clone(),
+        listy.data_buffers().to_vec(),
+        Some(NullBuffer::from(vec![true, false, true])),
+    )
+    .unwrap();
     for _ in 0..3 {
         assert!(super::shaped_once(&shaped));
         assert!(super::shaped_once(&shaped));
+        assert!(!super::shaped_once(&listy));
+        assert!(super::shaped_once(&head));
+        assert!(!super::shaped_once(&listy));
+        assert!(super::shaped_once(&masked));
         assert!(!super::shaped_once(&listy));
         assert!(super::shaped_once(&tail));
         assert!(!super::shaped_once(&copy));
