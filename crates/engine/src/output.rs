@@ -567,39 +567,9 @@ impl EncodedChunk {
 /// A column of the open row group: the generic writer, and while the column's values are
 /// all 0/1, the [`BitScores`] that holds them instead.
 struct ColumnSink {
-    /// Made when the column first needs it ([`LazyWriters`]).
+    /// Made when the column first needs it ([`OpenGroup::writer`]).
     generic: Option<ArrowColumnWriter>,
     bits: Option<BitScores>,
-}
-
-/// The generic column writers of an open row group, made only when a column first needs
-/// one (a kept column that is not copied, a score column that is not two-valued). parquet's
-/// factory makes them all at once, each with its own zstd context, and a group of copied ids
-/// and 0/1 scores uses none: making them anyway was 3% of the CPU time of 200 small files.
-struct LazyWriters<'a> {
-    factory: &'a ArrowRowGroupWriterFactory,
-    made: Option<Vec<Option<ArrowColumnWriter>>>,
-}
-
-impl LazyWriters<'_> {
-    /// Column `j`'s writer, to be taken once.
-    fn take(&mut self, j: usize) -> parquet::errors::Result<ArrowColumnWriter> {
-        let made = match &mut self.made {
-            Some(made) => made,
-            None => self.made.insert(
-                self.factory
-                    .create_column_writers(0)?
-                    .into_iter()
-                    .map(Some)
-                    .collect(),
-            ),
-        };
-        made.get_mut(j).and_then(Option::take).ok_or_else(|| {
-            parquet::errors::ParquetError::General(format!(
-                "internal error: no column writer {j} for the row group"
-            ))
-        })
-    }
 }
 
 impl ColumnSink {
@@ -658,29 +628,60 @@ impl ColumnSink {
     }
 }
 
-type OpenGroup = (
-    Vec<ColumnSink>,
-    usize,
-    Option<Vec<Option<ArrowColumnWriter>>>,
-);
+/// The row group an encoder is filling.
+struct OpenGroup {
+    sinks: Vec<ColumnSink>,
+    rows: usize,
+    /// parquet's generic column writers, made only when a column first needs one (a kept
+    /// column that is not copied, a score column that is not two-valued), then taken one by
+    /// one. The factory makes them all at once, each with its own zstd context, and a group
+    /// of copied ids and 0/1 scores uses none: making them anyway was 3% of the CPU time of
+    /// 200 small files.
+    spare: Option<Vec<Option<ArrowColumnWriter>>>,
+}
+
+impl OpenGroup {
+    /// Column `j`'s generic writer, made with the rest on first need; taken once.
+    fn writer(
+        spare: &mut Option<Vec<Option<ArrowColumnWriter>>>,
+        factory: &ArrowRowGroupWriterFactory,
+        j: usize,
+    ) -> parquet::errors::Result<ArrowColumnWriter> {
+        let made = match spare {
+            Some(made) => made,
+            None => spare.insert(
+                factory
+                    .create_column_writers(0)?
+                    .into_iter()
+                    .map(Some)
+                    .collect(),
+            ),
+        };
+        made.get_mut(j).and_then(Option::take).ok_or_else(|| {
+            parquet::errors::ParquetError::General(format!(
+                "internal error: no column writer {j} for the row group"
+            ))
+        })
+    }
+}
 
 /// Encodes score batches into row groups of at most [`MAX_ROW_GROUP_ROWS`] rows on the
 /// calling (worker) thread. Holds compressed pages only.
 pub(crate) struct ScoreEncoder {
     shared: Encoders,
-    /// The open row group: its columns, rows so far, and the generic writers not yet taken.
     open: Option<OpenGroup>,
     done: Vec<EncodedRowGroup>,
-    /// Per field: a stored input chunk that is the field's whole column in the one row group
-    /// this encoder writes, with its row count ([`ScoreEncoder::copy_stored`]).
+    /// Per field: a stored input chunk that is the field's whole column in the next row
+    /// group, with its row count ([`ScoreEncoder::copy_stored`]).
     copies: Vec<Option<(Bytes, ColumnCloseResult)>>,
 }
 
 impl ScoreEncoder {
     /// Takes field `field`'s column from an input chunk as it is stored, instead of encoding
     /// it: `write` then gets no column for that field. The chunk is one whole input row
-    /// group, so the encoder must write exactly that row group (as many rows, at most the
-    /// row-group limit); `close_group` checks that.
+    /// group, so it makes a row group of its own: the open group is closed first, and the
+    /// new one closes when it holds as many rows as the chunk (`close_group` checks that no
+    /// other count reaches it).
     ///
     /// `Ok(false)` (nothing taken) when the chunk cannot be spliced in as it is: the schema
     /// is nested, or the stored column's type, repetition or levels differ from the
@@ -699,8 +700,22 @@ impl ScoreEncoder {
         }
         let close = stored_close(&chunk, Arc::clone(leaf))
             .map_err(|e| parquet_error(&self.shared.path, e))?;
+        if self.copies.iter().all(Option::is_none) {
+            self.close_group()?;
+        }
         self.copies[field] = Some((chunk.bytes, close));
         Ok(true)
+    }
+
+    /// Rows the open (or next) row group holds at most: a copied chunk's rows, else the
+    /// row-group limit.
+    fn group_limit(&self) -> usize {
+        self.copies
+            .iter()
+            .flatten()
+            .map(|(_, close)| close.rows_written as usize)
+            .next()
+            .unwrap_or(self.shared.max_rows)
     }
 
     /// Encodes one batch of score columns (in the schema's order, `rows` long each, with no
@@ -715,32 +730,27 @@ impl ScoreEncoder {
         }
         let mut offset = 0;
         while offset < rows {
-            let (writers, open_rows, made) = match &mut self.open {
-                Some(open) => open,
-                None => {
-                    let sinks = self
-                        .shared
-                        .bit_columns
-                        .iter()
-                        .map(|bits| ColumnSink {
-                            generic: None,
-                            bits: bits.clone().map(|(d, kind)| BitScores::new(d, kind)),
-                        })
-                        .collect();
-                    self.open.insert((sinks, 0, None))
-                }
-            };
-            let mut lazy = LazyWriters {
-                factory: &self.shared.factory,
-                made: made.take(),
-            };
-            let take = (rows - offset).min(self.shared.max_rows - *open_rows);
+            let limit = self.group_limit();
+            let open = self.open.get_or_insert_with(|| OpenGroup {
+                sinks: self
+                    .shared
+                    .bit_columns
+                    .iter()
+                    .map(|bits| ColumnSink {
+                        generic: None,
+                        bits: bits.clone().map(|(d, kind)| BitScores::new(d, kind)),
+                    })
+                    .collect(),
+                rows: 0,
+                spare: None,
+            });
+            let take = (rows - offset).min(limit - open.rows);
             let written = self
                 .shared
                 .schema
                 .fields()
                 .iter()
-                .zip(writers.iter_mut())
+                .zip(open.sinks.iter_mut())
                 .enumerate()
                 .zip(&self.copies)
                 .filter(|(_, copy)| copy.is_none())
@@ -751,13 +761,15 @@ impl ScoreEncoder {
                 } else {
                     column.slice(offset, take)
                 };
-                sink.write(field, &part, || lazy.take(j))
-                    .map_err(|e| parquet_error(&self.shared.path, e))?;
+                let spare = &mut open.spare;
+                sink.write(field, &part, || {
+                    OpenGroup::writer(spare, &self.shared.factory, j)
+                })
+                .map_err(|e| parquet_error(&self.shared.path, e))?;
             }
-            *made = lazy.made;
-            *open_rows += take;
+            open.rows += take;
             offset += take;
-            if *open_rows == self.shared.max_rows {
+            if open.rows == limit {
                 self.close_group()?;
             }
         }
@@ -765,10 +777,10 @@ impl ScoreEncoder {
     }
 
     /// Closes the open row group, if any: the next rows start a new one.
-    pub fn close_group(&mut self) -> Result<(), Error> {
-        if let Some((writers, rows, _)) = self.open.take() {
-            let mut chunks = Vec::with_capacity(writers.len());
-            for (sink, copy) in writers.into_iter().zip(self.copies.iter_mut()) {
+    fn close_group(&mut self) -> Result<(), Error> {
+        if let Some(OpenGroup { sinks, rows, .. }) = self.open.take() {
+            let mut chunks = Vec::with_capacity(sinks.len());
+            for (sink, copy) in sinks.into_iter().zip(self.copies.iter_mut()) {
                 let chunk = match copy.take() {
                     None => sink
                         .close()

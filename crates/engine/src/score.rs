@@ -54,13 +54,10 @@ pub(crate) fn score_units(
         missing: vec![0; task.scorers.len()],
         rows: 0,
     };
+    let copyable = plan.keep_only.contains(&true);
     for unit in units {
-        // A unit whose kept columns are copied is a row group of its own: the copied chunk
-        // is exactly its rows. The rows before it close their group first.
-        let copyable = plan.keep_only.contains(&true);
-        if copyable {
-            encoder.close_group()?;
-        }
+        // A unit whose kept columns are copied is a row group of its own (the encoder
+        // closes the groups around it).
         let copied = match copyable {
             true => copy_kept(plan, inputs, unit, &mut encoder)?,
             false => vec![false; plan.keep.len()],
@@ -73,7 +70,7 @@ pub(crate) fn score_units(
                     .keep
                     .iter()
                     .zip(&copied)
-                    .any(|((k, _), &copied)| copied && k == *c)
+                    .any(|((k, _), &cp)| cp && k == *c)
             })
             .cloned()
             .collect();
@@ -86,9 +83,6 @@ pub(crate) fn score_units(
             &mut encoder,
             &mut result,
         )?;
-        if copied.contains(&true) {
-            encoder.close_group()?;
-        }
     }
     result.row_groups = encoder.finish()?;
     Ok(result)
@@ -107,8 +101,7 @@ fn copy_kept(
     encoder: &mut ScoreEncoder,
 ) -> Result<Vec<bool>, Error> {
     let mut copied = vec![false; plan.keep.len()];
-    let only = plan.keep_only.iter().filter(|&&o| o).count();
-    if only == 0 || plan.columns.len() <= only {
+    if plan.columns.len() <= plan.keep_only.iter().filter(|&&o| o).count() {
         return Ok(copied);
     }
     for (j, ((name, _), &only)) in plan.keep.iter().zip(&plan.keep_only).enumerate() {
