@@ -124,35 +124,29 @@ fn count_keys<K: ArrowDictionaryKeyType>(
     keys: &PrimitiveArray<K>,
     counts: &mut [u64],
 ) -> Result<u64, MetricError> {
-    let n = counts.len();
-    let mut bump = |k: K::Native| match counts.get_mut(k.as_usize()) {
+    // A valid dictionary's keys index its values.
+    let bump = |counts: &mut [u64], k: K::Native| match counts.get_mut(k.as_usize()) {
         Some(c) => {
             *c += 1;
             Ok(())
         }
-        // A valid dictionary's keys index its values.
         None => Err(MetricError("a dictionary key is out of range".to_owned())),
     };
     match keys.nulls().filter(|n| n.null_count() > 0) {
         None => {
             // Four counters per key, one per lane of four consecutive rows: a run of equal
             // keys (most rows `VALID`) would otherwise wait on each increment in turn.
-            let mut lanes = vec![0u64; 4 * n];
+            let mut lanes = [(); 4].map(|_| vec![0u64; counts.len()]);
             let mut quads = keys.values().chunks_exact(4);
             for quad in &mut quads {
-                for (lane, &k) in quad.iter().enumerate() {
-                    match lanes.get_mut(lane * n + k.as_usize()) {
-                        Some(c) if k.as_usize() < n => *c += 1,
-                        _ => {
-                            return Err(MetricError("a dictionary key is out of range".to_owned()))
-                        }
-                    }
+                for (lane, &k) in lanes.iter_mut().zip(quad) {
+                    bump(lane, k)?;
                 }
             }
             for &k in quads.remainder() {
-                bump(k)?;
+                bump(counts, k)?;
             }
-            for lane in lanes.chunks_exact(n.max(1)) {
+            for lane in &lanes {
                 for (c, l) in counts.iter_mut().zip(lane) {
                     *c += l;
                 }
@@ -163,7 +157,7 @@ fn count_keys<K: ArrowDictionaryKeyType>(
             let mut null_keys = 0;
             for (&k, valid) in keys.values().iter().zip(nulls.iter()) {
                 if valid {
-                    bump(k)?;
+                    bump(counts, k)?;
                 } else {
                     null_keys += 1;
                 }

@@ -250,9 +250,7 @@ impl Inputs {
             }
         }
     }
-}
 
-impl Inputs {
     /// The stored chunk of top-level column `column` in a Parquet unit, for a writer that
     /// copies the column instead of decoding and re-encoding it. Its page headers are checked
     /// first, as before decoding (module `pages`): a damaged chunk is an error, never copied.
@@ -284,36 +282,30 @@ impl Inputs {
         let damaged = |m: &dyn std::fmt::Display| {
             damaged_unit(file, unit, &format!("column `{column}`: {m}"))
         };
-        // A flat column holds one value (or null) per row; `check_footer` made sure of it
-        // at open, and the copy's row count is taken from it.
-        if chunk.num_values() != unit.rows as i64 {
-            return Err(damaged(&format!(
-                "the footer gives it {} values for {} rows",
-                chunk.num_values(),
-                unit.rows
-            )));
-        }
+        // Read once; the page headers are then checked from memory.
+        let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
         let mut handle = File::open(&file.path)
             .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-        let spans = pages::check_chunk(&handle, chunk).map_err(|m| damaged(&m))?;
-        let values: i64 = spans.iter().map(|p| p.values).sum();
-        if values != chunk.num_values() {
-            return Err(damaged(&format!(
-                "its data pages hold {values} values and the footer gives it {}",
-                chunk.num_values()
-            )));
-        }
-        let (start, len) = chunk.byte_range();
-        // Read into spare capacity: no zeroing pass over a buffer about to be overwritten.
+        // Into spare capacity: no zeroing pass over a buffer about to be overwritten.
         let mut buf = Vec::with_capacity(len as usize);
         handle
             .seek(SeekFrom::Start(start))
-            .and_then(|_| (&mut handle).take(len).read_to_end(&mut buf))
+            .and_then(|_| handle.take(len).read_to_end(&mut buf))
             .map_err(|e| damaged(&format!("cannot read it: {e}")))?;
         if buf.len() as u64 != len {
             return Err(damaged(&format!(
                 "the file ends {} bytes into it, before its {len} bytes",
                 buf.len()
+            )));
+        }
+        let spans = pages::check_chunk_bytes(&buf, chunk).map_err(|m| damaged(&m))?;
+        // The copy's row count is the footer's value count (one per row for a flat column,
+        // as `check_footer` made sure at open); the pages must hold exactly that many.
+        let values: i64 = spans.iter().map(|p| p.values).sum();
+        if values != chunk.num_values() {
+            return Err(damaged(&format!(
+                "its data pages hold {values} values and the footer gives it {}",
+                chunk.num_values()
             )));
         }
         Ok(Some(StoredChunk {

@@ -105,21 +105,48 @@ pub struct DataPageSpan {
     pub values: i64,
 }
 
+/// Where column chunk `c` is in its file (offset, length), or why the footer's numbers
+/// cannot be.
+pub(crate) fn checked_range(c: &ColumnChunkMetaData) -> Result<(u64, u64), String> {
+    let (start, len) = chunk_range(c);
+    match (u64::try_from(start), u64::try_from(len)) {
+        (Ok(start), Ok(len)) => Ok((start, len)),
+        _ => Err(format!(
+            "the footer places the column chunk at a negative offset or size ({start}, {len})"
+        )),
+    }
+}
+
 /// Parses every page header of column chunk `c` from `file` (see the module docs) and returns
 /// where its data pages are. The error says what is wrong and at which byte of the file.
 pub(crate) fn check_chunk(
     file: &File,
     c: &ColumnChunkMetaData,
 ) -> Result<Vec<DataPageSpan>, String> {
-    let (start, len) = chunk_range(c);
-    let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(len)) else {
-        return Err(format!(
-            "the footer places the column chunk at a negative offset or size ({start}, {len})"
-        ));
-    };
-    let io = |e: std::io::Error| format!("cannot read the column chunk: {e}");
+    let (start, _) = checked_range(c)?;
     let mut reader = BufReader::new(file);
-    reader.seek(SeekFrom::Start(start)).map_err(io)?;
+    reader
+        .seek(SeekFrom::Start(start))
+        .map_err(|e| format!("cannot read the column chunk: {e}"))?;
+    check_pages(reader, c)
+}
+
+/// [`check_chunk`] over the chunk's bytes already read into memory (all of them, from the
+/// chunk's first page on).
+pub(crate) fn check_chunk_bytes(
+    bytes: &[u8],
+    c: &ColumnChunkMetaData,
+) -> Result<Vec<DataPageSpan>, String> {
+    check_pages(std::io::Cursor::new(bytes), c)
+}
+
+/// The page-header walk of [`check_chunk`], from `reader` placed at the chunk's start.
+fn check_pages<R: Read + Seek>(
+    reader: R,
+    c: &ColumnChunkMetaData,
+) -> Result<Vec<DataPageSpan>, String> {
+    let (start, len) = checked_range(c)?;
+    let io = |e: std::io::Error| format!("cannot read the column chunk: {e}");
     let mut h = Bytes {
         reader,
         pos: start,
@@ -208,14 +235,14 @@ fn malformed<T>(m: impl Into<String>) -> Result<T, Bad> {
 }
 
 /// The bytes of one column chunk, read through a buffer, never past `end`.
-struct Bytes<'a> {
-    reader: BufReader<&'a File>,
+struct Bytes<R> {
+    reader: R,
     /// File offset of the next byte.
     pos: u64,
     end: u64,
 }
 
-impl Bytes<'_> {
+impl<R: Read + Seek> Bytes<R> {
     fn left(&self) -> u64 {
         self.end - self.pos
     }
