@@ -224,6 +224,26 @@ fn assert_decoded(meta: &ParquetMetaData, rg: usize, name: &str) {
     );
 }
 
+/// scores.parquet of a run's output folder: its path and its rows.
+fn scores_of(out: &Path) -> (PathBuf, RecordBatch) {
+    let path = out.join("scores.parquet");
+    let scores = read_parquet(&path);
+    (path, scores)
+}
+
+/// `exact__is_correct` of rows 0 to `n - 1` is what [`exact`] gives.
+fn assert_exact(scores: &RecordBatch, n: usize) {
+    assert_eq!(exact_scores(scores), (0..n).map(exact).collect::<Vec<_>>());
+}
+
+/// scores.parquet's `id` field: Int64, nullable or not.
+fn assert_id_field(scores: &RecordBatch, nullable: bool) {
+    assert_eq!(
+        field(scores, "id"),
+        Field::new("id", DataType::Int64, nullable)
+    );
+}
+
 /// Int64 column `col` with its nulls.
 fn opt_ints(b: &RecordBatch, col: &str) -> Vec<Option<i64>> {
     b.column_by_name(col)
@@ -269,22 +289,15 @@ fn required_id_is_copied_chunk_for_chunk_with_an_offset_index() {
     assert!(column(&fi, 0, "id").dictionary_page_offset().is_some());
 
     let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "1"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(column_names(&scores), ["id", "exact__is_correct"]);
     assert_eq!(ints(&scores, "id"), ids);
     assert_eq!(ids[..3], [5_000_000_000, 5_000_001_919, 5_000_000_838]);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, false)
-    );
+    assert_id_field(&scores, false);
     assert_eq!(null_count(&scores, "id"), 0);
 
     // The other score column is computed as usual.
-    assert_eq!(
-        exact_scores(&scores),
-        (0..3000).map(exact).collect::<Vec<_>>()
-    );
+    assert_exact(&scores, 3000);
     let got = exact_scores(&scores);
     for (row, want) in [
         (0, 0.0),
@@ -403,8 +416,7 @@ fn nullable_id_with_nulls_is_copied_and_stays_nullable() {
     );
 
     let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "1"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(
         opt_ints(&scores, "id")[..4],
@@ -416,15 +428,9 @@ fn nullable_id_with_nulls_is_copied_and_stays_nullable() {
         ]
     );
     assert_eq!(opt_ints(&scores, "id")[2999], None);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, true)
-    );
+    assert_id_field(&scores, true);
     assert_eq!(null_count(&scores, "id"), 601);
-    assert_eq!(
-        exact_scores(&scores),
-        (0..3000).map(exact).collect::<Vec<_>>()
-    );
+    assert_exact(&scores, 3000);
 
     let fo = footer(&scores_path);
     assert_eq!(fo.num_row_groups(), 3);
@@ -481,17 +487,13 @@ fn id_read_by_a_template_is_decoded_with_the_same_values() {
     write_parquet(&input, &[batch], props(1000, 250).build());
 
     let out = run(dir.path(), ID_TASK, &[&input], &["--threads", "1"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(
         column_names(&scores),
         ["id", "exact__is_correct", "by_id__is_correct"]
     );
     assert_eq!(ints(&scores, "id"), ids);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, false)
-    );
+    assert_id_field(&scores, false);
     let by_id: Vec<Option<f64>> = (0..3000)
         .map(|i| Some(if i % 4 == 1 { 1.0 } else { 0.0 }))
         .collect();
@@ -523,17 +525,10 @@ fn id_read_by_group_by_is_decoded_with_the_same_values() {
     );
     let task = "definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, group_by: [id]}\n";
     let out = run(dir.path(), task, &[&input], &["--threads", "1"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(opt_ints(&scores, "id"), ids);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, true)
-    );
-    assert_eq!(
-        exact_scores(&scores),
-        (0..200).map(exact).collect::<Vec<_>>()
-    );
+    assert_id_field(&scores, true);
+    assert_exact(&scores, 200);
     let fo = footer(&scores_path);
     for rg in 0..fo.num_row_groups() {
         assert_decoded(&fo, rg, "id");
@@ -559,17 +554,10 @@ fn small_row_groups_with_copied_ids_stay_row_groups_of_their_own() {
     assert_eq!(footer(&input).num_row_groups(), 40);
 
     let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "2"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(ints(&scores, "id"), ids);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, false)
-    );
-    assert_eq!(
-        exact_scores(&scores),
-        (0..2000).map(exact).collect::<Vec<_>>()
-    );
+    assert_id_field(&scores, false);
+    assert_exact(&scores, 2000);
     let fo = footer(&scores_path);
     assert_eq!(fo.num_row_groups(), 40);
     for rg in 0..40 {
@@ -599,17 +587,13 @@ fn small_row_groups_are_joined_when_nothing_is_copied() {
         &[&input],
         &["--threads", "2", "--keep", "answer"],
     );
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(column_names(&scores), ["answer", "exact__is_correct"]);
     assert_eq!(
         strings(&scores, "answer"),
         (0..2000).map(|i| Some(answer(i))).collect::<Vec<_>>()
     );
-    assert_eq!(
-        exact_scores(&scores),
-        (0..2000).map(exact).collect::<Vec<_>>()
-    );
+    assert_exact(&scores, 2000);
     let fo = footer(&scores_path);
     assert_eq!(fo.num_row_groups(), 8);
     for rg in 0..8 {
@@ -645,10 +629,7 @@ fn jsonl_ids_round_trip_as_nullable_int64() {
     let scores = read_parquet(&out.join("scores.parquet"));
     assert_eq!(column_names(&scores), ["id", "exact__is_correct"]);
     assert_eq!(opt_ints(&scores, "id"), ids);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, true)
-    );
+    assert_id_field(&scores, true);
     assert_eq!(exact_scores(&scores), [0.0, 1.0, 1.0, 0.0, 1.0, 1.0]);
 }
 
@@ -690,8 +671,7 @@ fn required_and_nullable_files_mix_copy_and_decode() {
     );
 
     let out = run(dir.path(), QA_TASK, &[&a, &b], &["--threads", "1"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     let want: Vec<Option<i64>> = ids[..1000]
         .iter()
         .map(|&v| Some(v))
@@ -699,14 +679,8 @@ fn required_and_nullable_files_mix_copy_and_decode() {
         .collect();
     assert_eq!(opt_ints(&scores, "id"), want);
     assert_eq!(null_count(&scores, "id"), 334);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, true)
-    );
-    assert_eq!(
-        exact_scores(&scores),
-        (0..2000).map(exact).collect::<Vec<_>>()
-    );
+    assert_id_field(&scores, true);
+    assert_exact(&scores, 2000);
     let fo = footer(&scores_path);
     assert_eq!(fo.num_row_groups(), 2);
     assert_decoded(&fo, 0, "id");
@@ -731,8 +705,7 @@ fn copied_and_decoded_kept_columns_side_by_side() {
         &[&input],
         &["--threads", "1", "--keep", "answer,id"],
     );
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(column_names(&scores), ["answer", "id", "exact__is_correct"]);
     assert_eq!(ints(&scores, "id"), ids);
     assert_eq!(
@@ -743,10 +716,7 @@ fn copied_and_decoded_kept_columns_side_by_side() {
         field(&scores, "answer"),
         Field::new("answer", DataType::Utf8, false)
     );
-    assert_eq!(
-        exact_scores(&scores),
-        (0..3000).map(exact).collect::<Vec<_>>()
-    );
+    assert_exact(&scores, 3000);
     let fo = footer(&scores_path);
     for rg in 0..3 {
         assert_copied(&input, (rg, "id"), &scores_path, (rg, "id"));
@@ -778,8 +748,7 @@ fn string_id_with_an_unsafe_name_is_copied_under_its_safe_name() {
         &[&input],
         &["--threads", "2", "--keep", "row-key"],
     );
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(column_names(&scores), ["row_key", "exact__is_correct"]);
     assert_eq!(strings(&scores, "row_key"), keys);
     assert_eq!(
@@ -795,10 +764,7 @@ fn string_id_with_an_unsafe_name_is_copied_under_its_safe_name() {
         field(&scores, "row_key"),
         Field::new("row_key", DataType::Utf8, true)
     );
-    assert_eq!(
-        exact_scores(&scores),
-        (0..2000).map(exact).collect::<Vec<_>>()
-    );
+    assert_exact(&scores, 2000);
     for rg in 0..2 {
         assert_copied(&input, (rg, "row-key"), &scores_path, (rg, "row_key"));
     }
@@ -825,18 +791,11 @@ fn data_page_v2_chunks_are_copied() {
             .build(),
     );
     let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "1"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(null_count(&scores, "id"), 401);
-    assert_eq!(
-        field(&scores, "id"),
-        Field::new("id", DataType::Int64, true)
-    );
-    assert_eq!(
-        exact_scores(&scores),
-        (0..2000).map(exact).collect::<Vec<_>>()
-    );
+    assert_id_field(&scores, true);
+    assert_exact(&scores, 2000);
     for rg in 0..2 {
         assert_copied(&input, (rg, "id"), &scores_path, (rg, "id"));
     }
@@ -880,15 +839,11 @@ fn two_kept_only_columns_are_both_copied() {
         &[&input],
         &["--threads", "1", "--keep", "tag,id"],
     );
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(column_names(&scores), ["tag", "id", "exact__is_correct"]);
     assert_eq!(strings(&scores, "tag"), tags);
     assert_eq!(ints(&scores, "id"), ids);
-    assert_eq!(
-        exact_scores(&scores),
-        (0..2000).map(exact).collect::<Vec<_>>()
-    );
+    assert_exact(&scores, 2000);
     for rg in 0..2 {
         assert_copied(&input, (rg, "tag"), &scores_path, (rg, "tag"));
         assert_copied(&input, (rg, "id"), &scores_path, (rg, "id"));
@@ -909,8 +864,7 @@ fn id_as_the_only_column_read_is_decoded() {
     );
     let task = "definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      value: \"yes\"\n      ground_truth: \"yes\"\n";
     let out = run(dir.path(), task, &[&input], &["--threads", "1"]);
-    let scores_path = out.join("scores.parquet");
-    let scores = read_parquet(&scores_path);
+    let (scores_path, scores) = scores_of(&out);
     assert_eq!(column_names(&scores), ["id", "exact__is_correct"]);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(exact_scores(&scores), vec![1.0; 2000]);
