@@ -92,12 +92,11 @@ fn final_files(out: &Path, pid: u32) -> Vec<String> {
         if evalscore_outputs().contains(&name.as_str()) {
             finals.push(name);
         } else {
-            // `.NAME.evalscore-PID-RANDOM.tmp` (16 hex digits), or the folder's lock file.
-            let temp = name.starts_with('.')
-                && name
-                    .rsplit_once(&format!(".evalscore-{pid}-"))
-                    .and_then(|(_, r)| r.strip_suffix(".tmp"))
-                    .is_some_and(|r| r.len() == 16 && r.bytes().all(|b| b.is_ascii_hexdigit()));
+            // The staging folder `.evalscore-PID-RANDOM.tmp` (16 hex digits), or the lock.
+            let temp = name
+                .strip_prefix(&format!(".evalscore-{pid}-"))
+                .and_then(|r| r.strip_suffix(".tmp"))
+                .is_some_and(|r| r.len() == 16 && r.bytes().all(|b| b.is_ascii_hexdigit()));
             assert!(
                 temp || name == ".evalscore.lock",
                 "unexpected file {name} in {}",

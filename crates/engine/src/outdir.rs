@@ -1,14 +1,22 @@
-//! An output folder written all or nothing: each file goes to a hidden temporary name in the
-//! folder and is renamed into place only when every file is complete, the last name (the
-//! completion marker, `run.json` for a run) last. Used by `run` and by every other command
-//! that writes a folder of results, so they share one set of refusal and clean-up rules.
+//! An output folder written all or nothing. A command writes its files into a fresh hidden
+//! staging folder inside the output folder (`.evalscore-PID-RANDOM.tmp/`), and commits by
+//! renames: the previous set moves into the staging folder (its completion marker, `run.json`
+//! for a run, first), the new set moves out (its marker last), then the staging folder and the
+//! previous set in it are removed. A rename that fails midway is rolled back, so a commit
+//! either installs the whole new set or leaves the previous complete set.
 //!
-//! The folder may be writable by others. So temporary names are unpredictable
-//! (`.NAME.evalscore-PID-RANDOM.tmp`) and created with `O_CREAT|O_EXCL` (never through a
-//! symlink); final names are only ever replaced by `rename`, which replaces a symlink rather
-//! than following it; anything at a final name, a dangling symlink included, counts as
-//! present and is refused without `--overwrite`, at the start and again at commit. One
-//! command at a time writes a folder: `.evalscore.lock`, locked (`flock`) for the whole
+//! What a reader of the folder may see: while a marker is present, every file beside it
+//! belongs to the same run. During a commit the marker is absent; a process killed during
+//! its commit (SIGKILL, power loss) leaves a folder without a marker, holding a prefix of the
+//! new set in rename order, and the previous set in its hidden staging folder, which the next
+//! command into the folder removes.
+//!
+//! The folder may be writable by others. So the staging folder's name is unpredictable and
+//! created with `mkdir` (which fails on anything already there, a symlink included), its
+//! files with `O_CREAT|O_EXCL`; final names are only ever replaced by `rename`, which moves a
+//! symlink rather than following it; anything at a final name, a dangling symlink included,
+//! counts as present and is refused without `--overwrite`, at the start and again at commit.
+//! One command at a time writes a folder: `.evalscore.lock`, locked (`flock`) for the whole
 //! command, names its holder's PID.
 
 use crate::{Error, ErrorKind};
@@ -21,16 +29,17 @@ use std::sync::Mutex;
 /// The lock file of an output folder.
 pub const LOCK_FILE: &str = ".evalscore.lock";
 
-/// The output folder of a command and its temporary files.
+/// The output folder of a command and its staging folder.
 pub struct OutDir {
     dir: PathBuf,
     names: Vec<String>,
+    /// The hidden staging folder; removed on drop.
+    staging: PathBuf,
     temps: Vec<(PathBuf, PathBuf)>,
-    /// The temporary files, created (exclusively) up front; taken when written.
+    /// The staged files, created (exclusively) up front; taken when written.
     files: Mutex<Vec<Option<File>>>,
     overwrite: bool,
     lock: Option<(File, PathBuf)>,
-    committed: bool,
 }
 
 impl std::fmt::Debug for OutDir {
@@ -106,41 +115,25 @@ impl OutDir {
         let mut outputs = OutDir {
             dir: dir.to_path_buf(),
             names: names.iter().map(|n| n.to_string()).collect(),
+            staging: PathBuf::new(),
             temps: Vec::new(),
             files: Mutex::new(Vec::new()),
             overwrite,
             lock: Some(lock),
-            committed: false,
         };
         outputs.refuse_present("already holds")?;
-        remove_stale_temps(dir, names);
-        let pid = std::process::id();
+        remove_stale(dir);
+        outputs.staging = make_staging(dir)?;
         let mut files = Vec::with_capacity(names.len());
         for f in names {
-            let dest = dir.join(f);
-            // A few tries, in case a name is taken: unpredictable names make that an attack
-            // or a miracle, and either way the file is not ours to open.
-            let mut made = None;
-            for _ in 0..8 {
-                let tmp = dir.join(format!(".{f}.evalscore-{pid}-{:016x}.tmp", random()));
-                match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-                    Ok(file) => {
-                        made = Some((tmp, file));
-                        break;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                    // Fails now, not after the scoring, when the folder is not writable.
-                    Err(e) => return Err(io_error("write to the output folder", dir, e)),
-                }
-            }
-            let Some((tmp, file)) = made else {
-                return Err(Error::new(format!(
-                    "cannot create a temporary file in `{}`: every name tried was taken",
-                    dir.display()
-                ))
-                .kind(ErrorKind::Output));
-            };
-            outputs.temps.push((tmp, dest));
+            let tmp = outputs.staging.join(f);
+            // Fails now, not after the scoring, when the folder is not writable.
+            let file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .map_err(|e| io_error("write to the output folder", dir, e))?;
+            outputs.temps.push((tmp, dir.join(f)));
             files.push(Some(file));
         }
         outputs.files = Mutex::new(files);
@@ -210,25 +203,75 @@ impl OutDir {
         f.sync_all().map_err(|e| io_error("write", path, e))
     }
 
-    /// Renames every temporary file into place; the completion marker goes last. Without
-    /// `--overwrite`, outputs that appeared since the start are refused here too.
-    pub fn commit(mut self) -> Result<(), Error> {
+    /// Switches the folder to the new set: the previous set (marker first) moves into the
+    /// staging folder, the new set (marker last) moves out; a failed rename rolls every step
+    /// back. Without `--overwrite`, outputs that appeared since the start are refused here too.
+    pub fn commit(self) -> Result<(), Error> {
         self.refuse_present("now holds (written since this run started)")?;
-        // An older marker would vouch for a mix of old and new files if we stopped midway.
-        let marker = self.names.last().map(String::as_str).unwrap_or_default();
-        let old_run = self.dir.join(marker);
-        if !marker.is_empty() && std::fs::symlink_metadata(&old_run).is_ok() {
-            std::fs::remove_file(&old_run).map_err(|e| io_error("replace", &old_run, e))?;
+        for (_, dest) in &self.temps {
+            if std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir()) {
+                return Err(Error::new(format!(
+                    "cannot replace `{}`: it is a directory",
+                    dest.display()
+                ))
+                .kind(ErrorKind::Output)
+                .hint("remove it, or choose another `--out` folder"));
+            }
         }
-        for (tmp, dest) in &self.temps {
-            std::fs::rename(tmp, dest).map_err(|e| io_error("rename into place", dest, e))?;
+        let mut moved_old: Vec<(PathBuf, &Path)> = Vec::new();
+        let mut installed: Vec<(&Path, &Path)> = Vec::new();
+        let result = (|| {
+            for (_, dest) in self.temps.iter().rev() {
+                if std::fs::symlink_metadata(dest).is_ok() {
+                    let name = dest.file_name().unwrap_or_default().to_string_lossy();
+                    let aside = self.staging.join(format!(".old.{name}"));
+                    std::fs::rename(dest, &aside).map_err(|e| io_error("replace", dest, e))?;
+                    moved_old.push((aside, dest));
+                }
+            }
+            for (tmp, dest) in &self.temps {
+                std::fs::rename(tmp, dest).map_err(|e| io_error("rename into place", dest, e))?;
+                installed.push((tmp, dest));
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            for (tmp, dest) in installed.iter().rev() {
+                let _ = std::fs::rename(dest, tmp);
+            }
+            for (aside, dest) in moved_old.iter().rev() {
+                let _ = std::fs::rename(aside, dest);
+            }
         }
         if let Ok(d) = File::open(&self.dir) {
             let _ = d.sync_all();
         }
-        self.committed = true;
-        Ok(())
+        result
     }
+}
+
+/// Creates the command's staging folder, `.evalscore-PID-RANDOM.tmp`, readable only by its
+/// owner until its files are renamed out.
+fn make_staging(dir: &Path) -> Result<PathBuf, Error> {
+    let pid = std::process::id();
+    // A few tries, in case a name is taken: unpredictable names make that an attack or a
+    // miracle, and either way the folder is not ours to use.
+    for _ in 0..8 {
+        let staging = dir.join(format!(".evalscore-{pid}-{:016x}.tmp", random()));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&staging) {
+            Ok(()) => return Ok(staging),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_error("write to the output folder", dir, e)),
+        }
+    }
+    Err(Error::new(format!(
+        "cannot create a staging folder in `{}`: every name tried was taken",
+        dir.display()
+    ))
+    .kind(ErrorKind::Output))
 }
 
 /// 64 random bits from the standard library's per-process random hasher keys (seeded from
@@ -310,10 +353,11 @@ fn same_file(file: &File, path: &Path) -> bool {
     }
 }
 
-/// Removes temporary files that a killed run (SIGKILL, power loss) left in `dir`: names of
-/// the form `.NAME.evalscore-PID-RANDOM.tmp` whose process no longer exists. Only done where
-/// `/proc` shows which processes are alive (Linux); elsewhere they stay, hidden and harmless.
-fn remove_stale_temps(dir: &Path, names: &[&str]) {
+/// Removes what a killed command (SIGKILL, power loss) left in `dir`: staging folders
+/// `.evalscore-PID-RANDOM.tmp` and temporary files `.NAME.evalscore-PID[-RANDOM].tmp` of
+/// earlier versions, whose process no longer exists. Only done where `/proc` shows which
+/// processes are alive (Linux); elsewhere they stay, hidden and harmless.
+fn remove_stale(dir: &Path) {
     if !Path::new("/proc/self").exists() {
         return;
     }
@@ -322,27 +366,38 @@ fn remove_stale_temps(dir: &Path, names: &[&str]) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let pid = names.iter().find_map(|f| {
-            let rest = name
-                .strip_prefix(&format!(".{f}.evalscore-"))?
-                .strip_suffix(".tmp")?;
-            rest.split('-').next()?.parse::<u32>().ok()
-        });
-        if let Some(pid) = pid {
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = std::fs::remove_file(entry.path());
+        let Some(pid) = name.to_str().and_then(stale_pid) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            // Neither removal follows a symlink: `remove_dir_all` removes a link, not its
+            // target, and `file_type` here is the entry's own.
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+                Ok(_) => {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+                Err(_) => {}
             }
         }
     }
 }
 
+/// The PID in a hidden name this module makes: `.evalscore-PID-RANDOM.tmp` or
+/// `.NAME.evalscore-PID[-RANDOM].tmp`.
+fn stale_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (_, after) = rest.rsplit_once("evalscore-")?;
+    after.split('-').next()?.parse().ok()
+}
+
 impl Drop for OutDir {
     fn drop(&mut self) {
-        if !self.committed {
-            for (tmp, _) in &self.temps {
-                let _ = std::fs::remove_file(tmp);
-            }
+        // After a commit it holds the previous set; otherwise this command's unfinished files.
+        if !self.staging.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.staging);
         }
         // The lock file goes while still locked: a later command creates a new one.
         if let Some((file, path)) = self.lock.take() {
@@ -386,27 +441,41 @@ mod tests {
         );
     }
 
-    /// Temporary names are unpredictable and distinct; each file is written once.
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Staging folders are unpredictable and distinct; each file is written once.
     #[test]
-    fn temporary_names_are_random_and_created_exclusively() {
+    fn staging_names_are_random_and_files_created_exclusively() {
         let dir = tempfile::tempdir().unwrap();
         let a = OutDir::prepare(dir.path(), &["x"], true).unwrap();
         let name_a = a.temp(0).to_path_buf();
         drop(a);
+        assert_eq!(entries(dir.path()), Vec::<String>::new());
         let b = OutDir::prepare(dir.path(), &["x"], true).unwrap();
         assert_ne!(b.temp(0), name_a);
-        let file = b
+        assert_eq!(b.temp(0).file_name().unwrap(), "x");
+        let staging = b
             .temp(0)
+            .parent()
+            .unwrap()
             .file_name()
             .unwrap()
             .to_string_lossy()
             .into_owned();
         let pid = std::process::id();
-        let random = file
-            .strip_prefix(&format!(".x.evalscore-{pid}-"))
+        let random = staging
+            .strip_prefix(&format!(".evalscore-{pid}-"))
             .and_then(|r| r.strip_suffix(".tmp"))
             .unwrap();
         assert_eq!(random.len(), 16);
+        assert!(random.bytes().all(|b| b.is_ascii_hexdigit()));
         b.create(0).unwrap();
         assert_eq!(
             b.create(0).unwrap_err().message,
@@ -415,5 +484,103 @@ mod tests {
                 dir.path().join("x").display()
             )
         );
+    }
+
+    /// With `--overwrite` the new set replaces the old whole, and nothing hidden stays.
+    #[test]
+    fn a_commit_replaces_the_previous_set_and_leaves_nothing_hidden() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "old a").unwrap();
+        std::fs::write(dir.path().join("done.json"), "old done").unwrap();
+        let out = OutDir::prepare(dir.path(), &["a.txt", "b.txt", "done.json"], true).unwrap();
+        for (i, text) in ["new a", "new b", "new done"].iter().enumerate() {
+            out.write_bytes(i, text.as_bytes()).unwrap();
+        }
+        out.commit().unwrap();
+        assert_eq!(entries(dir.path()), ["a.txt", "b.txt", "done.json"]);
+        for (f, text) in [
+            ("a.txt", "new a"),
+            ("b.txt", "new b"),
+            ("done.json", "new done"),
+        ] {
+            assert_eq!(std::fs::read_to_string(dir.path().join(f)).unwrap(), text);
+        }
+    }
+
+    /// A rename that fails midway (here: the second staged file is gone) rolls back: the
+    /// previous complete set is back in place, marker included, and nothing else is left.
+    #[test]
+    fn a_failed_commit_leaves_the_previous_complete_set() {
+        let dir = tempfile::tempdir().unwrap();
+        for (f, text) in [
+            ("a.txt", "old a"),
+            ("b.txt", "old b"),
+            ("done.json", "old done"),
+        ] {
+            std::fs::write(dir.path().join(f), text).unwrap();
+        }
+        let out = OutDir::prepare(dir.path(), &["a.txt", "b.txt", "done.json"], true).unwrap();
+        out.write_bytes(0, b"new a").unwrap();
+        out.write_bytes(2, b"new done").unwrap();
+        std::fs::remove_file(out.temp(1)).unwrap();
+        let err = out.commit().unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "cannot rename into place `{}`",
+                dir.path().join("b.txt").display()
+            )
+        );
+        assert_eq!(entries(dir.path()), ["a.txt", "b.txt", "done.json"]);
+        for (f, text) in [
+            ("a.txt", "old a"),
+            ("b.txt", "old b"),
+            ("done.json", "old done"),
+        ] {
+            assert_eq!(std::fs::read_to_string(dir.path().join(f)).unwrap(), text);
+        }
+    }
+
+    /// A directory at a final name is never replaced, even with `--overwrite`.
+    #[test]
+    fn a_directory_at_a_final_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a.txt")).unwrap();
+        std::fs::write(dir.path().join("a.txt/keep"), "mine").unwrap();
+        let out = OutDir::prepare(dir.path(), &["a.txt", "done.json"], true).unwrap();
+        out.write_bytes(0, b"new").unwrap();
+        out.write_bytes(1, b"{}").unwrap();
+        let err = out.commit().unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "cannot replace `{}`: it is a directory",
+                dir.path().join("a.txt").display()
+            )
+        );
+        assert_eq!(entries(dir.path()), ["a.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt/keep")).unwrap(),
+            "mine"
+        );
+    }
+
+    /// What dead processes left (staging folders, older temporary files) goes; what a live
+    /// process holds, and other hidden files, stay.
+    #[test]
+    fn leftovers_of_dead_processes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        // PIDs above the kernel's maximum (4194304) are never alive.
+        let dead = dir.path().join(".evalscore-4999999-0123456789abcdef.tmp");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join("run.json"), "{}").unwrap();
+        std::fs::write(dir.path().join(".run.json.evalscore-4999998.tmp"), "").unwrap();
+        let live = format!(".evalscore-{}-0123456789abcdef.tmp", std::process::id());
+        std::fs::create_dir(dir.path().join(&live)).unwrap();
+        std::fs::write(dir.path().join(".keep.tmp"), "").unwrap();
+        let out = OutDir::prepare(dir.path(), &["run.json"], false).unwrap();
+        let mut left = entries(dir.path());
+        left.retain(|n| !out.temp(0).starts_with(dir.path().join(n)) && n != LOCK_FILE);
+        assert_eq!(left, [live, ".keep.tmp".to_owned()]);
     }
 }
