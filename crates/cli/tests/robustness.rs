@@ -605,3 +605,62 @@ fn parquet_rows_and_columns(path: &Path) -> (i64, Vec<String>) {
         .collect();
     (m.num_rows(), cols)
 }
+
+/// A file with one column `deep`: an int64 inside `levels` nested structs (so at depth
+/// `levels + 1`), beside `answer` and `output`. Written on a thread with a large stack: the
+/// writer recurses once per level too. Without the embedded Arrow schema, as other writers
+/// make it (arrow-rs's own flatbuffer reader refuses that schema beyond about 30 levels).
+fn deep_struct_file(path: &Path, levels: usize) {
+    let path = path.to_path_buf();
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut array: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+            for _ in 0..levels {
+                let field = Arc::new(Field::new("a", array.data_type().clone(), true));
+                array = Arc::new(StructArray::from(vec![(field, array)]));
+            }
+            let answers: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+            let batch = RecordBatch::try_new(
+                Arc::new(Schema::new(vec![
+                    Field::new("deep", array.data_type().clone(), true),
+                    Field::new("answer", DataType::Utf8, true),
+                    Field::new("output", DataType::Utf8, true),
+                ])),
+                vec![array, answers.clone(), answers],
+            )
+            .unwrap();
+            let f = std::fs::File::create(&path).unwrap();
+            let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
+                .with_skip_arrow_metadata(true);
+            let mut w = ArrowWriter::try_new_with_options(f, batch.schema(), options).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// A schema nested thousands deep overflows the decoder's stack; anything deeper than 64
+/// levels is refused when the file is opened. The deepest allowed schema, 64 levels (63
+/// structs around a leaf), is read, kept and written.
+#[test]
+fn schemas_nested_too_deep_are_refused_before_the_decoder_recurses() {
+    let c = Case::new();
+    c.write("t.yaml", QA_TASK);
+    // 5,000 levels overflow the main thread's stack in parquet-rs without the check.
+    for levels in [64, 500, 5000] {
+        deep_struct_file(&c.path("deep.parquet"), levels);
+        let err = c.fails(&["t.yaml", "--input", "deep.parquet"]);
+        assert_eq!(
+            err,
+            "error: deep.parquet: unsupported schema: the schema nests deeper than 64 levels\nhint: flatten the deepest columns, or drop those the task does not use\n"
+        );
+    }
+    deep_struct_file(&c.path("ok.parquet"), 63);
+    c.succeeds(&["t.yaml", "--input", "ok.parquet", "--keep", "deep"]);
+    let (rows, columns) = parquet_rows_and_columns(&c.path("out/scores.parquet"));
+    assert_eq!(rows, 2);
+    assert!(columns.contains(&"deep".to_owned()), "{columns:?}");
+}

@@ -565,6 +565,7 @@ fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
                     "the file may be truncated, still being written, or not Parquet at all",
                 )
             };
+            check_schema_depth(path)?;
             let loaded = guarded(|| ArrowReaderMetadata::load(&handle, ArrowReaderOptions::new()))
                 .map_err(|m| unreadable(&m))?
                 .map_err(|e| unreadable(&e))?;
@@ -610,6 +611,32 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown failure".to_owned());
         format!("the Parquet decoder failed: {what}")
+    })
+}
+
+/// Refuses a schema nested deeper than [`pages::MAX_SCHEMA_DEPTH`], read from the footer's
+/// bytes before parquet-rs builds (recursively) its schema tree. A footer that does not look
+/// like one is left to the decoder, which says what is wrong.
+fn check_schema_depth(path: &Path) -> Result<(), ReadError> {
+    let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
+    let mut f = File::open(path).map_err(io)?;
+    let len = f.seek(SeekFrom::End(0)).map_err(io)?;
+    if len < 12 {
+        return Ok(());
+    }
+    let mut tail = [0u8; 8];
+    f.seek(SeekFrom::Start(len - 8)).map_err(io)?;
+    f.read_exact(&mut tail).map_err(io)?;
+    let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if &tail[4..] != b"PAR1" || meta_len + 12 > len {
+        return Ok(());
+    }
+    f.seek(SeekFrom::Start(len - 8 - meta_len)).map_err(io)?;
+    let mut buf = Vec::with_capacity(meta_len as usize);
+    f.take(meta_len).read_to_end(&mut buf).map_err(io)?;
+    pages::check_schema_depth(&buf).map_err(|m| {
+        ReadError::at(path, format!("unsupported schema: {m}"))
+            .with_hint("flatten the deepest columns, or drop those the task does not use")
     })
 }
 
