@@ -40,6 +40,7 @@ fuzz_target!(|data: &[u8]| {
     let ctx = RowContext {
         batch: &b,
         model_output: Some(&out),
+        model_output_raw: Some(&out),
     };
     for s in &task.scorers {
         for t in s.kind.templates() {

@@ -341,3 +341,66 @@ fn a_tasks_patterns_share_one_budget() {
         Task::from_yaml(&text, &[]).unwrap();
     }
 }
+
+/// Peak resident memory of this process so far (Linux), in MiB.
+fn peak_rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
+/// A few template steps that would build gigabytes stop at the per-row budget (16 MiB) with a
+/// row error, before the memory is asked for; templates that build a few MiB still work.
+#[test]
+fn what_a_template_builds_is_bounded_per_row() {
+    let batch = nested_batch();
+    let c = ctx(&batch);
+    let too_large = (
+        0,
+        "the template builds more than 16 MiB for one row (the per-row limit)".to_owned(),
+    );
+    let doubling: String = (0..40)
+        .map(|i| format!("{{% set s{} = s{i} ~ s{i} %}}", i + 1))
+        .collect();
+    let list_doubling: String = (0..60)
+        .map(|i| format!("{{% set l{} = l{i} + l{i} %}}", i + 1))
+        .collect();
+    for template in [
+        "{{ '%0999999999d' | format(1) }}".to_owned(),
+        "{{ '%.999999999f' | format(1.5) }}".to_owned(),
+        "{{ '{:>999999999}'.format(1) if false else ('x' ~ '%999999999s' | format('y')) }}"
+            .to_owned(),
+        format!("{{% set s0 = 'abcdefgh' %}}{doubling}{{{{ s40 | length }}}}"),
+        format!("{{% set l0 = [1, 2] %}}{list_doubling}{{{{ l60 | length }}}}"),
+        "{{ ('x' * 1000) | replace('x', 'xxxxxxxxxx') | replace('x', 'xxxxxxxxxx') | replace('x', 'xxxxxxxxxx') | replace('x', 'xxxxxxxxxx') | replace('x', 'xxxxxxxxxx') }}".to_owned(),
+        "{{ 'ab' * 49999999 }}".to_owned(),
+        "{{ ([1] * 49999999) | length }}".to_owned(),
+        "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}".to_owned(),
+        "{% set big %}{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}{% endset %}{{ big | length }}".to_owned(),
+        "{{ (['x' * 1000000] * 100) | join(',') }}".to_owned(),
+        "{{ range(1000) | list | tojson(indent=1000000) }}".to_owned(),
+        "{{ 'a\nb\nc' | indent(999999999) }}".to_owned(),
+        "{{ ('x' * 10000000) | upper | lower | upper }}".to_owned(),
+    ] {
+        match eval(&template, &c) {
+            Err(e) => assert_eq!(e, too_large, "{template}"),
+            Ok(_) => panic!("{template} gave a value"),
+        }
+    }
+    // Well inside the limit: 4 MiB built in steps, printed whole.
+    let out = texts(
+        eval(
+            "{% set a = 'x' * 1048576 %}{% set b = a ~ a %}{{ b ~ b }}",
+            &c,
+        )
+        .unwrap(),
+    );
+    assert_eq!(out.len(), 2);
+    assert!(out
+        .iter()
+        .all(|s| s.as_deref().map(str::len) == Some(4 << 20)));
+    assert!(peak_rss_mib() < 1024, "peak RSS {} MiB", peak_rss_mib());
+}

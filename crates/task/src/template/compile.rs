@@ -264,16 +264,29 @@ impl TemplateCompiler {
 }
 
 /// The string filters, redefined so that none stays none: minijinja's own turn a null cell
-/// into the text "none", which would then compare as an answer.
+/// into the text "none", which would then compare as an answer. What they build is charged
+/// to the render's byte budget ([`TEMPLATE_BYTES`](super::TEMPLATE_BYTES)), as minijinja's own
+/// filters are.
 pub(super) fn add_null_safe_filters(env: &mut Environment<'static>) {
-    fn text(v: &Value) -> String {
-        v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+    use minijinja::budget::charge;
+    fn text(v: &Value) -> Result<String, minijinja::Error> {
+        match v.as_str() {
+            Some(s) => Ok(s.to_owned()),
+            None => {
+                let s = v.to_string();
+                charge(s.len())?;
+                Ok(s)
+            }
+        }
     }
-    fn null_safe(v: &Value, f: impl FnOnce(String) -> String) -> Value {
+    /// Case mappings grow a string at most threefold, so they are charged once built.
+    fn null_safe(v: &Value, f: impl FnOnce(String) -> String) -> Result<Value, minijinja::Error> {
         if v.is_none() || v.is_undefined() {
-            Value::from(())
+            Ok(Value::from(()))
         } else {
-            Value::from(f(text(v)))
+            let out = f(text(v)?);
+            charge(out.len())?;
+            Ok(Value::from(out))
         }
     }
     env.add_filter("trim", |v: Value, chars: Option<String>| {
@@ -299,8 +312,15 @@ pub(super) fn add_null_safe_filters(env: &mut Environment<'static>) {
             }
         })
     });
+    // Repeated, `replace` multiplies a string: its size is charged before it is built.
     env.add_filter("replace", |v: Value, from: String, to: String| {
-        null_safe(&v, |s| s.replace(&from, &to))
+        if v.is_none() || v.is_undefined() {
+            return Ok(Value::from(()));
+        }
+        let s = text(&v)?;
+        let hits = s.matches(from.as_str()).count();
+        charge(s.len().saturating_add(hits.saturating_mul(to.len())))?;
+        Ok(Value::from(s.replace(&from, &to)))
     });
 }
 

@@ -41,6 +41,13 @@ const SAMPLE_VAR: &str = "sample";
 const NULL_MARKER: &str = "evalscore: printed a null value";
 /// Instructions one row's template may run; stops runaway loops in hostile task files.
 pub const TEMPLATE_FUEL: u64 = 100_000;
+/// Bytes one row's template may build (output, captures, concatenations, formatting,
+/// repetition, sequences), and the largest value it may give: fuel bounds steps, this bounds
+/// memory (the patched minijinja's `budget`).
+pub const TEMPLATE_BYTES: usize = 16 << 20;
+/// What a template's values for one batch may add up to: keeps the batch's column far below
+/// Arrow's 2 GiB offsets and its memory bounded.
+pub const BATCH_TEMPLATE_BYTES: usize = 1 << 30;
 
 /// How a template is evaluated (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -317,7 +324,10 @@ impl Template {
                 ground_truth => g,
                 ..self.row_context(&shared, row)
             };
-            let r = match compiled.eval(context) {
+            let (r, over) =
+                minijinja::budget::with_byte_budget(TEMPLATE_BYTES, || compiled.eval(context));
+            let r = match r {
+                _ if over => Err(too_large_row_error(row)),
                 Ok(r) if r.is_undefined() => Err(undefined_row_error(row)),
                 Ok(r) => Ok(r),
                 Err(e) => Err(row_error(row, &e)),
@@ -378,11 +388,34 @@ impl Template {
         });
         let n = ctx.batch.num_rows();
         let mut values = Vec::with_capacity(n);
+        let mut total = 0usize;
         for row in 0..n {
-            let v = match f(row, self.row_context(&shared, row)) {
+            let (r, over) = minijinja::budget::with_byte_budget(TEMPLATE_BYTES, || {
+                f(row, self.row_context(&shared, row))
+            });
+            let v = match r {
+                _ if over => return Err(too_large_row_error(row)),
                 Err(e) if e.is_undefined() && self.reads_null(&shared, row) => None,
                 other => other?,
             };
+            if let Some(v) = &v {
+                let bytes = value_bytes(v, TEMPLATE_BYTES);
+                if bytes > TEMPLATE_BYTES {
+                    return Err(too_large_row_error(row));
+                }
+                total += bytes;
+                if total > BATCH_TEMPLATE_BYTES {
+                    return Err(TemplateRowError {
+                        row,
+                        message: format!(
+                            "its values for the {} rows of one batch add up to more than {} MiB",
+                            n,
+                            BATCH_TEMPLATE_BYTES >> 20
+                        ),
+                        per_row: false,
+                    });
+                }
+            }
             values.push(v);
         }
         Ok(TemplateOutput::Array(values_to_array(&values)))
@@ -410,6 +443,41 @@ impl Template {
             .chain(output)
             .any(|c| cell_has_null(c.as_ref(), row, 0))
     }
+}
+
+/// A row whose template built more than [`TEMPLATE_BYTES`].
+fn too_large_row_error(row: usize) -> TemplateRowError {
+    TemplateRowError {
+        row,
+        message: format!(
+            "the template builds more than {} MiB for one row (the per-row limit)",
+            TEMPLATE_BYTES >> 20
+        ),
+        per_row: true,
+    }
+}
+
+/// The bytes a value takes as a text cell, or as a list of text cells (each item's text and
+/// its offset), counted up to a little past `limit`.
+fn value_bytes(v: &Value, limit: usize) -> usize {
+    if let Some(s) = v.as_str() {
+        return s.len();
+    }
+    if v.kind() == minijinja::value::ValueKind::Seq {
+        if let Ok(items) = v.try_iter() {
+            let mut n = 0usize;
+            for item in items {
+                n += 8 + item
+                    .as_str()
+                    .map_or_else(|| item.to_string().len(), str::len);
+                if n > limit {
+                    break;
+                }
+            }
+            return n;
+        }
+    }
+    v.to_string().len()
 }
 
 pub(super) fn row_error(row: usize, e: &minijinja::Error) -> TemplateRowError {
