@@ -40,6 +40,9 @@ pub struct OutDir {
     files: Mutex<Vec<Option<File>>>,
     overwrite: bool,
     lock: Option<(File, PathBuf)>,
+    /// Set when a failed commit could not be rolled back: the staging folder holds the only
+    /// copy of some previous outputs, so it is left in place.
+    keep_staging: bool,
 }
 
 impl std::fmt::Debug for OutDir {
@@ -120,6 +123,7 @@ impl OutDir {
             files: Mutex::new(Vec::new()),
             overwrite,
             lock: Some(lock),
+            keep_staging: false,
         };
         outputs.refuse_present("already holds")?;
         remove_stale(dir);
@@ -206,7 +210,7 @@ impl OutDir {
     /// Switches the folder to the new set: the previous set (marker first) moves into the
     /// staging folder, the new set (marker last) moves out; a failed rename rolls every step
     /// back. Without `--overwrite`, outputs that appeared since the start are refused here too.
-    pub fn commit(self) -> Result<(), Error> {
+    pub fn commit(mut self) -> Result<(), Error> {
         self.refuse_present("now holds (written since this run started)")?;
         for (_, dest) in &self.temps {
             if std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir()) {
@@ -220,7 +224,7 @@ impl OutDir {
         }
         let mut moved_old: Vec<(PathBuf, &Path)> = Vec::new();
         let mut installed: Vec<(&Path, &Path)> = Vec::new();
-        let result = (|| {
+        let result = (|| -> Result<(), Error> {
             for (_, dest) in self.temps.iter().rev() {
                 if std::fs::symlink_metadata(dest).is_ok() {
                     let name = dest.file_name().unwrap_or_default().to_string_lossy();
@@ -235,14 +239,34 @@ impl OutDir {
             }
             Ok(())
         })();
+        let mut lost = false;
         if result.is_err() {
             for (tmp, dest) in installed.iter().rev() {
-                let _ = std::fs::rename(dest, tmp);
+                lost |= std::fs::rename(dest, tmp).is_err();
             }
             for (aside, dest) in moved_old.iter().rev() {
-                let _ = std::fs::rename(aside, dest);
+                lost |= std::fs::rename(aside, dest).is_err();
             }
         }
+        // If even the roll-back failed, the previous set is kept, renamed out of the way of
+        // the clean-up of dead processes' staging folders, and named in the error.
+        let result = if lost {
+            self.keep_staging = true;
+            let kept = self.staging.with_extension("kept");
+            let kept = if std::fs::rename(&self.staging, &kept).is_ok() {
+                kept
+            } else {
+                self.staging.clone()
+            };
+            result.map_err(|e: Error| {
+                e.hint(format!(
+                    "the previous outputs could not all be put back; they are in `{}`",
+                    kept.display()
+                ))
+            })
+        } else {
+            result
+        };
         if let Ok(d) = File::open(&self.dir) {
             let _ = d.sync_all();
         }
@@ -396,7 +420,7 @@ fn stale_pid(name: &str) -> Option<u32> {
 impl Drop for OutDir {
     fn drop(&mut self) {
         // After a commit it holds the previous set; otherwise this command's unfinished files.
-        if !self.staging.as_os_str().is_empty() {
+        if !self.staging.as_os_str().is_empty() && !self.keep_staging {
             let _ = std::fs::remove_dir_all(&self.staging);
         }
         // The lock file goes while still locked: a later command creates a new one.
