@@ -36,7 +36,10 @@ fuzz_target!(
             .map(|f| f.name().clone())
             .collect();
         for unit in inputs.units() {
-            if inputs.read_unit(&unit, &columns, |_| Ok(())).is_err() {
+            if inputs
+                .read_unit::<evalscore_reader::ReadError>(&unit, &columns, |_| Ok(()))
+                .is_err()
+            {
                 break;
             }
         }
