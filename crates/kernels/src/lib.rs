@@ -9,6 +9,7 @@
 //!   `exact`, `pass_fail`, `regex`; [`json::valid_json`], [`injection::check_injection`].
 //! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`).
 //! - [`pattern::compile`]: every regular expression from a task file, with size limits.
+//! - [`judge`]: a judge model's reply read as a label or a grade (for model-graded scorers).
 //! - [`KernelError`] names the row (within the batch) and the input that is at fault.
 //!
 //! Every kernel documents its null rule in its doc comment.
@@ -23,6 +24,7 @@ mod choices;
 pub mod extract;
 pub mod injection;
 pub mod json;
+pub mod judge;
 mod mcqa;
 pub mod normalize;
 pub mod pattern;
