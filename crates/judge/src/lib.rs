@@ -1,0 +1,16 @@
+//! Requests to judge models (OpenAI-compatible chat completions) and their persistent cache.
+//!
+//! - [`ChatRequest`]: one request, exactly as it will be sent, and its cache key: the SHA-256
+//!   of its canonical JSON (base URL, model, messages, every sampling parameter and the
+//!   scorer's parser version; object keys sorted, no spaces), so a cached reply is reused only
+//!   for the very same request.
+//! - [`Cache`]: SQLite (bundled through `rusqlite`, WAL mode), one row per key, each reply
+//!   committed on its own as it arrives, so a run killed at any point keeps every reply it got.
+//! - The OpenAI Batch API files: [`ChatRequest::batch_line`] writes a request line
+//!   (`custom_id` = the cache key), [`Cache::import_batch_output`] stores an output file.
+
+mod cache;
+mod request;
+
+pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats};
+pub use request::{ChatRequest, Message};
