@@ -6,11 +6,15 @@
 //!   for the very same request.
 //! - [`Cache`]: SQLite (bundled through `rusqlite`, WAL mode), one row per key, each reply
 //!   committed on its own as it arrives, so a run killed at any point keeps every reply it got.
+//! - [`send`]: one request over HTTP (`ureq`), retried on connection errors, timeouts, 429 and
+//!   5xx with exponential backoff and jitter, honouring `Retry-After`.
 //! - The OpenAI Batch API files: [`ChatRequest::batch_line`] writes a request line
 //!   (`custom_id` = the cache key), [`Cache::import_batch_output`] stores an output file.
 
 mod cache;
+mod client;
 mod request;
 
 pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats};
+pub use client::{send, RequestError, RetryPolicy, Sent};
 pub use request::{ChatRequest, Message};
