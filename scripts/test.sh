@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project, with the real programs they drive, installed first on a fresh
-# machine: Debian's chromium (the HTML report is checked in a real browser). Then the Rust
-# test suite of the whole workspace.
+# machine: Debian's chromium (the HTML report is checked in a real browser) and llama.cpp's
+# llama-server with a small model (the judge client's real-server test; built once into
+# ~/.cache/evalscore, see scripts/setup/llama-server.sh). Then the Rust test suite of the
+# whole workspace.
 #
 #   scripts/test.sh            # what .ci/run runs after fmt and clippy
 #   scripts/test.sh -p evalscore-cli --test e2e   # extra arguments go to `cargo test`
@@ -17,5 +19,9 @@ if ! command -v chromium >/dev/null 2>&1; then
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
+
+# Builds (once, cached outside the checkout) what the judge tests start; they run it again,
+# instantly, to find it.
+scripts/setup/llama-server.sh >/dev/null
 
 cargo test --workspace "$@"

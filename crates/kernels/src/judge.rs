@@ -310,6 +310,15 @@ mod tests {
             (None, ParsedFrom::Invalid)
         );
         assert_eq!(label("", YES_NO), (None, ParsedFrom::Invalid));
+        // What SmolLM2-135M under llama-server really answered when asked for JSON with a
+        // yes/no prediction: prose naming neither label.
+        assert_eq!(
+            label(
+                "The answer is incorrect. The correct answer is \"Paris\" and the sentence \"Paris\" is a French phrase that translates to \"Paris\" in English.",
+                YES_NO
+            ),
+            (None, ParsedFrom::Invalid)
+        );
         assert_eq!(ParsedFrom::Invalid.status(), "invalid");
         assert_eq!(ParsedFrom::LastLine.status(), "ok");
     }
