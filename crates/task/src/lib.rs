@@ -7,9 +7,11 @@
 //! [`MetricSpec`]s and its templates, each a [`Template`] compiled once and classified
 //! ([`TemplateKind`]) so that a plain column reference or a literal is never rendered row by row.
 //! [`Template::evaluate`] turns a template into an Arrow array for one record batch.
+//! A top-level `models:` map names judge endpoints ([`ModelSpec`]).
 //! Every error is a [`TaskError`] that points at the task file's line and column.
 
 mod error;
+mod models;
 mod parse;
 mod placeholders;
 mod raw;
@@ -18,6 +20,7 @@ mod template;
 mod value;
 
 pub use error::{Location, TaskError};
+pub use models::ModelSpec;
 pub use placeholders::substitute_placeholders;
 pub use spec::{
     sanitize, FieldKind, MetricKind, MetricSpec, Purpose, ScorerField, ScorerKind, ScorerSpec, Task,

@@ -95,7 +95,7 @@ impl Task {
         let root = Node::new(&doc).map("the task file")?;
         let mut warnings = Vec::new();
         for (key, loc) in root.keys() {
-            if key != "config" && key != "definition" && key != "confidence" {
+            if !matches!(key, "config" | "definition" | "confidence" | "models") {
                 warnings.push(format!(
                     "ignoring top-level key `{key}`{}",
                     loc.map(|l| format!(" at {l}")).unwrap_or_default()
@@ -134,6 +134,7 @@ impl Task {
                 }
             }
         };
+        let models = crate::models::parse_models(root.get("models"))?;
         let output_column = definition
             .get("output_column")
             .map(|n| n.scalar_string("output_column"))
@@ -170,6 +171,7 @@ impl Task {
             warnings,
             config,
             confidence,
+            models,
             fingerprint,
         })
     }

@@ -19,6 +19,8 @@ pub struct Task {
     pub config: BTreeMap<String, String>,
     /// The level of every confidence interval (`confidence:`, default 0.95).
     pub confidence: f64,
+    /// The judge endpoints of `models:`, by name (for model-graded scorers' `model_key`).
+    pub models: BTreeMap<String, crate::ModelSpec>,
     /// SHA-256 of the task text after `<< config.NAME >>` substitution: two tasks with the
     /// same fingerprint score alike, so their metric states may be merged.
     pub fingerprint: [u8; 32],
