@@ -8,13 +8,18 @@
 //!   committed on its own as it arrives, so a run killed at any point keeps every reply it got.
 //! - [`send`]: one request over HTTP (`ureq`), retried on connection errors, timeouts, 429 and
 //!   5xx with exponential backoff and jitter, honouring `Retry-After`.
+//! - [`judge_window`]: the replies of a window of rows: identical requests sent once, cached
+//!   replies reused (or, `--offline`, required), the rest sent by `concurrency` threads and
+//!   stored as they arrive; [`Stats`] counts requests, hits, retries, failures and tokens.
 //! - The OpenAI Batch API files: [`ChatRequest::batch_line`] writes a request line
 //!   (`custom_id` = the cache key), [`Cache::import_batch_output`] stores an output file.
 
 mod cache;
 mod client;
 mod request;
+mod window;
 
 pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats};
 pub use client::{send, RequestError, RetryPolicy, Sent};
 pub use request::{ChatRequest, Message};
+pub use window::{judge_window, Endpoint, JudgeError, Stats};

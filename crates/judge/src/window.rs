@@ -1,0 +1,131 @@
+//! One window of judged rows: identical requests sent once, cached replies reused, the rest
+//! sent by at most `concurrency` threads, each reply stored in the cache as it arrives (so a
+//! run killed midway keeps every reply it got and a rerun sends only the rest).
+
+use crate::{send, Cache, CacheError, CachedReply, ChatRequest, RequestError, RetryPolicy};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How to call one model.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Sent as a bearer token; never logged or written.
+    pub api_key: Option<String>,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    pub policy: RetryPolicy,
+}
+
+/// What judging cost, per model; summed over windows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub requests_sent: u64,
+    pub cache_hits: u64,
+    /// Rows whose request was identical to an earlier one of the same window.
+    pub deduplicated: u64,
+    pub retries: u64,
+    pub failures: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub waited: Duration,
+}
+
+/// Why a row has no reply.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum JudgeError {
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    #[error("the reply is not in the judge cache, and --offline forbids sending the request")]
+    Offline,
+}
+
+/// The reply of every request of `requests`, in order.
+pub fn judge_window(
+    requests: &[ChatRequest],
+    cache: Option<&Cache>,
+    endpoint: &Endpoint,
+    offline: bool,
+    stats: &mut Stats,
+) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
+    let keys: Vec<String> = requests.iter().map(ChatRequest::key).collect();
+    // The first row of each distinct request, and the distinct requests to send.
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut replies: HashMap<String, Result<CachedReply, JudgeError>> = HashMap::new();
+    let mut to_send: Vec<usize> = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        if first.contains_key(key.as_str()) {
+            stats.deduplicated += 1;
+            continue;
+        }
+        first.insert(key, i);
+        match cache.map(|c| c.get(key)).transpose()?.flatten() {
+            Some(reply) => {
+                stats.cache_hits += 1;
+                replies.insert(key.clone(), Ok(reply));
+            }
+            None if offline => {
+                replies.insert(key.clone(), Err(JudgeError::Offline));
+            }
+            None => to_send.push(i),
+        }
+    }
+
+    let agent = ureq::AgentBuilder::new()
+        .max_idle_connections_per_host(endpoint.concurrency.max(1))
+        .build();
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    let mut stored: Result<(), CacheError> = Ok(());
+    std::thread::scope(|scope| {
+        for _ in 0..endpoint.concurrency.clamp(1, to_send.len().max(1)) {
+            let tx = tx.clone();
+            let (agent, next, to_send) = (&agent, &next, &to_send);
+            scope.spawn(move || loop {
+                let Some(&i) = to_send.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    return;
+                };
+                let r = send(
+                    agent,
+                    &requests[i],
+                    endpoint.api_key.as_deref(),
+                    &endpoint.policy,
+                );
+                if tx.send((i, r)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        // Replies are stored here, on this thread, as they arrive.
+        for (i, r) in rx {
+            let key = &keys[i];
+            let r = match r {
+                Ok(sent) => {
+                    stats.requests_sent += u64::from(sent.attempts);
+                    stats.retries += u64::from(sent.attempts - 1);
+                    stats.waited += sent.waited;
+                    stats.prompt_tokens += sent.reply.prompt_tokens;
+                    stats.completion_tokens += sent.reply.completion_tokens;
+                    if let (Some(c), Ok(())) = (cache, &stored) {
+                        stored = c.put(key, &sent.reply);
+                    }
+                    Ok(sent.reply)
+                }
+                Err(e) => {
+                    stats.requests_sent += u64::from(e.attempts);
+                    stats.retries += u64::from(e.attempts.saturating_sub(1));
+                    stats.failures += 1;
+                    Err(JudgeError::Request(e))
+                }
+            };
+            replies.insert(key.clone(), r);
+        }
+    });
+    stored?;
+    Ok(keys
+        .iter()
+        .map(|k| replies.get(k).cloned().unwrap_or(Err(JudgeError::Offline)))
+        .collect())
+}

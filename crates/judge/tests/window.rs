@@ -1,0 +1,171 @@
+//! A window of judged rows against a test server that answers every request after a pause and
+//! counts what it sees: identical requests sent once, concurrency bounded, replies cached as
+//! they arrive, `--offline` served from the cache only.
+#![allow(clippy::unwrap_used)]
+
+use evalscore_judge::{
+    judge_window, Cache, ChatRequest, Endpoint, JudgeError, Message, RetryPolicy, Stats,
+};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Default)]
+struct Seen {
+    requests: AtomicUsize,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+}
+
+/// Answers each request, after `pause`, with `re: <the last message's content>` and token
+/// counts 10 / 2.
+fn server(pause: Duration) -> (String, Arc<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Seen::default());
+    let counts = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let counts = Arc::clone(&counts);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                loop {
+                    let mut len = 0;
+                    let mut any = false;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        any = true;
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    if !any {
+                        return;
+                    }
+                    let mut body = vec![0; len];
+                    reader.read_exact(&mut body).unwrap();
+                    counts.requests.fetch_add(1, Ordering::SeqCst);
+                    let now = counts.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    counts.max_in_flight.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(pause);
+                    counts.in_flight.fetch_sub(1, Ordering::SeqCst);
+                    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                    let last = v["messages"].as_array().unwrap().last().unwrap()["content"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
+                    let text = serde_json::json!({
+                        "choices": [{"message": {"role": "assistant", "content": format!("re: {last}")}}],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 2}
+                    })
+                    .to_string();
+                    let mut out = &stream;
+                    let _ = write!(
+                        out,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
+                        text.len()
+                    );
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+fn request(base_url: &str, question: &str) -> ChatRequest {
+    ChatRequest {
+        base_url: base_url.to_owned(),
+        model: "judge".to_owned(),
+        messages: vec![Message {
+            role: "user".to_owned(),
+            content: question.to_owned(),
+        }],
+        temperature: 0.0,
+        seed: None,
+        max_tokens: None,
+        parser_version: 1,
+    }
+}
+
+fn endpoint(concurrency: usize) -> Endpoint {
+    Endpoint {
+        api_key: None,
+        concurrency,
+        policy: RetryPolicy {
+            max_retries: 0,
+            timeout: Duration::from_secs(10),
+            ..RetryPolicy::default()
+        },
+    }
+}
+
+#[test]
+fn identical_requests_go_once_and_concurrency_is_bounded() {
+    let (url, seen) = server(Duration::from_millis(100));
+    let questions = ["q0", "q1", "q2", "q1", "q3", "q4", "q5", "q0", "q6", "q7"];
+    let requests: Vec<ChatRequest> = questions.iter().map(|q| request(&url, q)).collect();
+    let mut stats = Stats::default();
+    let replies = judge_window(&requests, None, &endpoint(3), false, &mut stats).unwrap();
+    let texts: Vec<String> = replies.into_iter().map(|r| r.unwrap().content).collect();
+    let expected: Vec<String> = questions.iter().map(|q| format!("re: {q}")).collect();
+    assert_eq!(texts, expected);
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 8);
+    assert_eq!(seen.max_in_flight.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        stats,
+        Stats {
+            requests_sent: 8,
+            cache_hits: 0,
+            deduplicated: 2,
+            retries: 0,
+            failures: 0,
+            prompt_tokens: 80,
+            completion_tokens: 16,
+            waited: Duration::ZERO,
+        }
+    );
+}
+
+#[test]
+fn replies_are_cached_and_a_rerun_or_offline_run_sends_nothing() {
+    let (url, seen) = server(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
+    let first: Vec<ChatRequest> = ["a", "b", "c"].iter().map(|q| request(&url, q)).collect();
+    let mut stats = Stats::default();
+    judge_window(&first, Some(&cache), &endpoint(2), false, &mut stats).unwrap();
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 3);
+    assert_eq!(cache.len().unwrap(), 3);
+
+    // A rerun with one new row sends only that row.
+    let second: Vec<ChatRequest> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|q| request(&url, q))
+        .collect();
+    let mut stats = Stats::default();
+    let replies = judge_window(&second, Some(&cache), &endpoint(2), false, &mut stats).unwrap();
+    assert_eq!(replies[3].as_ref().unwrap().content, "re: d");
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 4);
+    assert_eq!((stats.cache_hits, stats.requests_sent), (3, 1));
+
+    // Offline: cached rows are answered, the rest are errors, nothing is sent.
+    let third: Vec<ChatRequest> = ["a", "e"].iter().map(|q| request(&url, q)).collect();
+    let mut stats = Stats::default();
+    let replies = judge_window(&third, Some(&cache), &endpoint(2), true, &mut stats).unwrap();
+    assert_eq!(replies[0].as_ref().unwrap().content, "re: a");
+    assert_eq!(replies[1], Err(JudgeError::Offline));
+    assert_eq!(
+        replies[1].as_ref().unwrap_err().to_string(),
+        "the reply is not in the judge cache, and --offline forbids sending the request"
+    );
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 4);
+}
