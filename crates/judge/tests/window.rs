@@ -169,3 +169,70 @@ fn replies_are_cached_and_a_rerun_or_offline_run_sends_nothing() {
     );
     assert_eq!(seen.requests.load(Ordering::SeqCst), 4);
 }
+
+/// Run as a child by `a_killed_run_resumes_with_only_the_unfinished_requests` (it sets the
+/// variables); otherwise returns at once.
+#[test]
+fn sigkill_helper() {
+    let (Ok(url), Ok(cache)) = (
+        std::env::var("JUDGE_HELPER_URL"),
+        std::env::var("JUDGE_HELPER_CACHE"),
+    ) else {
+        return;
+    };
+    let cache = Cache::open(std::path::Path::new(&cache)).unwrap();
+    let requests: Vec<ChatRequest> = (0..40).map(|i| request(&url, &format!("q{i}"))).collect();
+    let mut stats = Stats::default();
+    judge_window(&requests, Some(&cache), &endpoint(1), false, &mut stats).unwrap();
+}
+
+/// A run killed with SIGKILL midway keeps every reply it got; run again, it sends exactly the
+/// requests that had no reply.
+#[test]
+fn a_killed_run_resumes_with_only_the_unfinished_requests() {
+    let (url, seen) = server(Duration::from_millis(50));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("judge.sqlite");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "sigkill_helper",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("JUDGE_HELPER_URL", &url)
+        .env("JUDGE_HELPER_CACHE", &path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while seen.requests.load(Ordering::SeqCst) < 10 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the child sent nothing"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let cache = Cache::open(&path).unwrap();
+    let kept = cache.len().unwrap() as usize;
+    let sent_before = seen.requests.load(Ordering::SeqCst);
+    assert!((1..40).contains(&kept), "{kept} replies kept");
+    // Lost at the kill: at most the request in flight and a reply not yet stored.
+    assert!(sent_before - kept <= 2, "{sent_before} sent, {kept} kept");
+
+    let requests: Vec<ChatRequest> = (0..40).map(|i| request(&url, &format!("q{i}"))).collect();
+    let mut stats = Stats::default();
+    let replies = judge_window(&requests, Some(&cache), &endpoint(4), false, &mut stats).unwrap();
+    assert!(replies.iter().all(Result::is_ok));
+    assert_eq!(stats.cache_hits as usize, kept);
+    assert_eq!(stats.requests_sent as usize, 40 - kept);
+    assert_eq!(
+        seen.requests.load(Ordering::SeqCst) - sent_before,
+        40 - kept
+    );
+    assert_eq!(cache.len().unwrap(), 40);
+}
