@@ -16,10 +16,12 @@
 
 mod cache;
 mod client;
+mod pace;
 mod request;
 mod window;
 
 pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats};
 pub use client::{send, RequestError, RetryPolicy, Sent};
+pub use pace::Pace;
 pub use request::{ChatRequest, Message};
 pub use window::{judge_window, Endpoint, JudgeError, Stats};

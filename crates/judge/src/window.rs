@@ -6,7 +6,7 @@ use crate::{send, Cache, CacheError, CachedReply, ChatRequest, RequestError, Ret
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How to call one model.
 #[derive(Debug, Clone)]
@@ -16,6 +16,8 @@ pub struct Endpoint {
     /// Requests in flight at most.
     pub concurrency: usize,
     pub policy: RetryPolicy,
+    /// Requests-per-minute and tokens-per-minute limits, shared by the workers.
+    pub pace: Option<std::sync::Arc<std::sync::Mutex<crate::Pace>>>,
 }
 
 /// What judging cost, per model; summed over windows.
@@ -86,12 +88,27 @@ pub fn judge_window(
                 let Some(&i) = to_send.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     return;
                 };
+                if let Some(pace) = &endpoint.pace {
+                    let start = pace
+                        .lock()
+                        .map(|mut p| p.reserve(Instant::now()))
+                        .unwrap_or_else(|_| Instant::now());
+                    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+                }
                 let r = send(
                     agent,
                     &requests[i],
                     endpoint.api_key.as_deref(),
                     &endpoint.policy,
                 );
+                if let (Some(pace), Ok(sent)) = (&endpoint.pace, &r) {
+                    if let Ok(mut p) = pace.lock() {
+                        p.spent(
+                            sent.reply.prompt_tokens + sent.reply.completion_tokens,
+                            Instant::now(),
+                        );
+                    }
+                }
                 if tx.send((i, r)).is_err() {
                     return;
                 }

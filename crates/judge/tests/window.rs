@@ -105,6 +105,7 @@ fn endpoint(concurrency: usize) -> Endpoint {
             timeout: Duration::from_secs(10),
             ..RetryPolicy::default()
         },
+        pace: None,
     }
 }
 
@@ -235,4 +236,26 @@ fn a_killed_run_resumes_with_only_the_unfinished_requests() {
         40 - kept
     );
     assert_eq!(cache.len().unwrap(), 40);
+}
+
+/// With `requests_per_minute: 600`, five requests start 100 ms apart however many workers
+/// there are (a lower bound on the elapsed time: the pace waits, never hurries).
+#[test]
+fn the_request_rate_spaces_the_starts() {
+    let (url, seen) = server(Duration::ZERO);
+    let requests: Vec<ChatRequest> = (0..5).map(|i| request(&url, &format!("p{i}"))).collect();
+    let mut paced = endpoint(5);
+    paced.pace = Some(Arc::new(std::sync::Mutex::new(evalscore_judge::Pace::new(
+        Some(600),
+        None,
+    ))));
+    let started = std::time::Instant::now();
+    let mut stats = Stats::default();
+    judge_window(&requests, None, &paced, false, &mut stats).unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 5);
 }
