@@ -61,6 +61,23 @@ struct Cli {
 enum Command {
     /// Score every input row with the task's scorers and write scores and metrics to --out.
     Run(RunArgs),
+    /// The judge-model reply cache.
+    #[command(subcommand)]
+    Judge(JudgeCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum JudgeCommand {
+    /// Store an OpenAI Batch API output file (JSONL) in the judge cache: each successful
+    /// line's reply under its `custom_id`; failed lines are counted and left out.
+    Import {
+        /// The Batch API output file.
+        results: PathBuf,
+        /// The cache file (default: $XDG_CACHE_HOME/evalscore/judge.sqlite, else
+        /// ~/.cache/evalscore/judge.sqlite).
+        #[arg(long = "cache", value_name = "PATH")]
+        cache: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -135,7 +152,12 @@ fn main_inner() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let Command::Run(args) = cli.command;
+    let args = match cli.command {
+        Command::Run(args) => args,
+        Command::Judge(JudgeCommand::Import { results, cache }) => {
+            return judge_import(&results, cache);
+        }
+    };
     // SIGINT, SIGTERM and SIGHUP stop the run between batches; it removes its temporary
     // files and exits with 128 + the signal's number, as a shell reports a killed command.
     let flag = evalscore_engine::interrupt_flag();
@@ -161,6 +183,42 @@ fn main_inner() -> ExitCode {
                 _ => ExitCode::from(2),
             }
         }
+    }
+}
+
+/// `evalscore judge import`: prints what it stored; errors in the usual shape, exit 2.
+fn judge_import(results: &std::path::Path, cache: Option<PathBuf>) -> ExitCode {
+    let fail = |message: String, hint: Option<&str>| {
+        eprintln!("error: {message}");
+        if let Some(h) = hint {
+            eprintln!("hint: {h}");
+        }
+        ExitCode::from(2)
+    };
+    let Some(path) = cache.or_else(evalscore_judge::default_cache_path) else {
+        return fail(
+            "no judge cache path: neither XDG_CACHE_HOME nor HOME is set".to_owned(),
+            Some("pass `--cache PATH`"),
+        );
+    };
+    let file = match std::fs::File::open(results) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("cannot read `{}`: {e}", results.display()), None),
+    };
+    let name = results.display().to_string();
+    let stored = evalscore_judge::Cache::open(&path)
+        .and_then(|c| c.import_batch_output(&name, std::io::BufReader::new(file)));
+    match stored {
+        Ok(stats) => {
+            println!(
+                "stored {} replies in {} ({} failed requests left out)",
+                stats.stored,
+                path.display(),
+                stats.failed
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e.to_string(), None),
     }
 }
 

@@ -167,11 +167,23 @@ impl Cache {
     /// Stores every successful line of an OpenAI Batch API output file (`custom_id` = the
     /// cache key, `response.body` a chat completion); failed lines are counted, not stored. A
     /// line that is not such a record is an error naming the file and line.
+    /// The whole file is one transaction: stored all at once (one sync, not one per line),
+    /// or, on an error, not at all.
     pub fn import_batch_output(
         &self,
         name: &str,
         reader: impl BufRead,
     ) -> Result<ImportStats, CacheError> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.sql(e))?;
+        let result = self.import_lines(name, reader);
+        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        self.conn.execute_batch(end).map_err(|e| self.sql(e))?;
+        result
+    }
+
+    fn import_lines(&self, name: &str, reader: impl BufRead) -> Result<ImportStats, CacheError> {
         let mut stats = ImportStats::default();
         for (i, line) in reader.lines().enumerate() {
             let line = line.map_err(|source| CacheError::Read {

@@ -126,4 +126,16 @@ fn batch_files_round_trip_through_the_cache() {
         err.to_string(),
         "results.jsonl, line 1: no `response.body.choices[0].message.content`"
     );
+
+    // A file that fails midway stores nothing of it.
+    let good = serde_json::json!({"custom_id": "k9", "error": null, "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "yes"}}]}}});
+    let err = cache
+        .import_batch_output("r2.jsonl", format!("{good}\nnot json\n").as_bytes())
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("r2.jsonl, line 2: not JSON"),
+        "{err}"
+    );
+    assert_eq!(cache.get("k9").unwrap(), None);
+    assert_eq!(cache.len().unwrap(), 1);
 }

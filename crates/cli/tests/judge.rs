@@ -1,0 +1,73 @@
+//! `evalscore judge import`: a Batch API output file into the judge cache.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+
+#[test]
+fn judge_import_stores_successful_lines_and_reports_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.jsonl");
+    std::fs::write(
+        &results,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"id": "b1", "custom_id": "key-1", "error": null, "response": {"status_code": 200, "body": {"choices": [{"message": {"role": "assistant", "content": "{\"prediction\": \"yes\"}"}}], "usage": {"prompt_tokens": 20, "completion_tokens": 5}}}}),
+            serde_json::json!({"id": "b2", "custom_id": "key-2", "error": {"code": "rate_limit"}, "response": null}),
+        ),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache/judge.sqlite");
+    let o = Command::cargo_bin("evalscore")
+        .unwrap()
+        .args(["judge", "import"])
+        .arg(&results)
+        .arg("--cache")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        format!(
+            "stored 1 replies in {} (1 failed requests left out)\n",
+            cache.display()
+        )
+    );
+    assert!(cache.exists());
+
+    // Without --cache, the XDG cache folder.
+    let xdg = dir.path().join("xdg");
+    let o = Command::cargo_bin("evalscore")
+        .unwrap()
+        .args(["judge", "import"])
+        .arg(&results)
+        .env("XDG_CACHE_HOME", &xdg)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(xdg.join("evalscore/judge.sqlite").exists());
+
+    // A malformed line: exit 2 naming the file and line.
+    std::fs::write(&results, "{\"custom_id\": \"k\"}\n[1,\n").unwrap();
+    let o = Command::cargo_bin("evalscore")
+        .unwrap()
+        .args(["judge", "import"])
+        .arg(&results)
+        .arg("--cache")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        format!(
+            "error: {}, line 2: not JSON: EOF while parsing a value at line 1 column 3\n",
+            results.display()
+        )
+    );
+}
