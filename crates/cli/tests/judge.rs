@@ -2,6 +2,17 @@
 #![allow(clippy::unwrap_used)]
 
 use assert_cmd::Command;
+use std::path::Path;
+
+/// `evalscore judge import RESULTS [--cache CACHE]`, with `XDG_CACHE_HOME` set to `xdg`.
+fn import(results: &Path, cache: Option<&Path>, xdg: &Path) -> std::process::Output {
+    let mut cmd = Command::cargo_bin("evalscore").unwrap();
+    cmd.args(["judge", "import"]).arg(results);
+    if let Some(c) = cache {
+        cmd.arg("--cache").arg(c);
+    }
+    cmd.env("XDG_CACHE_HOME", xdg).output().unwrap()
+}
 
 #[test]
 fn judge_import_stores_successful_lines_and_reports_counts() {
@@ -17,14 +28,8 @@ fn judge_import_stores_successful_lines_and_reports_counts() {
     )
     .unwrap();
     let cache = dir.path().join("cache/judge.sqlite");
-    let o = Command::cargo_bin("evalscore")
-        .unwrap()
-        .args(["judge", "import"])
-        .arg(&results)
-        .arg("--cache")
-        .arg(&cache)
-        .output()
-        .unwrap();
+    let xdg = dir.path().join("xdg");
+    let o = import(&results, Some(&cache), &xdg);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -40,28 +45,15 @@ fn judge_import_stores_successful_lines_and_reports_counts() {
     );
     assert!(cache.exists());
 
+    assert!(!xdg.exists(), "--cache wins over XDG_CACHE_HOME");
     // Without --cache, the XDG cache folder.
-    let xdg = dir.path().join("xdg");
-    let o = Command::cargo_bin("evalscore")
-        .unwrap()
-        .args(["judge", "import"])
-        .arg(&results)
-        .env("XDG_CACHE_HOME", &xdg)
-        .output()
-        .unwrap();
+    let o = import(&results, None, &xdg);
     assert_eq!(o.status.code(), Some(0));
     assert!(xdg.join("evalscore/judge.sqlite").exists());
 
     // A malformed line: exit 2 naming the file and line.
     std::fs::write(&results, "{\"custom_id\": \"k\"}\n[1,\n").unwrap();
-    let o = Command::cargo_bin("evalscore")
-        .unwrap()
-        .args(["judge", "import"])
-        .arg(&results)
-        .arg("--cache")
-        .arg(&cache)
-        .output()
-        .unwrap();
+    let o = import(&results, Some(&cache), &xdg);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(o.stderr).unwrap(),
