@@ -78,6 +78,55 @@ enum JudgeCommand {
         #[arg(long = "cache", value_name = "PATH")]
         cache: Option<PathBuf>,
     },
+    /// Write every judge request of TASK over the inputs that the cache does not hold, as
+    /// OpenAI Batch API input files (`custom_id` = the cache key), at most 50,000 a file:
+    /// --out first, then NAME.2.jsonl, NAME.3.jsonl, ...
+    Export(ExportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ExportArgs {
+    /// The task definition (YAML).
+    task: PathBuf,
+    /// A Parquet file, a JSONL file or a directory of Parquet files; repeatable.
+    #[arg(long = "input", required = true, value_name = "PATH")]
+    inputs: Vec<PathBuf>,
+    /// The first Batch API input file (JSONL).
+    #[arg(long = "out", value_name = "FILE")]
+    out: PathBuf,
+    /// Fill or override a `<< config.NAME >>` value; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, String)>,
+    /// The column holding the model output (default: `output`).
+    #[arg(long = "output-column", value_name = "COL")]
+    output_column: Option<String>,
+    #[command(flatten)]
+    cache: CacheArgs,
+    /// Replace request files already there.
+    #[arg(long)]
+    overwrite: bool,
+}
+
+/// Where judge replies are cached.
+#[derive(Debug, clap::Args)]
+struct CacheArgs {
+    /// The judge reply cache (default: $XDG_CACHE_HOME/evalscore/judge.sqlite, else
+    /// ~/.cache/evalscore/judge.sqlite).
+    #[arg(long = "cache", value_name = "PATH", conflicts_with = "no_cache")]
+    cache: Option<PathBuf>,
+    /// Use no judge cache: every judge request is sent.
+    #[arg(long = "no-cache")]
+    no_cache: bool,
+}
+
+impl CacheArgs {
+    fn choice(&self) -> evalscore_engine::JudgeCache {
+        match (&self.cache, self.no_cache) {
+            (_, true) => evalscore_engine::JudgeCache::Off,
+            (Some(p), false) => evalscore_engine::JudgeCache::Path(p.clone()),
+            (None, false) => evalscore_engine::JudgeCache::Default,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -113,6 +162,12 @@ struct RunArgs {
     /// No progress line and no warnings on stderr.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    cache: CacheArgs,
+    /// Send no judge request: model-graded rows are scored from the cache, and a row whose
+    /// reply is not cached is a row error.
+    #[arg(long)]
+    offline: bool,
 }
 
 fn parse_set(s: &str) -> Result<(String, String), String> {
@@ -156,6 +211,15 @@ fn main_inner() -> ExitCode {
         Command::Run(args) => args,
         Command::Judge(JudgeCommand::Import { results, cache }) => {
             return judge_import(&results, cache);
+        }
+        Command::Judge(JudgeCommand::Export(args)) => {
+            return match judge_export(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprint!("{}", render_error(&e));
+                    ExitCode::from(2)
+                }
+            };
         }
     };
     // SIGINT, SIGTERM and SIGHUP stop the run between batches; it removes its temporary
@@ -222,6 +286,34 @@ fn judge_import(results: &std::path::Path, cache: Option<PathBuf>) -> ExitCode {
     }
 }
 
+/// `evalscore judge export`: writes the request files and says what it wrote.
+fn judge_export(args: ExportArgs) -> Result<(), Error> {
+    let summary = evalscore_engine::export_requests(&evalscore_engine::ExportOptions {
+        task: args.task,
+        inputs: args.inputs,
+        out: args.out,
+        sets: args.sets,
+        output_column: args.output_column,
+        judge: evalscore_engine::JudgeOptions {
+            cache: args.cache.choice(),
+            offline: false,
+        },
+        overwrite: args.overwrite,
+    })?;
+    let files: Vec<String> = summary
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    println!(
+        "wrote {} uncached requests of {} rows to {}",
+        summary.requests,
+        summary.rows,
+        files.join(", ")
+    );
+    Ok(())
+}
+
 fn run_command(args: RunArgs) -> Result<(), Error> {
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let progress = Progress::new();
@@ -242,6 +334,14 @@ fn run_command(args: RunArgs) -> Result<(), Error> {
         }),
         warn: (!quiet)
             .then(|| Box::new(|w: &str| eprintln!("warning: {w}")) as Box<dyn Fn(&str) + Sync>),
+        judge: evalscore_engine::JudgeOptions {
+            cache: args.cache.choice(),
+            offline: args.offline,
+        },
+        judge_progress: show_progress.then(|| {
+            let p = progress.clone_handle();
+            Box::new(move |j| p.judge(j)) as Box<dyn Fn(evalscore_engine::JudgeProgress) + Sync>
+        }),
     };
     let result = run(&opts);
     progress.clear();
@@ -296,6 +396,9 @@ struct ProgressState {
     start: Instant,
     last: Option<Instant>,
     shown: bool,
+    /// The rows done and in all, as last reported.
+    rows: (u64, u64),
+    judge: Option<evalscore_engine::JudgeProgress>,
 }
 
 impl Progress {
@@ -305,6 +408,8 @@ impl Progress {
                 start: Instant::now(),
                 last: None,
                 shown: false,
+                rows: (0, 0),
+                judge: None,
             })),
         }
     }
@@ -317,6 +422,18 @@ impl Progress {
 
     fn update(&self, done: u64, total: u64) {
         let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        s.rows = (done, total);
+        Self::draw(&mut s);
+    }
+
+    /// The judge's live counters (a task with model-graded scorers), about four times a second.
+    fn judge(&self, j: evalscore_engine::JudgeProgress) {
+        let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        s.judge = Some(j);
+        Self::draw(&mut s);
+    }
+
+    fn draw(s: &mut ProgressState) {
         let elapsed = s.start.elapsed();
         if elapsed < Duration::from_secs(1)
             || s.last
@@ -326,18 +443,9 @@ impl Progress {
         }
         s.last = Some(Instant::now());
         s.shown = true;
-        let rate = done as f64 / elapsed.as_secs_f64().max(1e-9);
-        let pct = if total > 0 {
-            100.0 * done as f64 / total as f64
-        } else {
-            100.0
-        };
+        let line = progress_line(s.rows.0, s.rows.1, elapsed, s.judge.as_ref());
         let mut err = std::io::stderr();
-        let _ = write!(
-            err,
-            "\r\x1b[2K{done} / {total} rows ({pct:.0}%), {} rows/s",
-            human(rate)
-        );
+        let _ = write!(err, "\r\x1b[2K{line}");
         let _ = err.flush();
     }
 
@@ -347,6 +455,30 @@ impl Progress {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
     }
+}
+
+/// The progress line's text: rows scored, and with judges the rows judged, requests in flight,
+/// requests sent, cache hits, retries and tokens.
+fn progress_line(
+    done: u64,
+    total: u64,
+    elapsed: Duration,
+    judge: Option<&evalscore_engine::JudgeProgress>,
+) -> String {
+    let rate = done as f64 / elapsed.as_secs_f64().max(1e-9);
+    let pct = if total > 0 {
+        100.0 * done as f64 / total as f64
+    } else {
+        100.0
+    };
+    let mut line = format!("{done} / {total} rows ({pct:.0}%), {} rows/s", human(rate));
+    if let Some(j) = judge {
+        line.push_str(&format!(
+            "; judge: {} rows judged, {} in flight, {} sent, {} cache hits, {} retries, {} tokens",
+            j.rows_judged, j.in_flight, j.requests_sent, j.cache_hits, j.retries, j.tokens
+        ));
+    }
+    line
 }
 
 fn human(rate: f64) -> String {
@@ -530,5 +662,31 @@ fn format_value(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.6}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_shows_the_judge_counters() {
+        let j = evalscore_engine::JudgeProgress {
+            rows_judged: 1500,
+            in_flight: 8,
+            requests_sent: 1200,
+            cache_hits: 300,
+            retries: 2,
+            tokens: 45_000,
+        };
+        assert_eq!(
+            progress_line(2000, 10_000, Duration::from_secs(2), Some(&j)),
+            "2000 / 10000 rows (20%), 1.0k rows/s; judge: 1500 rows judged, 8 in flight, \
+             1200 sent, 300 cache hits, 2 retries, 45000 tokens"
+        );
+        assert_eq!(
+            progress_line(5, 10, Duration::from_secs(1), None),
+            "5 / 10 rows (50%), 5 rows/s"
+        );
     }
 }

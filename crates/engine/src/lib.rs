@@ -17,6 +17,8 @@
 
 mod bitscores;
 mod error;
+pub mod export;
+pub mod judging;
 pub mod library;
 mod model_output;
 pub mod outdir;
@@ -29,6 +31,8 @@ mod time;
 
 pub use error::{Cause, Error, ErrorKind};
 pub use evalscore_task::Task;
+pub use export::{export_requests, ExportOptions, ExportSummary};
+pub use judging::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 pub use library::{BindOptions, Report, Scorer, States};
 pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
@@ -103,6 +107,11 @@ pub struct RunOptions {
     pub progress: Option<ProgressFn>,
     /// Called once with each warning as soon as it is known.
     pub warn: Option<WarnFn>,
+    /// The judge cache and `--offline`, for model-graded scorers.
+    pub judge: JudgeOptions,
+    /// Called about four times a second with the judge's live counters while a task with
+    /// model-graded scorers runs.
+    pub judge_progress: Option<Box<dyn Fn(JudgeProgress) + Sync>>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -239,6 +248,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             keep: opts.keep.clone(),
             output_column: opts.output_column.clone(),
             max_row_errors: opts.max_row_errors.rows(total),
+            judge: opts.judge.clone(),
         },
         inputs
             .files
@@ -266,41 +276,55 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     // prove that a panic becomes `error: internal error` and leaves no file behind.
     let inject_panic = std::env::var_os("EVALSCORE_TEST_PANIC").is_some_and(|v| v == "worker");
 
-    scan_ordered(
-        &work,
-        threads,
-        |item| {
-            if inject_panic {
-                panic!("injected worker panic (EVALSCORE_TEST_PANIC)");
-            }
-            check_interrupt()?;
-            score::score_units(
-                plan,
-                task,
-                &inputs,
-                &units[item.clone()],
-                encoders.encoder(),
-                budget,
-            )
-        },
-        |result: score::UnitResult| {
-            writer.append(result.row_groups)?;
-            states.merge(&States::folded(
-                task.fingerprint,
-                result.states,
-                result.missing,
-                result.row_errors,
-                result.rows,
-            ))?;
-            let room = ROW_ERRORS_LISTED.saturating_sub(row_error_list.len());
-            row_error_list.extend(result.row_error_list.into_iter().take(room));
-            done += result.rows;
-            if let Some(p) = &opts.progress {
-                p(done, total);
-            }
-            Ok(())
-        },
-    )?;
+    let ticking = std::sync::atomic::AtomicBool::new(true);
+    let judge_live = scorer.plan.judge.clone();
+    std::thread::scope(|scope| -> Result<(), Error> {
+        if let (Some(cb), Some(rt)) = (&opts.judge_progress, &judge_live) {
+            let ticking = &ticking;
+            scope.spawn(move || {
+                while ticking.load(std::sync::atomic::Ordering::Relaxed) {
+                    cb(rt.progress());
+                    std::thread::park_timeout(std::time::Duration::from_millis(250));
+                }
+            });
+        }
+        let scanned = scan_ordered(
+            &work,
+            threads,
+            |item| {
+                if inject_panic {
+                    panic!("injected worker panic (EVALSCORE_TEST_PANIC)");
+                }
+                check_interrupt()?;
+                score::score_units(
+                    plan,
+                    task,
+                    &inputs,
+                    &units[item.clone()],
+                    encoders.encoder(),
+                    budget,
+                )
+            },
+            |mut result: score::UnitResult| {
+                writer.append(std::mem::take(&mut result.row_groups))?;
+                let room = ROW_ERRORS_LISTED.saturating_sub(row_error_list.len());
+                let rows = result.rows;
+                row_error_list.extend(
+                    std::mem::take(&mut result.row_error_list)
+                        .into_iter()
+                        .take(room),
+                );
+                states.merge(&States::folded(task.fingerprint, result))?;
+                done += rows;
+                if let Some(p) = &opts.progress {
+                    p(done, total);
+                }
+                Ok(())
+            },
+        );
+        ticking.store(false, std::sync::atomic::Ordering::Relaxed);
+        scanned
+    })?;
     check_interrupt()?;
     let written = writer.finish()?;
     if written != total || done != total {
@@ -316,6 +340,16 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         metrics, confusion, ..
     } = scorer.finish(&states);
     let (missing, row_errors) = (states.missing(), states.row_errors());
+    let judge = scorer.plan.judge.as_ref().map(|rt| {
+        let invalid: serde_json::Map<String, serde_json::Value> = task
+            .scorers
+            .iter()
+            .zip(states.invalid())
+            .filter(|(s, _)| s.kind.judge().is_some())
+            .map(|(s, n)| (s.key.clone(), serde_json::json!(n)))
+            .collect();
+        judging::stats_json(rt, invalid)
+    });
     let missing_named: Vec<(String, u64)> = task
         .scorers
         .iter()
@@ -354,6 +388,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         finished_at: &time::now_rfc3339(),
         threads,
         wall_seconds: wall,
+        judge,
     };
     outputs.write_metrics(&metrics, &plan.group_columns)?;
     outputs.write_confusion(&confusion, &plan.group_columns)?;

@@ -33,6 +33,8 @@ pub struct BindOptions {
     /// Row errors allowed over the scorer's lifetime (all threads together); 0 makes the
     /// first one an error, as the CLI's default does.
     pub max_row_errors: u64,
+    /// Where model-graded scorers' replies are cached, and whether requests may be sent.
+    pub judge: crate::judging::JudgeOptions,
 }
 
 /// A task bound to an input schema: every template, column and type checked once, with the
@@ -58,6 +60,17 @@ pub struct States {
     /// Per scorer: rows with a null value or ground truth.
     missing: Vec<u64>,
     /// Per scorer: rows that failed and scored 0.0.
+    row_errors: Vec<u64>,
+    rows: u64,
+    /// Per scorer: judge replies that could not be read (format version 2 on).
+    invalid: Vec<u64>,
+}
+
+/// The body of format version 1, which had no `invalid` counts.
+#[derive(serde::Deserialize)]
+struct StatesV1 {
+    metrics: Vec<Vec<Grouped>>,
+    missing: Vec<u64>,
     row_errors: Vec<u64>,
     rows: u64,
 }
@@ -91,7 +104,7 @@ impl Report {
 /// The first bytes of serialized [`States`].
 pub const STATES_MAGIC: &[u8; 4] = b"ESST";
 /// The layout version of serialized [`States`] this build writes and reads.
-pub const STATES_FORMAT_VERSION: u16 = 1;
+pub const STATES_FORMAT_VERSION: u16 = 2;
 
 impl Scorer {
     /// Binds `task` to `schema`. `source` names where the schema came from in messages.
@@ -129,6 +142,9 @@ impl Scorer {
             }
             (PlanError::Other(e), _) => e,
         })?;
+        let mut plan = plan;
+        plan.judge =
+            crate::judging::JudgeRuntime::new(&task, &opts.judge)?.map(std::sync::Arc::new);
         Ok(Scorer {
             task,
             plan,
@@ -143,6 +159,20 @@ impl Scorer {
         self.plan.output_schema()
     }
 
+    /// What each judge model cost so far (requests, cache hits, retries, failures, tokens,
+    /// time waited), in `models:` order; empty when no scorer asks a model.
+    pub fn judge_stats(&self) -> Vec<crate::judging::ModelStats> {
+        self.plan
+            .judge
+            .as_ref()
+            .map_or_else(Vec::new, |j| j.stats())
+    }
+
+    /// Live judge counters for a progress display; `None` when no scorer asks a model.
+    pub fn judge_progress(&self) -> Option<crate::judging::JudgeProgress> {
+        self.plan.judge.as_ref().map(|j| j.progress())
+    }
+
     /// States with nothing folded in yet.
     pub fn empty_states(&self) -> States {
         let n = self.task.scorers.len();
@@ -152,6 +182,7 @@ impl Scorer {
             missing: vec![0; n],
             row_errors: vec![0; n],
             rows: 0,
+            invalid: vec![0; n],
         }
     }
 
@@ -165,6 +196,7 @@ impl Scorer {
             missing: vec![0; self.task.scorers.len()],
             rows: batch.num_rows() as u64,
             row_errors: vec![0; self.task.scorers.len()],
+            invalid: vec![0; self.task.scorers.len()],
             row_error_list: Vec::new(),
         };
         let copied = vec![false; self.plan.keep.len()];
@@ -216,6 +248,7 @@ impl Scorer {
                 missing: acc.missing,
                 row_errors: acc.row_errors,
                 rows: acc.rows,
+                invalid: acc.invalid,
             },
         ))
     }
@@ -228,6 +261,7 @@ impl Scorer {
                 &self.task,
                 &states.metrics,
                 &states.missing,
+                &states.invalid,
                 self.allow_row_errors
                     .then_some(states.row_errors.as_slice()),
                 states.rows,
@@ -297,6 +331,9 @@ impl States {
         for (a, b) in self.row_errors.iter_mut().zip(&other.row_errors) {
             *a += b;
         }
+        for (a, b) in self.invalid.iter_mut().zip(&other.invalid) {
+            *a += b;
+        }
         self.rows += other.rows;
         Ok(())
     }
@@ -316,20 +353,20 @@ impl States {
         &self.row_errors
     }
 
+    /// Per scorer, judge replies that could not be read (0 for other scorers).
+    pub fn invalid(&self) -> &[u64] {
+        &self.invalid
+    }
+
     /// States as the pipeline folds them from one work item.
-    pub(crate) fn folded(
-        fingerprint: [u8; 32],
-        metrics: Vec<Vec<Grouped>>,
-        missing: Vec<u64>,
-        row_errors: Vec<u64>,
-        rows: u64,
-    ) -> States {
+    pub(crate) fn folded(fingerprint: [u8; 32], r: crate::score::UnitResult) -> States {
         States {
             fingerprint,
-            metrics,
-            missing,
-            row_errors,
-            rows,
+            metrics: r.states,
+            missing: r.missing,
+            row_errors: r.row_errors,
+            rows: r.rows,
+            invalid: r.invalid,
         }
     }
 
@@ -338,11 +375,12 @@ impl States {
         self.fingerprint
     }
 
-    /// The states as bytes. Layout, version 1: `ESST`; the format version as a little-endian
+    /// The states as bytes. Layout, version 2: `ESST`; the format version as a little-endian
     /// `u16` ([`STATES_FORMAT_VERSION`]); the task's 32-byte fingerprint (SHA-256 of the task
     /// text after placeholder substitution); then, in postcard's wire format, per scorer its
     /// metric states (see `evalscore_metrics::bytes`), per scorer the missing and the
-    /// row-error counts, and the rows folded. Equal states give equal bytes.
+    /// row-error counts, the rows folded, and per scorer the invalid judge replies. Version 1
+    /// (the same without the last) is still read. Equal states give equal bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(128);
         out.extend_from_slice(STATES_MAGIC);
@@ -364,15 +402,33 @@ impl States {
             return Err(Error::new("the states end before their version"));
         };
         let version = u16::from_le_bytes(*version);
-        if version != STATES_FORMAT_VERSION {
+        if version != STATES_FORMAT_VERSION && version != 1 {
             return Err(Error::new(format!(
-                "states of format version {version}; this build reads version {STATES_FORMAT_VERSION}"
+                "states of format version {version}; this build reads versions 1 to {STATES_FORMAT_VERSION}"
             )));
         }
         let Some((fingerprint, body)) = body.split_first_chunk::<32>() else {
             return Err(Error::new("the states end before their task fingerprint"));
         };
-        match postcard::take_from_bytes::<States>(body) {
+        let read = if version == 1 {
+            postcard::take_from_bytes::<StatesV1>(body).map(|(s, rest)| {
+                let n = s.missing.len();
+                (
+                    States {
+                        fingerprint: *fingerprint,
+                        metrics: s.metrics,
+                        missing: s.missing,
+                        row_errors: s.row_errors,
+                        rows: s.rows,
+                        invalid: vec![0; n],
+                    },
+                    rest,
+                )
+            })
+        } else {
+            postcard::take_from_bytes::<States>(body)
+        };
+        match read {
             Ok((s, [])) => Ok(States {
                 fingerprint: *fingerprint,
                 ..s

@@ -40,6 +40,8 @@ pub struct Plan {
     /// and confusion.parquet get one nullable column per entry.
     pub group_columns: Vec<String>,
     output_schema: SchemaRef,
+    /// The judge side of the run (cache, endpoints, counters), when a scorer asks a model.
+    pub(crate) judge: Option<Arc<crate::judging::JudgeRuntime>>,
     /// The schema the plan was bound to.
     input_schema: SchemaRef,
     state_template: Vec<Vec<Grouped>>,
@@ -317,6 +319,7 @@ impl Plan {
             scorers,
             group_columns,
             output_schema: Arc::new(Schema::new(out_fields)),
+            judge: None,
             input_schema: Arc::new(schema.clone()),
             state_template: task
                 .scorers
@@ -367,6 +370,7 @@ impl Plan {
         task: &Task,
         states: &[Vec<Grouped>],
         missing: &[u64],
+        invalid: &[u64],
         row_errors: Option<&[u64]>,
         rows: u64,
     ) -> Vec<MetricRow> {
@@ -390,16 +394,23 @@ impl Plan {
             }
             let mut row = missing_row(s, *miss, rows);
             row.groups = vec![None; self.group_columns.len()];
-            if let Some(errors) = row_errors {
-                let mut e = row.clone();
-                e.metric = "row_errors".to_owned();
-                e.metric_type = "row_errors".to_owned();
-                e.value = Some(errors.get(i).copied().unwrap_or(0) as f64);
-                out.push(row);
-                out.push(e);
-            } else {
-                out.push(row);
-            }
+            let count = |metric: &str, n: u64| {
+                let mut r = row.clone();
+                r.metric = metric.to_owned();
+                r.metric_type = metric.to_owned();
+                r.value = Some(n as f64);
+                r
+            };
+            // Judge replies that could not be read: scored 0.0, never dropped silently.
+            let invalid_row = s
+                .kind
+                .judge()
+                .map(|_| count("invalid", invalid.get(i).copied().unwrap_or(0)));
+            let errors_row =
+                row_errors.map(|e| count("row_errors", e.get(i).copied().unwrap_or(0)));
+            out.push(row);
+            out.extend(invalid_row);
+            out.extend(errors_row);
         }
         out
     }

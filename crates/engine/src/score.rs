@@ -26,6 +26,8 @@ pub struct UnitResult {
     pub rows: u64,
     /// Rows that failed and scored 0.0, per scorer.
     pub row_errors: Vec<u64>,
+    /// Judge replies that could not be read, per scorer.
+    pub invalid: Vec<u64>,
     /// The first [`ROW_ERRORS_LISTED`] of them, in input order.
     pub row_error_list: Vec<RowErrorRecord>,
 }
@@ -73,6 +75,7 @@ pub(crate) fn score_units(
         missing: vec![0; task.scorers.len()],
         rows: 0,
         row_errors: vec![0; task.scorers.len()],
+        invalid: vec![0; task.scorers.len()],
         row_error_list: Vec::new(),
     };
     let copyable = plan.keep_only.contains(&true);
@@ -255,10 +258,21 @@ pub(crate) fn score_batch(
         columns.push(col);
     }
     for (i, (spec, sp)) in task.scorers.iter().zip(&plan.scorers).enumerate() {
+        // A judge scorer's replies for this batch, kept while its rows are scored (again
+        // around a failed row), so no request goes twice.
+        let memo = std::cell::RefCell::new(std::collections::HashMap::new());
+        let judge = match (spec.kind.judge(), plan.judge.as_deref()) {
+            (Some(_), Some(runtime)) => Some(crate::judging::JudgeCtx {
+                runtime,
+                memo: &memo,
+            }),
+            _ => None,
+        };
         let input = ScorerInput {
             batch,
             model_output: model_output.as_ref(),
             raw_output,
+            judge: judge.as_ref(),
         };
         let mut errors = Vec::new();
         let scored =
@@ -269,6 +283,7 @@ pub(crate) fn score_batch(
         acc.row_errors[i] += errors.len() as u64;
         bad.extend(errors.into_iter().map(|(row, e)| (i, row, e)));
         acc.missing[i] += scored.missing;
+        acc.invalid[i] += scored.invalid;
         for (m, state) in spec.metrics.iter().zip(acc.states[i].iter_mut()) {
             let mut inputs: Vec<&dyn Array> = Vec::with_capacity(m.inputs.len());
             for f in &m.inputs {
@@ -321,6 +336,7 @@ struct ScorerInput<'a> {
     batch: &'a RecordBatch,
     model_output: Option<&'a ArrayRef>,
     raw_output: Option<&'a ArrayRef>,
+    judge: Option<&'a crate::judging::JudgeCtx<'a>>,
 }
 
 impl ScorerInput<'_> {
@@ -361,7 +377,7 @@ fn score_rows(
         model_output: input.model_output,
         model_output_raw: input.raw_output,
     };
-    let first = match score_scorer(spec, &whole, rows, needed) {
+    let first = match score_scorer(spec, &whole, rows, needed, input.judge) {
         Ok(s) => return Ok(s),
         Err(e) if !e.per_row || budget.limit == 0 || e.row >= rows => {
             return Err(take_or_stop(e, budget))
@@ -382,7 +398,7 @@ fn score_rows(
                     model_output: m.as_ref(),
                     model_output_raw: r.as_ref(),
                 };
-                match score_scorer(spec, &ctx, rows - start, needed) {
+                match score_scorer(spec, &ctx, rows - start, needed, input.judge) {
                     Ok(s) => {
                         pieces.push(Some(s));
                         break;
@@ -413,6 +429,7 @@ fn score_rows(
                 batch: &b,
                 model_output: m.as_ref(),
                 raw_output: r.as_ref(),
+                judge: input.judge,
             };
             let mut sub_errors = Vec::new();
             let s = score_rows(spec, &sub, needed, budget, &mut sub_errors, depth + 1)?;
@@ -458,7 +475,7 @@ fn assemble(
                 model_output: m.as_ref(),
                 model_output_raw: r.as_ref(),
             };
-            empty = score_scorer(spec, &ctx, 0, needed)?;
+            empty = score_scorer(spec, &ctx, 0, needed, input.judge)?;
             &empty
         }
     };
@@ -476,6 +493,17 @@ fn assemble(
             },
             "completion_validity" => cast(
                 &(Arc::new(StringArray::from(vec!["INVALID"])) as ArrayRef),
+                data_type,
+            )
+            .map_err(|e| internal(&e))?,
+            // A judged row whose request failed.
+            "judge_status" => cast(
+                &(Arc::new(StringArray::from(vec!["error"])) as ArrayRef),
+                data_type,
+            )
+            .map_err(|e| internal(&e))?,
+            "score" => cast(
+                &(Arc::new(arrow::array::Float64Array::from(vec![0.0])) as ArrayRef),
                 data_type,
             )
             .map_err(|e| internal(&e))?,
@@ -502,5 +530,6 @@ fn assemble(
     Ok(Scored {
         fields,
         missing: pieces.iter().flatten().map(|s| s.missing).sum(),
+        invalid: pieces.iter().flatten().map(|s| s.invalid).sum(),
     })
 }

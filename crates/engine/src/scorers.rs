@@ -18,10 +18,12 @@ use std::sync::Arc;
 pub(crate) struct Scored {
     pub fields: BTreeMap<&'static str, ArrayRef>,
     pub missing: u64,
+    /// Judge replies that could not be read (`judge_status = invalid`).
+    pub invalid: u64,
 }
 
 /// A template's value as text: an array, or one scalar for every row.
-enum Text {
+pub(crate) enum Text {
     Array(ArrayRef),
     Scalar(String),
     /// No template: null on every row.
@@ -45,7 +47,7 @@ impl Text {
         }
     }
 
-    fn array(&self, rows: usize) -> ArrayRef {
+    pub(crate) fn array(&self, rows: usize) -> ArrayRef {
         match self {
             Text::Array(a) => Arc::clone(a),
             Text::Scalar(s) => Arc::new(StringArray::from(vec![s.as_str(); rows])),
@@ -117,7 +119,7 @@ fn template_err(t: &Template, e: evalscore_task::TemplateRowError) -> RowError {
 }
 
 /// Evaluates a text template (or the model output when `t` is `None`).
-fn text(t: Option<&Template>, ctx: &RowContext<'_>) -> Result<Text, RowError> {
+pub(crate) fn text(t: Option<&Template>, ctx: &RowContext<'_>) -> Result<Text, RowError> {
     let Some(t) = t else {
         let out = ctx.model_output.ok_or_else(|| RowError {
             row: 0,
@@ -180,7 +182,11 @@ pub(crate) fn score_scorer(
     ctx: &RowContext<'_>,
     rows: usize,
     needed: &std::collections::BTreeSet<&'static str>,
+    judge: Option<&crate::judging::JudgeCtx<'_>>,
 ) -> Result<Scored, RowError> {
+    if let ScorerKind::Judge(j) = &spec.kind {
+        return crate::judging::score_judge(j, ctx, rows, needed, judge);
+    }
     let want = |f: &str| needed.contains(f);
     let mut fields: Fields = BTreeMap::new();
     let norm = spec.normalize.as_deref();
@@ -216,6 +222,7 @@ pub(crate) fn score_scorer(
         ScorerKind::Exact { .. } => score_exact(&x, &spec.kind, &mut fields)?,
         ScorerKind::PassFail { .. } => score_pass_fail(&x, &spec.kind, &mut fields)?,
         ScorerKind::Regex { .. } => score_regex(&x, &spec.kind, &mut fields)?,
+        ScorerKind::Judge(_) => return Err(internal(&"judge scorer")),
     };
     if want("value") {
         fields.insert("value", v.array(rows));
@@ -223,6 +230,7 @@ pub(crate) fn score_scorer(
     Ok(Scored {
         fields,
         missing: missing as u64,
+        invalid: 0,
     })
 }
 

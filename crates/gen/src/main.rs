@@ -8,6 +8,8 @@
 //! * `evalscore-gen examples --out DIR` writes the small example inputs
 //!   (`qa.parquet`, `qa.jsonl`, `mcqa.parquet`, `README.md`) with edge cases on
 //!   fixed row ids; the output is byte-for-byte reproducible.
+//! * `evalscore-gen judge-server [--port 0] [--delay-ms 0]` serves chat completions on
+//!   127.0.0.1 with one fixed classifier reply, for the judge benchmark.
 //! * `evalscore-gen inspect FILE [--ids 1,2,3] [--checksum true]` prints a Parquet
 //!   file's schema, row groups and, optionally, selected rows by `id` and a
 //!   checksum of the content (independent of row group / page layout).
@@ -15,6 +17,7 @@
 //! No randomness source other than a seeded splitmix64 is used.
 
 mod examples;
+mod judge_server;
 mod rng;
 mod synthetic;
 
@@ -36,7 +39,8 @@ const USAGE: &str = "usage:
   evalscore-gen synthetic --rows N --out FILE [--row-group-size 1000000] [--seed 42] [--batch-size 65536]
   evalscore-gen examples --out DIR
   evalscore-gen inspect FILE [--ids 1,2,3] [--checksum true]
-  evalscore-gen read FILE... --columns a,b,c [--threads 2]   (evalscore's reader, no scoring)";
+  evalscore-gen read FILE... --columns a,b,c [--threads 2]   (evalscore's reader, no scoring)
+  evalscore-gen judge-server [--port 0] [--delay-ms 0]   (an instant OpenAI-compatible judge, for the judge benchmark)";
 
 /// Writer settings shared by all outputs: zstd, fixed `created_by` so the bytes
 /// do not depend on the parquet crate version, and a row-count row group limit.
@@ -242,6 +246,13 @@ fn main() -> Result<(), Error> {
         }
         "inspect" => inspect(&Args::parse(argv, &["ids", "checksum"])?),
         "read" => read_floor(&Args::parse(argv, &["columns", "threads"])?),
+        "judge-server" => {
+            let args = Args::parse(argv, &["port", "delay-ms"])?;
+            judge_server::serve(
+                args.get("port", Some(0))?,
+                std::time::Duration::from_millis(args.get("delay-ms", Some(0))?),
+            )
+        }
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

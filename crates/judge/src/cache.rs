@@ -1,4 +1,5 @@
-//! The persistent reply cache (SQLite through `rusqlite`, bundled; WAL mode).
+//! The persistent reply cache (SQLite through `rusqlite`, bundled; WAL mode, synchronous
+//! NORMAL).
 
 use rusqlite::{params, Connection, OptionalExtension};
 use std::io::BufRead;
@@ -81,6 +82,11 @@ impl Cache {
         };
         let conn = Connection::open(path).map_err(sql)?;
         conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql)?;
+        // In WAL mode, NORMAL syncs at checkpoints, not at every commit: a killed process
+        // still keeps every committed reply (they are in the WAL file); only a power loss can
+        // take the last ones, which a rerun sends again.
+        conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql)?;

@@ -24,4 +24,4 @@ pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats}
 pub use client::{send, RequestError, RetryPolicy, Sent};
 pub use pace::Pace;
 pub use request::{ChatRequest, Message};
-pub use window::{judge_window, Endpoint, JudgeError, Stats};
+pub use window::{judge_window, Endpoint, Gate, JudgeError, Live, Stats};

@@ -4,8 +4,9 @@
 
 use crate::{send, Cache, CacheError, CachedReply, ChatRequest, RequestError, RetryPolicy};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How to call one model.
@@ -18,6 +19,58 @@ pub struct Endpoint {
     pub policy: RetryPolicy,
     /// Requests-per-minute and tokens-per-minute limits, shared by the workers.
     pub pace: Option<std::sync::Arc<std::sync::Mutex<crate::Pace>>>,
+    /// The model's limit on requests in flight, shared by every window sent at once (each
+    /// window also starts at most `concurrency` threads).
+    pub gate: Option<std::sync::Arc<Gate>>,
+    /// Counters that a progress display reads while windows are under way.
+    pub live: Option<std::sync::Arc<Live>>,
+}
+
+/// A counting semaphore: at most `limit` holders at once.
+#[derive(Debug)]
+pub struct Gate {
+    limit: usize,
+    held: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Gate {
+    pub fn new(limit: usize) -> Gate {
+        Gate {
+            limit: limit.max(1),
+            held: Mutex::new(0),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn enter(&self) -> GateGuard<'_> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        while *held >= self.limit {
+            held = self.freed.wait(held).unwrap_or_else(|p| p.into_inner());
+        }
+        *held += 1;
+        GateGuard(self)
+    }
+}
+
+struct GateGuard<'a>(&'a Gate);
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        let mut held = self.0.held.lock().unwrap_or_else(|p| p.into_inner());
+        *held -= 1;
+        self.0.freed.notify_one();
+    }
+}
+
+/// Live counters of one model, summed over the windows under way and done.
+#[derive(Debug, Default)]
+pub struct Live {
+    pub in_flight: AtomicU64,
+    pub requests_sent: AtomicU64,
+    pub cache_hits: AtomicU64,
+    pub retries: AtomicU64,
+    pub tokens: AtomicU64,
 }
 
 /// What judging cost, per model; summed over windows.
@@ -65,6 +118,9 @@ pub fn judge_window(
         match cache.map(|c| c.get(key)).transpose()?.flatten() {
             Some(reply) => {
                 stats.cache_hits += 1;
+                if let Some(live) = &endpoint.live {
+                    live.cache_hits.fetch_add(1, Ordering::Relaxed);
+                }
                 replies.insert(key.clone(), Ok(reply));
             }
             None if offline => {
@@ -95,12 +151,32 @@ pub fn judge_window(
                         .unwrap_or_else(|_| Instant::now());
                     std::thread::sleep(start.saturating_duration_since(Instant::now()));
                 }
+                let gate = endpoint.gate.as_deref().map(Gate::enter);
+                if let Some(live) = &endpoint.live {
+                    live.in_flight.fetch_add(1, Ordering::Relaxed);
+                }
                 let r = send(
                     agent,
                     &requests[i],
                     endpoint.api_key.as_deref(),
                     &endpoint.policy,
                 );
+                drop(gate);
+                if let Some(live) = &endpoint.live {
+                    live.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    let (attempts, tokens) = match &r {
+                        Ok(s) => (
+                            s.attempts,
+                            s.reply.prompt_tokens + s.reply.completion_tokens,
+                        ),
+                        Err(e) => (e.attempts, 0),
+                    };
+                    live.requests_sent
+                        .fetch_add(u64::from(attempts), Ordering::Relaxed);
+                    live.retries
+                        .fetch_add(u64::from(attempts.saturating_sub(1)), Ordering::Relaxed);
+                    live.tokens.fetch_add(tokens, Ordering::Relaxed);
+                }
                 if let (Some(pace), Ok(sent)) = (&endpoint.pace, &r) {
                     if let Ok(mut p) = pace.lock() {
                         p.spent(

@@ -106,6 +106,8 @@ fn endpoint(concurrency: usize) -> Endpoint {
             ..RetryPolicy::default()
         },
         pace: None,
+        gate: None,
+        live: None,
     }
 }
 

@@ -94,6 +94,14 @@ pub fn parse_label(reply: &str, labels: &[&str], keys: &[&str]) -> LabelReply {
     }
 }
 
+/// The `reasoning` string of a JSON answer, if the reply is one that has it.
+pub fn reasoning(reply: &str) -> Option<String> {
+    json_object(reply)?
+        .get("reasoning")
+        .and_then(|v| v.as_str())
+        .map(str::to_owned)
+}
+
 /// Reads `reply` as a number in `[min, max]` (see the module docs).
 pub fn parse_grade(reply: &str, min: f64, max: f64, keys: &[&str]) -> (Option<f64>, ParsedFrom) {
     let in_range = |g: f64| (min..=max).contains(&g);

@@ -7,10 +7,12 @@
 //! [`MetricSpec`]s and its templates, each a [`Template`] compiled once and classified
 //! ([`TemplateKind`]) so that a plain column reference or a literal is never rendered row by row.
 //! [`Template::evaluate`] turns a template into an Arrow array for one record batch.
-//! A top-level `models:` map names judge endpoints ([`ModelSpec`]).
+//! A top-level `models:` map names judge endpoints ([`ModelSpec`]), which the model-graded
+//! scorers ([`judge`]) ask by `model_key`.
 //! Every error is a [`TaskError`] that points at the task file's line and column.
 
 mod error;
+pub mod judge;
 mod models;
 mod parse;
 mod placeholders;

@@ -32,6 +32,12 @@ const SCORER_TYPES: &[&str] = &[
     "exact",
     "regex",
     "pass_fail",
+    "model_as_a_judge_classifier",
+    "model_as_a_judge_scorer",
+    "model_graded_fact",
+    "model_graded_closed_qa",
+    "model_graded_security",
+    "model_graded_custom",
 ];
 const COMMON_SCORER_KEYS: &[&str] = &[
     "type",
@@ -152,7 +158,13 @@ impl Task {
         let mut compiler = TemplateCompiler::new();
         let mut scorers = Vec::with_capacity(scorer_nodes.len());
         for node in scorer_nodes {
-            scorers.push(parse_scorer(node, &mut compiler, &mut warnings, base_dir)?);
+            scorers.push(parse_scorer(
+                node,
+                &mut compiler,
+                &mut warnings,
+                base_dir,
+                &models,
+            )?);
         }
         assign_keys(&mut scorers)?;
         let env = Arc::new(compiler.finish());
@@ -250,6 +262,7 @@ fn parse_scorer(
     compiler: &mut TemplateCompiler,
     warnings: &mut Vec<String>,
     base_dir: Option<&Path>,
+    models: &BTreeMap<String, crate::ModelSpec>,
 ) -> Result<ScorerSpec, TaskError> {
     let mut condition_slot: Option<Template> = None;
     let map = node.map("a scorer")?;
@@ -275,6 +288,7 @@ fn parse_scorer(
         "custom" => &["condition", "ground_truth", "value"],
         "exact" | "pass_fail" => &["expected_output", "value"],
         "regex" => &["pattern", "ground_truth", "value"],
+        t if crate::judge::own_keys(t).is_some() => crate::judge::own_keys(t).unwrap_or(&[]),
         other => {
             let hint = match crate::error::did_you_mean(other, SCORER_TYPES) {
                 Some(s) => format!(
@@ -288,7 +302,19 @@ fn parse_scorer(
                 .with_hint(hint));
         }
     };
-    let allowed: Vec<&str> = COMMON_SCORER_KEYS.iter().chain(own_keys).copied().collect();
+    let judged = crate::judge::JUDGE_TYPES.contains(&scorer_type.as_str());
+    // A judge reads the whole reply: `normalize:` and `extract:` have nothing to apply to.
+    let common: &[&str] = if judged {
+        &COMMON_SCORER_KEYS[..COMMON_SCORER_KEYS.len() - 3]
+    } else {
+        COMMON_SCORER_KEYS
+    };
+    let allowed: Vec<&str> = common
+        .iter()
+        .chain(own_keys)
+        .chain(judged.then_some(&"write_scores"))
+        .copied()
+        .collect();
     map.check_keys(&allowed, &format!("scorer `{scorer_type}`"))?;
 
     let what = |key: &str| format!("{scorer_type}.{key}");
@@ -306,6 +332,16 @@ fn parse_scorer(
             condition_slot = Some(c);
         }
     }
+    let mut judge = if judged {
+        Some(crate::judge::parse_judge(
+            &scorer_type,
+            &map,
+            compiler,
+            models,
+        )?)
+    } else {
+        None
+    };
     let mut template = |key: &str| -> Result<Option<Template>, TaskError> {
         match map.get(key) {
             None => Ok(None),
@@ -320,6 +356,10 @@ fn parse_scorer(
         })
     };
     let kind = match scorer_type.as_str() {
+        _ if judged => match judge.take() {
+            Some(j) => ScorerKind::Judge(Box::new(j)),
+            None => return Err(map.err("internal error: judge scorer not parsed")),
+        },
         t @ ("match" | "includes" | "fuzzy_match" | "not_match" | "not_includes"
         | "not_fuzzy_match") => {
             let negate = t.starts_with("not_");

@@ -119,6 +119,8 @@ pub enum ScorerKind {
         expected_output: Option<Template>,
         value: Option<Template>,
     },
+    /// A model-graded scorer: AI GO!'s `model_as_a_judge_*`, Baserun's `model_graded_*`.
+    Judge(Box<crate::judge::JudgeScorer>),
 }
 
 /// Whether a scorer field holds numbers or text.
@@ -174,6 +176,27 @@ const EXACT_FIELDS: &[ScorerField] = &[
     field("value", FieldKind::Text, false),
     field("expected", FieldKind::Text, false),
 ];
+const CLASSIFIER_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("predicted_label", FieldKind::Text, true),
+    field("ground_truth_label", FieldKind::Text, true),
+    field("reasoning", FieldKind::Text, true),
+    field("confidence", FieldKind::Number, true),
+    field("judge_status", FieldKind::Text, true),
+];
+const GRADER_FIELDS: &[ScorerField] = &[
+    field("score", FieldKind::Number, true),
+    field("is_correct", FieldKind::Number, true),
+    field("grade", FieldKind::Number, true),
+    field("reasoning", FieldKind::Text, true),
+    field("judge_status", FieldKind::Text, true),
+];
+const GRADED_FIELDS: &[ScorerField] = &[
+    field("choice", FieldKind::Text, true),
+    field("score", FieldKind::Number, true),
+    field("is_correct", FieldKind::Number, true),
+    field("judge_status", FieldKind::Text, true),
+];
 const PASS_FAIL_FIELDS: &[ScorerField] = &[
     field("is_correct", FieldKind::Number, true),
     field("value", FieldKind::Text, false),
@@ -192,6 +215,11 @@ impl ScorerKind {
             ScorerKind::ValidJson { .. } | ScorerKind::CheckInjection { .. } => DETAILS_FIELDS,
             ScorerKind::Exact { .. } => EXACT_FIELDS,
             ScorerKind::PassFail { .. } => PASS_FAIL_FIELDS,
+            ScorerKind::Judge(j) => match j.kind {
+                crate::judge::JudgeKind::Classifier { .. } => CLASSIFIER_FIELDS,
+                crate::judge::JudgeKind::Grader { .. } => GRADER_FIELDS,
+                crate::judge::JudgeKind::Graded { .. } => GRADED_FIELDS,
+            },
         }
     }
 
@@ -207,6 +235,7 @@ impl ScorerKind {
             | ScorerKind::Exact { value, .. }
             | ScorerKind::Regex { value, .. }
             | ScorerKind::PassFail { value, .. } => value.as_ref(),
+            ScorerKind::Judge(j) => j.value(),
         }
     }
 
@@ -256,6 +285,7 @@ impl ScorerKind {
                 .chain(choices.as_ref())
                 .chain(value.as_ref())
                 .collect(),
+            ScorerKind::Judge(j) => j.templates(),
         }
     }
 
@@ -315,6 +345,15 @@ impl ScorerKind {
                 .chain(choices.as_mut())
                 .chain(value.as_mut())
                 .collect(),
+            ScorerKind::Judge(j) => j.templates_mut(),
+        }
+    }
+
+    /// The judge scorer's definition, for a model-graded scorer.
+    pub fn judge(&self) -> Option<&crate::judge::JudgeScorer> {
+        match self {
+            ScorerKind::Judge(j) => Some(j),
+            _ => None,
         }
     }
 }

@@ -19,6 +19,8 @@ pub(crate) struct RunInfo<'a> {
     pub finished_at: &'a str,
     pub threads: usize,
     pub wall_seconds: f64,
+    /// What the judge models cost, when a scorer asked one (`judge` in run.json).
+    pub judge: Option<Value>,
 }
 
 /// run.json's content.
@@ -65,5 +67,9 @@ pub(super) fn run_json(info: &RunInfo<'_>) -> Value {
         "wall_seconds": info.wall_seconds,
         "outputs": OUTPUT_FILES,
     });
+    let mut v = v;
+    if let (Some(j), Some(obj)) = (&info.judge, v.as_object_mut()) {
+        obj.insert("judge".to_owned(), j.clone());
+    }
     v
 }

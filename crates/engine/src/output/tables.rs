@@ -217,6 +217,23 @@ pub(super) fn metrics_json(
                 "rows": total,
                 "missing": missing.iter().find(|(k, _)| *k == s.key).map_or(0, |(_, m)| *m),
             });
+            // A judge scorer's unreadable replies: a count beside `missing`, and the
+            // `invalid` row metrics.parquet also has.
+            if let Some(inv) = rows
+                .iter()
+                .find(|r| r.scorer == s.key && r.metric_type == "invalid")
+            {
+                let n = inv.value.unwrap_or(0.0);
+                o["invalid"] = json!(n as u64);
+                metrics.push(json!({
+                    "name": "invalid",
+                    "type": "invalid",
+                    "field": "rows",
+                    "n": total,
+                    "value": n,
+                    "figures": [{"stat": "count", "label": null, "value": n, "n": total}],
+                }));
+            }
             // Under `--max-row-errors`, the failed rows: a count beside `missing`, and
             // the `row_errors` row metrics.parquet also has.
             if let Some(errors) = row_errors {

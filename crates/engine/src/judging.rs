@@ -1,0 +1,809 @@
+//! Model-graded scorers in the engine: a batch's rows are one window of requests.
+//!
+//! Per batch and judge scorer: the prompt templates are rendered for every row, each row's
+//! request is built (a row whose submission or another prompt part is null is *missing* and
+//! sends nothing), the window's replies come from [`JudgeRuntime::replies`] (identical requests
+//! sent once, cached replies reused, the rest sent by the judge crate's own threads, at most
+//! the model's `concurrency` in flight over all workers together), and each reply is read by
+//! the deterministic parsers of `evalscore_kernels::judge`. A reply that cannot be read scores
+//! 0.0 with `judge_status = invalid` and is counted; a request that fails after its retries
+//! (or, `--offline`, is not cached) is a row error.
+//!
+//! Memory: one window is one record batch (the reader's batch size), and the cache is on disk,
+//! so a run of any length holds at most a few windows of prompts and replies.
+
+use crate::row_error::{CellRef, RowError};
+use crate::scorers::{text, Scored, Text};
+use crate::Error;
+use arrow::array::{ArrayRef, Float64Array, StringArray};
+use evalscore_judge::{
+    judge_window, Cache, CachedReply, ChatRequest, Endpoint, Gate, JudgeError, Live, Message, Pace,
+    RetryPolicy, Stats,
+};
+use evalscore_kernels::judge::{parse_grade, parse_label, reasoning, ParsedFrom};
+use evalscore_task::judge::{
+    classifier_instruction, grader_instruction, JudgeKind, JudgeScorer, JUDGE_PARSER_VERSION,
+};
+use evalscore_task::{RowContext, Task};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where judge replies are cached.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum JudgeCache {
+    /// `$XDG_CACHE_HOME/evalscore/judge.sqlite`, else `~/.cache/evalscore/judge.sqlite`.
+    #[default]
+    Default,
+    /// `--cache PATH`.
+    Path(PathBuf),
+    /// `--no-cache`: every request is sent (identical ones of a window still once).
+    Off,
+}
+
+/// How a run's judge scorers reach their models.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgeOptions {
+    pub cache: JudgeCache,
+    /// `--offline`: send nothing; a reply missing from the cache is a row error.
+    pub offline: bool,
+}
+
+/// What judging cost one model, for run.json and the library's caller.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelStats {
+    /// The `models:` key.
+    pub model_key: String,
+    /// The model name sent in requests.
+    pub model: String,
+    pub stats: Stats,
+    /// Wall time workers spent waiting for this model's replies (summed over workers).
+    pub waited: Duration,
+}
+
+/// Live counters over every model, for a progress line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JudgeProgress {
+    pub rows_judged: u64,
+    pub in_flight: u64,
+    pub requests_sent: u64,
+    pub cache_hits: u64,
+    pub retries: u64,
+    pub tokens: u64,
+}
+
+/// The judge side of a bound task: the cache, each model's endpoint and counters.
+pub struct JudgeRuntime {
+    cache_path: Option<PathBuf>,
+    /// Open connections to the cache, one taken per window in progress.
+    pool: Mutex<Vec<Cache>>,
+    offline: bool,
+    models: BTreeMap<String, ModelRuntime>,
+    rows_judged: AtomicU64,
+}
+
+struct ModelRuntime {
+    model: String,
+    endpoint: Endpoint,
+    live: Arc<Live>,
+    stats: Mutex<Stats>,
+    /// Wall time workers spent waiting for this model's windows (summed over workers).
+    waited: Mutex<Duration>,
+}
+
+impl std::fmt::Debug for JudgeRuntime {
+    // The endpoints hold API keys: never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgeRuntime")
+            .field("cache_path", &self.cache_path)
+            .field("offline", &self.offline)
+            .field("models", &self.models.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl JudgeRuntime {
+    /// The runtime of `task`'s judge scorers; `None` when it has none. Opens the cache (so a
+    /// cache that cannot be opened fails the run before any row is read) and reads each used
+    /// model's API key from its `api_key_env`.
+    pub fn new(task: &Task, opts: &JudgeOptions) -> Result<Option<JudgeRuntime>, Error> {
+        let used: BTreeSet<&str> = task
+            .scorers
+            .iter()
+            .filter_map(|s| s.kind.judge())
+            .map(|j| j.model_key.as_str())
+            .collect();
+        if used.is_empty() {
+            return Ok(None);
+        }
+        let cache_path = match &opts.cache {
+            JudgeCache::Off => None,
+            JudgeCache::Path(p) => Some(p.clone()),
+            JudgeCache::Default => {
+                Some(evalscore_judge::default_cache_path().ok_or_else(|| {
+                    Error::new("no judge cache path: neither XDG_CACHE_HOME nor HOME is set")
+                        .hint("give one with --cache PATH, or run with --no-cache")
+                })?)
+            }
+        };
+        let mut pool = Vec::new();
+        if let Some(p) = &cache_path {
+            pool.push(Cache::open(p).map_err(cache_error)?);
+        } else if opts.offline {
+            return Err(
+                Error::new("--offline needs the judge cache, and --no-cache turns it off")
+                    .hint("drop --no-cache (or give --cache PATH) to score from cached replies"),
+            );
+        }
+        let mut models = BTreeMap::new();
+        for key in used {
+            let Some(spec) = task.models.get(key) else {
+                continue;
+            };
+            let api_key = match &spec.api_key_env {
+                None => None,
+                Some(var) if opts.offline => std::env::var(var).ok(),
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    Error::new(format!(
+                        "the environment variable `{var}` (models.{key}.api_key_env) is not set"
+                    ))
+                    .kind(crate::ErrorKind::Task)
+                    .hint(format!(
+                        "export {var}=... with the API key of model `{key}`"
+                    ))
+                })?),
+            };
+            let live = Arc::new(Live::default());
+            let pace = Pace::new(spec.requests_per_minute, spec.tokens_per_minute);
+            let endpoint = Endpoint {
+                api_key,
+                concurrency: spec.concurrency as usize,
+                policy: RetryPolicy {
+                    max_retries: spec.max_retries,
+                    timeout: Duration::from_secs_f64(spec.timeout_s),
+                    ..RetryPolicy::default()
+                },
+                pace: pace.is_limited().then(|| Arc::new(Mutex::new(pace))),
+                gate: Some(Arc::new(Gate::new(spec.concurrency as usize))),
+                live: Some(Arc::clone(&live)),
+            };
+            models.insert(
+                key.to_owned(),
+                ModelRuntime {
+                    model: spec.model.clone(),
+                    endpoint,
+                    live,
+                    stats: Mutex::new(Stats::default()),
+                    waited: Mutex::new(Duration::ZERO),
+                },
+            );
+        }
+        Ok(Some(JudgeRuntime {
+            cache_path,
+            pool: Mutex::new(pool),
+            offline: opts.offline,
+            models,
+            rows_judged: AtomicU64::new(0),
+        }))
+    }
+
+    /// What each model cost so far, in `models:` key order.
+    pub fn stats(&self) -> Vec<ModelStats> {
+        self.models
+            .iter()
+            .map(|(k, m)| ModelStats {
+                model_key: k.clone(),
+                model: m.model.clone(),
+                stats: *m.stats.lock().unwrap_or_else(|p| p.into_inner()),
+                waited: *m.waited.lock().unwrap_or_else(|p| p.into_inner()),
+            })
+            .collect()
+    }
+
+    /// The live counters, summed over models.
+    pub fn progress(&self) -> JudgeProgress {
+        let mut p = JudgeProgress {
+            rows_judged: self.rows_judged.load(Ordering::Relaxed),
+            ..JudgeProgress::default()
+        };
+        for m in self.models.values() {
+            p.in_flight += m.live.in_flight.load(Ordering::Relaxed);
+            p.requests_sent += m.live.requests_sent.load(Ordering::Relaxed);
+            p.cache_hits += m.live.cache_hits.load(Ordering::Relaxed);
+            p.retries += m.live.retries.load(Ordering::Relaxed);
+            p.tokens += m.live.tokens.load(Ordering::Relaxed);
+        }
+        p
+    }
+
+    /// The cache file, unless the cache is off.
+    pub fn cache_path(&self) -> Option<&std::path::Path> {
+        self.cache_path.as_deref()
+    }
+
+    /// Whether `key` is cached (false without a cache).
+    pub(crate) fn is_cached(&self, key: &str) -> Result<bool, Error> {
+        self.with_cache(|c| match c {
+            Some(c) => c.get(key).map(|r| r.is_some()).map_err(cache_error),
+            None => Ok(false),
+        })
+    }
+
+    fn with_cache<T>(
+        &self,
+        f: impl FnOnce(Option<&Cache>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let Some(path) = &self.cache_path else {
+            return f(None);
+        };
+        let taken = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let cache = match taken {
+            Some(c) => c,
+            None => Cache::open(path).map_err(cache_error)?,
+        };
+        let out = f(Some(&cache));
+        self.pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(cache);
+        out
+    }
+
+    /// The replies of `requests` (to model `model_key`), in order. `memo` holds this batch's
+    /// replies already got: a batch scored again around a failed row asks nothing twice.
+    fn replies(
+        &self,
+        model_key: &str,
+        requests: &[ChatRequest],
+        memo: &RefCell<HashMap<String, Result<CachedReply, JudgeError>>>,
+    ) -> Result<Vec<Result<CachedReply, JudgeError>>, Error> {
+        let model = self.models.get(model_key).ok_or_else(|| {
+            Error::new(format!(
+                "internal error: judge model `{model_key}` not set up"
+            ))
+            .kind(crate::ErrorKind::Internal)
+        })?;
+        let keys: Vec<String> = requests.iter().map(ChatRequest::key).collect();
+        // Rows whose request repeats an earlier row's of this window are counted once here;
+        // a window scored again (around a failed row) finds every key in `memo`.
+        let mut repeated = 0u64;
+        let fresh: Vec<usize> = {
+            let memo = memo.borrow();
+            let mut seen = BTreeSet::new();
+            (0..requests.len())
+                .filter(|&i| {
+                    if memo.contains_key(&keys[i]) {
+                        return false;
+                    }
+                    let first = seen.insert(&keys[i]);
+                    repeated += u64::from(!first);
+                    first
+                })
+                .collect()
+        };
+        model
+            .stats
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .deduplicated += repeated;
+        if !fresh.is_empty() {
+            let batch: Vec<ChatRequest> = fresh.iter().map(|&i| requests[i].clone()).collect();
+            let mut stats = Stats::default();
+            let started = std::time::Instant::now();
+            let got = self.with_cache(|cache| {
+                judge_window(&batch, cache, &model.endpoint, self.offline, &mut stats)
+                    .map_err(cache_error)
+            });
+            *model.waited.lock().unwrap_or_else(|p| p.into_inner()) += started.elapsed();
+            // Counted even when the cache failed midway: those requests were sent.
+            add_stats(
+                &mut model.stats.lock().unwrap_or_else(|p| p.into_inner()),
+                &stats,
+            );
+            let mut memo = memo.borrow_mut();
+            for (&i, r) in fresh.iter().zip(got?) {
+                memo.insert(keys[i].clone(), r);
+            }
+        }
+        let memo = memo.borrow();
+        Ok(keys
+            .iter()
+            .map(|k| memo.get(k).cloned().unwrap_or(Err(JudgeError::Offline)))
+            .collect())
+    }
+}
+
+/// run.json's `judge` object: the cache, `--offline`, per model what it cost, and per judge
+/// scorer the replies that could not be read.
+pub(crate) fn stats_json(
+    rt: &JudgeRuntime,
+    invalid: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    let models: serde_json::Map<String, serde_json::Value> = rt
+        .stats()
+        .into_iter()
+        .map(|m| {
+            let s = m.stats;
+            (
+                m.model_key,
+                serde_json::json!({
+                    "model": m.model,
+                    "requests_sent": s.requests_sent,
+                    "cache_hits": s.cache_hits,
+                    "deduplicated": s.deduplicated,
+                    "retries": s.retries,
+                    "failures": s.failures,
+                    "prompt_tokens": s.prompt_tokens,
+                    "completion_tokens": s.completion_tokens,
+                    "wait_seconds": m.waited.as_secs_f64(),
+                    "backoff_seconds": s.waited.as_secs_f64(),
+                }),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "cache": rt.cache_path().map(|p| p.display().to_string()),
+        "offline": rt.offline,
+        "models": models,
+        "invalid": invalid,
+    })
+}
+
+fn add_stats(total: &mut Stats, s: &Stats) {
+    total.requests_sent += s.requests_sent;
+    total.cache_hits += s.cache_hits;
+    total.deduplicated += s.deduplicated;
+    total.retries += s.retries;
+    total.failures += s.failures;
+    total.prompt_tokens += s.prompt_tokens;
+    total.completion_tokens += s.completion_tokens;
+    total.waited += s.waited;
+}
+
+/// An error's message and causes on one line, for a row error's message.
+fn error_text(e: &Error) -> String {
+    let mut s = e.message.clone();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+fn cache_error(e: evalscore_judge::CacheError) -> Error {
+    Error::new("the judge cache failed")
+        .caused_by(e.to_string())
+        .hint("check the --cache path (a SQLite file on a local disk), or run with --no-cache")
+}
+
+/// What score_judge reads besides the rows: the runtime and this batch's replies so far.
+pub(crate) struct JudgeCtx<'a> {
+    pub runtime: &'a JudgeRuntime,
+    pub memo: &'a RefCell<HashMap<String, Result<CachedReply, JudgeError>>>,
+}
+
+/// A row's request, or why it has none.
+enum RowRequest {
+    /// A prompt part (the submission, ...) is null: nothing is sent.
+    Missing,
+    Send(ChatRequest),
+}
+
+/// Builds every row's request of a judge scorer.
+pub(crate) fn requests(
+    j: &JudgeScorer,
+    ctx: &RowContext<'_>,
+    rows: usize,
+) -> Result<Vec<Option<ChatRequest>>, RowError> {
+    let texts = |t: Option<&evalscore_task::Template>| -> Result<Vec<Option<String>>, RowError> {
+        let v = text(t, ctx)?;
+        texts_of(&v, rows)
+    };
+    let build = |messages: Vec<Message>| ChatRequest {
+        base_url: j.model.base_url.clone(),
+        model: j.model.model.clone(),
+        messages,
+        temperature: j.model.temperature,
+        seed: j.model.seed,
+        max_tokens: j.model.max_tokens,
+        parser_version: JUDGE_PARSER_VERSION,
+    };
+    let system_user = |system: &Option<evalscore_task::Template>,
+                       user: &evalscore_task::Template,
+                       instruction: String|
+     -> Result<Vec<RowRequest>, RowError> {
+        let sys = match system {
+            Some(t) => texts(Some(t))?,
+            None => vec![Some(String::new()); rows],
+        };
+        let usr = texts(Some(user))?;
+        Ok(sys
+            .into_iter()
+            .zip(usr)
+            .map(|(s, u)| match (s, u) {
+                (Some(s), Some(u)) => {
+                    let system = if s.is_empty() {
+                        instruction.clone()
+                    } else {
+                        format!("{s}\n\n{instruction}")
+                    };
+                    RowRequest::Send(build(vec![
+                        Message {
+                            role: "system".to_owned(),
+                            content: system,
+                        },
+                        Message {
+                            role: "user".to_owned(),
+                            content: u,
+                        },
+                    ]))
+                }
+                _ => RowRequest::Missing,
+            })
+            .collect())
+    };
+    let reqs = match &j.kind {
+        JudgeKind::Classifier {
+            system_prompt,
+            user_prompt,
+            correct_labels,
+            incorrect_labels,
+            ..
+        } => {
+            let labels: Vec<&str> = correct_labels
+                .iter()
+                .chain(incorrect_labels)
+                .map(String::as_str)
+                .collect();
+            system_user(system_prompt, user_prompt, classifier_instruction(&labels))?
+        }
+        JudgeKind::Grader {
+            system_prompt,
+            user_prompt,
+            score_min,
+            score_max,
+            ..
+        } => system_user(
+            system_prompt,
+            user_prompt,
+            grader_instruction(*score_min, *score_max),
+        )?,
+        JudgeKind::Graded {
+            family,
+            parts,
+            choices,
+            ..
+        } => {
+            let columns: Vec<Vec<Option<String>>> = parts
+                .iter()
+                .map(|(_, t)| texts(t.as_ref()))
+                .collect::<Result<_, _>>()?;
+            (0..rows)
+                .map(|r| {
+                    let row: Option<Vec<&str>> = columns.iter().map(|c| c[r].as_deref()).collect();
+                    match row {
+                        Some(p) => RowRequest::Send(build(vec![Message {
+                            role: "user".to_owned(),
+                            content: family.prompt(&p, choices),
+                        }])),
+                        None => RowRequest::Missing,
+                    }
+                })
+                .collect()
+        }
+    };
+    Ok(reqs
+        .into_iter()
+        .map(|r| match r {
+            RowRequest::Send(c) => Some(c),
+            RowRequest::Missing => None,
+        })
+        .collect())
+}
+
+/// A template's value as one optional string per row.
+fn texts_of(v: &Text, rows: usize) -> Result<Vec<Option<String>>, RowError> {
+    let a = v.array(rows);
+    let col = evalscore_text::TextColumn::new(a.as_ref(), "value").map_err(|e| RowError {
+        row: 0,
+        message: e.to_string(),
+        ..RowError::default()
+    })?;
+    Ok((0..rows).map(|r| col.get(r).map(str::to_owned)).collect())
+}
+
+/// Scores a judge scorer over one batch.
+pub(crate) fn score_judge(
+    j: &JudgeScorer,
+    ctx: &RowContext<'_>,
+    rows: usize,
+    needed: &BTreeSet<&'static str>,
+    judge: Option<&JudgeCtx<'_>>,
+) -> Result<Scored, RowError> {
+    let judge = judge.ok_or_else(|| RowError {
+        row: 0,
+        message: "internal error: a judge scorer without a judge runtime".to_owned(),
+        ..RowError::default()
+    })?;
+    let reqs = requests(j, ctx, rows)?;
+    let to_send: Vec<ChatRequest> = reqs.iter().flatten().cloned().collect();
+    let got = judge
+        .runtime
+        .replies(&j.model_key, &to_send, judge.memo)
+        .map_err(|e| RowError {
+            row: 0,
+            message: error_text(&e),
+            hint: e.hint.clone(),
+            ..RowError::default()
+        })?;
+    let mut got = got.into_iter();
+    let mut replies: Vec<Option<CachedReply>> = Vec::with_capacity(rows);
+    for (row, r) in reqs.iter().enumerate() {
+        if r.is_none() {
+            replies.push(None);
+            continue;
+        }
+        match got.next() {
+            Some(Ok(reply)) => replies.push(Some(reply)),
+            Some(Err(e)) => {
+                return Err(RowError {
+                    row,
+                    message: format!(
+                        "judge model `{}` ({}): {e}",
+                        j.model_key, j.model.base_url
+                    ),
+                    per_row: true,
+                    hint: Some(match e {
+                        JudgeError::Offline => "run without --offline to send it, or `evalscore judge export` and `judge import` it through a Batch API".to_owned(),
+                        JudgeError::Request(_) => "the request was retried as `max_retries` allows; a rerun sends only the requests without a cached reply".to_owned(),
+                    }),
+                    cell: Some(Box::new(CellRef {
+                        column: Some(j.model_key.clone()),
+                        value: None,
+                    })),
+                    ..RowError::default()
+                })
+            }
+            None => {
+                return Err(RowError {
+                    row,
+                    message: "internal error: fewer judge replies than requests".to_owned(),
+                    ..RowError::default()
+                })
+            }
+        }
+    }
+    judge
+        .runtime
+        .rows_judged
+        .fetch_add(rows as u64, Ordering::Relaxed);
+    read_replies(j, ctx, rows, needed, &replies)
+}
+
+/// Turns the replies (`None`: a missing row) into the scorer's fields.
+fn read_replies(
+    j: &JudgeScorer,
+    ctx: &RowContext<'_>,
+    rows: usize,
+    needed: &BTreeSet<&'static str>,
+    replies: &[Option<CachedReply>],
+) -> Result<Scored, RowError> {
+    let want = |f: &str| needed.contains(f);
+    let mut fields: BTreeMap<&'static str, ArrayRef> = BTreeMap::new();
+    let missing = replies.iter().filter(|r| r.is_none()).count() as u64;
+    let mut invalid = 0u64;
+    let status = |from: Option<ParsedFrom>| match from {
+        None => "missing",
+        Some(f) => f.status(),
+    };
+    let mut statuses: Vec<&'static str> = Vec::with_capacity(rows);
+    match &j.kind {
+        JudgeKind::Classifier {
+            correct_labels,
+            incorrect_labels,
+            ground_truth_label,
+            ..
+        } => {
+            let labels: Vec<&str> = correct_labels
+                .iter()
+                .chain(incorrect_labels)
+                .map(String::as_str)
+                .collect();
+            let mut correct = Vec::with_capacity(rows);
+            let mut predicted = Vec::with_capacity(rows);
+            let mut reasons = Vec::with_capacity(rows);
+            let mut confidence = Vec::with_capacity(rows);
+            for r in replies {
+                let parsed = r
+                    .as_ref()
+                    .map(|r| parse_label(&r.content, &labels, &["prediction", "label"]));
+                let from = parsed.as_ref().map(|p| p.from);
+                invalid += u64::from(from == Some(ParsedFrom::Invalid));
+                statuses.push(status(from));
+                let label = parsed.as_ref().and_then(|p| p.label.clone());
+                correct.push(Some(f64::from(u8::from(
+                    label.as_ref().is_some_and(|l| correct_labels.contains(l)),
+                ))));
+                predicted.push(label);
+                reasons.push(parsed.as_ref().and_then(|p| p.reasoning.clone()));
+                confidence.push(parsed.as_ref().and_then(|p| p.confidence));
+            }
+            fields.insert("is_correct", Arc::new(Float64Array::from(correct)));
+            if want("predicted_label") {
+                fields.insert("predicted_label", Arc::new(StringArray::from(predicted)));
+            }
+            if want("reasoning") {
+                fields.insert("reasoning", Arc::new(StringArray::from(reasons)));
+            }
+            if want("confidence") {
+                fields.insert("confidence", Arc::new(Float64Array::from(confidence)));
+            }
+            if want("ground_truth_label") {
+                let gt = match ground_truth_label {
+                    Some(t) => text(Some(t), ctx)?.array(rows),
+                    None => Arc::new(StringArray::new_null(rows)),
+                };
+                let gt =
+                    evalscore_text::to_text(&gt, "ground_truth_label").map_err(|e| RowError {
+                        row: 0,
+                        message: e.to_string(),
+                        ..RowError::default()
+                    })?;
+                fields.insert("ground_truth_label", gt);
+            }
+        }
+        JudgeKind::Grader {
+            score_min,
+            score_max,
+            pass_threshold,
+            ..
+        } => {
+            let (mut score, mut correct, mut grade, mut reasons) = (
+                Vec::with_capacity(rows),
+                Vec::with_capacity(rows),
+                Vec::with_capacity(rows),
+                Vec::with_capacity(rows),
+            );
+            for r in replies {
+                let parsed = r
+                    .as_ref()
+                    .map(|r| parse_grade(&r.content, *score_min, *score_max, &["score", "grade"]));
+                let from = parsed.map(|p| p.1);
+                invalid += u64::from(from == Some(ParsedFrom::Invalid));
+                statuses.push(status(from));
+                let g = parsed.and_then(|p| p.0);
+                let s = g.map_or(0.0, |g| (g - score_min) / (score_max - score_min));
+                score.push(Some(s));
+                correct.push(Some(f64::from(u8::from(
+                    g.is_some() && s >= *pass_threshold,
+                ))));
+                grade.push(g);
+                reasons.push(r.as_ref().and_then(|r| reasoning(&r.content)));
+            }
+            fields.insert("score", Arc::new(Float64Array::from(score)));
+            fields.insert("is_correct", Arc::new(Float64Array::from(correct)));
+            if want("grade") {
+                fields.insert("grade", Arc::new(Float64Array::from(grade)));
+            }
+            if want("reasoning") {
+                fields.insert("reasoning", Arc::new(StringArray::from(reasons)));
+            }
+        }
+        JudgeKind::Graded {
+            choices,
+            pass_threshold,
+            ..
+        } => {
+            let labels: Vec<&str> = choices.iter().map(|(l, _)| l.as_str()).collect();
+            let (mut choice, mut score, mut correct) = (
+                Vec::with_capacity(rows),
+                Vec::with_capacity(rows),
+                Vec::with_capacity(rows),
+            );
+            for r in replies {
+                let parsed = r
+                    .as_ref()
+                    .map(|r| parse_label(&r.content, &labels, &["choice", "answer"]));
+                let from = parsed.as_ref().map(|p| p.from);
+                invalid += u64::from(from == Some(ParsedFrom::Invalid));
+                statuses.push(status(from));
+                let label = parsed.and_then(|p| p.label);
+                let s = label
+                    .as_ref()
+                    .and_then(|l| choices.iter().find(|(c, _)| c == l))
+                    .map_or(0.0, |(_, s)| *s);
+                score.push(Some(s));
+                correct.push(Some(f64::from(u8::from(
+                    label.is_some() && s >= *pass_threshold,
+                ))));
+                choice.push(label);
+            }
+            fields.insert("score", Arc::new(Float64Array::from(score)));
+            fields.insert("is_correct", Arc::new(Float64Array::from(correct)));
+            if want("choice") {
+                fields.insert("choice", Arc::new(StringArray::from(choice)));
+            }
+        }
+    }
+    if want("judge_status") {
+        fields.insert("judge_status", Arc::new(StringArray::from(statuses)));
+    }
+    fields.retain(|name, _| needed.contains(name));
+    Ok(Scored {
+        fields,
+        missing,
+        invalid,
+    })
+}
+
+/// The Batch API request lines of every row of `batch` whose reply is not cached, per judge
+/// scorer, for `evalscore judge export`. Duplicates within the call are left out; `seen`
+/// carries the keys written so far across calls.
+pub(crate) fn uncached_requests(
+    task: &Task,
+    runtime: &JudgeRuntime,
+    ctx: &RowContext<'_>,
+    rows: usize,
+    seen: &mut std::collections::HashSet<String>,
+) -> Result<Vec<String>, RowError> {
+    let mut lines = Vec::new();
+    for spec in &task.scorers {
+        let Some(j) = spec.kind.judge() else {
+            continue;
+        };
+        for r in requests(j, ctx, rows)
+            .map_err(|mut e| {
+                e.message = format!("scorer `{}`: {}", spec.key, e.message);
+                e
+            })?
+            .into_iter()
+            .flatten()
+        {
+            let key = r.key();
+            if seen.contains(&key) {
+                continue;
+            }
+            let cached = runtime.is_cached(&key).map_err(|e| RowError {
+                row: 0,
+                message: error_text(&e),
+                hint: e.hint.clone(),
+                ..RowError::default()
+            })?;
+            if !cached {
+                lines.push(r.batch_line());
+            }
+            seen.insert(key);
+        }
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_add_up() {
+        let mut t = Stats::default();
+        let s = Stats {
+            requests_sent: 3,
+            cache_hits: 2,
+            deduplicated: 1,
+            retries: 1,
+            failures: 0,
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            waited: Duration::from_millis(5),
+        };
+        add_stats(&mut t, &s);
+        add_stats(&mut t, &s);
+        assert_eq!(t.requests_sent, 6);
+        assert_eq!(t.prompt_tokens, 20);
+        assert_eq!(t.waited, Duration::from_millis(10));
+    }
+}
