@@ -492,7 +492,7 @@ fn every_judge_type_scores_from_the_replies_and_a_rerun_sends_nothing() {
 
 #[test]
 fn the_request_is_exactly_what_the_task_says() {
-    let s = Setup::new(&ROWS.lines().next().unwrap().to_owned());
+    let s = Setup::new(ROWS.lines().next().unwrap());
     ok(&s.run("out", &["--no-cache"]));
     let bodies = s.seen.bodies.lock().unwrap().clone();
     assert_eq!(bodies.len(), 6);
@@ -569,7 +569,7 @@ fn a_failed_request_is_a_row_error_after_its_retries() {
 
 #[test]
 fn offline_without_a_cached_reply_is_a_row_error() {
-    let s = Setup::new(&ROWS.lines().next().unwrap().to_owned());
+    let s = Setup::new(ROWS.lines().next().unwrap());
     let o = s.run("out", &["--offline"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(s.sent(), 0);

@@ -43,6 +43,8 @@ pub enum GradedFamily {
 }
 
 /// How a judge scorer asks and how its reply is read.
+// One per scorer, never in bulk: boxing the larger variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum JudgeKind {
     /// `model_as_a_judge_classifier`: the judge names a label; correct iff it is one of
