@@ -822,3 +822,44 @@ fn a_run_killed_midway_resumes_with_only_the_unfinished_requests() {
     let rj = run_json(&s.path("out"));
     assert_eq!(rj["judge"]["models"]["judge"]["cache_hits"], kept as u64);
 }
+
+#[test]
+fn judges_and_string_rules_in_one_task_score_alike() {
+    let s = Setup::new(ROWS);
+    // A string rule first and last: the judge windows go out while they are scored.
+    let task = TASK.replace(
+        "  scorers:\n",
+        "  scorers:\n    - type: string_equals\n      key: first\n      ground_truth: \"{{ sample.answer }}\"\n",
+    ) + "    - type: string_equals\n      key: last\n      ground_truth: \"{{ sample.answer }}\"\n";
+    std::fs::write(s.path("task.yaml"), task).unwrap();
+    ok(&s.run("out", &[]));
+    assert_eq!(s.sent(), DISTINCT);
+    let mixed = read_parquet(&s.path("out/scores.parquet"));
+    let names = column_names(&mixed);
+    assert_eq!(names[1], "first__is_correct");
+    assert_eq!(names[names.len() - 1], "last__is_correct");
+    assert_eq!(
+        floats(&mixed, "last__is_correct"),
+        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
+    );
+    // The judge columns are those of the judge-only task.
+    std::fs::write(s.path("task.yaml"), TASK).unwrap();
+    ok(&s.run("alone", &[]));
+    let alone = read_parquet(&s.path("alone/scores.parquet"));
+    for name in column_names(&alone) {
+        if name != "id" {
+            assert_eq!(
+                strings_or_floats(&mixed, &name),
+                strings_or_floats(&alone, &name),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// A column's values as text, whatever its type, for comparisons.
+fn strings_or_floats(b: &arrow::array::RecordBatch, col: &str) -> Vec<String> {
+    let a = b.column_by_name(col).unwrap();
+    let f = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default()).unwrap();
+    (0..a.len()).map(|i| f.value(i).to_string()).collect()
+}

@@ -5,7 +5,8 @@
 //! sends nothing), the window's replies come from [`JudgeRuntime::replies`] (identical requests
 //! sent once, cached replies reused, the rest sent by the judge crate's own threads, at most
 //! the model's `concurrency` in flight over all workers together), and each reply is read by
-//! the deterministic parsers of `evalscore_kernels::judge`. A reply that cannot be read scores
+//! the deterministic parsers of `evalscore_kernels::judge`. While a batch's windows are sent
+//! (by a helper thread, [`prefetch`]), its worker scores the batch's other scorers. A reply that cannot be read scores
 //! 0.0 with `judge_status = invalid` and is counted; a request that fails after its retries
 //! (or, `--offline`, is not cached) is a row error.
 //!
@@ -25,7 +26,6 @@ use evalscore_task::judge::{
     classifier_instruction, grader_instruction, JudgeKind, JudgeScorer, JUDGE_PARSER_VERSION,
 };
 use evalscore_task::{RowContext, Task};
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -258,7 +258,7 @@ impl JudgeRuntime {
         &self,
         model_key: &str,
         requests: &[ChatRequest],
-        memo: &RefCell<HashMap<String, Result<CachedReply, JudgeError>>>,
+        memo: &Memo,
     ) -> Result<Vec<Result<CachedReply, JudgeError>>, Error> {
         let model = self.models.get(model_key).ok_or_else(|| {
             Error::new(format!(
@@ -271,7 +271,7 @@ impl JudgeRuntime {
         // a window scored again (around a failed row) finds every key in `memo`.
         let mut repeated = 0u64;
         let fresh: Vec<usize> = {
-            let memo = memo.borrow();
+            let memo = memo.lock().unwrap_or_else(|p| p.into_inner());
             let mut seen = BTreeSet::new();
             (0..requests.len())
                 .filter(|&i| {
@@ -303,12 +303,12 @@ impl JudgeRuntime {
                 &mut model.stats.lock().unwrap_or_else(|p| p.into_inner()),
                 &stats,
             );
-            let mut memo = memo.borrow_mut();
+            let mut memo = memo.lock().unwrap_or_else(|p| p.into_inner());
             for (&i, r) in fresh.iter().zip(got?) {
                 memo.insert(keys[i].clone(), r);
             }
         }
-        let memo = memo.borrow();
+        let memo = memo.lock().unwrap_or_else(|p| p.into_inner());
         Ok(keys
             .iter()
             .map(|k| memo.get(k).cloned().unwrap_or(Err(JudgeError::Offline)))
@@ -381,10 +381,34 @@ fn cache_error(e: evalscore_judge::CacheError) -> Error {
         .hint("check the --cache path (a SQLite file on a local disk), or run with --no-cache")
 }
 
+/// A batch's replies of one judge scorer, by request key.
+pub(crate) type Memo = Mutex<HashMap<String, Result<CachedReply, JudgeError>>>;
+
 /// What score_judge reads besides the rows: the runtime and this batch's replies so far.
 pub(crate) struct JudgeCtx<'a> {
     pub runtime: &'a JudgeRuntime,
-    pub memo: &'a RefCell<HashMap<String, Result<CachedReply, JudgeError>>>,
+    pub memo: &'a Memo,
+}
+
+/// Sends every judge scorer's window of this batch into `memos` (by scorer index), while the
+/// caller scores the other scorers. Failures are left for the scoring pass to meet again and
+/// report (a prompt that cannot be rendered, a cache that fails): nothing is lost here.
+pub(crate) fn prefetch(
+    task: &Task,
+    runtime: &JudgeRuntime,
+    ctx: &RowContext<'_>,
+    rows: usize,
+    memos: &[Memo],
+) {
+    for (spec, memo) in task.scorers.iter().zip(memos) {
+        let Some(j) = spec.kind.judge() else {
+            continue;
+        };
+        if let Ok(reqs) = requests(j, ctx, rows) {
+            let to_send: Vec<ChatRequest> = reqs.into_iter().flatten().collect();
+            let _ = runtime.replies(&j.model_key, &to_send, memo);
+        }
+    }
 }
 
 /// A row's request, or why it has none.

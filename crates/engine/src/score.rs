@@ -257,77 +257,112 @@ pub(crate) fn score_batch(
         };
         columns.push(col);
     }
-    for (i, (spec, sp)) in task.scorers.iter().zip(&plan.scorers).enumerate() {
-        // A judge scorer's replies for this batch, kept while its rows are scored (again
-        // around a failed row), so no request goes twice.
-        let memo = std::cell::RefCell::new(std::collections::HashMap::new());
-        let judge = match (spec.kind.judge(), plan.judge.as_deref()) {
-            (Some(_), Some(runtime)) => Some(crate::judging::JudgeCtx {
-                runtime,
-                memo: &memo,
-            }),
-            _ => None,
-        };
-        let input = ScorerInput {
-            batch,
-            model_output: model_output.as_ref(),
-            raw_output,
-            judge: judge.as_ref(),
-        };
-        let mut errors = Vec::new();
-        let scored =
-            score_rows(spec, &input, &sp.needed, budget, &mut errors, 0).map_err(|mut e| {
-                e.message = format!("scorer `{}`: {}", spec.key, e.message);
-                e
-            })?;
-        acc.row_errors[i] += errors.len() as u64;
-        bad.extend(errors.into_iter().map(|(row, e)| (i, row, e)));
-        acc.missing[i] += scored.missing;
-        acc.invalid[i] += scored.invalid;
-        for (m, state) in spec.metrics.iter().zip(acc.states[i].iter_mut()) {
-            let mut inputs: Vec<&dyn Array> = Vec::with_capacity(m.inputs.len());
-            for f in &m.inputs {
-                let values = scored.fields.get(f.as_str()).ok_or_else(|| RowError {
-                    row: 0,
-                    message: format!("field `{f}` was not computed"),
-                    hint: None,
-                    ..RowError::default()
-                })?;
-                inputs.push(values.as_ref());
+    // Each judge scorer's replies for this batch, kept while its rows are scored (again
+    // around a failed row), so no request goes twice.
+    let memos: Vec<crate::judging::Memo> =
+        task.scorers.iter().map(|_| Default::default()).collect();
+    let judged = |i: &usize| task.scorers[*i].kind.judge().is_some();
+    // The other scorers first, then the judge scorers, whose windows a helper thread sends
+    // meanwhile: the CPU work of this batch does not wait for the judge.
+    let order: Vec<usize> = (0..task.scorers.len())
+        .filter(|i| !judged(i))
+        .chain((0..task.scorers.len()).filter(judged))
+        .collect();
+    let mut per_scorer: Vec<Vec<ArrayRef>> = vec![Vec::new(); task.scorers.len()];
+    let prefetch = plan.judge.as_deref().filter(|_| {
+        let n = order.iter().filter(|i| judged(i)).count();
+        n > 0 && n < order.len()
+    });
+    std::thread::scope(|scope| -> Result<(), RowError> {
+        let mut fetching = prefetch.map(|runtime| {
+            let (memos, model_output) = (&memos, model_output.as_ref());
+            scope.spawn(move || {
+                let ctx = RowContext {
+                    batch,
+                    model_output,
+                    model_output_raw: raw_output,
+                };
+                crate::judging::prefetch(task, runtime, &ctx, batch.num_rows(), memos);
+            })
+        });
+        for i in order.iter().copied() {
+            let (spec, sp) = (&task.scorers[i], &plan.scorers[i]);
+            if spec.kind.judge().is_some() {
+                if let Some(f) = fetching.take() {
+                    f.join()
+                        .map_err(|_| internal(&"the judge prefetch thread panicked"))?;
+                }
             }
-            let keys = if m.group_by.is_empty() {
-                None
-            } else {
-                if !groups.contains_key(&m.group_by) {
-                    let cols: Vec<ArrayRef> = m
-                        .group_by
-                        .iter()
-                        .filter_map(|c| batch.column_by_name(c).cloned())
-                        .collect();
-                    let k = GroupKeys::compute(&cols).map_err(|e| RowError {
+            let judge = match (spec.kind.judge(), plan.judge.as_deref()) {
+                (Some(_), Some(runtime)) => Some(crate::judging::JudgeCtx {
+                    runtime,
+                    memo: &memos[i],
+                }),
+                _ => None,
+            };
+            let input = ScorerInput {
+                batch,
+                model_output: model_output.as_ref(),
+                raw_output,
+                judge: judge.as_ref(),
+            };
+            let mut errors = Vec::new();
+            let scored =
+                score_rows(spec, &input, &sp.needed, budget, &mut errors, 0).map_err(|mut e| {
+                    e.message = format!("scorer `{}`: {}", spec.key, e.message);
+                    e
+                })?;
+            acc.row_errors[i] += errors.len() as u64;
+            bad.extend(errors.into_iter().map(|(row, e)| (i, row, e)));
+            acc.missing[i] += scored.missing;
+            acc.invalid[i] += scored.invalid;
+            for (m, state) in spec.metrics.iter().zip(acc.states[i].iter_mut()) {
+                let mut inputs: Vec<&dyn Array> = Vec::with_capacity(m.inputs.len());
+                for f in &m.inputs {
+                    let values = scored.fields.get(f.as_str()).ok_or_else(|| RowError {
                         row: 0,
-                        message: format!("scorer `{}`: metric `{}`: {e}", spec.key, m.name),
+                        message: format!("field `{f}` was not computed"),
                         hint: None,
                         ..RowError::default()
                     })?;
-                    groups.insert(m.group_by.clone(), k);
+                    inputs.push(values.as_ref());
                 }
-                groups.get(&m.group_by)
-            };
-            state.update(&inputs, keys).map_err(|e| RowError {
+                let keys = if m.group_by.is_empty() {
+                    None
+                } else {
+                    if !groups.contains_key(&m.group_by) {
+                        let cols: Vec<ArrayRef> = m
+                            .group_by
+                            .iter()
+                            .filter_map(|c| batch.column_by_name(c).cloned())
+                            .collect();
+                        let k = GroupKeys::compute(&cols).map_err(|e| RowError {
+                            row: 0,
+                            message: format!("scorer `{}`: metric `{}`: {e}", spec.key, m.name),
+                            hint: None,
+                            ..RowError::default()
+                        })?;
+                        groups.insert(m.group_by.clone(), k);
+                    }
+                    groups.get(&m.group_by)
+                };
+                state.update(&inputs, keys).map_err(|e| RowError {
                 row: 0,
                 message: format!("scorer `{}`: metric `{}`: {e}", spec.key, m.name),
                 hint: Some("metric states are bounded (docs/errors-and-limits.md, Limits): fold a field with fewer distinct values, or group by fewer columns".to_owned()),
                 whole_file: true,
                 ..RowError::default()
             })?;
-        }
-        for name in &sp.written {
-            if let Some(a) = scored.fields.get(name) {
-                columns.push(Arc::clone(a));
+            }
+            for name in &sp.written {
+                if let Some(a) = scored.fields.get(name) {
+                    per_scorer[i].push(Arc::clone(a));
+                }
             }
         }
-    }
+        Ok(())
+    })?;
+    columns.extend(per_scorer.into_iter().flatten());
     Ok(columns)
 }
 
