@@ -3,7 +3,7 @@
 use crate::template::Template;
 use crate::Location;
 use evalscore_kernels::pattern::SearchPattern;
-use evalscore_kernels::{Extractor, JsonSchema, MatchMode, Needles, Normalizer};
+use evalscore_kernels::{Extractor, JsonSchema, Lexical, MatchMode, Needles, Normalizer, Tolerance};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -119,6 +119,48 @@ pub enum ScorerKind {
         expected_output: Option<Template>,
         value: Option<Template>,
     },
+    /// inspect_ai's `match(numeric=True)`: the value's number equals the expected number
+    /// within a tolerance.
+    NumericMatch {
+        expected: Template,
+        tolerance: Tolerance,
+        value: Option<Template>,
+    },
+    /// promptfoo's `contains-all`: every expected string is a substring of the value.
+    IncludesAll {
+        expected: Template,
+        value: Option<Template>,
+    },
+    /// promptfoo's `not-regex`: `pattern` is not found in the value.
+    NotRegex {
+        pattern: Arc<SearchPattern>,
+        value: Option<Template>,
+    },
+    /// promptfoo's `contains-json`: some substring is a JSON object or array (fitting `schema`).
+    ContainsJson {
+        schema: Option<Arc<JsonSchema>>,
+        value: Option<Template>,
+    },
+    /// The graded scorers `f1`, `rouge`, `bleu`, `chrf`, `levenshtein` and `similarity`:
+    /// `score` in [0, 1] and `is_correct` = `score >= threshold`.
+    Graded {
+        measure: GradedMeasure,
+        expected: Template,
+        threshold: f64,
+        value: Option<Template>,
+    },
+}
+
+/// What a graded scorer measures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GradedMeasure {
+    Lexical(Lexical),
+    /// `similarity` with `method: embedding`: cosine similarity of the embeddings that the
+    /// endpoint `models.<model_key>` gives.
+    Embedding {
+        model_key: String,
+        location: Option<Location>,
+    },
 }
 
 /// Whether a scorer field holds numbers or text.
@@ -174,6 +216,16 @@ const EXACT_FIELDS: &[ScorerField] = &[
     field("value", FieldKind::Text, false),
     field("expected", FieldKind::Text, false),
 ];
+const VALUE_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("value", FieldKind::Text, false),
+];
+const GRADED_FIELDS: &[ScorerField] = &[
+    field("score", FieldKind::Number, true),
+    field("is_correct", FieldKind::Number, true),
+    field("value", FieldKind::Text, false),
+    field("expected", FieldKind::Text, false),
+];
 const PASS_FAIL_FIELDS: &[ScorerField] = &[
     field("is_correct", FieldKind::Number, true),
     field("value", FieldKind::Text, false),
@@ -192,6 +244,10 @@ impl ScorerKind {
             ScorerKind::ValidJson { .. } | ScorerKind::CheckInjection { .. } => DETAILS_FIELDS,
             ScorerKind::Exact { .. } => EXACT_FIELDS,
             ScorerKind::PassFail { .. } => PASS_FAIL_FIELDS,
+            ScorerKind::NumericMatch { .. } | ScorerKind::IncludesAll { .. } => MATCH_FIELDS,
+            ScorerKind::NotRegex { .. } => VALUE_FIELDS,
+            ScorerKind::ContainsJson { .. } => DETAILS_FIELDS,
+            ScorerKind::Graded { .. } => GRADED_FIELDS,
         }
     }
 
@@ -206,7 +262,12 @@ impl ScorerKind {
             | ScorerKind::Custom { value, .. }
             | ScorerKind::Exact { value, .. }
             | ScorerKind::Regex { value, .. }
-            | ScorerKind::PassFail { value, .. } => value.as_ref(),
+            | ScorerKind::PassFail { value, .. }
+            | ScorerKind::NumericMatch { value, .. }
+            | ScorerKind::IncludesAll { value, .. }
+            | ScorerKind::NotRegex { value, .. }
+            | ScorerKind::ContainsJson { value, .. }
+            | ScorerKind::Graded { value, .. } => value.as_ref(),
         }
     }
 
@@ -256,16 +317,28 @@ impl ScorerKind {
                 .chain(choices.as_ref())
                 .chain(value.as_ref())
                 .collect(),
+            ScorerKind::NumericMatch {
+                expected, value, ..
+            }
+            | ScorerKind::IncludesAll { expected, value }
+            | ScorerKind::Graded {
+                expected, value, ..
+            } => std::iter::once(expected).chain(value.as_ref()).collect(),
+            ScorerKind::NotRegex { value, .. } | ScorerKind::ContainsJson { value, .. } => {
+                value.iter().collect()
+            }
         }
     }
 
     /// The templates whose value may be a list as well as text: `choices` of
-    /// `string_equals_mcqa` and `expected` of the match family. Every other template is read
-    /// as text.
+    /// `string_equals_mcqa` and `expected` of the match family, `includes_all` and the graded
+    /// scorers. Every other template is read as text.
     pub fn list_templates(&self) -> Vec<&Template> {
         match self {
             ScorerKind::StringEqualsMcqa { choices, .. } => choices.iter().collect(),
-            ScorerKind::Match { expected, .. } => vec![expected],
+            ScorerKind::Match { expected, .. }
+            | ScorerKind::IncludesAll { expected, .. }
+            | ScorerKind::Graded { expected, .. } => vec![expected],
             _ => Vec::new(),
         }
     }
@@ -315,6 +388,16 @@ impl ScorerKind {
                 .chain(choices.as_mut())
                 .chain(value.as_mut())
                 .collect(),
+            ScorerKind::NumericMatch {
+                expected, value, ..
+            }
+            | ScorerKind::IncludesAll { expected, value }
+            | ScorerKind::Graded {
+                expected, value, ..
+            } => std::iter::once(expected).chain(value.as_mut()).collect(),
+            ScorerKind::NotRegex { value, .. } | ScorerKind::ContainsJson { value, .. } => {
+                value.iter_mut().collect()
+            }
         }
     }
 }
