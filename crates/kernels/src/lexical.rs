@@ -208,11 +208,11 @@ pub fn rouge(prediction: &str, reference: &str, variant: RougeVariant) -> f64 {
 }
 
 fn rouge_n(p: &[String], r: &[String], n: usize) -> f64 {
-    let grams = |t: &[String]| t.windows(n).map(|w| w.to_vec()).collect::<Vec<_>>();
-    let (pg, rg) = (grams(p), grams(r));
-    let overlap = common(rg.iter(), pg.iter()) as f64;
-    let precision = overlap / pg.len().max(1) as f64;
-    let recall = overlap / rg.len().max(1) as f64;
+    let (pg, rg) = (p.windows(n), r.windows(n));
+    let (p_count, r_count) = (pg.len(), rg.len());
+    let overlap = common(rg, pg) as f64;
+    let precision = overlap / p_count.max(1) as f64;
+    let recall = overlap / r_count.max(1) as f64;
     fmeasure(precision, recall)
 }
 
@@ -384,26 +384,63 @@ fn chrf_words(s: &str) -> Vec<String> {
     out
 }
 
-/// The n-gram counters of chrF++, one per order: characters (whitespace removed) 1..=6, then
-/// words 1..=2.
-fn chrf_ngrams(s: &str) -> Vec<HashMap<Vec<String>, u64>> {
-    let chars: Vec<String> = s
-        .chars()
-        .filter(|&c| !py_space(c))
-        .map(String::from)
-        .collect();
-    let words = chrf_words(s);
-    let mut out = Vec::with_capacity(CHRF_CHAR_ORDER + CHRF_WORD_ORDER);
-    for (tokens, order) in [(&chars, CHRF_CHAR_ORDER), (&words, CHRF_WORD_ORDER)] {
-        for n in 1..=order {
-            let mut m: HashMap<Vec<String>, u64> = HashMap::new();
-            for w in tokens.windows(n) {
-                *m.entry(w.to_vec()).or_default() += 1;
-            }
-            out.push(m);
+/// A text's chrF++ material: the text without whitespace and its word tokens.
+struct ChrfText {
+    compact: String,
+    words: Vec<String>,
+}
+
+impl ChrfText {
+    fn new(s: &str) -> Self {
+        ChrfText {
+            compact: s.chars().filter(|&c| !py_space(c)).collect(),
+            words: chrf_words(s),
         }
     }
-    out
+
+    /// The n-gram counters, one per order: characters 1..=6 (slices of the text without
+    /// whitespace), then words 1..=2.
+    fn ngrams(&self) -> (Vec<HashMap<&str, u64>>, Vec<HashMap<&[String], u64>>) {
+        let bounds: Vec<usize> = self
+            .compact
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(self.compact.len()))
+            .collect();
+        let chars = (1..=CHRF_CHAR_ORDER)
+            .map(|n| {
+                let mut m: HashMap<&str, u64> = HashMap::new();
+                for w in bounds.windows(n + 1) {
+                    *m.entry(&self.compact[w[0]..w[n]]).or_default() += 1;
+                }
+                m
+            })
+            .collect();
+        let words = (1..=CHRF_WORD_ORDER)
+            .map(|n| {
+                let mut m: HashMap<&[String], u64> = HashMap::new();
+                for w in self.words.windows(n) {
+                    *m.entry(w).or_default() += 1;
+                }
+                m
+            })
+            .collect();
+        (chars, words)
+    }
+}
+
+/// sacrebleu's `_get_match_statistics`: `[hyp, ref, match]` counts of one order; the
+/// hypothesis count is 0 when the reference has no n-gram of this order.
+fn chrf_stats<K: std::hash::Hash + Eq>(h: &HashMap<K, u64>, r: &HashMap<K, u64>) -> [u64; 3] {
+    let (mut hyp_count, mut matched) = (0, 0);
+    for (g, &c) in h {
+        hyp_count += c;
+        if let Some(&rc) = r.get(g) {
+            matched += c.min(rc);
+        }
+    }
+    let hyp_count = if r.is_empty() { 0 } else { hyp_count };
+    [hyp_count, r.values().sum(), matched]
 }
 
 /// sacrebleu's `CHRF._compute_f_score` over `[hyp, ref, match]` counts per order, in [0, 100].
@@ -434,24 +471,17 @@ fn chrf_f_score(stats: &[[u64; 3]]) -> f64 {
 /// sacrebleu's chrF++ (`CHRF(word_order=2)`) sentence score, divided by 100. Several
 /// references: the one with the best score.
 pub fn chrf<S: AsRef<str>>(hypothesis: &str, references: &[S]) -> f64 {
-    let hyp = chrf_ngrams(hypothesis);
+    let hyp_text = ChrfText::new(hypothesis);
+    let (hyp_chars, hyp_words) = hyp_text.ngrams();
     let mut best = -1.0f64;
     for r in references {
-        let refs = chrf_ngrams(r.as_ref());
-        let stats: Vec<[u64; 3]> = hyp
+        let ref_text = ChrfText::new(r.as_ref());
+        let (ref_chars, ref_words) = ref_text.ngrams();
+        let stats: Vec<[u64; 3]> = hyp_chars
             .iter()
-            .zip(&refs)
-            .map(|(h, r)| {
-                let (mut hyp_count, mut matched) = (0, 0);
-                for (g, &c) in h {
-                    hyp_count += c;
-                    if let Some(&rc) = r.get(g) {
-                        matched += c.min(rc);
-                    }
-                }
-                let hyp_count = if r.is_empty() { 0 } else { hyp_count };
-                [hyp_count, r.values().sum(), matched]
-            })
+            .zip(&ref_chars)
+            .map(|(h, r)| chrf_stats(h, r))
+            .chain(hyp_words.iter().zip(&ref_words).map(|(h, r)| chrf_stats(h, r)))
             .collect();
         best = best.max(chrf_f_score(&stats));
     }

@@ -66,21 +66,6 @@ pub(crate) fn parse_kind(
                 .with_hint(format!("e.g. `{key}: {example}`"))
         })
     };
-    let graded = |measure: GradedMeasure,
-                  template: &mut Compile<'_>|
-     -> Result<ScorerKind, TaskError> {
-        let threshold = threshold(scorer_type, map)?;
-        let expected = template("expected")?.ok_or_else(|| {
-            map.err(format!("scorer `{scorer_type}` needs `expected`"))
-                .with_hint("e.g. `expected: \"{{ sample.answer }}\"` or a list of references")
-        })?;
-        Ok(ScorerKind::Graded {
-            measure,
-            expected,
-            threshold,
-            value: template("value")?,
-        })
-    };
     Ok(match scorer_type {
         "numeric_match" => {
             let expected = required("expected", "\"{{ sample.answer }}\"")?;
@@ -125,11 +110,13 @@ pub(crate) fn parse_kind(
                 value: template("value")?,
             }
         }
-        "f1" => graded(GradedMeasure::Lexical(Lexical::F1), template)?,
-        "bleu" => graded(GradedMeasure::Lexical(Lexical::Bleu), template)?,
-        "chrf" => graded(GradedMeasure::Lexical(Lexical::Chrf), template)?,
-        "levenshtein" => graded(GradedMeasure::Lexical(Lexical::Levenshtein), template)?,
+        "f1" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::F1), template)?,
+        "bleu" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::Bleu), template)?,
+        "chrf" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::Chrf), template)?,
+        "levenshtein" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::Levenshtein), template)?,
         "rouge" => graded(
+            scorer_type,
+            map,
             GradedMeasure::Lexical(Lexical::Rouge(variant(scorer_type, map)?)),
             template,
         )?,
@@ -179,8 +166,28 @@ pub(crate) fn parse_kind(
                         .with_hint(h));
                 }
             };
-            graded(measure, template)?
+            graded(scorer_type, map, measure, template)?
         }
+    })
+}
+
+/// A graded scorer: `expected` and `threshold` are required.
+fn graded(
+    scorer_type: &str,
+    map: &MapNode<'_>,
+    measure: GradedMeasure,
+    template: &mut Compile<'_>,
+) -> Result<ScorerKind, TaskError> {
+    let threshold = threshold(scorer_type, map)?;
+    let expected = template("expected")?.ok_or_else(|| {
+        map.err(format!("scorer `{scorer_type}` needs `expected`"))
+            .with_hint("e.g. `expected: \"{{ sample.answer }}\"` or a list of references")
+    })?;
+    Ok(ScorerKind::Graded {
+        measure,
+        expected,
+        threshold,
+        value: template("value")?,
     })
 }
 

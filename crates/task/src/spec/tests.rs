@@ -109,7 +109,7 @@ fn unknown_scorer_type_suggests() {
     );
     assert_eq!(
         e.hint.as_deref(),
-        Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa, match, includes, fuzzy_match, not_match, not_includes, not_fuzzy_match, valid_json, check_injection, custom, exact, regex, pass_fail")
+        Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa, match, includes, fuzzy_match, not_match, not_includes, not_fuzzy_match, valid_json, check_injection, custom, exact, regex, pass_fail, numeric_match, includes_all, not_regex, contains_json, f1, rouge, bleu, chrf, levenshtein, similarity")
     );
 }
 
