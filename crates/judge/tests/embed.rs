@@ -2,7 +2,8 @@
 //! `llama-server` in embedding mode (`--embeddings --pooling mean`) with SmolLM2-135M, built
 //! and cached by `scripts/setup/llama-server.sh` and started on 127.0.0.1 here. Checked: the
 //! protocol, the vectors' dimension (the model's hidden size, 576), that the same request
-//! gives the same vectors, and cosine similarity on them.
+//! gives the same vectors (to 1e-4: llama.cpp is not bit-reproducible across requests), and
+//! cosine similarity on them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use evalscore_judge::{cosine, send_embeddings, EmbeddingRequest, RetryPolicy};
@@ -133,8 +134,18 @@ fn a_real_server_gives_deterministic_vectors() {
         assert_eq!(v.len(), 576, "SmolLM2-135M's hidden size");
         assert!(v.iter().all(|x| x.is_finite()));
     }
-    // The same request gives the same vectors.
-    assert_eq!(first.vectors, second.vectors);
+    // The same request gives the same vectors, up to the last bits of llama.cpp's float
+    // arithmetic (its batches are not bit-reproducible from one request to the next).
+    for (a, b) in first.vectors.iter().zip(&second.vectors) {
+        let diff = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(diff < 1e-4, "largest difference between two replies: {diff}");
+        let c = cosine(a, b).unwrap();
+        assert!((c - 1.0).abs() < 1e-6, "cosine between two replies: {c}");
+    }
     let (cat, revenue, cat_again) = (&first.vectors[0], &first.vectors[1], &first.vectors[2]);
     let same = cosine(cat, cat).unwrap();
     assert!((same - 1.0).abs() < 1e-12, "cosine(a, a) = {same}");
