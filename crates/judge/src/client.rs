@@ -61,8 +61,14 @@ pub fn send(
         "{}/chat/completions",
         request.base_url.trim_end_matches('/')
     );
-    let (reply, attempts, waited) =
-        post_json(agent, &url, &request.body(), api_key, policy, parse_completion)?;
+    let (reply, attempts, waited) = post_json(
+        agent,
+        &url,
+        &request.body(),
+        api_key,
+        policy,
+        parse_completion,
+    )?;
     Ok(Sent {
         reply,
         attempts,
@@ -94,12 +100,14 @@ pub(crate) fn post_json<T>(
         let (message, retry_after) = match call.send_string(&body.to_string()) {
             Ok(resp) => {
                 return match resp.into_string() {
-                    Ok(text) => parse(&text)
-                        .map(|reply| (reply, attempt, waited))
-                        .map_err(|message| RequestError {
-                            message,
-                            attempts: attempt,
-                        }),
+                    Ok(text) => {
+                        parse(&text)
+                            .map(|reply| (reply, attempt, waited))
+                            .map_err(|message| RequestError {
+                                message,
+                                attempts: attempt,
+                            })
+                    }
                     Err(e) => Err(RequestError {
                         message: format!("cannot read the reply of {url}: {e}"),
                         attempts: attempt,

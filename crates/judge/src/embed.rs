@@ -159,7 +159,10 @@ mod tests {
             Err("data[0].embedding is not a list of numbers".to_owned())
         );
         assert_eq!(
-            parse_embeddings(r#"{"data": [{"index": 0, "embedding": [1]}, {"index": 0, "embedding": [1]}]}"#, 2),
+            parse_embeddings(
+                r#"{"data": [{"index": 0, "embedding": [1]}, {"index": 0, "embedding": [1]}]}"#,
+                2
+            ),
             Err("two embeddings have index 0".to_owned())
         );
     }

@@ -16,10 +16,7 @@ fn the_key_is_the_sha256_of_the_canonical_request() {
     let r = EmbeddingRequest {
         base_url: "http://127.0.0.1:8080/v1/".to_owned(),
         model: "smollm2".to_owned(),
-        input: vec![
-            "The cat sat.".to_owned(),
-            "Le chat «assis» été".to_owned(),
-        ],
+        input: vec!["The cat sat.".to_owned(), "Le chat «assis» été".to_owned()],
     };
     // scripts/golden/embed_key.py
     assert_eq!(
@@ -142,7 +139,10 @@ fn a_real_server_gives_deterministic_vectors() {
             .zip(b)
             .map(|(x, y)| (x - y).abs())
             .fold(0.0, f64::max);
-        assert!(diff < 1e-4, "largest difference between two replies: {diff}");
+        assert!(
+            diff < 1e-4,
+            "largest difference between two replies: {diff}"
+        );
         let c = cosine(a, b).unwrap();
         assert!((c - 1.0).abs() < 1e-6, "cosine between two replies: {c}");
     }

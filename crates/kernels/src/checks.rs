@@ -524,7 +524,10 @@ enum Src<'a> {
 }
 
 impl<'a> ExpectedReader<'a> {
-    pub(crate) fn new(arr: &'a dyn Array, norm: Option<&'a Normalizer>) -> Result<Self, KernelError> {
+    pub(crate) fn new(
+        arr: &'a dyn Array,
+        norm: Option<&'a Normalizer>,
+    ) -> Result<Self, KernelError> {
         let source = match arr.data_type() {
             DataType::List(_) | DataType::LargeList(_) => Src::List(arr),
             _ => Src::Text(TextColumn::new(arr, "expected")?),

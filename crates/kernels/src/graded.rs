@@ -94,7 +94,12 @@ mod tests {
     #[test]
     fn every_layout_and_nulls() {
         let values = [Some("the cat sat"), None, Some(""), Some("a dog")];
-        let expected = [Some("cat sat"), Some("x"), Some("y"), Some(r#"["dog", "cat"]"#)];
+        let expected = [
+            Some("cat sat"),
+            Some("x"),
+            Some("y"),
+            Some(r#"["dog", "cat"]"#),
+        ];
         let (u, l, v) = (
             StringArray::from(values.to_vec()),
             LargeStringArray::from(values.to_vec()),

@@ -384,6 +384,9 @@ fn chrf_words(s: &str) -> Vec<String> {
     out
 }
 
+/// The counters of [`ChrfText::ngrams`]: characters per order, words per order.
+type ChrfNgrams<'a> = (Vec<HashMap<&'a str, u64>>, Vec<HashMap<&'a [String], u64>>);
+
 /// A text's chrF++ material: the text without whitespace and its word tokens.
 struct ChrfText {
     compact: String,
@@ -400,7 +403,7 @@ impl ChrfText {
 
     /// The n-gram counters, one per order: characters 1..=6 (slices of the text without
     /// whitespace), then words 1..=2.
-    fn ngrams(&self) -> (Vec<HashMap<&str, u64>>, Vec<HashMap<&[String], u64>>) {
+    fn ngrams(&self) -> ChrfNgrams<'_> {
         let bounds: Vec<usize> = self
             .compact
             .char_indices()
@@ -481,7 +484,12 @@ pub fn chrf<S: AsRef<str>>(hypothesis: &str, references: &[S]) -> f64 {
             .iter()
             .zip(&ref_chars)
             .map(|(h, r)| chrf_stats(h, r))
-            .chain(hyp_words.iter().zip(&ref_words).map(|(h, r)| chrf_stats(h, r)))
+            .chain(
+                hyp_words
+                    .iter()
+                    .zip(&ref_words)
+                    .map(|(h, r)| chrf_stats(h, r)),
+            )
             .collect();
         best = best.max(chrf_f_score(&stats));
     }
@@ -504,16 +512,25 @@ mod tests {
         assert_eq!(squad_normalize("an-apple"), "anapple");
         // A word run next to a non-word, non-space character: replaced by a space.
         assert_eq!(squad_normalize("€a€"), "€ €");
-        assert_eq!(token_f1("the cat sat", "a cat sat down"), 2.0 * 1.0 * (2.0 / 3.0) / (1.0 + 2.0 / 3.0));
+        assert_eq!(
+            token_f1("the cat sat", "a cat sat down"),
+            2.0 * 1.0 * (2.0 / 3.0) / (1.0 + 2.0 / 3.0)
+        );
         assert_eq!(token_f1("", ""), 0.0);
     }
 
     #[test]
     fn bleu_and_chrf_bounds() {
-        assert!((sentence_bleu("the cat sat on the mat", &["the cat sat on the mat"]) - 1.0).abs() < 1e-12);
+        assert!(
+            (sentence_bleu("the cat sat on the mat", &["the cat sat on the mat"]) - 1.0).abs()
+                < 1e-12
+        );
         assert_eq!(sentence_bleu("", &["x"]), 0.0);
         assert!((chrf("abc def", &["abc def"]) - 1.0).abs() < 1e-12);
-        assert_eq!(tokenize_13a("Hello, world. 3.5-4"), ["Hello", ",", "world", ".", "3.5", "-", "4"]);
+        assert_eq!(
+            tokenize_13a("Hello, world. 3.5-4"),
+            ["Hello", ",", "world", ".", "3.5", "-", "4"]
+        );
         assert_eq!(levenshtein("", ""), 1.0);
         assert_eq!(levenshtein("日本", "日"), 0.5);
     }

@@ -50,10 +50,10 @@ pub use extract::{Extracted, Extractor};
 pub use graded::{graded, GradedOutput, References};
 pub use injection::{check_injection, InjectionOutput};
 pub use json::{valid_json, JsonOutput, JsonSchema};
+pub use lexical::{Lexical, RougeVariant};
 pub use mcqa::{
     missing_count, string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID,
 };
-pub use lexical::{Lexical, RougeVariant};
 pub use more_checks::{
     contains_json, includes_all, not_regex, numeric_match, ContainsJsonOutput, Tolerance,
 };

@@ -114,7 +114,8 @@ pub fn includes_all(
                 scores.push(
                     !v.is_empty()
                         && items.iter().all(|e| {
-                            e.is_empty() || memchr::memmem::find(v.as_bytes(), e.as_bytes()).is_some()
+                            e.is_empty()
+                                || memchr::memmem::find(v.as_bytes(), e.as_bytes()).is_some()
                         }),
                 );
             }
@@ -268,14 +269,29 @@ mod tests {
         for a in layouts(&values) {
             let vc = TextColumn::new(a.as_ref(), "v").unwrap();
             let out = numeric_match(vc, ec, Tolerance::default(), None, 6).unwrap();
-            assert_eq!(bits(&out.is_correct), [true, false, false, false, true, false]);
+            assert_eq!(
+                bits(&out.is_correct),
+                [true, false, false, false, true, false]
+            );
             assert_eq!(out.missing, 1);
-            let tol = Tolerance { abs: 0.01, rel: 0.0 };
+            let tol = Tolerance {
+                abs: 0.01,
+                rel: 0.0,
+            };
             let out = numeric_match(vc, ec, tol, None, 6).unwrap();
-            assert_eq!(bits(&out.is_correct), [true, true, false, false, true, false]);
-            let tol = Tolerance { abs: 0.0, rel: 0.01 };
+            assert_eq!(
+                bits(&out.is_correct),
+                [true, true, false, false, true, false]
+            );
+            let tol = Tolerance {
+                abs: 0.0,
+                rel: 0.01,
+            };
             let out = numeric_match(vc, ec, tol, None, 6).unwrap();
-            assert_eq!(bits(&out.is_correct), [true, true, false, false, true, true]);
+            assert_eq!(
+                bits(&out.is_correct),
+                [true, true, false, false, true, true]
+            );
         }
         let bad = StringArray::from(vec!["1", "1", "one"]);
         let v = StringArray::from(vec!["1", "1", "1"]);
@@ -292,7 +308,12 @@ mod tests {
 
     #[test]
     fn includes_all_rows() {
-        let values = [Some("Paris is the capital of France"), Some("Paris"), Some(""), None];
+        let values = [
+            Some("Paris is the capital of France"),
+            Some("Paris"),
+            Some(""),
+            None,
+        ];
         let fixed = ["Paris".to_owned(), "France".to_owned(), String::new()];
         for a in layouts(&values) {
             let vc = TextColumn::new(a.as_ref(), "v").unwrap();
@@ -334,7 +355,10 @@ mod tests {
         for a in layouts(&values) {
             let vc = TextColumn::new(a.as_ref(), "v").unwrap();
             let out = contains_json(vc, None, None, 6);
-            assert_eq!(bits(&out.is_correct), [true, true, false, true, false, false]);
+            assert_eq!(
+                bits(&out.is_correct),
+                [true, true, false, true, false, false]
+            );
             assert_eq!(
                 out.details.iter().collect::<Vec<_>>(),
                 [
@@ -346,15 +370,22 @@ mod tests {
                     None
                 ]
             );
-            let schema = JsonSchema::compile(&serde_json::json!({"type": "object", "required": ["b"]}))
-                .unwrap();
+            let schema =
+                JsonSchema::compile(&serde_json::json!({"type": "object", "required": ["b"]}))
+                    .unwrap();
             let out = contains_json(vc, Some(&schema), None, 6);
-            assert_eq!(bits(&out.is_correct), [false, false, false, true, false, false]);
+            assert_eq!(
+                bits(&out.is_correct),
+                [false, false, false, true, false, false]
+            );
             assert_eq!(
                 out.details.value(0),
                 "schema: /: missing required property `b`"
             );
-            assert_eq!(out.details.value(1), "schema: /: expected type object, got array");
+            assert_eq!(
+                out.details.value(1),
+                "schema: /: expected type object, got array"
+            );
         }
     }
 }

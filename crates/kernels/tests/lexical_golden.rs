@@ -4,7 +4,9 @@
 //! column (nulls included).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use arrow::array::{Array, LargeStringArray, ListBuilder, StringArray, StringBuilder, StringViewArray};
+use arrow::array::{
+    Array, LargeStringArray, ListBuilder, StringArray, StringBuilder, StringViewArray,
+};
 use evalscore_kernels::{graded, Lexical, References, RougeVariant, TextColumn};
 use serde_json::Value;
 
@@ -66,7 +68,10 @@ fn pure_functions_match_the_references() {
             let want = c.want[name].as_f64().expect("score");
             let got = m.score(p, refs);
             if (got - want).abs() > 1e-9 {
-                failures.push(format!("line {}: {name}({p:?}, {refs:?}) = {got}, want {want}", i + 1));
+                failures.push(format!(
+                    "line {}: {name}({p:?}, {refs:?}) = {got}, want {want}",
+                    i + 1
+                ));
             }
         }
     }
@@ -108,7 +113,11 @@ fn arrow_kernel_matches_over_every_layout() {
             for (i, c) in cases.iter().enumerate() {
                 let want = c.want[name].as_f64().expect("score");
                 let got = out.score.value(i);
-                assert!((got - want).abs() <= 1e-9, "line {}: {name} = {got}, want {want}", i + 1);
+                assert!(
+                    (got - want).abs() <= 1e-9,
+                    "line {}: {name} = {got}, want {want}",
+                    i + 1
+                );
                 assert_eq!(out.is_correct.value(i), got >= 0.5);
             }
         }

@@ -666,7 +666,12 @@ fn parse_extract(node: Node<'_>) -> Result<Extractor, TaskError> {
 
 /// The load error of a task pattern at `node`: invalid syntax, or over the size limits of
 /// [`pattern`].
-pub(crate) fn pattern_error(node: Node<'_>, what: &str, e: PatternError, syntax_hint: &str) -> TaskError {
+pub(crate) fn pattern_error(
+    node: Node<'_>,
+    what: &str,
+    e: PatternError,
+    syntax_hint: &str,
+) -> TaskError {
     match e {
         PatternError::Syntax(m) => node
             .err(format!("invalid regular expression in `{what}`: {m}"))
@@ -687,7 +692,10 @@ pub(crate) fn pattern_error(node: Node<'_>, what: &str, e: PatternError, syntax_
 }
 
 /// `schema:` an inline JSON Schema (a mapping), or the path of a JSON (or YAML) file.
-pub(crate) fn parse_schema(node: Node<'_>, base_dir: Option<&Path>) -> Result<JsonSchema, TaskError> {
+pub(crate) fn parse_schema(
+    node: Node<'_>,
+    base_dir: Option<&Path>,
+) -> Result<JsonSchema, TaskError> {
     let hint = "give the schema inline (`schema: {type: object, required: [answer]}`) or as a file path; supported keywords: "
         .to_owned()
         + &evalscore_kernels::json::SCHEMA_KEYWORDS.join(", ");

@@ -110,10 +110,30 @@ pub(crate) fn parse_kind(
                 value: template("value")?,
             }
         }
-        "f1" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::F1), template)?,
-        "bleu" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::Bleu), template)?,
-        "chrf" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::Chrf), template)?,
-        "levenshtein" => graded(scorer_type, map, GradedMeasure::Lexical(Lexical::Levenshtein), template)?,
+        "f1" => graded(
+            scorer_type,
+            map,
+            GradedMeasure::Lexical(Lexical::F1),
+            template,
+        )?,
+        "bleu" => graded(
+            scorer_type,
+            map,
+            GradedMeasure::Lexical(Lexical::Bleu),
+            template,
+        )?,
+        "chrf" => graded(
+            scorer_type,
+            map,
+            GradedMeasure::Lexical(Lexical::Chrf),
+            template,
+        )?,
+        "levenshtein" => graded(
+            scorer_type,
+            map,
+            GradedMeasure::Lexical(Lexical::Levenshtein),
+            template,
+        )?,
         "rouge" => graded(
             scorer_type,
             map,
@@ -248,10 +268,11 @@ pub(crate) fn check_model_keys(
 ) -> Result<(), TaskError> {
     for s in scorers {
         if let ScorerKind::Graded {
-            measure: GradedMeasure::Embedding {
-                model_key,
-                location,
-            },
+            measure:
+                GradedMeasure::Embedding {
+                    model_key,
+                    location,
+                },
             ..
         } = &s.kind
         {

@@ -3,7 +3,9 @@
 use crate::template::Template;
 use crate::Location;
 use evalscore_kernels::pattern::SearchPattern;
-use evalscore_kernels::{Extractor, JsonSchema, Lexical, MatchMode, Needles, Normalizer, Tolerance};
+use evalscore_kernels::{
+    Extractor, JsonSchema, Lexical, MatchMode, Needles, Normalizer, Tolerance,
+};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -111,6 +111,9 @@ fn bad_options_are_errors_at_their_line_and_column() {
     for (scorer, expected) in cases {
         let err = load(scorer).unwrap_err();
         let first = err.lines().next().unwrap();
-        assert!(first.starts_with(expected), "{scorer}\n{first}\nwant: {expected}");
+        assert!(
+            first.starts_with(expected),
+            "{scorer}\n{first}\nwant: {expected}"
+        );
     }
 }
