@@ -170,3 +170,35 @@ fn a_graded_scorer_without_threshold_does_not_load() {
         "{err}"
     );
 }
+
+#[test]
+fn similarity_by_embedding_loads_but_is_not_scored_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "models:\n  emb:\n    base_url: http://127.0.0.1:9/v1\n    model: m\ndefinition:\n  scorers:\n    - type: similarity\n      method: embedding\n      model_key: emb\n      expected: \"{{ sample.answer }}\"\n      threshold: 0.8\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data.jsonl");
+    std::fs::write(&data, DATA).unwrap();
+    let out = dir.path().join("out");
+    let o = evalscore()
+        .arg("run")
+        .arg(&task)
+        .arg("--input")
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "`similarity` with `method: embedding` (model `emb`) is not wired into the scoring engine yet"
+        ),
+        "{err}"
+    );
+    assert!(!out.join("scores.parquet").exists());
+}
