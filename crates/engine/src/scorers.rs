@@ -14,6 +14,8 @@ use evalscore_text::{to_text, TextColumn};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod more;
+
 /// One scorer's fields for one batch.
 pub(crate) struct Scored {
     pub fields: BTreeMap<&'static str, ArrayRef>,
@@ -222,6 +224,11 @@ pub(crate) fn score_scorer(
         ScorerKind::Exact { .. } => score_exact(&x, &spec.kind, &mut fields)?,
         ScorerKind::PassFail { .. } => score_pass_fail(&x, &spec.kind, &mut fields)?,
         ScorerKind::Regex { .. } => score_regex(&x, &spec.kind, &mut fields)?,
+        ScorerKind::NumericMatch { .. } => more::score_numeric_match(&x, &spec.kind, &mut fields)?,
+        ScorerKind::IncludesAll { .. } => more::score_includes_all(&x, &spec.kind, &mut fields)?,
+        ScorerKind::NotRegex { .. } => more::score_not_regex(&x, &spec.kind, &mut fields)?,
+        ScorerKind::ContainsJson { .. } => more::score_contains_json(&x, &spec.kind, &mut fields)?,
+        ScorerKind::Graded { .. } => more::score_graded(&x, &spec.kind, &mut fields)?,
         ScorerKind::Judge(_) => return Err(internal(&"judge scorer")),
     };
     if want("value") {

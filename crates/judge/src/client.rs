@@ -1,4 +1,4 @@
-//! One chat-completion request over HTTP, with retries.
+//! One request over HTTP (a chat completion, or embeddings: `crate::embed`), with retries.
 //!
 //! Retried: connection errors and timeouts, 429 and 5xx replies, with exponential backoff
 //! from [`RetryPolicy::first_delay`] (doubling, capped at [`RetryPolicy::max_delay`], with up
@@ -61,13 +61,37 @@ pub fn send(
         "{}/chat/completions",
         request.base_url.trim_end_matches('/')
     );
-    let body = request.body();
+    let (reply, attempts, waited) = post_json(
+        agent,
+        &url,
+        &request.body(),
+        api_key,
+        policy,
+        parse_completion,
+    )?;
+    Ok(Sent {
+        reply,
+        attempts,
+        waited,
+    })
+}
+
+/// POSTs `body` to `url` under the retry rules of this module and reads a 200 reply's text
+/// with `parse`. Returns the parsed reply, the attempts made and the time waited between them.
+pub(crate) fn post_json<T>(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &serde_json::Value,
+    api_key: Option<&str>,
+    policy: &RetryPolicy,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<(T, u32, Duration), RequestError> {
     let mut waited = Duration::ZERO;
     let mut attempt = 0;
     loop {
         attempt += 1;
         let mut call = agent
-            .post(&url)
+            .post(url)
             .timeout(policy.timeout)
             .set("Content-Type", "application/json");
         if let Some(key) = api_key {
@@ -76,16 +100,14 @@ pub fn send(
         let (message, retry_after) = match call.send_string(&body.to_string()) {
             Ok(resp) => {
                 return match resp.into_string() {
-                    Ok(text) => parse_completion(&text)
-                        .map(|reply| Sent {
-                            reply,
-                            attempts: attempt,
-                            waited,
-                        })
-                        .map_err(|message| RequestError {
-                            message,
-                            attempts: attempt,
-                        }),
+                    Ok(text) => {
+                        parse(&text)
+                            .map(|reply| (reply, attempt, waited))
+                            .map_err(|message| RequestError {
+                                message,
+                                attempts: attempt,
+                            })
+                    }
                     Err(e) => Err(RequestError {
                         message: format!("cannot read the reply of {url}: {e}"),
                         attempts: attempt,

@@ -11,17 +11,21 @@
 //! - [`judge_window`]: the replies of a window of rows: identical requests sent once, cached
 //!   replies reused (or, `--offline`, required), the rest sent by `concurrency` threads and
 //!   stored as they arrive; [`Stats`] counts requests, hits, retries, failures and tokens.
+//! - [`EmbeddingRequest`] and [`send_embeddings`]: vectors from an OpenAI-compatible
+//!   `/embeddings` endpoint (same retries as [`send`], its own cache key), and [`cosine`].
 //! - The OpenAI Batch API files: [`ChatRequest::batch_line`] writes a request line
 //!   (`custom_id` = the cache key), [`Cache::import_batch_output`] stores an output file.
 
 mod cache;
 mod client;
+mod embed;
 mod pace;
 mod request;
 mod window;
 
 pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats};
 pub use client::{send, RequestError, RetryPolicy, Sent};
+pub use embed::{cosine, parse_embeddings, send_embeddings, EmbeddingRequest, Embeddings};
 pub use pace::Pace;
 pub use request::{ChatRequest, Message};
 pub use window::{judge_window, Endpoint, Gate, JudgeError, Live, Stats};

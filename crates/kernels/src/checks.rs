@@ -511,7 +511,7 @@ fn apply<'a>(norm: Option<&Normalizer>, s: &'a str) -> Cow<'a, str> {
 
 /// Per-row expected strings, with the last parsed text cached so a column that repeats the
 /// same value parses (and normalizes) it once per run of equal values.
-struct ExpectedReader<'a> {
+pub(crate) struct ExpectedReader<'a> {
     source: Src<'a>,
     norm: Option<&'a Normalizer>,
     last_text: Option<&'a str>,
@@ -524,7 +524,10 @@ enum Src<'a> {
 }
 
 impl<'a> ExpectedReader<'a> {
-    fn new(arr: &'a dyn Array, norm: Option<&'a Normalizer>) -> Result<Self, KernelError> {
+    pub(crate) fn new(
+        arr: &'a dyn Array,
+        norm: Option<&'a Normalizer>,
+    ) -> Result<Self, KernelError> {
         let source = match arr.data_type() {
             DataType::List(_) | DataType::LargeList(_) => Src::List(arr),
             _ => Src::Text(TextColumn::new(arr, "expected")?),
@@ -542,7 +545,7 @@ impl<'a> ExpectedReader<'a> {
         self.items = items.map(|s| apply(norm, &s).into_owned()).collect();
     }
 
-    fn row(&mut self, row: usize) -> Option<&[String]> {
+    pub(crate) fn row(&mut self, row: usize) -> Option<&[String]> {
         match &self.source {
             Src::List(a) => {
                 if a.is_null(row) {

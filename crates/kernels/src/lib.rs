@@ -10,6 +10,10 @@
 //! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`).
 //! - [`pattern::compile`]: every regular expression from a task file, with size limits.
 //! - [`judge`]: a judge model's reply read as a label or a grade (for model-graded scorers).
+//! - [`more_checks`]: `numeric_match`, `includes_all`, `not_regex`, `contains_json`.
+//! - [`lexical`]: token F1, ROUGE, BLEU, chrF++ and Levenshtein similarity as pure functions
+//!   matching their reference implementations; [`graded()`] scores columns with them (the
+//!   graded scorers' Float64 `score` and `is_correct = score >= threshold`).
 //! - [`KernelError`] names the row (within the batch) and the input that is at fault.
 //!
 //! Every kernel documents its null rule in its doc comment.
@@ -22,10 +26,13 @@
 pub mod checks;
 mod choices;
 pub mod extract;
+pub mod graded;
 pub mod injection;
 pub mod json;
 pub mod judge;
+pub mod lexical;
 mod mcqa;
+pub mod more_checks;
 pub mod normalize;
 pub mod pattern;
 mod string_equals;
@@ -40,10 +47,15 @@ pub use evalscore_text::{
     readable_as_text, to_text, valid_words, view_bits, TextColumn, TextError, Validity,
 };
 pub use extract::{Extracted, Extractor};
+pub use graded::{graded, GradedOutput, References};
 pub use injection::{check_injection, InjectionOutput};
 pub use json::{valid_json, JsonOutput, JsonSchema};
+pub use lexical::{Lexical, RougeVariant};
 pub use mcqa::{
     missing_count, string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID,
+};
+pub use more_checks::{
+    contains_json, includes_all, not_regex, numeric_match, ContainsJsonOutput, Tolerance,
 };
 pub use normalize::{Normalizer, Step, UnicodeForm};
 /// The regular expression type of compiled task patterns.

@@ -15,6 +15,7 @@ mod error;
 pub mod judge;
 mod models;
 mod parse;
+mod parse_more;
 mod placeholders;
 mod raw;
 mod spec;
@@ -25,7 +26,8 @@ pub use error::{Location, TaskError};
 pub use models::ModelSpec;
 pub use placeholders::substitute_placeholders;
 pub use spec::{
-    sanitize, FieldKind, MetricKind, MetricSpec, Purpose, ScorerField, ScorerKind, ScorerSpec, Task,
+    sanitize, FieldKind, GradedMeasure, MetricKind, MetricSpec, Purpose, ScorerField, ScorerKind,
+    ScorerSpec, Task,
 };
 pub use template::{
     RowContext, Template, TemplateKind, TemplateOutput, TemplateRowError, MODEL_OUTPUT_OBJECT_VAR,

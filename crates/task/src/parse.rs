@@ -32,6 +32,16 @@ const SCORER_TYPES: &[&str] = &[
     "exact",
     "regex",
     "pass_fail",
+    "numeric_match",
+    "includes_all",
+    "not_regex",
+    "contains_json",
+    "f1",
+    "rouge",
+    "bleu",
+    "chrf",
+    "levenshtein",
+    "similarity",
     "model_as_a_judge_classifier",
     "model_as_a_judge_scorer",
     "model_graded_fact",
@@ -167,6 +177,7 @@ impl Task {
             )?);
         }
         assign_keys(&mut scorers)?;
+        crate::parse_more::check_model_keys(&scorers, &models)?;
         let env = Arc::new(compiler.finish());
         for s in &mut scorers {
             for t in s.kind.templates_mut() {
@@ -288,6 +299,9 @@ fn parse_scorer(
         "custom" => &["condition", "ground_truth", "value"],
         "exact" | "pass_fail" => &["expected_output", "value"],
         "regex" => &["pattern", "ground_truth", "value"],
+        t if crate::parse_more::own_keys(t).is_some() => {
+            crate::parse_more::own_keys(t).unwrap_or_default()
+        }
         t if crate::judge::own_keys(t).is_some() => crate::judge::own_keys(t).unwrap_or(&[]),
         other => {
             let hint = match crate::error::did_you_mean(other, SCORER_TYPES) {
@@ -452,6 +466,9 @@ fn parse_scorer(
                 ground_truth,
                 value: template("value")?,
             }
+        }
+        t if crate::parse_more::TYPES.contains(&t) => {
+            crate::parse_more::parse_kind(t, &map, &mut template, base_dir)?
         }
         "string_equals" => {
             let ground_truth = template("ground_truth")?.ok_or_else(|| {
@@ -689,7 +706,12 @@ fn parse_extract(node: Node<'_>) -> Result<Extractor, TaskError> {
 
 /// The load error of a task pattern at `node`: invalid syntax, or over the size limits of
 /// [`pattern`].
-fn pattern_error(node: Node<'_>, what: &str, e: PatternError, syntax_hint: &str) -> TaskError {
+pub(crate) fn pattern_error(
+    node: Node<'_>,
+    what: &str,
+    e: PatternError,
+    syntax_hint: &str,
+) -> TaskError {
     match e {
         PatternError::Syntax(m) => node
             .err(format!("invalid regular expression in `{what}`: {m}"))
@@ -710,7 +732,10 @@ fn pattern_error(node: Node<'_>, what: &str, e: PatternError, syntax_hint: &str)
 }
 
 /// `schema:` an inline JSON Schema (a mapping), or the path of a JSON (or YAML) file.
-fn parse_schema(node: Node<'_>, base_dir: Option<&Path>) -> Result<JsonSchema, TaskError> {
+pub(crate) fn parse_schema(
+    node: Node<'_>,
+    base_dir: Option<&Path>,
+) -> Result<JsonSchema, TaskError> {
     let hint = "give the schema inline (`schema: {type: object, required: [answer]}`) or as a file path; supported keywords: "
         .to_owned()
         + &evalscore_kernels::json::SCHEMA_KEYWORDS.join(", ");

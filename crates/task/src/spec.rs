@@ -3,7 +3,9 @@
 use crate::template::Template;
 use crate::Location;
 use evalscore_kernels::pattern::SearchPattern;
-use evalscore_kernels::{Extractor, JsonSchema, MatchMode, Needles, Normalizer};
+use evalscore_kernels::{
+    Extractor, JsonSchema, Lexical, MatchMode, Needles, Normalizer, Tolerance,
+};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -121,6 +123,48 @@ pub enum ScorerKind {
     },
     /// A model-graded scorer: AI GO!'s `model_as_a_judge_*`, Baserun's `model_graded_*`.
     Judge(Box<crate::judge::JudgeScorer>),
+    /// inspect_ai's `match(numeric=True)`: the value's number equals the expected number
+    /// within a tolerance.
+    NumericMatch {
+        expected: Template,
+        tolerance: Tolerance,
+        value: Option<Template>,
+    },
+    /// promptfoo's `contains-all`: every expected string is a substring of the value.
+    IncludesAll {
+        expected: Template,
+        value: Option<Template>,
+    },
+    /// promptfoo's `not-regex`: `pattern` is not found in the value.
+    NotRegex {
+        pattern: Arc<SearchPattern>,
+        value: Option<Template>,
+    },
+    /// promptfoo's `contains-json`: some substring is a JSON object or array (fitting `schema`).
+    ContainsJson {
+        schema: Option<Arc<JsonSchema>>,
+        value: Option<Template>,
+    },
+    /// The graded scorers `f1`, `rouge`, `bleu`, `chrf`, `levenshtein` and `similarity`:
+    /// `score` in [0, 1] and `is_correct` = `score >= threshold`.
+    Graded {
+        measure: GradedMeasure,
+        expected: Template,
+        threshold: f64,
+        value: Option<Template>,
+    },
+}
+
+/// What a graded scorer measures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GradedMeasure {
+    Lexical(Lexical),
+    /// `similarity` with `method: embedding`: cosine similarity of the embeddings that the
+    /// endpoint `models.<model_key>` gives.
+    Embedding {
+        model_key: String,
+        location: Option<Location>,
+    },
 }
 
 /// Whether a scorer field holds numbers or text.
@@ -191,11 +235,21 @@ const GRADER_FIELDS: &[ScorerField] = &[
     field("reasoning", FieldKind::Text, true),
     field("judge_status", FieldKind::Text, true),
 ];
-const GRADED_FIELDS: &[ScorerField] = &[
+const JUDGE_CHOICE_FIELDS: &[ScorerField] = &[
     field("choice", FieldKind::Text, true),
     field("score", FieldKind::Number, true),
     field("is_correct", FieldKind::Number, true),
     field("judge_status", FieldKind::Text, true),
+];
+const VALUE_FIELDS: &[ScorerField] = &[
+    field("is_correct", FieldKind::Number, true),
+    field("value", FieldKind::Text, false),
+];
+const GRADED_FIELDS: &[ScorerField] = &[
+    field("score", FieldKind::Number, true),
+    field("is_correct", FieldKind::Number, true),
+    field("value", FieldKind::Text, false),
+    field("expected", FieldKind::Text, false),
 ];
 const PASS_FAIL_FIELDS: &[ScorerField] = &[
     field("is_correct", FieldKind::Number, true),
@@ -215,10 +269,14 @@ impl ScorerKind {
             ScorerKind::ValidJson { .. } | ScorerKind::CheckInjection { .. } => DETAILS_FIELDS,
             ScorerKind::Exact { .. } => EXACT_FIELDS,
             ScorerKind::PassFail { .. } => PASS_FAIL_FIELDS,
+            ScorerKind::NumericMatch { .. } | ScorerKind::IncludesAll { .. } => MATCH_FIELDS,
+            ScorerKind::NotRegex { .. } => VALUE_FIELDS,
+            ScorerKind::ContainsJson { .. } => DETAILS_FIELDS,
+            ScorerKind::Graded { .. } => GRADED_FIELDS,
             ScorerKind::Judge(j) => match j.kind {
                 crate::judge::JudgeKind::Classifier { .. } => CLASSIFIER_FIELDS,
                 crate::judge::JudgeKind::Grader { .. } => GRADER_FIELDS,
-                crate::judge::JudgeKind::Graded { .. } => GRADED_FIELDS,
+                crate::judge::JudgeKind::Graded { .. } => JUDGE_CHOICE_FIELDS,
             },
         }
     }
@@ -234,7 +292,12 @@ impl ScorerKind {
             | ScorerKind::Custom { value, .. }
             | ScorerKind::Exact { value, .. }
             | ScorerKind::Regex { value, .. }
-            | ScorerKind::PassFail { value, .. } => value.as_ref(),
+            | ScorerKind::PassFail { value, .. }
+            | ScorerKind::NumericMatch { value, .. }
+            | ScorerKind::IncludesAll { value, .. }
+            | ScorerKind::NotRegex { value, .. }
+            | ScorerKind::ContainsJson { value, .. }
+            | ScorerKind::Graded { value, .. } => value.as_ref(),
             ScorerKind::Judge(j) => j.value(),
         }
     }
@@ -285,17 +348,29 @@ impl ScorerKind {
                 .chain(choices.as_ref())
                 .chain(value.as_ref())
                 .collect(),
+            ScorerKind::NumericMatch {
+                expected, value, ..
+            }
+            | ScorerKind::IncludesAll { expected, value }
+            | ScorerKind::Graded {
+                expected, value, ..
+            } => std::iter::once(expected).chain(value.as_ref()).collect(),
+            ScorerKind::NotRegex { value, .. } | ScorerKind::ContainsJson { value, .. } => {
+                value.iter().collect()
+            }
             ScorerKind::Judge(j) => j.templates(),
         }
     }
 
     /// The templates whose value may be a list as well as text: `choices` of
-    /// `string_equals_mcqa` and `expected` of the match family. Every other template is read
-    /// as text.
+    /// `string_equals_mcqa` and `expected` of the match family, `includes_all` and the graded
+    /// scorers. Every other template is read as text.
     pub fn list_templates(&self) -> Vec<&Template> {
         match self {
             ScorerKind::StringEqualsMcqa { choices, .. } => choices.iter().collect(),
-            ScorerKind::Match { expected, .. } => vec![expected],
+            ScorerKind::Match { expected, .. }
+            | ScorerKind::IncludesAll { expected, .. }
+            | ScorerKind::Graded { expected, .. } => vec![expected],
             _ => Vec::new(),
         }
     }
@@ -345,6 +420,16 @@ impl ScorerKind {
                 .chain(choices.as_mut())
                 .chain(value.as_mut())
                 .collect(),
+            ScorerKind::NumericMatch {
+                expected, value, ..
+            }
+            | ScorerKind::IncludesAll { expected, value }
+            | ScorerKind::Graded {
+                expected, value, ..
+            } => std::iter::once(expected).chain(value.as_mut()).collect(),
+            ScorerKind::NotRegex { value, .. } | ScorerKind::ContainsJson { value, .. } => {
+                value.iter_mut().collect()
+            }
             ScorerKind::Judge(j) => j.templates_mut(),
         }
     }

@@ -109,7 +109,7 @@ fn unknown_scorer_type_suggests() {
     );
     assert_eq!(
         e.hint.as_deref(),
-        Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa, match, includes, fuzzy_match, not_match, not_includes, not_fuzzy_match, valid_json, check_injection, custom, exact, regex, pass_fail, model_as_a_judge_classifier, model_as_a_judge_scorer, model_graded_fact, model_graded_closed_qa, model_graded_security, model_graded_custom")
+        Some("did you mean `string_equals`? scorer types: string_equals, string_equals_mcqa, match, includes, fuzzy_match, not_match, not_includes, not_fuzzy_match, valid_json, check_injection, custom, exact, regex, pass_fail, numeric_match, includes_all, not_regex, contains_json, f1, rouge, bleu, chrf, levenshtein, similarity, model_as_a_judge_classifier, model_as_a_judge_scorer, model_graded_fact, model_graded_closed_qa, model_graded_security, model_graded_custom")
     );
 }
 
