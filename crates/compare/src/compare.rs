@@ -4,7 +4,7 @@
 use crate::runs::{read_scores, RunScores};
 use crate::stats::{self, Paired};
 use arrow::array::{ArrayRef, Float64Builder, StringBuilder, UInt64Builder};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 use evalscore_engine::outdir::{parquet_error, OutDir};
 use evalscore_engine::{Error, ErrorKind};
@@ -210,7 +210,7 @@ impl Comparison {
             "verdict",
         ];
         let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.4}"));
-        let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3g}"));
+        let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), p_text);
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
@@ -279,6 +279,16 @@ impl Comparison {
             }
         }
         out
+    }
+}
+
+/// A p-value for people: 4 decimals, or 3 significant digits in scientific notation below
+/// 0.001.
+pub fn p_text(x: f64) -> String {
+    if x != 0.0 && x < 1e-3 {
+        format!("{x:.2e}")
+    } else {
+        format!("{x:.4}")
     }
 }
 

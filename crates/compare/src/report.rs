@@ -291,7 +291,7 @@ fn compare_context(c: &Comparison, charts_out: &mut Vec<Value>) -> Result<Value,
         .iter()
         .map(|r| {
             let f = |v: Option<f64>| v.map(fmt);
-            let p = |v: Option<f64>| v.map(|x| format!("{x:.3e}"));
+            let p = |v: Option<f64>| v.map(crate::compare::p_text);
             json!({
                 "column": r.column,
                 "group": r.group,
@@ -379,7 +379,7 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
     ctx.insert("charts".to_owned(), Value::Array(std::mem::take(&mut run_charts)));
     ctx.insert("compare".to_owned(), comparison);
     ctx.insert("compare_charts".to_owned(), Value::Array(charts));
-    tmpl.render(Value::Object(ctx))
+    tmpl.render(minijinja::value::Serde(Value::Object(ctx)))
         .map_err(|e| Error::new(format!("internal error: rendering the report: {e}")).kind(ErrorKind::Internal))
 }
 
