@@ -139,7 +139,7 @@ fn page_requests(b: &Browser) -> Vec<String> {
         .iter()
         .filter(|e| e["type"].as_u64() == Some(start))
         .filter(|e| e["params"]["initiator"].as_str() != Some("not an origin"))
-        .map(|e| e["params"]["url"].as_str().unwrap_or_default().to_owned())
+        .filter_map(|e| e["params"]["url"].as_str().map(str::to_owned))
         .collect()
 }
 
@@ -166,9 +166,9 @@ fn a_deliberately_bad_page_is_caught() {
     let b = chromium(&page, tmp.path(), "--dump-dom");
     assert!(got.join().unwrap().starts_with("GET /x.png HTTP/1.1"));
     assert_eq!(page_requests(&b), [format!("http://127.0.0.1:{port}/x.png")]);
-    let console = console(&b);
-    assert_eq!(console.len(), 1, "{console:?}");
-    assert!(console[0].contains("\"boom\""), "{console:?}");
+    let logged = console(&b);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(logged[0].contains("\"boom\""), "{logged:?}");
 
     // With the report's Content-Security-Policy, the request is refused (no request), and
     // the refusal is a console error.
@@ -184,9 +184,9 @@ fn a_deliberately_bad_page_is_caught() {
     .unwrap();
     let b = chromium(&csp, tmp.path(), "--dump-dom");
     assert_eq!(page_requests(&b), Vec::<String>::new());
-    let console = console(&b);
-    assert_eq!(console.len(), 1, "{console:?}");
-    assert!(console[0].contains("Content Security Policy"), "{console:?}");
+    let logged = console(&b);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(logged[0].contains("Content Security Policy"), "{logged:?}");
 }
 
 #[test]
