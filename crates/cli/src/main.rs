@@ -81,7 +81,12 @@ struct CompareArgs {
     #[arg(long = "out", value_name = "DIR")]
     out: PathBuf,
     /// The kept columns that pair the rows of the two runs.
-    #[arg(long = "key", value_name = "COL[,COL]", value_delimiter = ',', default_value = "id")]
+    #[arg(
+        long = "key",
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        default_value = "id"
+    )]
     key: Vec<String>,
     /// A kept column whose values group correlated rows: cluster-robust standard errors.
     #[arg(long = "cluster", value_name = "COL")]
@@ -108,7 +113,12 @@ struct ReportArgs {
     #[arg(long = "baseline", value_name = "BASE_DIR")]
     baseline: Option<PathBuf>,
     /// The kept columns that pair the rows with the baseline.
-    #[arg(long = "key", value_name = "COL[,COL]", value_delimiter = ',', default_value = "id")]
+    #[arg(
+        long = "key",
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        default_value = "id"
+    )]
     key: Vec<String>,
     /// The HTML file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

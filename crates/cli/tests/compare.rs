@@ -25,7 +25,11 @@ fn close(what: &str, got: Option<f64>, want: &Value, relative: bool) {
     match (got, want.as_f64()) {
         (None, None) => {}
         (Some(g), Some(w)) => {
-            let tol = if relative { 1e-12 * w.abs() } else { 1e-12 * w.abs().max(1.0) };
+            let tol = if relative {
+                1e-12 * w.abs()
+            } else {
+                1e-12 * w.abs().max(1.0)
+            };
             assert!((g - w).abs() <= tol, "{what}: got {g:e}, want {w:e}");
         }
         (g, _) => panic!("{what}: got {g:?}, want {want}"),
@@ -70,18 +74,39 @@ fn gate_fails_and_files_match_the_golden_figures() {
         .arg(fixtures().join("new"))
         .args(["--out"])
         .arg(&out)
-        .args(["--cluster", "passage", "--group-by", "subject", "--confidence", "0.9", "--max-drop", "0.05"])
+        .args([
+            "--cluster",
+            "passage",
+            "--group-by",
+            "subject",
+            "--confidence",
+            "0.9",
+            "--max-drop",
+            "0.05",
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8(o.stdout).unwrap();
     assert_eq!(o.status.code(), Some(1), "{stdout}");
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout.ends_with(
-        "\n150 rows in base, 153 in new; 7 only in base, 10 only in new\n\
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.ends_with(
+            "\n150 rows in base, 153 in new; 7 only in base, 10 only in new\n\
          gate: FAILED, 3 comparison(s) regressed by more than 0.05\n"
-    ), "{stdout}");
+        ),
+        "{stdout}"
+    );
     assert_eq!(
-        stdout.lines().next().unwrap().split_whitespace().collect::<Vec<_>>(),
+        stdout
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
         ["column", "group", "pairs", "base", "new", "diff", "interval", "p", "p_holm", "verdict"]
     );
     assert_eq!(files_in(&out), ["compare.json", "compare.parquet"]);
@@ -100,10 +125,26 @@ fn gate_fails_and_files_match_the_golden_figures() {
         assert_eq!(group[i].as_deref(), w["group"].as_str(), "{what}");
         assert_eq!(test[i].as_deref(), Some("cluster_t"), "{what}");
         assert_eq!(verdict[i].as_deref(), w["verdict"].as_str(), "{what}");
-        for c in ["n_pairs", "missing_pairs", "only_base", "only_new", "pass_to_fail", "fail_to_pass", "n_clusters"] {
+        for c in [
+            "n_pairs",
+            "missing_pairs",
+            "only_base",
+            "only_new",
+            "pass_to_fail",
+            "fail_to_pass",
+            "n_clusters",
+        ] {
             assert_eq!(Some(uints(&b, c)[i]), w[c].as_u64(), "{what} {c}");
         }
-        for c in ["base_mean", "new_mean", "diff", "diff_se", "ci_low", "ci_high", "min_detectable_diff"] {
+        for c in [
+            "base_mean",
+            "new_mean",
+            "diff",
+            "diff_se",
+            "ci_low",
+            "ci_high",
+            "min_detectable_diff",
+        ] {
             close(&format!("{what} {c}"), floats(&b, c)[i], &w[c], false);
         }
         for c in ["p_value", "p_value_holm"] {
@@ -111,7 +152,8 @@ fn gate_fails_and_files_match_the_golden_figures() {
         }
     }
 
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
     assert_eq!(j["gate"], "failed");
     assert_eq!(j["key"], serde_json::json!(["id"]));
     assert_eq!(j["cluster"], "passage");
@@ -151,10 +193,22 @@ fn without_max_drop_the_gate_is_off_and_the_files_are_refused_then_replaced() {
     let o = run(&[]);
     let stdout = String::from_utf8(o.stdout).unwrap();
     assert_eq!(o.status.code(), Some(0), "{stdout}");
-    assert!(stdout.ends_with("gate: off (pass --max-drop to turn it on)\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("gate: off (pass --max-drop to turn it on)\n"),
+        "{stdout}"
+    );
     let b = read_parquet(&out.join("compare.parquet"));
-    assert_eq!(strings(&b, "test"), [Some("mcnemar_exact".to_owned()), Some("paired_t".to_owned())]);
-    assert_eq!(strings(&b, "verdict"), [Some("regressed".to_owned()), Some("tied".to_owned())]);
+    assert_eq!(
+        strings(&b, "test"),
+        [
+            Some("mcnemar_exact".to_owned()),
+            Some("paired_t".to_owned())
+        ]
+    );
+    assert_eq!(
+        strings(&b, "verdict"),
+        [Some("regressed".to_owned()), Some("tied".to_owned())]
+    );
     let before = std::fs::read(out.join("compare.json")).unwrap();
 
     let o = run(&["--max-drop", "0.5"]);
@@ -172,7 +226,8 @@ fn without_max_drop_the_gate_is_off_and_the_files_are_refused_then_replaced() {
     // A drop of 0.112 is within a 0.5 allowance: tied, exit 0.
     let o = run(&["--max-drop", "0.5", "--overwrite"]);
     assert_eq!(o.status.code(), Some(0));
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
     assert_eq!(j["gate"], "passed");
     assert_eq!(files_in(&out), ["compare.json", "compare.parquet"]);
 }
@@ -228,8 +283,14 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
     write_scores(
         &dup,
         vec![
-            ("id", Arc::new(Int64Array::from(vec![1, 2, 3, 2])) as ArrayRef),
-            ("exact__is_correct", Arc::new(Float64Array::from(vec![1.0, 0.0, 1.0, 1.0]))),
+            (
+                "id",
+                Arc::new(Int64Array::from(vec![1, 2, 3, 2])) as ArrayRef,
+            ),
+            (
+                "exact__is_correct",
+                Arc::new(Float64Array::from(vec![1.0, 0.0, 1.0, 1.0])),
+            ),
         ],
     );
     assert_eq!(
@@ -253,7 +314,10 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
         &text_only,
         vec![
             ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
-            ("mcqa__completion_validity", Arc::new(StringArray::from(vec!["valid", "invalid"]))),
+            (
+                "mcqa__completion_validity",
+                Arc::new(StringArray::from(vec!["valid", "invalid"])),
+            ),
         ],
     );
     assert_eq!(

@@ -41,7 +41,15 @@ fn input(path: &Path, flip: usize) -> Vec<(&'static str, &'static str)> {
     let mut s = String::new();
     for i in 0..120usize {
         let gt = if i % 3 == 0 { "no" } else { "yes" };
-        let mut pred = if i % 7 == 0 { if gt == "yes" { "no" } else { "yes" } } else { gt };
+        let mut pred = if i % 7 == 0 {
+            if gt == "yes" {
+                "no"
+            } else {
+                "yes"
+            }
+        } else {
+            gt
+        };
         if i % 40 == 5 {
             pred = "<i>maybe</i>";
         }
@@ -60,7 +68,7 @@ fn input(path: &Path, flip: usize) -> Vec<(&'static str, &'static str)> {
 
 /// Whether row `i` of a run with `flip` flips disagrees where the baseline agreed.
 fn flipped(i: usize, flip: usize) -> bool {
-    i % 7 != 0 && i % 40 != 5 && i % 4 == 1 && i < flip * 4
+    !i.is_multiple_of(7) && i % 40 != 5 && i % 4 == 1 && i < flip * 4
 }
 
 fn run(dir: &Path, name: &str, flip: usize) -> (PathBuf, Vec<(&'static str, &'static str)>) {
@@ -124,7 +132,10 @@ fn chromium(page: &Path, tmp: &Path, extra: &str) -> Browser {
 
 /// The console messages Chromium logged (`INFO:CONSOLE...] "message", source: ...`).
 fn console(b: &Browser) -> Vec<&str> {
-    b.stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+    b.stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .collect()
 }
 
 /// The URLs the page itself requested: every request start in the net-log whose initiator
@@ -165,7 +176,10 @@ fn a_deliberately_bad_page_is_caught() {
     });
     let b = chromium(&page, tmp.path(), "--dump-dom");
     assert!(got.join().unwrap().starts_with("GET /x.png HTTP/1.1"));
-    assert_eq!(page_requests(&b), [format!("http://127.0.0.1:{port}/x.png")]);
+    assert_eq!(
+        page_requests(&b),
+        [format!("http://127.0.0.1:{port}/x.png")]
+    );
     let logged = console(&b);
     assert_eq!(logged.len(), 1, "{logged:?}");
     assert!(logged[0].contains("\"boom\""), "{logged:?}");
@@ -205,7 +219,10 @@ fn the_report_renders_offline_with_every_chart() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(String::from_utf8(o.stdout).unwrap(), format!("wrote {}\n", page.display()));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        format!("wrote {}\n", page.display())
+    );
     let html = std::fs::read_to_string(&page).unwrap();
     for outside in ["<script", "<link", "@import", "url(", "src=", "href="] {
         assert!(!html.contains(outside), "the page holds {outside}");
@@ -219,7 +236,11 @@ fn the_report_renders_offline_with_every_chart() {
     // and the forest plot of the comparison.
     assert_eq!(dom.matches("<svg").count(), 4, "{dom}");
     for kind in ["groups", "frequency", "confusion", "forest"] {
-        assert_eq!(dom.matches(&format!("data-kind=\"{kind}\"")).count(), 1, "{kind}");
+        assert_eq!(
+            dom.matches(&format!("data-kind=\"{kind}\"")).count(),
+            1,
+            "{kind}"
+        );
     }
     // The metric values, as metrics.parquet holds them.
     let m = read_parquet(&new.join("metrics.parquet"));
@@ -254,12 +275,22 @@ fn the_report_renders_offline_with_every_chart() {
     assert!(!dom.contains("<i>maybe</i>"));
     assert!(dom.contains("&lt;i&gt;maybe&lt;/i&gt;"));
     // The comparison: the flipped rows went from pass to fail, listed by key.
-    let keys: Vec<String> = (0..120).filter(|i| flipped(*i, 8)).map(|i| i.to_string()).collect();
+    let keys: Vec<String> = (0..120)
+        .filter(|i| flipped(*i, 8))
+        .map(|i| i.to_string())
+        .collect();
     assert_eq!(keys.len(), 6);
-    assert!(dom.contains(&format!("<td class=\"keys\">6: {}</td>", keys.join(", "))), "{dom}");
+    assert!(
+        dom.contains(&format!("<td class=\"keys\">6: {}</td>", keys.join(", "))),
+        "{dom}"
+    );
 
     let shot = tmp.path().join("report.png");
-    chromium(&page, tmp.path(), &format!("--screenshot={}", shot.display()));
+    chromium(
+        &page,
+        tmp.path(),
+        &format!("--screenshot={}", shot.display()),
+    );
     let png = std::fs::read(&shot).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     if let Ok(keep) = std::env::var("EVALSCORE_REPORT_SCREENSHOT") {

@@ -45,7 +45,11 @@ pub fn bars(title: &str, y_label: &str, bars: &[Bar]) -> Result<String> {
         .iter()
         .map(|b| b.interval.map_or(b.value, |i| i.1).max(b.value))
         .fold(0.0f64, f64::max);
-    let hi = if hi <= lo { lo + 1.0 } else { hi + (hi - lo) * 0.05 };
+    let hi = if hi <= lo {
+        lo + 1.0
+    } else {
+        hi + (hi - lo) * 0.05
+    };
     {
         let root = SVGBackend::with_string(&mut svg, (width, 320)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -140,14 +144,24 @@ pub fn heatmap(title: &str, classes: &[String], counts: &[Vec<u64>]) -> Result<S
             ))
             .map_err(err)?;
             for (j, &n) in row.iter().enumerate() {
-                let rate = if total > 0 { n as f64 / total as f64 } else { 0.0 };
+                let rate = if total > 0 {
+                    n as f64 / total as f64
+                } else {
+                    0.0
+                };
                 let x = left + cell * j as i32;
                 let shade = (255.0 - 200.0 * rate).round() as u8;
                 let fill = RGBColor(shade, (255.0 - 120.0 * rate) as u8, 255);
-                root.draw(&Rectangle::new([(x, y), (x + cell, y + cell)], fill.filled()))
-                    .map_err(err)?;
-                root.draw(&Rectangle::new([(x, y), (x + cell, y + cell)], WHITE.stroke_width(1)))
-                    .map_err(err)?;
+                root.draw(&Rectangle::new(
+                    [(x, y), (x + cell, y + cell)],
+                    fill.filled(),
+                ))
+                .map_err(err)?;
+                root.draw(&Rectangle::new(
+                    [(x, y), (x + cell, y + cell)],
+                    WHITE.stroke_width(1),
+                ))
+                .map_err(err)?;
                 let color = if rate > 0.6 { WHITE } else { BLACK };
                 let text = TextStyle::from((FONT, 12).into_font()).color(&color);
                 root.draw(&Text::new(n.to_string(), (x + 4, y + 4), text.clone()))
@@ -237,9 +251,9 @@ pub fn forest(title: &str, rows: &[Forest]) -> Result<String> {
             .map_err(err)?;
         chart
             .draw_series(
-                rows.iter()
-                    .enumerate()
-                    .map(|(i, r)| Circle::new((r.diff, SegmentValue::CenterOf(i)), 4, BAR.filled())),
+                rows.iter().enumerate().map(|(i, r)| {
+                    Circle::new((r.diff, SegmentValue::CenterOf(i)), 4, BAR.filled())
+                }),
             )
             .map_err(err)?;
         root.present().map_err(err)?;

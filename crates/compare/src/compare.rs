@@ -188,8 +188,15 @@ impl Comparison {
         let nullable = |n: &str| {
             !matches!(
                 n,
-                "column" | "test" | "n_pairs" | "missing_pairs" | "only_base" | "only_new"
-                    | "pass_to_fail" | "fail_to_pass" | "verdict"
+                "column"
+                    | "test"
+                    | "n_pairs"
+                    | "missing_pairs"
+                    | "only_base"
+                    | "only_new"
+                    | "pass_to_fail"
+                    | "fail_to_pass"
+                    | "verdict"
             )
         };
         let schema = Schema::new(
@@ -197,17 +204,18 @@ impl Comparison {
                 .map(|(n, a)| Field::new(*n, a.data_type().clone(), nullable(n)))
                 .collect::<Vec<_>>(),
         );
-        RecordBatch::try_new(Arc::new(schema), cols.into_iter().map(|(_, a)| a).collect())
-            .map_err(|e| {
-                Error::new(format!("internal error: compare.parquet: {e}")).kind(ErrorKind::Internal)
-            })
+        RecordBatch::try_new(Arc::new(schema), cols.into_iter().map(|(_, a)| a).collect()).map_err(
+            |e| {
+                Error::new(format!("internal error: compare.parquet: {e}"))
+                    .kind(ErrorKind::Internal)
+            },
+        )
     }
 
     /// The stdout table: one line per row, then the gate.
     pub fn table(&self) -> String {
         let header = [
-            "column", "group", "pairs", "base", "new", "diff", "interval", "p", "p_holm",
-            "verdict",
+            "column", "group", "pairs", "base", "new", "diff", "interval", "p", "p_holm", "verdict",
         ];
         let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.4}"));
         let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), p_text);
@@ -221,7 +229,8 @@ impl Comparison {
                     r.n_pairs.to_string(),
                     f(r.base_mean),
                     f(r.new_mean),
-                    r.diff.map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}")),
+                    r.diff
+                        .map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}")),
                     match (r.ci_low, r.ci_high) {
                         (Some(l), Some(h)) => format!("[{l:+.4}, {h:+.4}]"),
                         _ => "-".to_owned(),
@@ -268,7 +277,11 @@ impl Comparison {
         match self.options.max_drop {
             None => out.push_str("gate: off (pass --max-drop to turn it on)\n"),
             Some(x) => {
-                let regressed = self.rows.iter().filter(|r| r.verdict == "regressed").count();
+                let regressed = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.verdict == "regressed")
+                    .count();
                 if regressed > 0 {
                     out.push_str(&format!(
                         "gate: FAILED, {regressed} comparison(s) regressed by more than {x}\n"
@@ -311,13 +324,37 @@ pub fn compare(options: &CompareOptions) -> Result<Comparison, Error> {
         }
     }
     if o.key.is_empty() || o.key.iter().any(|k| k.is_empty()) {
-        return Err(options_error("--key needs at least one column name".to_owned()));
+        return Err(options_error(
+            "--key needs at least one column name".to_owned(),
+        ));
     }
-    let base = read_scores(&o.base, "base", &o.key, o.group_by.as_deref(), o.cluster.as_deref())?;
-    let new = read_scores(&o.new, "new", &o.key, o.group_by.as_deref(), o.cluster.as_deref())?;
+    let base = read_scores(
+        &o.base,
+        "base",
+        &o.key,
+        o.group_by.as_deref(),
+        o.cluster.as_deref(),
+    )?;
+    let new = read_scores(
+        &o.new,
+        "new",
+        &o.key,
+        o.group_by.as_deref(),
+        o.cluster.as_deref(),
+    )?;
     for (opt, name, b, n) in [
-        ("--group-by", &o.group_by, base.group.is_some(), new.group.is_some()),
-        ("--cluster", &o.cluster, base.cluster.is_some(), new.cluster.is_some()),
+        (
+            "--group-by",
+            &o.group_by,
+            base.group.is_some(),
+            new.group.is_some(),
+        ),
+        (
+            "--cluster",
+            &o.cluster,
+            base.cluster.is_some(),
+            new.cluster.is_some(),
+        ),
     ] {
         if let Some(name) = name {
             if !b && !n {
@@ -327,7 +364,9 @@ pub fn compare(options: &CompareOptions) -> Result<Comparison, Error> {
                     new.path.display()
                 ))
                 .kind(ErrorKind::Input)
-                .hint(format!("keep it in the run: `evalscore run --keep id,{name}`")));
+                .hint(format!(
+                    "keep it in the run: `evalscore run --keep id,{name}`"
+                )));
             }
         }
     }
@@ -412,6 +451,8 @@ pub fn compare(options: &CompareOptions) -> Result<Comparison, Error> {
 
     let new_cols: HashMap<&str, &Vec<Option<f64>>> =
         new.columns.iter().map(|(n, v)| (n.as_str(), v)).collect();
+    // (name, base values, new values)
+    #[allow(clippy::type_complexity)]
     let common: Vec<(&String, &Vec<Option<f64>>, &Vec<Option<f64>>)> = base
         .columns
         .iter()
@@ -443,10 +484,14 @@ pub fn compare(options: &CompareOptions) -> Result<Comparison, Error> {
             .iter()
             .map(|(i, j)| bcol[*i].is_some() && ncol[*j].is_some())
             .collect();
-        let binary = pairs.iter().zip(&present).filter(|(_, p)| **p).all(|((i, j), _)| {
-            matches!(bcol[*i], Some(x) if x == 0.0 || x == 1.0)
-                && matches!(ncol[*j], Some(x) if x == 0.0 || x == 1.0)
-        });
+        let binary = pairs
+            .iter()
+            .zip(&present)
+            .filter(|(_, p)| **p)
+            .all(|((i, j), _)| {
+                matches!(bcol[*i], Some(x) if x == 0.0 || x == 1.0)
+                    && matches!(ncol[*j], Some(x) if x == 0.0 || x == 1.0)
+            });
         for g in &groups {
             let member = |pg: &Option<String>| g.is_none() || pg == g;
             let mut bv = Vec::new();

@@ -123,7 +123,10 @@ fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> 
                     continue;
                 }
                 let (lo, hi) = interval_of(stat);
-                let bound = |b: &str| figs.get(&(String::new(), label.clone(), b.to_owned())).and_then(|v| v.0);
+                let bound = |b: &str| {
+                    figs.get(&(String::new(), label.clone(), b.to_owned()))
+                        .and_then(|v| v.0)
+                };
                 metric_rows.push(json!({
                     "scorer": key,
                     "metric": name,
@@ -147,7 +150,9 @@ fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> 
                     let bars: Vec<Bar> = groups
                         .iter()
                         .filter_map(|g| {
-                            let get = |s: &str| figs.get(&(g.clone(), None, s.to_owned())).and_then(|v| v.0);
+                            let get = |s: &str| {
+                                figs.get(&(g.clone(), None, s.to_owned())).and_then(|v| v.0)
+                            };
                             get(stat).map(|value| Bar {
                                 label: g.clone(),
                                 value,
@@ -193,8 +198,12 @@ fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> 
                     let k = classes.len();
                     let mut counts = vec![vec![0u64; k]; k];
                     for c in overall {
-                        let a = classes.iter().position(|x| Some(x.as_str()) == c["actual"].as_str());
-                        let p = classes.iter().position(|x| Some(x.as_str()) == c["predicted"].as_str());
+                        let a = classes
+                            .iter()
+                            .position(|x| Some(x.as_str()) == c["actual"].as_str());
+                        let p = classes
+                            .iter()
+                            .position(|x| Some(x.as_str()) == c["predicted"].as_str());
                         if let (Some(a), Some(p)) = (a, p) {
                             counts[a][p] += c["count"].as_u64().unwrap_or(0);
                         }
@@ -220,7 +229,8 @@ fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> 
             let rows: Vec<Value> = models
                 .iter()
                 .map(|(model, stats)| {
-                    let cells: Vec<String> = columns.iter().map(|c| cell(&stats[c.as_str()])).collect();
+                    let cells: Vec<String> =
+                        columns.iter().map(|c| cell(&stats[c.as_str()])).collect();
                     json!({"model": model, "cells": cells})
                 })
                 .collect();
@@ -346,6 +356,8 @@ fn compare_context(c: &Comparison, charts_out: &mut Vec<Value>) -> Result<Value,
         "confidence": c.options.confidence,
         "rows": rows,
         "flips": flips,
+        "only_base": c.rows.iter().find(|r| r.group.is_none()).map_or(0, |r| r.only_base),
+        "only_new": c.rows.iter().find(|r| r.group.is_none()).map_or(0, |r| r.only_new),
         "only_base_keys": c.only_base_keys.iter().map(cell).collect::<Vec<_>>(),
         "only_new_keys": c.only_new_keys.iter().map(cell).collect::<Vec<_>>(),
     }))
@@ -369,18 +381,25 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
     // Every value from the files is escaped; the charts (built here, their text escaped by
     // the SVG backend) are the only markup inserted as is.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-    env.add_template("report.html", TEMPLATE)
-        .map_err(|e| Error::new(format!("internal error: report template: {e}")).kind(ErrorKind::Internal))?;
-    let tmpl = env
-        .get_template("report.html")
-        .map_err(|e| Error::new(format!("internal error: report template: {e}")).kind(ErrorKind::Internal))?;
+    env.add_template("report.html", TEMPLATE).map_err(|e| {
+        Error::new(format!("internal error: report template: {e}")).kind(ErrorKind::Internal)
+    })?;
+    let tmpl = env.get_template("report.html").map_err(|e| {
+        Error::new(format!("internal error: report template: {e}")).kind(ErrorKind::Internal)
+    })?;
     let mut ctx = Map::new();
     ctx.insert("run".to_owned(), run);
-    ctx.insert("charts".to_owned(), Value::Array(std::mem::take(&mut run_charts)));
+    ctx.insert(
+        "charts".to_owned(),
+        Value::Array(std::mem::take(&mut run_charts)),
+    );
     ctx.insert("compare".to_owned(), comparison);
     ctx.insert("compare_charts".to_owned(), Value::Array(charts));
     tmpl.render(minijinja::value::Serde(Value::Object(ctx)))
-        .map_err(|e| Error::new(format!("internal error: rendering the report: {e}")).kind(ErrorKind::Internal))
+        .map_err(|e| {
+            Error::new(format!("internal error: rendering the report: {e}"))
+                .kind(ErrorKind::Internal)
+        })
 }
 
 /// Writes the report to `path` like every evalscore output: staged in the same folder,

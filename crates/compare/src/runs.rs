@@ -91,12 +91,11 @@ pub fn read_scores(
     let schema = builder.schema().clone();
     for k in key {
         if schema.field_with_name(k).is_err() {
-            return Err(Error::new(format!(
-                "`{}` has no key column `{k}`",
-                path.display()
-            ))
-            .kind(ErrorKind::Input)
-            .hint("pass `--key` with columns both runs kept (`evalscore run --keep`)"));
+            return Err(
+                Error::new(format!("`{}` has no key column `{k}`", path.display()))
+                    .kind(ErrorKind::Input)
+                    .hint("pass `--key` with columns both runs kept (`evalscore run --keep`)"),
+            );
         }
     }
     let special = |n: &str| key.iter().any(|k| k == n) || Some(n) == group_by || Some(n) == cluster;
@@ -212,10 +211,7 @@ pub fn read_scores(
             let Some(f64s) = cast.as_any().downcast_ref::<Float64Array>() else {
                 return Err(read_error(&path, format!("column `{name}` is not numeric")));
             };
-            values.extend(
-                f64s.iter()
-                    .map(|v| v.filter(|x| !x.is_nan())),
-            );
+            values.extend(f64s.iter().map(|v| v.filter(|x| !x.is_nan())));
         }
         columns.push((name.to_owned(), values));
     }

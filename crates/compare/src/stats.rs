@@ -156,7 +156,7 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     let mut x = t.inverse_cdf(p);
     for _ in 0..3 {
         let density = t.pdf(x);
-        if !(density > 0.0) || !x.is_finite() {
+        if density.is_nan() || density <= 0.0 || !x.is_finite() {
             break;
         }
         let step = (t.cdf(x) - p) / density;
@@ -218,7 +218,11 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
 /// Undefined p-values are left out of the family and stay undefined.
 pub fn holm(p: &[Option<f64>]) -> Vec<Option<f64>> {
     let mut order: Vec<usize> = (0..p.len()).filter(|i| p[*i].is_some()).collect();
-    order.sort_by(|a, b| p[*a].partial_cmp(&p[*b]).unwrap_or(std::cmp::Ordering::Equal));
+    order.sort_by(|a, b| {
+        p[*a]
+            .partial_cmp(&p[*b])
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     let m = order.len();
     let mut out = vec![None; p.len()];
     let mut running = 0.0f64;

@@ -23,7 +23,11 @@ fn close(what: &str, got: Option<f64>, want: &Value, relative: bool) {
     match (got, want.as_f64()) {
         (None, None) => {}
         (Some(g), Some(w)) => {
-            let tol = if relative { 1e-12 * w.abs() } else { 1e-12 * w.abs().max(1.0) };
+            let tol = if relative {
+                1e-12 * w.abs()
+            } else {
+                1e-12 * w.abs().max(1.0)
+            };
             assert!((g - w).abs() <= tol, "{what}: got {g:e}, want {w:e}");
         }
         (g, _) => panic!("{what}: got {g:?}, want {want}"),
@@ -31,7 +35,11 @@ fn close(what: &str, got: Option<f64>, want: &Value, relative: bool) {
 }
 
 fn floats(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -64,8 +72,16 @@ fn paired_statistics_match_statsmodels_and_scipy() {
         assert_eq!(s.test.name(), e["test"], "{name}");
         assert_eq!(s.n_pairs, e["n_pairs"].as_u64().unwrap(), "{name}");
         assert_eq!(s.n_clusters, e["n_clusters"].as_u64(), "{name}");
-        assert_eq!(s.pass_to_fail, e["pass_to_fail"].as_u64().unwrap(), "{name}");
-        assert_eq!(s.fail_to_pass, e["fail_to_pass"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            s.pass_to_fail,
+            e["pass_to_fail"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            s.fail_to_pass,
+            e["fail_to_pass"].as_u64().unwrap(),
+            "{name}"
+        );
         for (field, got) in [
             ("base_mean", s.base_mean),
             ("new_mean", s.new_mean),
@@ -127,7 +143,12 @@ fn folder_comparisons_match_the_golden_rows() {
                 close(&format!("{what} {field}"), got, &w[field], false);
             }
             close(&format!("{what} p_value"), r.p_value, &w["p_value"], true);
-            close(&format!("{what} p_value_holm"), r.p_value_holm, &w["p_value_holm"], true);
+            close(
+                &format!("{what} p_value_holm"),
+                r.p_value_holm,
+                &w["p_value_holm"],
+                true,
+            );
             assert_eq!(r.verdict, w["verdict"].as_str().unwrap(), "{what}");
             assert_eq!(
                 Value::from(r.pass_to_fail_keys.clone()),
@@ -137,7 +158,10 @@ fn folder_comparisons_match_the_golden_rows() {
         }
         let only = &g["folders"]["only_keys"];
         // Listed in each run's row order; the golden lists them sorted.
-        for (keys, name) in [(&c.only_base_keys, "only_base"), (&c.only_new_keys, "only_new")] {
+        for (keys, name) in [
+            (&c.only_base_keys, "only_base"),
+            (&c.only_new_keys, "only_new"),
+        ] {
             let mut k: Vec<i64> = keys.iter().map(|k| k.as_i64().unwrap()).collect();
             k.sort_unstable();
             assert_eq!(Value::from(k), only[name], "{name}");
