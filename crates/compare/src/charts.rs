@@ -59,7 +59,7 @@ pub fn bars(title: &str, y_label: &str, bars: &[Bar]) -> Result<String> {
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d((0..k).into_segmented(), lo..hi)
+            .build_cartesian_2d((0..k - 1).into_segmented(), lo..hi)
             .map_err(err)?;
         chart
             .configure_mesh()
