@@ -64,6 +64,68 @@ enum Command {
     /// The judge-model reply cache.
     #[command(subcommand)]
     Judge(JudgeCommand),
+    /// Compare two runs row by row: paired differences, intervals, p-values and verdicts in
+    /// DIR/compare.parquet and DIR/compare.json; exit 1 when --max-drop's gate fails.
+    Compare(CompareArgs),
+    /// Write a self-contained HTML report of a run (and of its comparison with --baseline).
+    Report(ReportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CompareArgs {
+    /// The baseline run's --out folder.
+    base: PathBuf,
+    /// The new run's --out folder.
+    new: PathBuf,
+    /// The folder that receives compare.parquet and compare.json.
+    #[arg(long = "out", value_name = "DIR")]
+    out: PathBuf,
+    /// The kept columns that pair the rows of the two runs.
+    #[arg(
+        long = "key",
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        default_value = "id"
+    )]
+    key: Vec<String>,
+    /// A kept column whose values group correlated rows: cluster-robust standard errors.
+    #[arg(long = "cluster", value_name = "COL")]
+    cluster: Option<String>,
+    /// A kept column: every comparison again per value of it.
+    #[arg(long = "group-by", value_name = "COL")]
+    group_by: Option<String>,
+    /// The confidence of the intervals; p < 1 − C is significant.
+    #[arg(long = "confidence", value_name = "C", default_value_t = 0.95)]
+    confidence: f64,
+    /// Turns the gate on: exit 1 when a significant drop is larger than X.
+    #[arg(long = "max-drop", value_name = "X")]
+    max_drop: Option<f64>,
+    /// Replace outputs already in --out.
+    #[arg(long)]
+    overwrite: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// The run's --out folder.
+    run: PathBuf,
+    /// A baseline run's --out folder: adds the comparison (forest plot, flipped rows).
+    #[arg(long = "baseline", value_name = "BASE_DIR")]
+    baseline: Option<PathBuf>,
+    /// The kept columns that pair the rows with the baseline.
+    #[arg(
+        long = "key",
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        default_value = "id"
+    )]
+    key: Vec<String>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    overwrite: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -221,6 +283,8 @@ fn main_inner() -> ExitCode {
                 }
             };
         }
+        Command::Compare(args) => return compare_command(args),
+        Command::Report(args) => return report_command(args),
     };
     // SIGINT, SIGTERM and SIGHUP stop the run between batches; it removes its temporary
     // files and exits with 128 + the signal's number, as a shell reports a killed command.
@@ -312,6 +376,52 @@ fn judge_export(args: ExportArgs) -> Result<(), Error> {
         files.join(", ")
     );
     Ok(())
+}
+
+/// `evalscore compare`: the table on stdout; exit 1 when the gate fails, 2 on errors.
+fn compare_command(a: CompareArgs) -> ExitCode {
+    let opts = evalscore_compare::CompareOptions {
+        base: a.base,
+        new: a.new,
+        key: a.key,
+        cluster: a.cluster,
+        group_by: a.group_by,
+        confidence: a.confidence,
+        max_drop: a.max_drop,
+    };
+    let done = evalscore_compare::compare(&opts)
+        .and_then(|c| evalscore_compare::write(&c, &a.out, a.overwrite).map(|()| c));
+    match done {
+        Ok(c) => {
+            print!("{}", c.table());
+            ExitCode::from(if c.gate_failed() { 1 } else { 0 })
+        }
+        Err(e) => {
+            eprint!("{}", render_error(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `evalscore report`: one HTML file; exit 2 on errors.
+fn report_command(a: ReportArgs) -> ExitCode {
+    let opts = evalscore_compare::ReportOptions {
+        run: a.run,
+        baseline: a.baseline,
+        key: a.key,
+    };
+    let done = evalscore_compare::report(&opts)
+        .and_then(|html| evalscore_compare::report::write_report(&html, &a.output, a.overwrite));
+    match done {
+        Ok(()) => {
+            println!("wrote {}", a.output.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprint!("{}", render_error(&e));
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn run_command(args: RunArgs) -> Result<(), Error> {
