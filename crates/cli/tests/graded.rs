@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "../../judge/tests/support/llama.rs"]
+mod llama;
 use common::*;
 
 const TASK: &str = r#"
@@ -171,34 +173,73 @@ fn a_graded_scorer_without_threshold_does_not_load() {
     );
 }
 
+/// `similarity` by embedding against llama.cpp's server in embedding mode (SmolLM2-135M, mean
+/// pooling), started here: each distinct text is embedded once, identical texts score 1.0,
+/// and a rerun comes from the cache.
 #[test]
-fn similarity_by_embedding_loads_but_is_not_scored_yet() {
+fn similarity_by_embedding_scores_with_a_real_server() {
+    let (_server, url) = llama::start_with(&["--embeddings", "--pooling", "mean"]);
     let dir = tempfile::tempdir().unwrap();
     let task = dir.path().join("task.yaml");
     std::fs::write(
         &task,
-        "models:\n  emb:\n    base_url: http://127.0.0.1:9/v1\n    model: m\ndefinition:\n  scorers:\n    - type: similarity\n      method: embedding\n      model_key: emb\n      expected: \"{{ sample.answer }}\"\n      threshold: 0.8\n",
+        format!("models:\n  emb:\n    base_url: {url}\n    model: smollm2\n    concurrency: 2\ndefinition:\n  scorers:\n    - type: similarity\n      method: embedding\n      model_key: emb\n      expected: \"{{{{ sample.answer }}}}\"\n      threshold: 0.8\n      metrics:\n        - {{type: mean, field: score}}\n"),
     )
     .unwrap();
     let data = dir.path().join("data.jsonl");
-    std::fs::write(&data, DATA).unwrap();
-    let out = dir.path().join("out");
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(&data)
-        .arg("--out")
-        .arg(&out)
-        .output()
+    std::fs::write(
+        &data,
+        "{\"id\": 1, \"output\": \"the cat sat on the mat\", \"answer\": \"the cat sat on the mat\"}\n\
+         {\"id\": 2, \"output\": \"quarterly revenue grew\", \"answer\": \"the cat sat on the mat\"}\n\
+         {\"id\": 3, \"output\": null, \"answer\": \"x\"}\n",
+    )
+    .unwrap();
+    let run = |out: &str| {
+        let o = evalscore()
+            .arg("run")
+            .arg(&task)
+            .args(["--input"])
+            .arg(&data)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .arg("--cache")
+            .arg(dir.path().join("c.sqlite"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let rj: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(out).join("run.json")).unwrap(),
+        )
         .unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains(
-            "`similarity` with `method: embedding` (model `emb`) is not wired into the scoring engine yet"
-        ),
-        "{err}"
+        (
+            read_parquet(&dir.path().join(out).join("scores.parquet")),
+            rj,
+        )
+    };
+    let (scores, rj) = run("a");
+    let s = floats(&scores, "similarity__score");
+    assert_eq!(s[0], Some(1.0), "the same text");
+    assert!(s[1].unwrap() < 0.999 && s[1].unwrap() >= 0.0, "{s:?}");
+    assert_eq!(s[2], Some(0.0), "missing");
+    assert_eq!(
+        floats(&scores, "similarity__is_correct"),
+        [
+            Some(1.0),
+            Some(f64::from(u8::from(s[1].unwrap() >= 0.8))),
+            Some(0.0)
+        ]
     );
-    assert!(!out.join("scores.parquet").exists());
+    // Two distinct texts: "the cat sat on the mat" and "quarterly revenue grew".
+    let m = &rj["judge"]["models"]["emb"];
+    assert_eq!(m["requests_sent"], 2, "{m}");
+    assert!(m["prompt_tokens"].as_u64().unwrap() > 0, "{m}");
+    let (again, rj) = run("b");
+    assert_eq!(rj["judge"]["models"]["emb"]["requests_sent"], 0);
+    assert_eq!(rj["judge"]["models"]["emb"]["cache_hits"], 2);
+    assert_eq!(again, scores);
 }

@@ -18,8 +18,8 @@ use crate::scorers::{text, Scored, Text};
 use crate::Error;
 use arrow::array::{ArrayRef, Float64Array, StringArray};
 use evalscore_judge::{
-    judge_window, Cache, CachedReply, ChatRequest, Endpoint, Gate, JudgeError, Live, Message, Pace,
-    RetryPolicy, Stats,
+    embeddings_of, judge_window, Cache, CachedReply, ChatRequest, EmbeddingRequest, Endpoint, Gate,
+    JudgeError, Live, Message, Pace, RetryPolicy, Stats, WindowRequest,
 };
 use evalscore_kernels::judge::{parse_grade, parse_label, reasoning, ParsedFrom};
 use evalscore_task::judge::{
@@ -87,6 +87,7 @@ pub struct JudgeRuntime {
 
 struct ModelRuntime {
     model: String,
+    base_url: String,
     endpoint: Endpoint,
     live: Arc<Live>,
     stats: Mutex<Stats>,
@@ -113,8 +114,7 @@ impl JudgeRuntime {
         let used: BTreeSet<&str> = task
             .scorers
             .iter()
-            .filter_map(|s| s.kind.judge())
-            .map(|j| j.model_key.as_str())
+            .filter_map(|s| s.kind.model_key())
             .collect();
         if used.is_empty() {
             return Ok(None);
@@ -174,6 +174,7 @@ impl JudgeRuntime {
                 key.to_owned(),
                 ModelRuntime {
                     model: spec.model.clone(),
+                    base_url: spec.base_url.clone(),
                     endpoint,
                     live,
                     stats: Mutex::new(Stats::default()),
@@ -254,10 +255,10 @@ impl JudgeRuntime {
 
     /// The replies of `requests` (to model `model_key`), in order. `memo` holds this batch's
     /// replies already got: a batch scored again around a failed row asks nothing twice.
-    fn replies(
+    fn replies<R: WindowRequest + Clone>(
         &self,
         model_key: &str,
-        requests: &[ChatRequest],
+        requests: &[R],
         memo: &Memo,
     ) -> Result<Vec<Result<CachedReply, JudgeError>>, Error> {
         let model = self.models.get(model_key).ok_or_else(|| {
@@ -266,7 +267,7 @@ impl JudgeRuntime {
             ))
             .kind(crate::ErrorKind::Internal)
         })?;
-        let keys: Vec<String> = requests.iter().map(ChatRequest::key).collect();
+        let keys: Vec<String> = requests.iter().map(WindowRequest::key).collect();
         // Rows whose request repeats an earlier row's of this window are counted once here;
         // a window scored again (around a failed row) finds every key in `memo`.
         let mut repeated = 0u64;
@@ -290,7 +291,7 @@ impl JudgeRuntime {
             .unwrap_or_else(|p| p.into_inner())
             .deduplicated += repeated;
         if !fresh.is_empty() {
-            let batch: Vec<ChatRequest> = fresh.iter().map(|&i| requests[i].clone()).collect();
+            let batch: Vec<R> = fresh.iter().map(|&i| requests[i].clone()).collect();
             let mut stats = Stats::default();
             let started = std::time::Instant::now();
             let got = self.with_cache(|cache| {
@@ -388,6 +389,58 @@ pub(crate) type Memo = Mutex<HashMap<String, Result<CachedReply, JudgeError>>>;
 pub(crate) struct JudgeCtx<'a> {
     pub runtime: &'a JudgeRuntime,
     pub memo: &'a Memo,
+}
+
+/// The embedding of each of `texts` (distinct) from model `model_key`, one request per text
+/// (so each text is cached on its own), through the same window, cache and limits as the
+/// judges. A text whose request failed is a row error at `first_row[text]`.
+pub(crate) fn embeddings(
+    judge: &JudgeCtx<'_>,
+    model_key: &str,
+    texts: &[String],
+    first_row: &BTreeMap<String, usize>,
+) -> Result<HashMap<String, Vec<f64>>, RowError> {
+    let model = judge
+        .runtime
+        .models
+        .get(model_key)
+        .ok_or_else(|| RowError {
+            message: format!("internal error: model `{model_key}` not set up"),
+            ..RowError::default()
+        })?;
+    let spec_url = model.base_url.clone();
+    let requests: Vec<EmbeddingRequest> = texts
+        .iter()
+        .map(|t| EmbeddingRequest {
+            base_url: spec_url.clone(),
+            model: model.model.clone(),
+            input: vec![t.clone()],
+        })
+        .collect();
+    let got = judge
+        .runtime
+        .replies(model_key, &requests, judge.memo)
+        .map_err(|e| RowError {
+            message: error_text(&e),
+            hint: e.hint.clone(),
+            ..RowError::default()
+        })?;
+    let mut out = HashMap::with_capacity(texts.len());
+    for (t, r) in texts.iter().zip(got) {
+        let fail = |message: String| RowError {
+            row: first_row.get(t).copied().unwrap_or(0),
+            message: format!("embedding model `{model_key}` ({spec_url}): {message}"),
+            per_row: true,
+            ..RowError::default()
+        };
+        let reply = r.map_err(|e| fail(e.to_string()))?;
+        let mut v = embeddings_of(&reply.content).map_err(fail)?;
+        if v.len() != 1 {
+            return Err(fail(format!("{} vectors for one text", v.len())));
+        }
+        out.insert(t.clone(), v.remove(0));
+    }
+    Ok(out)
 }
 
 /// Sends every judge scorer's window of this batch into `memos` (by scorer index), while the

@@ -293,7 +293,7 @@ pub(crate) fn score_batch(
                         .map_err(|_| internal(&"the judge prefetch thread panicked"))?;
                 }
             }
-            let judge = match (spec.kind.judge(), plan.judge.as_deref()) {
+            let judge = match (spec.kind.model_key(), plan.judge.as_deref()) {
                 (Some(_), Some(runtime)) => Some(crate::judging::JudgeCtx {
                     runtime,
                     memo: &memos[i],

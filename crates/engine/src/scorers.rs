@@ -211,6 +211,7 @@ pub(crate) fn score_scorer(
         vc,
         found: found.as_deref(),
         needed,
+        judge,
     };
     let missing = match &spec.kind {
         ScorerKind::StringEquals { .. } => score_string_equals(&x, &spec.kind, &mut fields)?,
@@ -253,6 +254,8 @@ struct ScorerInput<'a> {
     vc: TextColumn<'a>,
     found: Option<&'a [bool]>,
     needed: &'a std::collections::BTreeSet<&'static str>,
+    /// The model endpoints, for `similarity` by embedding.
+    judge: Option<&'a crate::judging::JudgeCtx<'a>>,
 }
 
 impl ScorerInput<'_> {

@@ -109,6 +109,11 @@ pub fn parse_embeddings(text: &str, n: usize) -> Result<(Vec<Vec<f64>>, u64), St
     Ok((vectors, v["usage"]["prompt_tokens"].as_u64().unwrap_or(0)))
 }
 
+/// The vectors of a cached embeddings reply (the JSON text a window stores).
+pub fn embeddings_of(content: &str) -> Result<Vec<Vec<f64>>, String> {
+    serde_json::from_str(content).map_err(|e| format!("a cached embedding is damaged ({e})"))
+}
+
 /// Cosine similarity of two vectors, clamped to [-1, 1]; `None` when their lengths differ or
 /// either is all zeros.
 pub fn cosine(a: &[f64], b: &[f64]) -> Option<f64> {

@@ -25,7 +25,9 @@ mod window;
 
 pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats};
 pub use client::{send, RequestError, RetryPolicy, Sent};
-pub use embed::{cosine, parse_embeddings, send_embeddings, EmbeddingRequest, Embeddings};
+pub use embed::{
+    cosine, embeddings_of, parse_embeddings, send_embeddings, EmbeddingRequest, Embeddings,
+};
 pub use pace::Pace;
 pub use request::{ChatRequest, Message};
-pub use window::{judge_window, Endpoint, Gate, JudgeError, Live, Stats};
+pub use window::{judge_window, Endpoint, Gate, JudgeError, Live, Stats, WindowRequest};

@@ -2,7 +2,7 @@
 //! sent by at most `concurrency` threads, each reply stored in the cache as it arrives (so a
 //! run killed midway keeps every reply it got and a rerun sends only the rest).
 
-use crate::{send, Cache, CacheError, CachedReply, ChatRequest, RequestError, RetryPolicy};
+use crate::{send, Cache, CacheError, CachedReply, ChatRequest, RequestError, RetryPolicy, Sent};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -87,6 +87,60 @@ pub struct Stats {
     pub waited: Duration,
 }
 
+/// A request a window can send and cache: a chat completion or an embeddings request.
+pub trait WindowRequest: Sync {
+    /// The cache key.
+    fn key(&self) -> String;
+    /// Sends it with the retries of `policy`; the reply as the cache stores it.
+    fn send(
+        &self,
+        agent: &ureq::Agent,
+        api_key: Option<&str>,
+        policy: &RetryPolicy,
+    ) -> Result<Sent, RequestError>;
+}
+
+impl WindowRequest for ChatRequest {
+    fn key(&self) -> String {
+        ChatRequest::key(self)
+    }
+
+    fn send(
+        &self,
+        agent: &ureq::Agent,
+        api_key: Option<&str>,
+        policy: &RetryPolicy,
+    ) -> Result<Sent, RequestError> {
+        send(agent, self, api_key, policy)
+    }
+}
+
+impl WindowRequest for crate::EmbeddingRequest {
+    fn key(&self) -> String {
+        crate::EmbeddingRequest::key(self)
+    }
+
+    /// The vectors are cached as their JSON text (a list of lists), read back by
+    /// [`crate::embeddings_of`].
+    fn send(
+        &self,
+        agent: &ureq::Agent,
+        api_key: Option<&str>,
+        policy: &RetryPolicy,
+    ) -> Result<Sent, RequestError> {
+        let e = crate::send_embeddings(agent, self, api_key, policy)?;
+        Ok(Sent {
+            reply: CachedReply {
+                content: serde_json::Value::from(e.vectors).to_string(),
+                prompt_tokens: e.prompt_tokens,
+                completion_tokens: 0,
+            },
+            attempts: e.attempts,
+            waited: e.waited,
+        })
+    }
+}
+
 /// Why a row has no reply.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum JudgeError {
@@ -97,14 +151,14 @@ pub enum JudgeError {
 }
 
 /// The reply of every request of `requests`, in order.
-pub fn judge_window(
-    requests: &[ChatRequest],
+pub fn judge_window<R: WindowRequest>(
+    requests: &[R],
     cache: Option<&Cache>,
     endpoint: &Endpoint,
     offline: bool,
     stats: &mut Stats,
 ) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
-    let keys: Vec<String> = requests.iter().map(ChatRequest::key).collect();
+    let keys: Vec<String> = requests.iter().map(WindowRequest::key).collect();
     // The first row of each distinct request, and the distinct requests to send.
     let mut first: HashMap<&str, usize> = HashMap::new();
     let mut replies: HashMap<String, Result<CachedReply, JudgeError>> = HashMap::new();
@@ -155,12 +209,7 @@ pub fn judge_window(
                 if let Some(live) = &endpoint.live {
                     live.in_flight.fetch_add(1, Ordering::Relaxed);
                 }
-                let r = send(
-                    agent,
-                    &requests[i],
-                    endpoint.api_key.as_deref(),
-                    &endpoint.policy,
-                );
+                let r = requests[i].send(agent, endpoint.api_key.as_deref(), &endpoint.policy);
                 drop(gate);
                 if let Some(live) = &endpoint.live {
                     live.in_flight.fetch_sub(1, Ordering::Relaxed);

@@ -6,10 +6,11 @@
 //! cosine similarity on them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/llama.rs"]
+mod llama;
+
 use evalscore_judge::{cosine, send_embeddings, EmbeddingRequest, RetryPolicy};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn the_key_is_the_sha256_of_the_canonical_request() {
@@ -31,79 +32,9 @@ fn the_key_is_the_sha256_of_the_canonical_request() {
     assert_ne!(other.key(), r.key());
 }
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Runs the setup script and returns (server binary, model file).
-fn installed() -> (PathBuf, PathBuf) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new("bash")
-        .arg(root.join("scripts/setup/llama-server.sh"))
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "scripts/setup/llama-server.sh failed");
-    let text = String::from_utf8(out.stdout).unwrap();
-    let get = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .map(PathBuf::from)
-            .unwrap_or_else(|| panic!("no {name} in the setup script's output: {text}"))
-    };
-    (get("LLAMA_SERVER"), get("LLAMA_MODEL"))
-}
-
-/// Starts llama-server in embedding mode on a free port; returns it and its API root.
-fn start_embedding_server() -> (Server, String) {
-    let (server, model) = installed();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(server)
-        .arg("-m")
-        .arg(model)
-        .args([
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "-c",
-            "2048",
-            "-t",
-            "2",
-            "--embeddings",
-            "--pooling",
-            "mean",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server(child);
-    let base = format!("http://127.0.0.1:{port}");
-    let agent = ureq::AgentBuilder::new().build();
-    let started = Instant::now();
-    loop {
-        if let Ok(r) = agent.get(&format!("{base}/health")).call() {
-            if r.status() == 200 {
-                break;
-            }
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "llama-server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    (server, format!("{base}/v1"))
+/// llama-server in embedding mode (mean pooling over the model's last layer).
+fn start_embedding_server() -> (llama::Server, String) {
+    llama::start_with(&["--embeddings", "--pooling", "mean"])
 }
 
 #[test]

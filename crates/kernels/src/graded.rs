@@ -41,6 +41,22 @@ pub fn graded(
     norm: Option<&Normalizer>,
     len: usize,
 ) -> Result<GradedOutput, KernelError> {
+    graded_by(value, references, threshold, norm, len, |v, refs| {
+        measure.score(v, refs)
+    })
+}
+
+/// [`graded`] with any measure: `score(value, references)` of each row that has both (after
+/// `norm`), which may be called with rows in order only. `similarity` by embedding uses it
+/// twice: once to collect the texts to embed, once to score with their vectors.
+pub fn graded_by(
+    value: TextColumn<'_>,
+    references: References<'_>,
+    threshold: f64,
+    norm: Option<&Normalizer>,
+    len: usize,
+    mut score: impl FnMut(&str, &[String]) -> f64,
+) -> Result<GradedOutput, KernelError> {
     let apply = |s: &str| -> String {
         match norm {
             Some(n) => n.apply(s).into_owned(),
@@ -69,7 +85,7 @@ pub fn graded(
                     Some(n) => n.apply(v),
                     None => Cow::Borrowed(v),
                 };
-                scores.push(measure.score(&v, refs));
+                scores.push(score(&v, refs));
             }
             _ => {
                 missing += 1;

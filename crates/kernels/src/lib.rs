@@ -47,7 +47,7 @@ pub use evalscore_text::{
     readable_as_text, to_text, valid_words, view_bits, TextColumn, TextError, Validity,
 };
 pub use extract::{Extracted, Extractor};
-pub use graded::{graded, GradedOutput, References};
+pub use graded::{graded, graded_by, GradedOutput, References};
 pub use injection::{check_injection, InjectionOutput};
 pub use json::{valid_json, JsonOutput, JsonSchema};
 pub use lexical::{Lexical, RougeVariant};

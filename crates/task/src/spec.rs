@@ -434,6 +434,18 @@ impl ScorerKind {
         }
     }
 
+    /// The `models:` entry the scorer asks: a judge's, or `similarity` by embedding's.
+    pub fn model_key(&self) -> Option<&str> {
+        match self {
+            ScorerKind::Judge(j) => Some(&j.model_key),
+            ScorerKind::Graded {
+                measure: GradedMeasure::Embedding { model_key, .. },
+                ..
+            } => Some(model_key),
+            _ => None,
+        }
+    }
+
     /// The judge scorer's definition, for a model-graded scorer.
     pub fn judge(&self) -> Option<&crate::judge::JudgeScorer> {
         match self {

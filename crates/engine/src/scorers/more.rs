@@ -5,10 +5,12 @@ use super::{evaluate_any, list_as_text, row_err, score_array, text, Fields, Scor
 use crate::row_error::{internal, RowError};
 use arrow::array::{ArrayRef, StringArray};
 use arrow::datatypes::DataType;
+use evalscore_judge::cosine;
 use evalscore_kernels::{
-    contains_json, graded, includes_all, not_regex, numeric_match, References,
+    contains_json, graded, graded_by, includes_all, not_regex, numeric_match, References,
 };
 use evalscore_task::{GradedMeasure, ScorerKind, Template, TemplateOutput};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The expected strings of `includes_all` and the graded scorers, and the `expected` field
@@ -143,23 +145,50 @@ pub(super) fn score_graded(
     else {
         return Err(internal(&"scorer kind"));
     };
-    let lexical = match measure {
-        GradedMeasure::Lexical(l) => *l,
-        GradedMeasure::Embedding { model_key, .. } => {
-            return Err(RowError {
-                message: format!(
-                    "`similarity` with `method: embedding` (model `{model_key}`) is not wired into the scoring engine yet"
-                ),
-                hint: Some(
-                    "use `method: f1`, `rouge`, `chrf` or `levenshtein` for now".to_owned(),
-                ),
-                ..RowError::default()
-            })
-        }
-    };
     let e = ExpectedList::new(expected, x)?;
-    let out = graded(x.vc, e.references(), lexical, *threshold, x.norm, x.rows)
-        .map_err(|err| row_err(Some(expected), err))?;
+    let out = match measure {
+        GradedMeasure::Lexical(l) => graded(x.vc, e.references(), *l, *threshold, x.norm, x.rows),
+        GradedMeasure::Embedding { model_key, .. } => {
+            let judge = x
+                .judge
+                .ok_or_else(|| internal(&"similarity without a judge runtime"))?;
+            // The texts of the batch (values and expected strings, after `normalize:`), each
+            // embedded once, then every row scored with their vectors.
+            let mut first_row: BTreeMap<String, usize> = BTreeMap::new();
+            let mut row = 0;
+            graded_by(
+                x.vc,
+                e.references(),
+                *threshold,
+                x.norm,
+                x.rows,
+                |v, refs| {
+                    for t in std::iter::once(v).chain(refs.iter().map(String::as_str)) {
+                        first_row.entry(t.to_owned()).or_insert(row);
+                    }
+                    row += 1;
+                    0.0
+                },
+            )
+            .map_err(|err| row_err(Some(expected), err))?;
+            let texts: Vec<String> = first_row.keys().cloned().collect();
+            let vectors = crate::judging::embeddings(judge, model_key, &texts, &first_row)?;
+            graded_by(
+                x.vc,
+                e.references(),
+                *threshold,
+                x.norm,
+                x.rows,
+                |v, refs| {
+                    let Some(a) = vectors.get(v) else { return 0.0 };
+                    refs.iter()
+                        .filter_map(|r| vectors.get(r.as_str()).and_then(|b| cosine(a, b)))
+                        .fold(0.0, f64::max)
+                },
+            )
+        }
+    }
+    .map_err(|err| row_err(Some(expected), err))?;
     fields.insert("score", Arc::new(out.score) as ArrayRef);
     fields.insert("is_correct", score_array(out.is_correct));
     if x.want("expected") {
