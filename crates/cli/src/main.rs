@@ -113,6 +113,15 @@ struct RunArgs {
     /// No progress line and no warnings on stderr.
     #[arg(long)]
     quiet: bool,
+    /// The run's id in the outputs' `run_id` columns (default: a fresh UUIDv7).
+    #[arg(long = "run-id", value_name = "ID")]
+    run_id: Option<String>,
+    /// A label in the outputs' `labels` column (a JSON object); repeatable.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = evalscore_engine::run_identity::parse_label)]
+    labels: Vec<(String, String)>,
+    /// Also add the `run_id` column to scores.parquet.
+    #[arg(long = "run-columns")]
+    run_columns: bool,
 }
 
 fn parse_set(s: &str) -> Result<(String, String), String> {
@@ -242,6 +251,9 @@ fn run_command(args: RunArgs) -> Result<(), Error> {
         }),
         warn: (!quiet)
             .then(|| Box::new(|w: &str| eprintln!("warning: {w}")) as Box<dyn Fn(&str) + Sync>),
+        run_id: args.run_id,
+        labels: args.labels,
+        run_columns: args.run_columns,
     };
     let result = run(&opts);
     progress.clear();
