@@ -394,8 +394,9 @@ mod tests {
         let bytes = zstd::encode_all(text.as_bytes(), 3).unwrap();
         std::fs::write(&zst, &bytes[..bytes.len() / 2]).unwrap();
         let err = open(&zst, Some(Compression::Zstd)).unwrap_err();
-        assert!(err.line.is_some_and(|l| l > 1), "{err:?}");
-        assert!(err.message.starts_with("cannot read: "), "{err:?}");
+        // The line being read when the stream broke (read ahead, so an early one here).
+        assert!(err.line.is_some(), "{err:?}");
+        assert_eq!(err.message, "cannot read: incomplete frame");
         assert_eq!(
             err.hint.as_deref(),
             Some("the file is named as zstd JSON Lines; it may be damaged, truncated or not compressed that way")
