@@ -230,6 +230,15 @@ struct RunArgs {
     /// reply is not cached is a row error.
     #[arg(long)]
     offline: bool,
+    /// The run's id in the outputs' `run_id` columns (default: a fresh UUIDv7).
+    #[arg(long = "run-id", value_name = "ID")]
+    run_id: Option<String>,
+    /// A label in the outputs' `labels` column (a JSON object); repeatable.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = evalscore_engine::run_identity::parse_label)]
+    labels: Vec<(String, String)>,
+    /// Also add the `run_id` column to scores.parquet.
+    #[arg(long = "run-columns")]
+    run_columns: bool,
 }
 
 fn parse_set(s: &str) -> Result<(String, String), String> {
@@ -452,6 +461,9 @@ fn run_command(args: RunArgs) -> Result<(), Error> {
             let p = progress.clone_handle();
             Box::new(move |j| p.judge(j)) as Box<dyn Fn(evalscore_engine::JudgeProgress) + Sync>
         }),
+        run_id: args.run_id,
+        labels: args.labels,
+        run_columns: args.run_columns,
     };
     let result = run(&opts);
     progress.clear();

@@ -111,7 +111,10 @@ fn qa_parquet_all_outputs() {
             "stat",
             "label",
             "value",
-            "n"
+            "n",
+            "run_id",
+            "run_started_at",
+            "labels"
         ]
     );
     let lines = metric_lines(&metrics);
@@ -510,7 +513,10 @@ fn classification_metrics_groups_and_confusion_file() {
             "label",
             "value",
             "n",
-            "subject"
+            "subject",
+            "run_id",
+            "run_started_at",
+            "labels"
         ]
     );
     let lines = metric_lines(&m);
@@ -594,7 +600,10 @@ fn classification_metrics_groups_and_confusion_file() {
             "actual",
             "predicted",
             "count",
-            "subject"
+            "subject",
+            "run_id",
+            "run_started_at",
+            "labels"
         ]
     );
     let metric = strings(&c, "metric");

@@ -25,6 +25,7 @@ pub mod outdir;
 mod output;
 pub mod plan;
 mod row_error;
+pub mod run_identity;
 pub mod score;
 mod scorers;
 mod time;
@@ -36,6 +37,7 @@ pub use judging::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 pub use library::{BindOptions, Report, Scorer, States};
 pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
+pub use run_identity::RunIdentity;
 
 use evalscore_reader::{hex, scan_ordered, Inputs, ReadError};
 use sha2::{Digest, Sha256};
@@ -112,6 +114,12 @@ pub struct RunOptions {
     /// Called about four times a second with the judge's live counters while a task with
     /// model-graded scorers runs.
     pub judge_progress: Option<Box<dyn Fn(JudgeProgress) + Sync>>,
+    /// `--run-id`; `None` makes a UUIDv7.
+    pub run_id: Option<String>,
+    /// `--label KEY=VALUE` pairs.
+    pub labels: Vec<(String, String)>,
+    /// `--run-columns`: scores.parquet also gets the `run_id` column.
+    pub run_columns: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -203,12 +211,17 @@ pub struct RunSummary {
     pub row_error_list: Vec<RowErrorRecord>,
     pub wall_seconds: f64,
     pub out_dir: PathBuf,
+    /// The run's identity, as the outputs carry it.
+    pub run: RunIdentity,
 }
 
 /// Runs a task end to end.
 pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     let started = Instant::now();
-    let started_at = time::now_rfc3339();
+    let run_identity = RunIdentity::new(opts.run_id.as_deref(), &opts.labels)?;
+    let started_at = run_identity
+        .started_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     // Checked before reading: a FIFO would block and `/dev/zero` would never end.
     match std::fs::metadata(&opts.task) {
         Ok(m) if !m.is_file() => {
@@ -257,6 +270,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     )?;
     // `0.1%` of a small input allows no row yet still reports `row_errors`.
     scorer.allow_row_errors = opts.max_row_errors.allows_any();
+    scorer.set_run(run_identity.clone());
     let (task, plan, budget) = (&scorer.task, &scorer.plan, &scorer.budget);
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -264,8 +278,14 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         opts.threads
     };
 
+    if opts.run_columns {
+        output::check_run_column(&plan.output_schema())?;
+    }
     let outputs = output::Outputs::prepare(&opts.out_dir, opts.overwrite)?;
-    let mut writer = outputs.scores_writer(plan.output_schema())?;
+    let mut writer = outputs.scores_writer(
+        plan.output_schema(),
+        opts.run_columns.then_some(run_identity.run_id.as_str()),
+    )?;
     let encoders = writer.encoders();
     let mut states = scorer.empty_states();
     let mut row_error_list: Vec<RowErrorRecord> = Vec::new();
@@ -389,9 +409,10 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         threads,
         wall_seconds: wall,
         judge,
+        run: &run_identity,
     };
-    outputs.write_metrics(&metrics, &plan.group_columns)?;
-    outputs.write_confusion(&confusion, &plan.group_columns)?;
+    outputs.write_metrics(&metrics, &plan.group_columns, &run_identity)?;
+    outputs.write_confusion(&confusion, &plan.group_columns, &run_identity)?;
     outputs.write_metrics_json(
         task,
         &metrics,
@@ -400,6 +421,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         &missing_named,
         allowed.then_some(row_errors_named.as_slice()),
         total,
+        &run_identity,
     )?;
     outputs.write_run_json(&run_info)?;
     check_interrupt()?;
@@ -415,6 +437,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         row_error_list,
         wall_seconds: wall,
         out_dir: opts.out_dir.clone(),
+        run: run_identity,
     })
 }
 

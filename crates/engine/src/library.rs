@@ -14,7 +14,7 @@
 use crate::output::{ConfusionRow, MetricRow};
 use crate::plan::{Plan, PlanError, PlanOptions};
 use crate::score::{score_batch, RowBudget, UnitResult};
-use crate::Error;
+use crate::{Error, RunIdentity};
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{Schema, SchemaRef};
@@ -46,6 +46,8 @@ pub struct Scorer {
     pub(crate) budget: RowBudget,
     /// Whether the report has `row_errors` rows.
     pub(crate) allow_row_errors: bool,
+    /// The run identity the report's tables carry ([`Scorer::set_run`]).
+    pub(crate) run: RunIdentity,
 }
 
 /// Partial metric states: what [`Scorer::score`] folds from a batch, mergeable with
@@ -83,21 +85,26 @@ pub struct Report {
     /// The group-by columns, in the order of [`MetricRow::groups`].
     pub group_columns: Vec<String>,
     pub rows: u64,
+    /// The run identity of the scorer that made the report: the last columns of both tables.
+    pub run: RunIdentity,
 }
 
 impl Report {
-    /// metrics.parquet's table: the schema and rows the CLI writes.
+    /// metrics.parquet's table: the schema and rows the CLI writes, ending in the run
+    /// identity columns (`run_id`, `run_started_at`, `labels`) of [`Report::run`].
     pub fn metrics_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })
+        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run).map_err(
+            |e| Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal),
+        )
     }
 
-    /// confusion.parquet's table: the schema and rows the CLI writes.
+    /// confusion.parquet's table: the schema and rows the CLI writes, with the same run
+    /// identity columns.
     pub fn confusion_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::confusion_batch(&self.confusion, &self.group_columns).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })
+        crate::output::tables::confusion_batch(&self.confusion, &self.group_columns, &self.run)
+            .map_err(|e| {
+                Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
+            })
     }
 }
 
@@ -150,6 +157,7 @@ impl Scorer {
             plan,
             budget: RowBudget::new(opts.max_row_errors),
             allow_row_errors: opts.max_row_errors > 0,
+            run: RunIdentity::starting_now(),
         })
     }
 
@@ -269,7 +277,19 @@ impl Scorer {
             confusion: self.plan.confusion_rows(&self.task, &states.metrics),
             group_columns: self.plan.group_columns.clone(),
             rows: states.rows,
+            run: self.run.clone(),
         }
+    }
+
+    /// The run identity [`Scorer::finish`]'s reports carry: by default a fresh UUIDv7 made
+    /// when the scorer was bound, that time, and no labels.
+    pub fn set_run(&mut self, run: RunIdentity) {
+        self.run = run;
+    }
+
+    /// The run identity reports carry.
+    pub fn run(&self) -> &RunIdentity {
+        &self.run
     }
 
     /// Every column the plan reads must be in the batch with the bound type.

@@ -73,7 +73,7 @@ fn library_matches_the_file_pipeline_on_every_example() {
         let text = std::fs::read_to_string(&task_path).unwrap();
         let task = Task::from_yaml_in(&text, &[], task_path.parent()).unwrap();
         let parts = batches(&data_path, 37);
-        let scorer = Scorer::new(task, &parts[0].schema(), &BindOptions::default()).unwrap();
+        let mut scorer = Scorer::new(task, &parts[0].schema(), &BindOptions::default()).unwrap();
         let results: Vec<(RecordBatch, Vec<u8>)> = std::thread::scope(|s| {
             let handles: Vec<_> = parts
                 .iter()
@@ -92,6 +92,8 @@ fn library_matches_the_file_pipeline_on_every_example() {
             total.merge(&States::from_bytes(bytes).unwrap()).unwrap();
         }
         assert_eq!(total.rows(), summary.rows, "{task_file}");
+        // The run's identity, so the tables below carry the same run columns as the files.
+        scorer.set_run(summary.run.clone());
         let report = scorer.finish(&total);
         assert_eq!(
             figures(&report.metrics),

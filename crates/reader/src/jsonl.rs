@@ -2,6 +2,11 @@
 //! the file into chunks of [`JSONL_UNIT_ROWS`] rows at line starts; then each chunk is a unit
 //! of work, decoded with arrow-json from its own byte range, in parallel like Parquet row
 //! groups, so a large file is never held whole.
+//!
+//! A compressed file (`.jsonl.gz`, `.jsonl.zst`, `.ndjson.*`) is decompressed as it is read,
+//! twice (the first pass, then the decoding), and never held whole or written out. A
+//! compressed stream cannot be entered midway, so such a file is one unit, decoded by one
+//! worker; several compressed files are decoded in parallel.
 
 use crate::{Format, InputFile, ReadError};
 use arrow::json::reader::{infer_json_schema_from_iterator, ReaderBuilder};
@@ -16,13 +21,74 @@ const JSONL_BATCH: usize = 8 * 1024;
 /// Rows per unit of work of a JSONL file.
 pub const JSONL_UNIT_ROWS: u64 = 256 * 1024;
 
-pub(crate) fn open(path: &Path) -> Result<InputFile, ReadError> {
-    open_in_units(path, JSONL_UNIT_ROWS)
+/// The compression of a JSON Lines file, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// `.jsonl.gz`, `.ndjson.gz`: gzip, one member or several concatenated.
+    Gzip,
+    /// `.jsonl.zst`, `.ndjson.zst`: Zstandard, one frame or several.
+    Zstd,
 }
 
-pub(crate) fn open_in_units(path: &Path, unit_rows: u64) -> Result<InputFile, ReadError> {
+impl Compression {
+    /// The name run.json records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+/// Whether `path` names a JSON Lines file, and how it is compressed: `Some(None)` for
+/// `.jsonl` / `.ndjson`, `Some(Some(_))` for those names ending `.gz` or `.zst` (any case).
+pub fn jsonl_kind(path: &Path) -> Option<Option<Compression>> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
+        (s, Some(Compression::Gzip))
+    } else if let Some(s) = name.strip_suffix(".zst") {
+        (s, Some(Compression::Zstd))
+    } else {
+        (name.as_str(), None)
+    };
+    (stem.ends_with(".jsonl") || stem.ends_with(".ndjson")).then_some(compression)
+}
+
+/// The file's lines as a byte stream: the file itself, or its decompressed content.
+fn open_stream(
+    path: &Path,
+    compression: Option<Compression>,
+) -> Result<Box<dyn Read + Send>, ReadError> {
     let handle = File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-    let mut reader = BufReader::new(handle);
+    Ok(match compression {
+        None => Box::new(handle),
+        // Multi-member: `cat a.jsonl.gz b.jsonl.gz` is a valid gzip file of both.
+        Some(Compression::Gzip) => Box::new(flate2::read::MultiGzDecoder::new(
+            BufReader::with_capacity(1 << 16, handle),
+        )),
+        Some(Compression::Zstd) => Box::new(
+            zstd::stream::read::Decoder::new(handle)
+                .map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?,
+        ),
+    })
+}
+
+pub(crate) fn open(path: &Path, compression: Option<Compression>) -> Result<InputFile, ReadError> {
+    open_in_units(path, compression, JSONL_UNIT_ROWS)
+}
+
+pub(crate) fn open_in_units(
+    path: &Path,
+    compression: Option<Compression>,
+    unit_rows: u64,
+) -> Result<InputFile, ReadError> {
+    // A compressed file is one unit (see the module's note).
+    let unit_rows = if compression.is_some() {
+        u64::MAX
+    } else {
+        unit_rows
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, open_stream(path, compression)?);
     let mut hasher = Sha256::new();
     let mut line = Vec::new();
     let mut number = 0u64;
@@ -34,9 +100,16 @@ pub(crate) fn open_in_units(path: &Path, unit_rows: u64) -> Result<InputFile, Re
     let mut chunks: Vec<(u64, u64)> = Vec::new();
     loop {
         line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
+        let n = reader.read_until(b'\n', &mut line).map_err(|e| {
+            let e = ReadError::at(path, format!("cannot read: {e}"));
+            match compression {
+                Some(c) => e.with_line(number + 1).with_hint(format!(
+                    "the file is named as {} JSON Lines; it may be damaged, truncated or not compressed that way",
+                    c.name()
+                )),
+                None => e,
+            }
+        })?;
         if n == 0 {
             break;
         }
@@ -89,6 +162,7 @@ pub(crate) fn open_in_units(path: &Path, unit_rows: u64) -> Result<InputFile, Re
     Ok(InputFile {
         path: path.to_path_buf(),
         format: Format::Jsonl,
+        compression,
         rows,
         row_groups,
         footer_sha256: crate::hex(&hasher.finalize()),
@@ -136,7 +210,8 @@ fn merge_schema(
 }
 
 /// The decoder of one chunk of lines.
-pub(crate) type ChunkReader = arrow::json::reader::Reader<BufReader<std::io::Take<File>>>;
+pub(crate) type ChunkReader =
+    arrow::json::reader::Reader<BufReader<std::io::Take<Box<dyn Read + Send>>>>;
 
 /// Opens chunk `chunk` of the file for decoding; also the indices of `columns` in its schema.
 pub(crate) fn open_chunk(
@@ -150,11 +225,18 @@ pub(crate) fn open_chunk(
         .get(chunk)
         .copied()
         .ok_or_else(|| ReadError::at(path, format!("internal error: no chunk {chunk}")))?;
-    let mut handle =
-        File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-    handle
-        .seek(SeekFrom::Start(start))
-        .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
+    let handle: Box<dyn Read + Send> = match file.compression {
+        // A compressed file is one chunk, from its start.
+        Some(_) => open_stream(path, file.compression)?,
+        None => {
+            let mut handle =
+                File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+            handle
+                .seek(SeekFrom::Start(start))
+                .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
+            Box::new(handle)
+        }
+    };
     let mut indices: Vec<usize> = columns
         .iter()
         .filter_map(|c| file.schema.index_of(c).ok())
@@ -214,14 +296,14 @@ mod tests {
         let path = dir.path().join("x.jsonl");
         let text = "\n{\"a\":\"r1\"}\n{\"a\":\"r2\"}\n\n{\"a\":\"é3\"}\n{\"a\":null}\n  \n{\"a\":\"r5\"}\n{\"a\":\"r6\"}\n{\"a\":\"r7\"}";
         std::fs::write(&path, text).unwrap();
-        let whole = open_in_units(&path, 1_000).unwrap();
+        let whole = open_in_units(&path, None, 1_000).unwrap();
         assert_eq!(whole.row_groups, [7]);
         let all = collect(&whole, 0, 7);
         assert_eq!(all.len(), 7);
         assert_eq!(all[2].as_deref(), Some("é3"));
         assert_eq!(all[3], None);
 
-        let f = open_in_units(&path, 3).unwrap();
+        let f = open_in_units(&path, None, 3).unwrap();
         assert_eq!(f.rows, 7);
         assert_eq!(f.row_groups, [3, 3, 1]);
         assert_eq!(f.footer_sha256, whole.footer_sha256);
@@ -240,11 +322,98 @@ mod tests {
     }
 
     #[test]
+    fn names_say_jsonl_and_compression() {
+        let kind = |name: &str| jsonl_kind(Path::new(name));
+        assert_eq!(kind("a.jsonl"), Some(None));
+        assert_eq!(kind("dir.x/a.NDJSON"), Some(None));
+        assert_eq!(kind("a.jsonl.gz"), Some(Some(Compression::Gzip)));
+        assert_eq!(kind("a.ndjson.GZ"), Some(Some(Compression::Gzip)));
+        assert_eq!(kind("a.jsonl.zst"), Some(Some(Compression::Zstd)));
+        assert_eq!(kind("a.ndjson.zst"), Some(Some(Compression::Zstd)));
+        assert_eq!(kind("a.parquet"), None);
+        assert_eq!(kind("a.gz"), None);
+        assert_eq!(kind("a.json.gz"), None);
+        assert_eq!(kind("jsonl.gz"), None);
+    }
+
+    /// A compressed file (gzip of two members, zstd of two frames) is one unit holding every
+    /// row in order, and its SHA-256 is that of the decompressed lines.
+    #[test]
+    fn compressed_files_are_one_unit_of_every_row() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (
+            "{\"a\":\"r1\"}\n\n{\"a\":\"r2\"}\n",
+            "{\"a\":null}\n{\"a\":\"r4\"}",
+        );
+        let plain = dir.path().join("x.jsonl");
+        std::fs::write(&plain, format!("{first}{second}")).unwrap();
+        let gz = dir.path().join("x.jsonl.gz");
+        let mut bytes = Vec::new();
+        for part in [first, second] {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(part.as_bytes()).unwrap();
+            bytes.extend(e.finish().unwrap());
+        }
+        std::fs::write(&gz, bytes).unwrap();
+        let zst = dir.path().join("x.ndjson.zst");
+        let mut bytes = Vec::new();
+        for part in [first, second] {
+            bytes.extend(zstd::encode_all(part.as_bytes(), 3).unwrap());
+        }
+        std::fs::write(&zst, bytes).unwrap();
+
+        let want = open_in_units(&plain, None, 1).unwrap();
+        assert_eq!(want.row_groups, [1, 1, 1, 1]);
+        for (path, c) in [(&gz, Compression::Gzip), (&zst, Compression::Zstd)] {
+            let f = open_in_units(path, Some(c), 1).unwrap();
+            assert_eq!(f.compression, Some(c));
+            assert_eq!(f.rows, 4);
+            assert_eq!(f.row_groups, [4]);
+            assert_eq!(f.footer_sha256, want.footer_sha256);
+            assert_eq!(
+                collect(&f, 0, 4),
+                [
+                    Some("r1".into()),
+                    Some("r2".into()),
+                    None,
+                    Some("r4".into())
+                ]
+            );
+        }
+    }
+
+    /// A damaged compressed file: an error naming the file and the line being read.
+    #[test]
+    fn damaged_compressed_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let zst = dir.path().join("x.jsonl.zst");
+        let text: String = (0..1000)
+            .map(|i| format!("{{\"a\":\"row {i}\"}}\n"))
+            .collect();
+        let bytes = zstd::encode_all(text.as_bytes(), 3).unwrap();
+        std::fs::write(&zst, &bytes[..bytes.len() / 2]).unwrap();
+        let err = open(&zst, Some(Compression::Zstd)).unwrap_err();
+        // The line being read when the stream broke (read ahead, so an early one here).
+        assert!(err.line.is_some(), "{err:?}");
+        assert_eq!(err.message, "cannot read: incomplete frame");
+        assert_eq!(
+            err.hint.as_deref(),
+            Some("the file is named as zstd JSON Lines; it may be damaged, truncated or not compressed that way")
+        );
+        let gz = dir.path().join("x.jsonl.gz");
+        std::fs::write(&gz, text.as_bytes()).unwrap();
+        let err = open(&gz, Some(Compression::Gzip)).unwrap_err();
+        assert_eq!(err.line, Some(1));
+        assert_eq!(err.path.as_deref(), Some(gz.as_path()));
+    }
+
+    #[test]
     fn an_empty_file_is_one_empty_unit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("e.jsonl");
         std::fs::write(&path, "\n\n").unwrap();
-        let f = open_in_units(&path, 3).unwrap();
+        let f = open_in_units(&path, None, 3).unwrap();
         assert_eq!(f.rows, 0);
         assert_eq!(f.row_groups, [0]);
         assert_eq!(f.jsonl_spans, [(0, 2)]);
@@ -260,7 +429,7 @@ mod tests {
             "{\"a\": \"x\"}\n\n{\"a\": \"y\"}\n{\"a\": {\"k\": 1}}\n{\"a\": \"z\"}\n",
         )
         .unwrap();
-        let err = open(&path).unwrap_err();
+        let err = open(&path, None).unwrap_err();
         assert_eq!(err.line, Some(4));
         assert_eq!(
             err.to_string(),

@@ -19,6 +19,7 @@ mod pages;
 mod scan;
 
 pub use error::ReadError;
+pub use jsonl::{jsonl_kind, Compression};
 pub use pages::DataPageSpan;
 pub use scan::scan_ordered;
 
@@ -48,6 +49,8 @@ pub enum Format {
 pub struct InputFile {
     pub path: PathBuf,
     pub format: Format,
+    /// JSONL only: how the file is compressed (from its name).
+    pub compression: Option<Compression>,
     pub rows: u64,
     /// Rows per row group (for a JSONL file: per chunk of lines, see `jsonl_spans`).
     pub row_groups: Vec<u64>,
@@ -107,7 +110,8 @@ impl Inputs {
     /// Expands `paths` and opens every file's footer.
     ///
     /// A directory contributes its `*.parquet` files sorted by name. Files ending `.jsonl` or
-    /// `.ndjson` are JSON Lines; everything else is read as Parquet.
+    /// `.ndjson` are JSON Lines, and so are those names ending `.gz` or `.zst` (decompressed
+    /// as they are read); everything else is read as Parquet.
     pub fn open(paths: &[PathBuf]) -> Result<Inputs, ReadError> {
         if paths.is_empty() {
             return Err(ReadError::new("no input given")
@@ -519,11 +523,9 @@ fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
         )
         .with_hint("inputs are read whole and more than once: copy a stream to a file first"));
     }
-    let format = match p.extension().and_then(|e| e.to_str()) {
-        Some(e) if e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson") => {
-            Format::Jsonl
-        }
-        _ => Format::Parquet,
+    let format = match jsonl_kind(p) {
+        Some(_) => Format::Jsonl,
+        None => Format::Parquet,
     };
     Ok(vec![(p.to_path_buf(), format)])
 }
@@ -556,7 +558,7 @@ pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
 
 fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
     match format {
-        Format::Jsonl => jsonl::open(path),
+        Format::Jsonl => jsonl::open(path, jsonl_kind(path).flatten()),
         Format::Parquet => {
             let handle =
                 File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
@@ -590,6 +592,7 @@ fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
             Ok(InputFile {
                 path: path.to_path_buf(),
                 format,
+                compression: None,
                 rows,
                 row_groups,
                 footer_sha256,

@@ -15,13 +15,14 @@ pub use tables::{ConfusionRow, MetricRow};
 use crate::outdir::{io_error, parquet_error, OutDir};
 use crate::Error;
 use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_task::Task;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use serde_json::Value;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The files a run writes, in the order they are put in place (`run.json` last, so its
 /// presence means the run finished).
@@ -32,6 +33,21 @@ pub const OUTPUT_FILES: [&str; 5] = [
     "metrics.json",
     "run.json",
 ];
+
+/// The column `--run-columns` adds to scores.parquet.
+pub(crate) const RUN_ID_COLUMN: &str = "run_id";
+
+/// `--run-columns` adds [`RUN_ID_COLUMN`] to scores.parquet: refused when the scores
+/// already have a column of that name (a kept input column).
+pub(crate) fn check_run_column(schema: &SchemaRef) -> Result<(), Error> {
+    if schema.field_with_name(RUN_ID_COLUMN).is_ok() {
+        return Err(Error::new(format!(
+            "`--run-columns` adds a `{RUN_ID_COLUMN}` column to scores.parquet, which already has one"
+        ))
+        .hint("leave the input's `run_id` out of `--keep`, or drop `--run-columns`"));
+    }
+    Ok(())
+}
 
 /// The output folder of a run: its five files through an [`OutDir`].
 pub(crate) struct Outputs {
@@ -53,21 +69,54 @@ impl Outputs {
 
     /// Opens scores.parquet. Workers encode their units with [`ScoresWriter::encoder`]; the
     /// caller appends the encoded row groups in input order.
-    pub fn scores_writer(&self, schema: SchemaRef) -> Result<ScoresWriter, Error> {
+    /// With `run_id` (`--run-columns`), the file ends in a `run_id` column holding it (the
+    /// caller checks first that `schema` has no such column: [`check_run_column`]).
+    pub fn scores_writer(
+        &self,
+        schema: SchemaRef,
+        run_id: Option<&str>,
+    ) -> Result<ScoresWriter, Error> {
         let path = self.shown(0).to_path_buf();
+        let schema = match run_id {
+            None => schema,
+            Some(_) => {
+                // Dictionary-encoded: one value, so each row costs a key, not a string. The
+                // file embeds no Arrow schema, so readers see a plain Utf8 column.
+                let mut fields: Vec<_> = schema.fields().iter().cloned().collect();
+                fields.push(Arc::new(Field::new(
+                    RUN_ID_COLUMN,
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                    false,
+                )));
+                Arc::new(Schema::new(fields))
+            }
+        };
         let file = self.dir.create(0)?;
-        ScoresWriter::new(file, path, schema)
+        let mut writer = ScoresWriter::new(file, path, schema)?;
+        writer.shared.run_id =
+            run_id.map(|id| Arc::new(arrow::array::StringArray::from(vec![id])) as _);
+        Ok(writer)
     }
 
-    pub fn write_metrics(&self, rows: &[MetricRow], groups: &[String]) -> Result<(), Error> {
-        let batch = tables::metrics_batch(rows, groups).map_err(|e| {
+    pub fn write_metrics(
+        &self,
+        rows: &[MetricRow],
+        groups: &[String],
+        run: &crate::RunIdentity,
+    ) -> Result<(), Error> {
+        let batch = tables::metrics_batch(rows, groups, run).map_err(|e| {
             Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
         })?;
         self.write_parquet(1, &batch)
     }
 
-    pub fn write_confusion(&self, rows: &[ConfusionRow], groups: &[String]) -> Result<(), Error> {
-        let batch = tables::confusion_batch(rows, groups).map_err(|e| {
+    pub fn write_confusion(
+        &self,
+        rows: &[ConfusionRow],
+        groups: &[String],
+        run: &crate::RunIdentity,
+    ) -> Result<(), Error> {
+        let batch = tables::confusion_batch(rows, groups, run).map_err(|e| {
             Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
         })?;
         self.write_parquet(2, &batch)
@@ -93,8 +142,11 @@ impl Outputs {
         missing: &[(String, u64)],
         row_errors: Option<&[(String, u64)]>,
         total: u64,
+        run: &crate::RunIdentity,
     ) -> Result<(), Error> {
-        let v = tables::metrics_json(task, rows, confusion, groups, missing, row_errors, total);
+        let v = tables::metrics_json(
+            task, rows, confusion, groups, missing, row_errors, total, run,
+        );
         self.write_json(3, &v)
     }
 
@@ -151,7 +203,7 @@ mod tests {
             Field::new("id", DataType::Int64, false),
             Field::new("x__is_correct", DataType::Float64, true),
         ]));
-        let mut writer = outputs.scores_writer(Arc::clone(&schema)).unwrap();
+        let mut writer = outputs.scores_writer(Arc::clone(&schema), None).unwrap();
         writer.shared.max_rows = 4;
         let batch = |from: i64, n: i64| {
             RecordBatch::try_new(
@@ -219,7 +271,7 @@ mod tests {
             Field::new("mask", DataType::Float64, true),
             Field::new("mask_turns", DataType::Float64, true),
         ]));
-        let mut writer = outputs.scores_writer(Arc::clone(&schema)).unwrap();
+        let mut writer = outputs.scores_writer(Arc::clone(&schema), None).unwrap();
         writer.shared.max_rows = 1000;
         let mask = |i: usize| (i % 6 != 2).then_some(i.is_multiple_of(3));
         // Pass masks, except the batch of rows 650..780, which is Float64 with a 0.5.

@@ -21,6 +21,7 @@ pub(crate) struct RunInfo<'a> {
     pub wall_seconds: f64,
     /// What the judge models cost, when a scorer asked one (`judge` in run.json).
     pub judge: Option<Value>,
+    pub run: &'a crate::RunIdentity,
 }
 
 /// run.json's content.
@@ -33,6 +34,7 @@ pub(super) fn run_json(info: &RunInfo<'_>) -> Value {
             json!({
                 "path": f.path.display().to_string(),
                 "format": match f.format { Format::Parquet => "parquet", Format::Jsonl => "jsonl" },
+                "compression": f.compression.map(|c| c.name()),
                 "rows": f.rows,
                 "row_groups": f.row_groups.len(),
                 "footer_sha256": f.footer_sha256,
@@ -45,6 +47,9 @@ pub(super) fn run_json(info: &RunInfo<'_>) -> Value {
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
     let v = json!({
+        "run_id": info.run.run_id,
+        "run_started_at": info.run.started_at_rfc3339(),
+        "labels": info.run.labels_value(),
         "evalscore_version": env!("CARGO_PKG_VERSION"),
         "task": { "path": info.task_path.display().to_string(), "sha256": info.task_sha256 },
         "inputs": inputs,

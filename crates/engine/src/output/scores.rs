@@ -111,6 +111,7 @@ impl ScoresWriter {
                 max_rows: MAX_ROW_GROUP_ROWS,
                 bit_columns,
                 leaves: field_leaves,
+                run_id: None,
             },
             rows: 0,
         })
@@ -169,6 +170,9 @@ pub(crate) struct Encoders {
     /// Per field, its Parquet column, when the schema is flat (one leaf per field): what a
     /// stored input chunk must match to be copied ([`ScoreEncoder::copy_stored`]).
     leaves: Option<Arc<[ColumnDescPtr]>>,
+    /// `--run-columns`: the run id (a one-value Utf8 array), the last field's value on every
+    /// row; [`ScoreEncoder::write`] adds the column.
+    pub(super) run_id: Option<ArrayRef>,
 }
 
 impl Encoders {
@@ -368,6 +372,17 @@ impl ScoreEncoder {
     /// column for a field taken by [`ScoreEncoder::copy_stored`]); a Float64 score column may
     /// come as a pass mask (Boolean, true = 1.0).
     pub fn write(&mut self, columns: &[ArrayRef], rows: usize) -> Result<(), Error> {
+        let with_run_id;
+        let columns = match &self.shared.run_id {
+            None => columns,
+            Some(id) => {
+                let keys = arrow::array::Int32Array::from(vec![0; rows]);
+                let run_id = arrow::array::DictionaryArray::try_new(keys, Arc::clone(id))
+                    .map_err(|e| Error::new(format!("internal error: {e}")))?;
+                with_run_id = [columns, &[Arc::new(run_id) as ArrayRef]].concat();
+                &with_run_id
+            }
+        };
         let copied = self.copies.iter().filter(|c| c.is_some()).count();
         if columns.len() + copied != self.shared.schema.fields().len() {
             return Err(Error::new(

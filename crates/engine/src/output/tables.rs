@@ -1,7 +1,10 @@
 //! metrics.parquet, confusion.parquet and metrics.json: the figures of a run.
 
-use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use crate::RunIdentity;
+use arrow::array::{
+    ArrayRef, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use evalscore_task::Task;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -33,8 +36,37 @@ pub struct ConfusionRow {
     pub groups: Vec<Option<String>>,
 }
 
-/// The schema of metrics.parquet: nine fixed columns, then one nullable Utf8 column per
-/// group-by column. Later issues add rows, never change these columns.
+/// The run identity columns that end metrics.parquet and confusion.parquet: `run_id`,
+/// `run_started_at` (UTC, microseconds) and `labels` (a JSON object, null without labels).
+fn run_fields() -> [Field; 3] {
+    [
+        Field::new("run_id", DataType::Utf8, false),
+        Field::new(
+            "run_started_at",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
+        Field::new("labels", DataType::Utf8, true),
+    ]
+}
+
+/// The run identity columns for `rows` rows.
+fn run_arrays(run: &RunIdentity, rows: usize) -> [ArrayRef; 3] {
+    [
+        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+            run.run_id.as_str(),
+            rows,
+        ))),
+        Arc::new(
+            TimestampMicrosecondArray::from(vec![run.started_at_micros(); rows])
+                .with_timezone("UTC"),
+        ),
+        Arc::new(StringArray::from(vec![run.labels_json(); rows])),
+    ]
+}
+
+/// The schema of metrics.parquet: nine fixed columns, one nullable Utf8 column per group-by
+/// column, then the run identity columns. Later issues add rows, never change these columns.
 pub fn metrics_schema(groups: &[String]) -> SchemaRef {
     let mut fields = vec![
         Field::new("scorer", DataType::Utf8, false),
@@ -52,10 +84,11 @@ pub fn metrics_schema(groups: &[String]) -> SchemaRef {
             .iter()
             .map(|g| Field::new(evalscore_task::sanitize(g), DataType::Utf8, true)),
     );
+    fields.extend(run_fields());
     Arc::new(Schema::new(fields))
 }
 
-/// The schema of confusion.parquet, with the same group-by columns.
+/// The schema of confusion.parquet, with the same group-by and run identity columns.
 pub fn confusion_schema(groups: &[String]) -> SchemaRef {
     let mut fields = vec![
         Field::new("scorer", DataType::Utf8, false),
@@ -69,6 +102,7 @@ pub fn confusion_schema(groups: &[String]) -> SchemaRef {
             .iter()
             .map(|g| Field::new(evalscore_task::sanitize(g), DataType::Utf8, true)),
     );
+    fields.extend(run_fields());
     Arc::new(Schema::new(fields))
 }
 
@@ -87,6 +121,7 @@ fn group_arrays<T>(rows: &[T], n: usize, get: impl Fn(&T) -> &[Option<String>]) 
 pub(crate) fn metrics_batch(
     rows: &[MetricRow],
     groups: &[String],
+    run: &RunIdentity,
 ) -> Result<RecordBatch, arrow::error::ArrowError> {
     let s = |f: fn(&MetricRow) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
@@ -109,12 +144,14 @@ pub(crate) fn metrics_batch(
         )),
     ];
     cols.extend(group_arrays(rows, groups.len(), |r| &r.groups));
+    cols.extend(run_arrays(run, rows.len()));
     RecordBatch::try_new(metrics_schema(groups), cols)
 }
 
 pub(crate) fn confusion_batch(
     rows: &[ConfusionRow],
     groups: &[String],
+    run: &RunIdentity,
 ) -> Result<RecordBatch, arrow::error::ArrowError> {
     let s = |f: fn(&ConfusionRow) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
@@ -129,6 +166,7 @@ pub(crate) fn confusion_batch(
         )) as ArrayRef,
     ];
     cols.extend(group_arrays(rows, groups.len(), |r| &r.groups));
+    cols.extend(run_arrays(run, rows.len()));
     RecordBatch::try_new(confusion_schema(groups), cols)
 }
 
@@ -142,6 +180,7 @@ pub(super) fn metrics_json(
     missing: &[(String, u64)],
     row_errors: Option<&[(String, u64)]>,
     total: u64,
+    run: &RunIdentity,
 ) -> Value {
     let scorers: Vec<Value> = task
         .scorers
@@ -252,5 +291,11 @@ pub(super) fn metrics_json(
             o
         })
         .collect();
-    json!({ "rows": total, "scorers": scorers })
+    json!({
+        "run_id": run.run_id,
+        "run_started_at": run.started_at_rfc3339(),
+        "labels": run.labels_value(),
+        "rows": total,
+        "scorers": scorers,
+    })
 }

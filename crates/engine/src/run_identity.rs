@@ -1,0 +1,187 @@
+//! Run identity: which run a row of metrics.parquet, confusion.parquet or scores.parquet came
+//! from, so the outputs of many runs load into one warehouse table.
+
+use crate::{Error, ErrorKind};
+use chrono::{DateTime, SubsecRound, Utc};
+use std::collections::BTreeMap;
+
+/// The longest `--run-id` accepted, in bytes.
+pub const MAX_RUN_ID_BYTES: usize = 256;
+
+/// A run's `run_id`, `run_started_at` and `labels`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunIdentity {
+    /// A UUIDv7 made from `started_at`, or the id the caller gave (`--run-id`).
+    pub run_id: String,
+    /// When the run started, UTC, to the microsecond (what the Parquet column holds).
+    pub started_at: DateTime<Utc>,
+    /// `--label KEY=VALUE` pairs, by key.
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Default for RunIdentity {
+    fn default() -> Self {
+        RunIdentity::starting_now()
+    }
+}
+
+impl RunIdentity {
+    /// A new run starting now: a fresh UUIDv7 whose timestamp is the start, no labels.
+    pub fn starting_now() -> RunIdentity {
+        let started_at = Utc::now().trunc_subsecs(6);
+        let ts = uuid::Timestamp::from_unix(
+            uuid::NoContext,
+            started_at.timestamp().max(0) as u64,
+            started_at.timestamp_subsec_nanos(),
+        );
+        RunIdentity {
+            run_id: uuid::Uuid::new_v7(ts).hyphenated().to_string(),
+            started_at,
+            labels: BTreeMap::new(),
+        }
+    }
+
+    /// A run starting now with the given id (`None`: a fresh UUIDv7) and labels. An id must
+    /// be 1 to [`MAX_RUN_ID_BYTES`] bytes without whitespace or control characters (it ends
+    /// up in file paths and warehouse keys); a label key must be non-empty and given once.
+    pub fn new(run_id: Option<&str>, labels: &[(String, String)]) -> Result<RunIdentity, Error> {
+        let mut run = RunIdentity::starting_now();
+        if let Some(id) = run_id {
+            check_run_id(id)?;
+            run.run_id = id.to_owned();
+        }
+        for (k, v) in labels {
+            if k.is_empty() {
+                return Err(usage(format!("`--label ={v}` has an empty key")));
+            }
+            if run.labels.insert(k.clone(), v.clone()).is_some() {
+                return Err(usage(format!("`--label {k}=...` is given twice")));
+            }
+        }
+        Ok(run)
+    }
+
+    /// `run_started_at` in microseconds since the Unix epoch.
+    pub fn started_at_micros(&self) -> i64 {
+        self.started_at.timestamp_micros()
+    }
+
+    /// `run_started_at` as RFC 3339, UTC, microseconds (`2026-11-23T04:05:06.123456Z`).
+    pub fn started_at_rfc3339(&self) -> String {
+        self.started_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+    }
+
+    /// The `labels` column: a JSON object with keys sorted, or `None` without labels.
+    pub fn labels_json(&self) -> Option<String> {
+        (!self.labels.is_empty())
+            .then(|| serde_json::to_string(&self.labels).unwrap_or_else(|_| "{}".to_owned()))
+    }
+
+    /// The labels as a JSON value: an object, or null without labels.
+    pub fn labels_value(&self) -> serde_json::Value {
+        if self.labels.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::json!(self.labels)
+        }
+    }
+}
+
+fn usage(message: String) -> Error {
+    Error::new(message).kind(ErrorKind::Other)
+}
+
+fn check_run_id(id: &str) -> Result<(), Error> {
+    if id.is_empty() {
+        return Err(
+            usage("`--run-id` is empty".to_owned()).hint("leave `--run-id` out for a fresh UUIDv7")
+        );
+    }
+    if id.len() > MAX_RUN_ID_BYTES {
+        return Err(usage(format!(
+            "`--run-id` is {} bytes long; at most {MAX_RUN_ID_BYTES} are allowed",
+            id.len()
+        )));
+    }
+    if let Some(c) = id.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(usage(format!(
+            "`--run-id {}` holds {c:?}; a run id has no whitespace or control characters",
+            id.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses `KEY=VALUE` for `--label`.
+pub fn parse_label(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+        _ => Err(format!("`{s}` is not KEY=VALUE")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_fresh_id_is_a_uuid_v7_of_the_start() {
+        let run = RunIdentity::starting_now();
+        let id = uuid::Uuid::parse_str(&run.run_id).unwrap();
+        assert_eq!(id.get_version_num(), 7);
+        assert_eq!(run.run_id.len(), 36);
+        let (secs, nanos) = id.get_timestamp().unwrap().to_unix();
+        // UUIDv7 holds milliseconds; the start keeps microseconds.
+        assert_eq!(
+            secs as i64 * 1000 + i64::from(nanos / 1_000_000),
+            run.started_at.timestamp_millis()
+        );
+        assert_eq!(run.started_at.timestamp_subsec_nanos() % 1000, 0);
+        assert_eq!(run.labels_json(), None);
+        assert_eq!(run.labels_value(), serde_json::Value::Null);
+        let t = run.started_at_rfc3339();
+        assert_eq!(t.len(), "2026-11-23T04:05:06.123456Z".len(), "{t}");
+        assert_eq!(
+            DateTime::parse_from_rfc3339(&t).unwrap().timestamp_micros(),
+            run.started_at_micros()
+        );
+        assert_ne!(RunIdentity::starting_now().run_id, run.run_id);
+    }
+
+    #[test]
+    fn ids_and_labels_are_checked() {
+        let labels = vec![
+            ("model".to_owned(), "m-1".to_owned()),
+            ("dataset".to_owned(), "mmlu \"x\"".to_owned()),
+        ];
+        let run = RunIdentity::new(Some("nightly-2026-11-23"), &labels).unwrap();
+        assert_eq!(run.run_id, "nightly-2026-11-23");
+        assert_eq!(
+            run.labels_json().as_deref(),
+            Some(r#"{"dataset":"mmlu \"x\"","model":"m-1"}"#)
+        );
+        let err = |id: Option<&str>, labels: &[(String, String)]| {
+            RunIdentity::new(id, labels).unwrap_err().message
+        };
+        assert_eq!(err(Some(""), &[]), "`--run-id` is empty");
+        assert_eq!(
+            err(Some("a b"), &[]),
+            "`--run-id a b` holds ' '; a run id has no whitespace or control characters"
+        );
+        assert_eq!(
+            err(Some(&"x".repeat(257)), &[]),
+            "`--run-id` is 257 bytes long; at most 256 are allowed"
+        );
+        let twice = vec![
+            ("model".to_owned(), "a".to_owned()),
+            ("model".to_owned(), "b".to_owned()),
+        ];
+        assert_eq!(err(None, &twice), "`--label model=...` is given twice");
+        assert_eq!(parse_label("k=v=w").unwrap(), ("k".into(), "v=w".into()));
+        assert_eq!(parse_label("k=").unwrap(), ("k".into(), String::new()));
+        assert_eq!(parse_label("=v").unwrap_err(), "`=v` is not KEY=VALUE");
+        assert_eq!(parse_label("kv").unwrap_err(), "`kv` is not KEY=VALUE");
+    }
+}
