@@ -22,7 +22,7 @@ fi
 # The extension is built with the dev profile: the Rust tests just compiled its dependencies
 # that way, and the tests check behaviour, not speed (benchmarks build a release wheel).
 # --no-build-isolation: maturin comes from the venv (pinned above), not a fresh download.
-MATURIN_PEP517_ARGS="--profile dev" \
+PATH="${venv}/bin:${PATH}" MATURIN_PEP517_ARGS="--profile dev" \
     "${venv}/bin/pip" install -q --no-build-isolation --force-reinstall --no-deps ./python
 
 export EVALSCORE_BIN="${EVALSCORE_BIN:-$PWD/target/debug/evalscore}"

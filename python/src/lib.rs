@@ -5,8 +5,9 @@
 //! (pyo3-arrow), so any producer of `__arrow_c_stream__` / `__arrow_c_array__` works and
 //! results go back to pyarrow. The Python-facing API is `evalscore/__init__.py`.
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow::array::{RecordBatch, RecordBatchOptions};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Schema, SchemaRef};
 use evalscore_engine::{
     library, BindOptions, Error, ErrorKind, RowErrorLimit, RunOptions, Scorer, States, Task,
 };
@@ -252,7 +253,7 @@ impl PyTask {
                 first_row += batch.num_rows() as u64;
                 total.merge(&states)?;
                 if want_scores {
-                    out.push(scores);
+                    out.push(plain(scores)?);
                 }
             }
             Ok((out, total))
@@ -260,10 +261,12 @@ impl PyTask {
         let (batches, states) = result.map_err(py_err)?;
         let bytes = states.to_bytes().map_err(py_err)?;
         let table = if want_scores {
-            let schema = self
-                .scorer(&schema, &binding)
-                .map_err(py_err)?
-                .output_schema();
+            let schema = plain_schema(
+                &self
+                    .scorer(&schema, &binding)
+                    .map_err(py_err)?
+                    .output_schema(),
+            );
             Some(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
         } else {
             None
@@ -291,7 +294,7 @@ impl PyTask {
         let (scores, states) = py
             .detach(move || {
                 let (scores, states) = scorer.score(&batch)?;
-                Ok::<_, Error>((scores, states.to_bytes()?))
+                Ok::<_, Error>((plain(scores)?, states.to_bytes()?))
             })
             .map_err(py_err)?;
         Ok((
@@ -317,7 +320,7 @@ impl PyTask {
         let scorer = self
             .scorer(&schema.into_inner(), &binding)
             .map_err(py_err)?;
-        PySchema::new(scorer.output_schema()).into_pyarrow(py)
+        PySchema::new(plain_schema(&scorer.output_schema())).into_pyarrow(py)
     }
 
     /// Merges serialized states (any order) into one.
@@ -385,24 +388,62 @@ impl PyTask {
                 (f.path().to_path_buf(), Some(f))
             }
         };
-        let opts = RunOptions {
-            task: task_path,
-            inputs,
-            out_dir: out,
-            sets: self.sets.clone(),
-            keep,
-            output_column,
-            threads,
-            overwrite,
-            max_row_errors: limit,
-            progress: None,
-            warn: None,
-        };
+        let sets = self.sets.clone();
+        // RunOptions holds callbacks that are not Send: it is built on the detached thread.
         let summary = py
-            .detach(move || evalscore_engine::run(&opts))
+            .detach(move || {
+                evalscore_engine::run(&RunOptions {
+                    task: task_path,
+                    inputs,
+                    out_dir: out,
+                    sets,
+                    keep,
+                    output_column,
+                    threads,
+                    overwrite,
+                    max_row_errors: limit,
+                    progress: None,
+                    warn: None,
+                })
+            })
             .map_err(py_err)?;
         Ok(summary.rows)
     }
+}
+
+/// `schema` with dictionary columns as their value type: scores.parquet's columns as a reader
+/// of the file sees them (the engine encodes `completion_validity` as a dictionary).
+fn plain_schema(schema: &SchemaRef) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Dictionary(_, v) => {
+                    Arc::new(f.as_ref().clone().with_data_type(v.as_ref().clone()))
+                }
+                _ => Arc::clone(f),
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// A score batch in [`plain_schema`].
+fn plain(batch: RecordBatch) -> Result<RecordBatch, Error> {
+    let schema = plain_schema(&batch.schema());
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| cast(c, f.data_type()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::new(format!("internal error: {e}")).kind(ErrorKind::Internal))?;
+    RecordBatch::try_new_with_options(
+        schema,
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )
+    .map_err(|e| Error::new(format!("internal error: {e}")).kind(ErrorKind::Internal))
 }
 
 /// `row N: ...` counted within a batch, as counted from the start of the input.
