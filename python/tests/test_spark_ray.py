@@ -4,7 +4,9 @@ figures and per-row scores on the same rows."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -39,6 +41,8 @@ def spark():
     pyspark = pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
 
+    # Spark's Python workers run this interpreter, which has evalscore installed.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     s = (
         SparkSession.builder.master("local[2]")
         .appName("evalscore-tests")
