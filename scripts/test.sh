@@ -3,7 +3,8 @@
 # machine: Debian's chromium (the HTML report is checked in a real browser) and llama.cpp's
 # llama-server with a small model (the judge client's real-server test; built once into
 # ~/.cache/evalscore, see scripts/setup/llama-server.sh). Then the Rust test suite of the
-# whole workspace.
+# whole workspace, then the Python package's tests (scripts/python-test.sh: a cached venv with
+# PySpark and Ray).
 #
 #   scripts/test.sh            # what .ci/run runs after fmt and clippy
 #   scripts/test.sh -p evalscore-cli --test e2e   # extra arguments go to `cargo test`
@@ -25,3 +26,10 @@ fi
 scripts/setup/llama-server.sh >/dev/null
 
 cargo test --workspace "$@"
+
+# The Python package (python/): `pip install ./python` into a cached venv, then pytest,
+# including PySpark on local[2] and Ray local (scripts/python-test.sh). Skipped when arguments
+# pick Rust tests.
+if [ "$#" -eq 0 ]; then
+    scripts/python-test.sh
+fi

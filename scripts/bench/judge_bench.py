@@ -4,7 +4,8 @@
     python3 scripts/bench/judge_bench.py [--fresh-rows 100000] [--cached-rows 1000000] [--threads 2]
 
 1. Builds target/release/evalscore and evalscore-gen if missing, and generates
-   bench-data/syn_N.parquet (the benchmark generator's rows) for both sizes.
+   bench-data/syn_N_rg100k.parquet (the benchmark generator's rows, row groups of 100,000
+   rows, so that both workers judge) for both sizes.
 2. Starts `evalscore-gen judge-server` (an OpenAI-compatible server that answers every request
    at once) on 127.0.0.1.
 3. Fresh: scores --fresh-rows rows with scripts/bench/judge_job.yaml (concurrency 64) into an
@@ -43,9 +44,14 @@ def build() -> None:
 
 def data(rows: int) -> Path:
     DATA.mkdir(exist_ok=True)
-    path = DATA / f"syn_{rows}.parquet"
+    # Row groups of 100,000 rows: a row group is one worker's unit, so both cores judge.
+    path = DATA / f"syn_{rows}_rg100k.parquet"
     if not path.exists():
-        subprocess.run([str(GEN), "synthetic", "--rows", str(rows), "--out", str(path)], check=True)
+        subprocess.run(
+            [str(GEN), "synthetic", "--rows", str(rows), "--row-group-size", "100000",
+             "--out", str(path)],
+            check=True,
+        )
     return path
 
 
@@ -88,14 +94,16 @@ def main() -> None:
             tmp = Path(tmp)
             wall, rss, rj = run(url, fresh_in, tmp / "fresh", tmp / "fresh.sqlite", args.threads)
             sent = rj["judge"]["models"]["bench"]["requests_sent"]
-            assert sent == args.fresh_rows, rj["judge"]
+            missing = sum(rj["missing"].values())  # rows without output send nothing
+            assert sent + missing == args.fresh_rows, rj["judge"]
             print(f"| fresh, {args.fresh_rows:,} rows, concurrency 64 | {wall:.1f} s | "
                   f"{args.fresh_rows / wall:,.0f} judged rows/s | {rss / 1024:.0f} MiB |")
             _, fill_rss, _ = run(url, cached_in, tmp / "fill", tmp / "big.sqlite", args.threads)
             print(f"| filling the cache, {args.cached_rows:,} rows | | | {fill_rss / 1024:.0f} MiB |")
             wall, rss, rj = run(url, cached_in, tmp / "cached", tmp / "big.sqlite", args.threads)
             m = rj["judge"]["models"]["bench"]
-            assert m["requests_sent"] == 0 and m["cache_hits"] == args.cached_rows, m
+            missing = sum(rj["missing"].values())
+            assert m["requests_sent"] == 0 and m["cache_hits"] + missing == args.cached_rows, m
             print(f"| fully cached rerun, {args.cached_rows:,} rows | {wall:.1f} s | "
                   f"{args.cached_rows / wall:,.0f} rows/s | {rss / 1024:.0f} MiB |")
     finally:

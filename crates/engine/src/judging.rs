@@ -18,8 +18,8 @@ use crate::scorers::{text, Scored, Text};
 use crate::Error;
 use arrow::array::{ArrayRef, Float64Array, StringArray};
 use evalscore_judge::{
-    embeddings_of, judge_window, Cache, CachedReply, ChatRequest, EmbeddingRequest, Endpoint, Gate,
-    JudgeError, Live, Message, Pace, RetryPolicy, Stats, WindowRequest,
+    embeddings_of, judge_window_keyed, Cache, CachedReply, ChatRequest, EmbeddingRequest, Endpoint,
+    Gate, JudgeError, Live, Message, Pace, RetryPolicy, Stats, WindowRequest,
 };
 use evalscore_kernels::judge::{parse_grade, parse_label, reasoning, ParsedFrom};
 use evalscore_task::judge::{
@@ -255,7 +255,7 @@ impl JudgeRuntime {
 
     /// The replies of `requests` (to model `model_key`), in order. `memo` holds this batch's
     /// replies already got: a batch scored again around a failed row asks nothing twice.
-    fn replies<R: WindowRequest + Clone>(
+    fn replies<R: WindowRequest>(
         &self,
         model_key: &str,
         requests: &[R],
@@ -291,12 +291,20 @@ impl JudgeRuntime {
             .unwrap_or_else(|p| p.into_inner())
             .deduplicated += repeated;
         if !fresh.is_empty() {
-            let batch: Vec<R> = fresh.iter().map(|&i| requests[i].clone()).collect();
+            let batch: Vec<&R> = fresh.iter().map(|&i| &requests[i]).collect();
+            let batch_keys: Vec<String> = fresh.iter().map(|&i| keys[i].clone()).collect();
             let mut stats = Stats::default();
             let started = std::time::Instant::now();
             let got = self.with_cache(|cache| {
-                judge_window(&batch, cache, &model.endpoint, self.offline, &mut stats)
-                    .map_err(cache_error)
+                judge_window_keyed(
+                    &batch,
+                    &batch_keys,
+                    cache,
+                    &model.endpoint,
+                    self.offline,
+                    &mut stats,
+                )
+                .map_err(cache_error)
             });
             *model.waited.lock().unwrap_or_else(|p| p.into_inner()) += started.elapsed();
             // Counted even when the cache failed midway: those requests were sent.

@@ -108,6 +108,92 @@ impl Report {
     }
 }
 
+/// The figures of `states` without an input schema: what [`Scorer::finish`] gives for the
+/// scorer of `task` that folded them, wherever that was (a Spark executor, another
+/// process). `allow_row_errors` adds the `row_errors` rows, as a scorer bound with
+/// `max_row_errors > 0` does. States of another task are an error.
+pub fn report(task: &Task, states: &States, allow_row_errors: bool) -> Result<Report, Error> {
+    check_task(task, states)?;
+    let group_columns = crate::plan::group_columns(task);
+    Ok(Report {
+        metrics: crate::plan::metric_rows(
+            &group_columns,
+            task,
+            &states.metrics,
+            &states.missing,
+            &states.invalid,
+            allow_row_errors.then_some(states.row_errors.as_slice()),
+            states.rows,
+        ),
+        confusion: crate::plan::confusion_rows(&group_columns, task, &states.metrics),
+        group_columns,
+        rows: states.rows,
+        // Merged states belong to no one run: a fresh identity, as a new scorer gets.
+        run: RunIdentity::starting_now(),
+    })
+}
+
+/// metrics.json's content for `report`, the figures of `states` for `task` (see [`report`]).
+pub fn metrics_json(
+    task: &Task,
+    states: &States,
+    report: &Report,
+    allow_row_errors: bool,
+) -> Result<serde_json::Value, Error> {
+    check_task(task, states)?;
+    let named = |counts: &[u64]| -> Vec<(String, u64)> {
+        task.scorers
+            .iter()
+            .map(|s| s.key.clone())
+            .zip(counts.iter().copied())
+            .collect()
+    };
+    let row_errors = named(&states.row_errors);
+    Ok(crate::output::tables::metrics_json(
+        task,
+        &report.metrics,
+        &report.confusion,
+        &report.group_columns,
+        &named(&states.missing),
+        allow_row_errors.then_some(row_errors.as_slice()),
+        states.rows,
+        &report.run,
+    ))
+}
+
+/// States of `task` with nothing folded in yet, as [`Scorer::empty_states`] gives without
+/// an input schema.
+pub fn empty_states(task: &Task) -> States {
+    let n = task.scorers.len();
+    States {
+        fingerprint: task.fingerprint,
+        metrics: crate::plan::state_template(task),
+        missing: vec![0; n],
+        row_errors: vec![0; n],
+        rows: 0,
+        invalid: vec![0; n],
+    }
+}
+
+/// States folded by another task cannot be read with this one's scorers.
+fn check_task(task: &Task, states: &States) -> Result<(), Error> {
+    let shape: Vec<usize> = task.scorers.iter().map(|s| s.metrics.len()).collect();
+    if states.fingerprint != task.fingerprint {
+        return Err(Error::new(format!(
+            "these states are of another task (task fingerprint {}, this task is {})",
+            short(&states.fingerprint),
+            short(&task.fingerprint)
+        ))
+        .hint("finish states with the task file, and --set values, that produced them"));
+    }
+    if states.metrics.iter().map(Vec::len).collect::<Vec<_>>() != shape {
+        return Err(Error::new(
+            "these states do not fit the task (its scorers and metrics differ)",
+        ));
+    }
+    Ok(())
+}
+
 /// The first bytes of serialized [`States`].
 pub const STATES_MAGIC: &[u8; 4] = b"ESST";
 /// The layout version of serialized [`States`] this build writes and reads.

@@ -321,16 +321,7 @@ impl Plan {
             output_schema: Arc::new(Schema::new(out_fields)),
             judge: None,
             input_schema: Arc::new(schema.clone()),
-            state_template: task
-                .scorers
-                .iter()
-                .map(|s| {
-                    s.metrics
-                        .iter()
-                        .map(|m| Grouped::new(&state_kind(m, task.confidence)))
-                        .collect()
-                })
-                .collect(),
+            state_template: state_template(task),
         })
     }
 
@@ -350,19 +341,6 @@ impl Plan {
         self.state_template.clone()
     }
 
-    /// A group key of `m` spread over [`Plan::group_columns`].
-    fn spread(&self, m: &MetricSpec, key: Option<Vec<String>>) -> Vec<Option<String>> {
-        let mut out = vec![None; self.group_columns.len()];
-        if let Some(key) = key {
-            for (col, v) in m.group_by.iter().zip(key) {
-                if let Some(i) = self.group_columns.iter().position(|c| c == col) {
-                    out[i] = Some(v);
-                }
-            }
-        }
-        out
-    }
-
     /// The rows of metrics.parquet: each scorer's metrics in task order (overall figures,
     /// then each group's), then its missing count.
     pub(crate) fn metric_rows(
@@ -374,69 +352,142 @@ impl Plan {
         row_errors: Option<&[u64]>,
         rows: u64,
     ) -> Vec<MetricRow> {
-        let mut out = Vec::new();
-        for (i, ((s, st), miss)) in task.scorers.iter().zip(states).zip(missing).enumerate() {
-            for (m, state) in s.metrics.iter().zip(st) {
-                for (key, fig) in state.finish() {
-                    out.push(MetricRow {
-                        scorer: s.key.clone(),
-                        scorer_type: s.scorer_type.clone(),
-                        metric: m.name.clone(),
-                        metric_type: m.metric_type.clone(),
-                        field: m.field.clone(),
-                        stat: fig.stat,
-                        label: fig.label,
-                        value: fig.value,
-                        n: fig.n,
-                        groups: self.spread(m, key),
-                    });
-                }
-            }
-            let mut row = missing_row(s, *miss, rows);
-            row.groups = vec![None; self.group_columns.len()];
-            let count = |metric: &str, n: u64| {
-                let mut r = row.clone();
-                r.metric = metric.to_owned();
-                r.metric_type = metric.to_owned();
-                r.value = Some(n as f64);
-                r
-            };
-            // Judge replies that could not be read: scored 0.0, never dropped silently.
-            let invalid_row = s
-                .kind
-                .judge()
-                .map(|_| count("invalid", invalid.get(i).copied().unwrap_or(0)));
-            let errors_row =
-                row_errors.map(|e| count("row_errors", e.get(i).copied().unwrap_or(0)));
-            out.push(row);
-            out.extend(invalid_row);
-            out.extend(errors_row);
-        }
-        out
+        metric_rows(
+            &self.group_columns,
+            task,
+            states,
+            missing,
+            invalid,
+            row_errors,
+            rows,
+        )
     }
 
     /// The rows of confusion.parquet: every non-zero cell of every binary and multiclass metric.
     pub(crate) fn confusion_rows(&self, task: &Task, states: &[Vec<Grouped>]) -> Vec<ConfusionRow> {
-        let mut out = Vec::new();
-        for (s, st) in task.scorers.iter().zip(states) {
-            for (m, state) in s.metrics.iter().zip(st) {
-                for (key, cells) in state.confusion() {
-                    let groups = self.spread(m, key);
-                    for (actual, predicted, count) in cells {
-                        out.push(ConfusionRow {
-                            scorer: s.key.clone(),
-                            metric: m.name.clone(),
-                            actual,
-                            predicted,
-                            count,
-                            groups: groups.clone(),
-                        });
-                    }
+        confusion_rows(&self.group_columns, task, states)
+    }
+}
+
+/// Empty metric states of every metric of `task`, per scorer.
+pub(crate) fn state_template(task: &Task) -> Vec<Vec<Grouped>> {
+    task.scorers
+        .iter()
+        .map(|s| {
+            s.metrics
+                .iter()
+                .map(|m| Grouped::new(&state_kind(m, task.confidence)))
+                .collect()
+        })
+        .collect()
+}
+
+/// Every `group_by` column of `task`'s metrics, in order of first appearance: what
+/// [`Plan::group_columns`] holds once [`Plan::new`] has checked them against a schema.
+pub(crate) fn group_columns(task: &Task) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in task.scorers.iter().flat_map(|s| &s.metrics) {
+        for g in &m.group_by {
+            if !out.contains(g) {
+                out.push(g.clone());
+            }
+        }
+    }
+    out
+}
+
+/// A group key of `m` spread over the group-by columns.
+fn spread(
+    group_columns: &[String],
+    m: &MetricSpec,
+    key: Option<Vec<String>>,
+) -> Vec<Option<String>> {
+    let mut out = vec![None; group_columns.len()];
+    if let Some(key) = key {
+        for (col, v) in m.group_by.iter().zip(key) {
+            if let Some(i) = group_columns.iter().position(|c| c == col) {
+                out[i] = Some(v);
+            }
+        }
+    }
+    out
+}
+
+/// [`Plan::metric_rows`] over the given group-by columns; needs no schema.
+pub(crate) fn metric_rows(
+    group_columns: &[String],
+    task: &Task,
+    states: &[Vec<Grouped>],
+    missing: &[u64],
+    invalid: &[u64],
+    row_errors: Option<&[u64]>,
+    rows: u64,
+) -> Vec<MetricRow> {
+    let mut out = Vec::new();
+    for (i, ((s, st), miss)) in task.scorers.iter().zip(states).zip(missing).enumerate() {
+        for (m, state) in s.metrics.iter().zip(st) {
+            for (key, fig) in state.finish() {
+                out.push(MetricRow {
+                    scorer: s.key.clone(),
+                    scorer_type: s.scorer_type.clone(),
+                    metric: m.name.clone(),
+                    metric_type: m.metric_type.clone(),
+                    field: m.field.clone(),
+                    stat: fig.stat,
+                    label: fig.label,
+                    value: fig.value,
+                    n: fig.n,
+                    groups: spread(group_columns, m, key),
+                });
+            }
+        }
+        let mut row = missing_row(s, *miss, rows);
+        row.groups = vec![None; group_columns.len()];
+        let count = |metric: &str, n: u64| {
+            let mut r = row.clone();
+            r.metric = metric.to_owned();
+            r.metric_type = metric.to_owned();
+            r.value = Some(n as f64);
+            r
+        };
+        // Judge replies that could not be read: scored 0.0, never dropped silently.
+        let invalid_row = s
+            .kind
+            .judge()
+            .map(|_| count("invalid", invalid.get(i).copied().unwrap_or(0)));
+        let errors_row = row_errors.map(|e| count("row_errors", e.get(i).copied().unwrap_or(0)));
+        out.push(row);
+        out.extend(invalid_row);
+        out.extend(errors_row);
+    }
+    out
+}
+
+/// [`Plan::confusion_rows`] over the given group-by columns; needs no schema.
+pub(crate) fn confusion_rows(
+    group_columns: &[String],
+    task: &Task,
+    states: &[Vec<Grouped>],
+) -> Vec<ConfusionRow> {
+    let mut out = Vec::new();
+    for (s, st) in task.scorers.iter().zip(states) {
+        for (m, state) in s.metrics.iter().zip(st) {
+            for (key, cells) in state.confusion() {
+                let groups = spread(group_columns, m, key);
+                for (actual, predicted, count) in cells {
+                    out.push(ConfusionRow {
+                        scorer: s.key.clone(),
+                        metric: m.name.clone(),
+                        actual,
+                        predicted,
+                        count,
+                        groups: groups.clone(),
+                    });
                 }
             }
         }
-        out
     }
+    out
 }
 
 /// A template that is exactly one column (`{{ sample.col }}`) hands the column to the scorer

@@ -88,6 +88,10 @@ impl Cache {
         // take the last ones, which a rerun sends again.
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sql)?;
+        // Reads through a memory map instead of a read call per page (a cached rerun looks
+        // up one key per row).
+        conn.pragma_update(None, "mmap_size", 1i64 << 30)
+            .map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql)?;
         conn.execute_batch(
@@ -136,6 +140,19 @@ impl Cache {
                 .optional()
             })
             .map_err(|e| self.sql(e))
+    }
+
+    /// The cached replies of `keys`, in order, read in one transaction.
+    pub fn get_many<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k str>,
+    ) -> Result<Vec<Option<CachedReply>>, CacheError> {
+        self.conn
+            .execute_batch("BEGIN DEFERRED")
+            .map_err(|e| self.sql(e))?;
+        let got: Result<Vec<_>, _> = keys.map(|k| self.get(k)).collect();
+        self.conn.execute_batch("COMMIT").map_err(|e| self.sql(e))?;
+        got
     }
 
     /// Stores the reply of `key`, committed at once (its own transaction).

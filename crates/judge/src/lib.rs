@@ -30,4 +30,6 @@ pub use embed::{
 };
 pub use pace::Pace;
 pub use request::{ChatRequest, Message};
-pub use window::{judge_window, Endpoint, Gate, JudgeError, Live, Stats, WindowRequest};
+pub use window::{
+    judge_window, judge_window_keyed, Endpoint, Gate, JudgeError, Live, Stats, WindowRequest,
+};

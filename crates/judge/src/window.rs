@@ -100,6 +100,21 @@ pub trait WindowRequest: Sync {
     ) -> Result<Sent, RequestError>;
 }
 
+impl<T: WindowRequest> WindowRequest for &T {
+    fn key(&self) -> String {
+        (**self).key()
+    }
+
+    fn send(
+        &self,
+        agent: &ureq::Agent,
+        api_key: Option<&str>,
+        policy: &RetryPolicy,
+    ) -> Result<Sent, RequestError> {
+        (**self).send(agent, api_key, policy)
+    }
+}
+
 impl WindowRequest for ChatRequest {
     fn key(&self) -> String {
         ChatRequest::key(self)
@@ -159,17 +174,39 @@ pub fn judge_window<R: WindowRequest>(
     stats: &mut Stats,
 ) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
     let keys: Vec<String> = requests.iter().map(WindowRequest::key).collect();
+    judge_window_keyed(requests, &keys, cache, endpoint, offline, stats)
+}
+
+/// [`judge_window`] with the requests' keys already computed (`keys[i]` of `requests[i]`).
+pub fn judge_window_keyed<R: WindowRequest>(
+    requests: &[R],
+    keys: &[String],
+    cache: Option<&Cache>,
+    endpoint: &Endpoint,
+    offline: bool,
+    stats: &mut Stats,
+) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
     // The first row of each distinct request, and the distinct requests to send.
     let mut first: HashMap<&str, usize> = HashMap::new();
     let mut replies: HashMap<String, Result<CachedReply, JudgeError>> = HashMap::new();
     let mut to_send: Vec<usize> = Vec::new();
+    let mut distinct: Vec<usize> = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         if first.contains_key(key.as_str()) {
             stats.deduplicated += 1;
             continue;
         }
         first.insert(key, i);
-        match cache.map(|c| c.get(key)).transpose()?.flatten() {
+        distinct.push(i);
+    }
+    // One read transaction for the window's lookups (one lock, not one per key).
+    let cached = match cache {
+        Some(c) => c.get_many(distinct.iter().map(|&i| keys[i].as_str()))?,
+        None => vec![None; distinct.len()],
+    };
+    for (i, hit) in distinct.into_iter().zip(cached) {
+        let key = &keys[i];
+        match hit {
             Some(reply) => {
                 stats.cache_hits += 1;
                 if let Some(live) = &endpoint.live {

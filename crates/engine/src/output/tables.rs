@@ -172,7 +172,7 @@ pub(crate) fn confusion_batch(
 
 /// metrics.json's content.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn metrics_json(
+pub(crate) fn metrics_json(
     task: &Task,
     rows: &[MetricRow],
     confusion: &[ConfusionRow],

@@ -1,0 +1,220 @@
+"""evalscore for Python: score Arrow data with an evalscore task, in memory, in Spark and in Ray.
+
+    import evalscore
+    task = evalscore.Task.from_yaml("task.yaml", sets={"answer_column": "answer"})
+    res = task.score(table)          # anything with __arrow_c_stream__ (pyarrow, Polars, pandas)
+    res.scores, res.metrics, res.confusion, res.to_dict()
+
+See docs/python.md for the whole API, `evalscore.spark` and `evalscore.ray`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ._evalscore import (
+    DataError,
+    EvalscoreError,
+    InputError,
+    OutputError,
+    TaskError,
+    _Task,
+    __version__,
+    read_task as _read_task,
+)
+
+__all__ = [
+    "Task",
+    "Result",
+    "EvalscoreError",
+    "TaskError",
+    "InputError",
+    "DataError",
+    "OutputError",
+    "__version__",
+]
+
+
+def _arrow(data: Any) -> Any:
+    """`data` as an object the extension reads through the Arrow PyCapsule interface."""
+    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
+        return data
+    # pandas before 2.2 has no __arrow_c_stream__.
+    mod = type(data).__module__.split(".")[0]
+    if mod == "pandas":
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise TypeError(
+        f"cannot score a {type(data).__module__}.{type(data).__name__}: expected a pyarrow "
+        "Table, RecordBatch or RecordBatchReader, a Polars or pandas DataFrame, or any object "
+        "with __arrow_c_stream__"
+    )
+
+
+def _sets(sets: Optional[Mapping[str, Any]]) -> List[Tuple[str, str]]:
+    return [(str(k), str(v)) for k, v in (sets or {}).items()]
+
+
+class Result:
+    """What `Task.score` and `Task.finish` give: scores (None after `finish`), metrics,
+    confusion and metrics.json's content."""
+
+    def __init__(self, scores: Any, metrics: Any, confusion: Any, metrics_json: str):
+        self.scores = scores
+        self.metrics = metrics
+        self.confusion = confusion
+        self._json = metrics_json
+
+    def to_dict(self) -> Dict[str, Any]:
+        """metrics.json's content."""
+        return json.loads(self._json)
+
+    def __repr__(self) -> str:
+        rows = None if self.scores is None else self.scores.num_rows
+        return f"<evalscore.Result scores={rows} rows, {self.metrics.num_rows} metric rows>"
+
+
+class Task:
+    """A parsed evalscore task. Pickles (it carries its YAML text and settings), so it can be
+    shipped to Spark executors and Ray workers."""
+
+    def __init__(
+        self,
+        text: str,
+        sets: Optional[Mapping[str, Any]] = None,
+        *,
+        path: Optional[str] = None,
+        base_dir: Optional[str] = None,
+    ):
+        self._text = text
+        self._sets = dict(sets or {})
+        self._path = None if path is None else os.fspath(path)
+        self._base_dir = None if base_dir is None else os.fspath(base_dir)
+        self._task = _Task(text, _sets(self._sets), self._path, self._base_dir)
+
+    @classmethod
+    def from_yaml(cls, path: "os.PathLike[str] | str", sets: Optional[Mapping[str, Any]] = None) -> "Task":
+        """Reads a task file; `sets` are the CLI's `--set NAME=VALUE` pairs."""
+        p = os.fspath(path)
+        text = _read_task(p)
+        return cls(text, sets, path=p, base_dir=os.path.dirname(p))
+
+    @classmethod
+    def from_str(cls, text: str, sets: Optional[Mapping[str, Any]] = None, base_dir: Optional[str] = None) -> "Task":
+        """A task from its YAML text."""
+        return cls(text, sets, base_dir=base_dir)
+
+    def __reduce__(self):
+        return (_rebuild, (self._text, self._sets, self._path, self._base_dir))
+
+    def __repr__(self) -> str:
+        where = self._path or "<text>"
+        return f"<evalscore.Task {where} scorers={self.scorer_keys}>"
+
+    @property
+    def text(self) -> str:
+        """The task's YAML text."""
+        return self._text
+
+    @property
+    def sets(self) -> Dict[str, Any]:
+        return dict(self._sets)
+
+    @property
+    def scorer_keys(self) -> List[str]:
+        return self._task.scorer_keys
+
+    @property
+    def warnings(self) -> List[str]:
+        return self._task.warnings
+
+    def score(
+        self,
+        data: Any,
+        keep: Optional[Sequence[str]] = None,
+        output_column: Optional[str] = None,
+        max_row_errors: int = 0,
+    ) -> Result:
+        """Scores every row of `data`: the rows' scores (scores.parquet's columns; `keep` is
+        `--keep`, default `id` when the data has it) and the metrics."""
+        scores, states = self._task.score(
+            _arrow(data), _list(keep), output_column, int(max_row_errors), True
+        )
+        metrics, confusion, js = self._task.finish([states], max_row_errors > 0)
+        return Result(scores, metrics, confusion, js)
+
+    def partial(
+        self,
+        data: Any,
+        keep: Optional[Sequence[str]] = None,
+        output_column: Optional[str] = None,
+        max_row_errors: int = 0,
+    ) -> bytes:
+        """The metric states of `data`'s rows as bytes, to merge with `finish`."""
+        _, states = self._task.score(
+            _arrow(data), _list(keep), output_column, int(max_row_errors), False
+        )
+        return states
+
+    def finish(self, states: Iterable[bytes], max_row_errors: int = 0) -> Result:
+        """The metrics of merged states (from `partial`, in any order); `scores` is None."""
+        metrics, confusion, js = self._task.finish(list(states), max_row_errors > 0)
+        return Result(None, metrics, confusion, js)
+
+    def run(
+        self,
+        inputs: Sequence["os.PathLike[str] | str"],
+        out: "os.PathLike[str] | str",
+        keep: Optional[Sequence[str]] = None,
+        output_column: Optional[str] = None,
+        threads: int = 0,
+        overwrite: bool = False,
+        max_row_errors: "int | str" = 0,
+    ) -> int:
+        """The CLI's `evalscore run`: writes scores.parquet, metrics.parquet,
+        confusion.parquet, metrics.json and run.json to `out`. Returns the rows scored."""
+        if isinstance(inputs, (str, os.PathLike)):
+            inputs = [inputs]
+        return self._task.run(
+            [os.fspath(p) for p in inputs],
+            os.fspath(out),
+            _list(keep),
+            output_column,
+            int(threads),
+            bool(overwrite),
+            str(max_row_errors),
+        )
+
+    # For evalscore.spark and evalscore.ray: one batch at a time.
+    def _score_batch(self, batch: Any, keep: Optional[Sequence[str]], output_column: Optional[str], max_row_errors: int):
+        return self._task.score_batch(batch, _list(keep), output_column, int(max_row_errors))
+
+    def _output_schema(self, schema: Any, keep: Optional[Sequence[str]], output_column: Optional[str]):
+        return self._task.output_schema(schema, _list(keep), output_column)
+
+    def _merge(self, states: List[bytes]) -> bytes:
+        return self._task.merge(states)
+
+
+def _list(v: Optional[Sequence[str]]) -> Optional[List[str]]:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return [v]
+    return list(v)
+
+
+def _rebuild(text: str, sets: Dict[str, Any], path: Optional[str], base_dir: Optional[str]) -> Task:
+    return Task(text, sets, path=path, base_dir=base_dir)
+
+
+def __getattr__(name: str) -> Any:
+    # `evalscore.spark` and `evalscore.ray` without importing PySpark or Ray up front.
+    if name in ("spark", "ray"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

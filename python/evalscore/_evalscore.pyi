@@ -1,0 +1,56 @@
+from typing import Any, List, Optional, Tuple
+
+__version__: str
+
+class EvalscoreError(Exception):
+    message: str
+    causes: List[str]
+    hint: Optional[str]
+
+class TaskError(EvalscoreError): ...
+class InputError(EvalscoreError): ...
+class DataError(EvalscoreError): ...
+class OutputError(EvalscoreError): ...
+
+def read_task(path: str) -> str: ...
+
+class _Task:
+    def __init__(
+        self,
+        text: str,
+        sets: List[Tuple[str, str]],
+        path: Optional[str] = None,
+        base_dir: Optional[str] = None,
+    ) -> None: ...
+    @property
+    def warnings(self) -> List[str]: ...
+    @property
+    def scorer_keys(self) -> List[str]: ...
+    def score(
+        self,
+        data: Any,
+        keep: Optional[List[str]],
+        output_column: Optional[str],
+        max_row_errors: int,
+        want_scores: bool,
+    ) -> Tuple[Optional[Any], bytes]: ...
+    def score_batch(
+        self,
+        batch: Any,
+        keep: Optional[List[str]],
+        output_column: Optional[str],
+        max_row_errors: int,
+    ) -> Tuple[Any, bytes]: ...
+    def output_schema(self, schema: Any, keep: Optional[List[str]], output_column: Optional[str]) -> Any: ...
+    def merge(self, states: List[bytes]) -> bytes: ...
+    def finish(self, states: List[bytes], allow_row_errors: bool) -> Tuple[Any, Any, str]: ...
+    def run(
+        self,
+        inputs: List[str],
+        out: str,
+        keep: Optional[List[str]],
+        output_column: Optional[str],
+        threads: int,
+        overwrite: bool,
+        max_row_errors: str,
+    ) -> int: ...

@@ -1,0 +1,99 @@
+"""Shared fixtures: a deterministic input (pyarrow), written as Parquet for the CLI, and the
+CLI's own outputs on it."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import evalscore
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+TASK = HERE / "task.yaml"
+# 25,000 rows: more than two of Spark's 10,000-row Arrow batches, in at least 4 partitions.
+ROWS = 25_000
+
+
+def cli_binary() -> Path:
+    """The CLI that scripts/test.sh built with the Rust tests (EVALSCORE_BIN overrides)."""
+    p = Path(os.environ.get("EVALSCORE_BIN", ROOT / "target" / "debug" / "evalscore"))
+    if not p.exists():
+        raise RuntimeError(f"the evalscore CLI is not built at {p}: run `cargo build -p evalscore-cli`")
+    return p
+
+
+def make_table(rows: int = ROWS, seed: int = 7) -> pa.Table:
+    rng = random.Random(seed)
+    letters = "ABCD"
+    subjects = ["math", "law", "art"]
+    ids, outputs, answers, choices, subject, gt, pred = [], [], [], [], [], [], []
+    for i in range(rows):
+        a = rng.choice(letters)
+        r = rng.random()
+        if r < 0.05:
+            out = None
+        elif r < 0.45:
+            out = a
+        elif r < 0.55:
+            out = f" {a.lower()} "
+        elif r < 0.6:
+            out = f"{a}) because"
+        else:
+            out = rng.choice(letters + "xyz") + rng.choice(["", ".", " is it"])
+        ids.append(i)
+        outputs.append(out)
+        answers.append(a)
+        choices.append(list(letters))
+        subject.append(rng.choice(subjects))
+        gt.append(rng.choice(["yes", "no"]))
+        pred.append(rng.choice(["yes", "no", "yes", "maybe"]) if rng.random() > 0.02 else None)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "output": pa.array(outputs, pa.string()),
+            "answer": pa.array(answers, pa.string()),
+            "choices": pa.array(choices, pa.list_(pa.string())),
+            "subject": pa.array(subject, pa.string()),
+            "label_gt": pa.array(gt, pa.string()),
+            "label_pred": pa.array(pred, pa.string()),
+        }
+    )
+
+
+@pytest.fixture(scope="session")
+def table() -> pa.Table:
+    return make_table()
+
+
+@pytest.fixture(scope="session")
+def parquet_file(table: pa.Table, tmp_path_factory) -> Path:
+    p = tmp_path_factory.mktemp("data") / "input.parquet"
+    pq.write_table(table, p, row_group_size=6_000)
+    return p
+
+
+@pytest.fixture(scope="session")
+def cli_out(parquet_file: Path, tmp_path_factory) -> Path:
+    """The CLI binary's five files for the task over the Parquet file."""
+    out = tmp_path_factory.mktemp("cli") / "out"
+    subprocess.run(
+        [str(cli_binary()), "run", str(TASK), "--input", str(parquet_file), "--out", str(out), "--quiet"],
+        check=True,
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def task() -> evalscore.Task:
+    return evalscore.Task.from_yaml(TASK)
+
+
+def sorted_scores(t: pa.Table) -> pa.Table:
+    return t.sort_by("id")

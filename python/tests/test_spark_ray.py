@@ -1,0 +1,114 @@
+"""Spark (local[2], mapInArrow over several partitions) and Ray (local) against the CLI's
+figures and per-row scores on the same rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import evalscore
+import evalscore.ray
+import evalscore.spark
+
+
+def cli_figures(cli_out: Path):
+    return (
+        pq.read_table(cli_out / "metrics.parquet"),
+        pq.read_table(cli_out / "confusion.parquet"),
+        json.loads((cli_out / "metrics.json").read_text()),
+        pq.read_table(cli_out / "scores.parquet").sort_by("id"),
+    )
+
+
+def assert_figures(res: evalscore.Result, cli_out: Path) -> pa.Table:
+    metrics, confusion, js, scores = cli_figures(cli_out)
+    assert res.metrics.schema.equals(metrics.schema)
+    assert res.metrics.to_pylist() == metrics.to_pylist()
+    assert res.confusion.to_pylist() == confusion.to_pylist()
+    assert res.to_dict() == js
+    return scores
+
+
+@pytest.fixture(scope="session")
+def spark():
+    pyspark = pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    # Spark's Python workers run this interpreter, which has evalscore installed.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName("evalscore-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    s.sparkContext.setLogLevel("ERROR")
+    assert pyspark.__version__
+    yield s
+    s.stop()
+
+
+def test_task_pickles_for_executors(task, table):
+    again = pickle.loads(pickle.dumps(task))
+    assert again.score(table.slice(0, 100)).to_dict() == task.score(table.slice(0, 100)).to_dict()
+
+
+def test_spark_matches_the_cli(spark, task, parquet_file, cli_out):
+    df = spark.read.parquet(str(parquet_file)).repartition(5)
+    assert df.rdd.getNumPartitions() == 5
+    scores_df, res = evalscore.spark.score(df, task, keep=["id"])
+    want = assert_figures(res, cli_out)
+    got = scores_df.toArrow().sort_by("id") if hasattr(scores_df, "toArrow") else pa.Table.from_pandas(scores_df.toPandas()).sort_by("id")
+    assert got.column_names == want.column_names
+    assert got.num_rows == want.num_rows == 25_000
+    for name in want.column_names:
+        assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
+
+
+def test_spark_with_large_var_types_and_small_batches(spark, task, parquet_file, cli_out):
+    spark.conf.set("spark.sql.execution.arrow.useLargeVarTypes", "true")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "3000")
+    try:
+        df = spark.read.parquet(str(parquet_file)).repartition(4)
+        scores_df, res = evalscore.spark.score(df, task)
+        assert_figures(res, cli_out)
+        assert scores_df.count() == 25_000
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.useLargeVarTypes")
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+
+
+def test_spark_task_errors_before_any_job(spark, parquet_file):
+    df = spark.read.parquet(str(parquet_file)).drop("answer")
+    task = evalscore.Task.from_yaml(Path(__file__).parent / "task.yaml")
+    with pytest.raises(evalscore.EvalscoreError, match="`answer`"):
+        evalscore.spark.score(df, task)
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_matches_the_cli(ray_local, task, table, cli_out):
+    ds = ray_local.data.from_arrow(table).repartition(5)
+    scores_ds, res = evalscore.ray.score(ds, task, keep=["id"])
+    want = assert_figures(res, cli_out)
+    got = pa.concat_tables(
+        [pa.table(b) for b in scores_ds.iter_batches(batch_format="pyarrow", batch_size=None)]
+    ).sort_by("id")
+    assert got.column_names == want.column_names
+    for name in want.column_names:
+        assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
