@@ -88,10 +88,6 @@ impl Cache {
         // take the last ones, which a rerun sends again.
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sql)?;
-        // Reads through a memory map instead of a read call per page (a cached rerun looks
-        // up one key per row).
-        conn.pragma_update(None, "mmap_size", 1i64 << 30)
-            .map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql)?;
         conn.execute_batch(
