@@ -97,3 +97,20 @@ def task() -> evalscore.Task:
 
 def sorted_scores(t: pa.Table) -> pa.Table:
     return t.sort_by("id")
+
+
+# Every run (and every merged report) has its own identity: the figures are compared without
+# it, after checking that both sides carry it.
+RUN_IDENTITY = ("run_id", "run_started_at", "labels")
+
+
+def without_run(t: pa.Table) -> pa.Table:
+    names = t.column_names
+    assert [n for n in names if n in RUN_IDENTITY] == list(RUN_IDENTITY), names
+    assert names[-3:] == list(RUN_IDENTITY), names
+    return t.drop_columns(list(RUN_IDENTITY))
+
+
+def dict_without_run(d: dict) -> dict:
+    assert all(k in d for k in RUN_IDENTITY), list(d)
+    return {k: v for k, v in d.items() if k not in RUN_IDENTITY}
