@@ -863,3 +863,31 @@ fn strings_or_floats(b: &arrow::array::RecordBatch, col: &str) -> Vec<String> {
     let f = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default()).unwrap();
     (0..a.len()).map(|i| f.value(i).to_string()).collect()
 }
+
+#[test]
+fn batches_larger_than_a_window_keep_their_row_numbers() {
+    // 5,000 rows in one batch: two windows; the failing row is in the second.
+    let mut rows = String::new();
+    for i in 0..5_000 {
+        let output = if i == 4_500 { "[fail]" } else { "Paris" };
+        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q{}\", \"answer\": \"a\", \"output\": \"{output}\", \"label\": \"yes\"}}\n", i % 7));
+    }
+    let s = Setup::new(&rows);
+    let task = TASK.split("    - type: model_as_a_judge_classifier").next().unwrap().to_owned()
+        + "    - type: model_graded_closed_qa\n      model_key: judge\n      task: \"{{ sample.question }}\"\n      criterion: c\n";
+    std::fs::write(s.path("task.yaml"), task).unwrap();
+    let o = s.run("out", &["--max-row-errors", "1"]);
+    ok(&o);
+    let scores = read_parquet(&s.path("out/scores.parquet"));
+    let status = strings(&scores, "model_graded_closed_qa__judge_status");
+    assert_eq!(status.len(), 5_000);
+    assert_eq!(status[4_500].as_deref(), Some("error"));
+    assert_eq!(
+        status.iter().filter(|s| s.as_deref() == Some("ok")).count(),
+        4_999
+    );
+    let rj = run_json(&s.path("out"));
+    assert_eq!(rj["row_errors"][0]["row"], 4_501);
+    // Seven distinct questions with "Paris", one failing request tried twice.
+    assert_eq!(s.sent(), 7 + 2);
+}

@@ -465,9 +465,13 @@ pub(crate) fn prefetch(
         let Some(j) = spec.kind.judge() else {
             continue;
         };
-        if let Ok(reqs) = requests(j, ctx, rows) {
-            let to_send: Vec<ChatRequest> = reqs.into_iter().flatten().collect();
-            let _ = runtime.replies(&j.model_key, &to_send, memo);
+        for start in (0..rows).step_by(WINDOW_ROWS) {
+            let len = WINDOW_ROWS.min(rows - start);
+            let part = slice_ctx(ctx, start, len);
+            if let Ok(reqs) = requests(j, &part.ctx(), len) {
+                let to_send: Vec<&ChatRequest> = reqs.iter().flatten().collect();
+                let _ = runtime.replies(&j.model_key, &to_send, memo);
+            }
         }
     }
 }
@@ -615,20 +619,76 @@ pub(crate) fn score_judge(
         message: "internal error: a judge scorer without a judge runtime".to_owned(),
         ..RowError::default()
     })?;
-    let reqs = requests(j, ctx, rows)?;
-    let to_send: Vec<ChatRequest> = reqs.iter().flatten().cloned().collect();
-    let got = judge
-        .runtime
-        .replies(&j.model_key, &to_send, judge.memo)
-        .map_err(|e| RowError {
-            row: 0,
-            message: error_text(&e),
-            hint: e.hint.clone(),
-            ..RowError::default()
-        })?;
-    let mut got = got.into_iter();
     let mut replies: Vec<Option<CachedReply>> = Vec::with_capacity(rows);
-    for (row, r) in reqs.iter().enumerate() {
+    // Requests are built and answered WINDOW_ROWS rows at a time, so a large record batch
+    // holds one window's prompts, not the whole batch's.
+    for start in (0..rows).step_by(WINDOW_ROWS) {
+        let len = WINDOW_ROWS.min(rows - start);
+        let part = slice_ctx(ctx, start, len);
+        let sub = part.ctx();
+        let reqs = requests(j, &sub, len).map_err(|mut e| {
+            e.row += start;
+            e
+        })?;
+        let to_send: Vec<&ChatRequest> = reqs.iter().flatten().collect();
+        let got = judge
+            .runtime
+            .replies(&j.model_key, &to_send, judge.memo)
+            .map_err(|e| RowError {
+                row: 0,
+                message: error_text(&e),
+                hint: e.hint.clone(),
+                ..RowError::default()
+            })?;
+        window_replies(j, start, &reqs, got, &mut replies)?;
+    }
+    judge
+        .runtime
+        .rows_judged
+        .fetch_add(rows as u64, Ordering::Relaxed);
+    read_replies(j, ctx, rows, needed, &replies)
+}
+
+/// Rows a judge window holds at most.
+const WINDOW_ROWS: usize = 4096;
+
+/// A slice of a batch and its model output, owning what a [`RowContext`] borrows.
+struct SlicedCtx {
+    batch: arrow::array::RecordBatch,
+    model_output: Option<ArrayRef>,
+    raw: Option<ArrayRef>,
+}
+
+impl SlicedCtx {
+    fn ctx(&self) -> RowContext<'_> {
+        RowContext {
+            batch: &self.batch,
+            model_output: self.model_output.as_ref(),
+            model_output_raw: self.raw.as_ref(),
+        }
+    }
+}
+
+fn slice_ctx(ctx: &RowContext<'_>, start: usize, len: usize) -> SlicedCtx {
+    SlicedCtx {
+        batch: ctx.batch.slice(start, len),
+        model_output: ctx.model_output.map(|a| a.slice(start, len)),
+        raw: ctx.model_output_raw.map(|a| a.slice(start, len)),
+    }
+}
+
+/// Appends one window's replies (rows `start..` of the batch) to `replies`; a failed request
+/// is a row error at its row.
+fn window_replies(
+    j: &JudgeScorer,
+    start: usize,
+    reqs: &[Option<ChatRequest>],
+    got: Vec<Result<CachedReply, JudgeError>>,
+    replies: &mut Vec<Option<CachedReply>>,
+) -> Result<(), RowError> {
+    let mut got = got.into_iter();
+    for (i, r) in reqs.iter().enumerate() {
+        let row = start + i;
         if r.is_none() {
             replies.push(None);
             continue;
@@ -663,11 +723,7 @@ pub(crate) fn score_judge(
             }
         }
     }
-    judge
-        .runtime
-        .rows_judged
-        .fetch_add(rows as u64, Ordering::Relaxed);
-    read_replies(j, ctx, rows, needed, &replies)
+    Ok(())
 }
 
 /// Turns the replies (`None`: a missing row) into the scorer's fields.
