@@ -220,6 +220,14 @@ pub fn judge_window_keyed<R: WindowRequest>(
             None => to_send.push(i),
         }
     }
+    // All answered from the cache: no client to build (its TLS setup costs more than a
+    // window's lookups), no thread to start.
+    if to_send.is_empty() {
+        return Ok(keys
+            .iter()
+            .map(|k| replies.get(k).cloned().unwrap_or(Err(JudgeError::Offline)))
+            .collect());
+    }
 
     let agent = ureq::AgentBuilder::new()
         .max_idle_connections_per_host(endpoint.concurrency.max(1))
