@@ -650,7 +650,7 @@ pub(crate) fn score_judge(
 }
 
 /// Rows a judge window holds at most.
-const WINDOW_ROWS: usize = 16_384;
+const WINDOW_ROWS: usize = 4096;
 
 /// A slice of a batch and its model output, owning what a [`RowContext`] borrows.
 struct SlicedCtx {
