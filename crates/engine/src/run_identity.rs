@@ -66,7 +66,7 @@ impl RunIdentity {
         self.started_at.timestamp_micros()
     }
 
-    /// `run_started_at` as RFC 3339, UTC, microseconds (`2026-11-23T04:05:06.123456Z`).
+    /// `run_started_at` as RFC 3339, UTC, with six decimals and `Z`.
     pub fn started_at_rfc3339(&self) -> String {
         self.started_at
             .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
