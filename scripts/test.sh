@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project, with the real programs they drive, installed first on a fresh
-# machine: Debian's chromium (the HTML report is checked in a real browser) and llama.cpp's
+# machine: Debian's chromium (the HTML report is checked in a real browser), llama.cpp's
 # llama-server with a small model (the judge client's real-server test; built once into
-# ~/.cache/evalscore, see scripts/setup/llama-server.sh). Then the Rust test suite of the
+# ~/.cache/evalscore, see scripts/setup/llama-server.sh), and moto and azurite (the object
+# storage tests; scripts/setup/storage-servers.sh). Then the Rust test suite of the
 # whole workspace, then the Python package's tests (scripts/python-test.sh: a cached venv with
 # PySpark and Ray).
 #
@@ -24,6 +25,9 @@ fi
 # Builds (once, cached outside the checkout) what the judge tests start; they run it again,
 # instantly, to find it.
 scripts/setup/llama-server.sh >/dev/null
+# The object stores of the storage tests: moto (S3, PyPI) and azurite (Azure Blob, npm),
+# installed once into the same cache (scripts/setup/storage-servers.sh).
+scripts/setup/storage-servers.sh >/dev/null
 
 cargo test --workspace "$@"
 

@@ -12,6 +12,7 @@ usage: duckdb_job.py INPUT.parquet OUT_DIR [--threads 2]
 - Writes OUT_DIR/aggregates.json.
 """
 import json
+import os
 import sys
 import time
 
@@ -33,6 +34,16 @@ def main() -> None:
     scores = f"{out}/scores.parquet"
     con = duckdb.connect()
     con.execute(f"SET threads={threads}")
+    if src.startswith("s3://"):
+        # storage_bench.py: DuckDB's httpfs extension comes from extensions.duckdb.org, which
+        # the benchmark machine cannot reach; DuckDB reads through fsspec's s3fs instead,
+        # configured from the same AWS_* variables evalscore and Polars read.
+        import s3fs
+
+        con.register_filesystem(s3fs.S3FileSystem(
+            key=os.environ["AWS_ACCESS_KEY_ID"], secret=os.environ["AWS_SECRET_ACCESS_KEY"],
+            endpoint_url=os.environ["AWS_ENDPOINT_URL"],
+            client_kwargs={"region_name": os.environ.get("AWS_REGION", "us-east-1")}))
     t0 = time.perf_counter()
     con.execute(
         f"""

@@ -27,6 +27,19 @@ os.environ["POLARS_MAX_THREADS"] = str(threads)
 import polars as pl  # noqa: E402  (after POLARS_MAX_THREADS)
 
 
+def scan(path: str) -> pl.LazyFrame:
+    if path.startswith("s3://"):
+        # storage_bench.py: the same AWS_* settings evalscore reads, passed explicitly.
+        return pl.scan_parquet(path, storage_options={
+            "aws_access_key_id": os.environ["AWS_ACCESS_KEY_ID"],
+            "aws_secret_access_key": os.environ["AWS_SECRET_ACCESS_KEY"],
+            "aws_region": os.environ.get("AWS_REGION", "us-east-1"),
+            "aws_endpoint_url": os.environ["AWS_ENDPOINT_URL"],
+            "aws_allow_http": "true",
+        })
+    return pl.scan_parquet(path)
+
+
 def main() -> None:
     src, out = args
     scores = f"{out}/scores.parquet"
@@ -35,7 +48,7 @@ def main() -> None:
     first = output.str.slice(0, 1)
     valid = ((output != "") & pl.col("choices").list.contains(first)).fill_null(False)
     (
-        pl.scan_parquet(src)
+        scan(src)
         .select(
             "id",
             (output == answer).fill_null(False).cast(pl.Float64).alias("string_equals__is_correct"),
@@ -55,7 +68,7 @@ def main() -> None:
         (pl.col("string_equals_mcqa__completion_validity") == "INVALID").sum().alias("invalid"),
     )
     gt, pred = pl.col("label_gt"), pl.col("label_pred")
-    c = pl.scan_parquet(src).select(
+    c = scan(src).select(
         ((gt == "yes") & (pred == "yes")).sum().alias("tp"),
         ((gt == "no") & (pred == "yes")).sum().alias("fp"),
         ((gt == "no") & (pred == "no")).sum().alias("tn"),

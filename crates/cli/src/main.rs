@@ -195,10 +195,13 @@ impl CacheArgs {
 struct RunArgs {
     /// The task definition (YAML).
     task: PathBuf,
-    /// A Parquet file, a JSONL file (.jsonl/.ndjson) or a directory of Parquet files; repeatable.
+    /// A Parquet file, a JSONL file (.jsonl/.ndjson, also .gz/.zst) or a directory of Parquet
+    /// files, local or an object storage URL (s3://, gs://, az://, abfss://, https://; a URL
+    /// ending in `/` is a prefix of Parquet objects); repeatable.
     #[arg(long = "input", required = true, value_name = "PATH")]
     inputs: Vec<PathBuf>,
-    /// The folder that receives scores.parquet, metrics.parquet, metrics.json and run.json.
+    /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
+    /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
     #[arg(long = "out", value_name = "DIR")]
     out: PathBuf,
     /// Fill or override a `<< config.NAME >>` value; repeatable.
@@ -239,6 +242,29 @@ struct RunArgs {
     /// Also add the `run_id` column to scores.parquet.
     #[arg(long = "run-columns")]
     run_columns: bool,
+    /// An object storage setting over the environment's (e.g. `aws_endpoint=http://...`,
+    /// `aws_region=eu-west-1`, `azure_storage_account_name=...`); repeatable. Never printed.
+    // Parsed after clap (`storage_options`), so a malformed value is not echoed in an error.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_options: Vec<String>,
+}
+
+/// `--storage-option` pairs. The message never repeats the value: it may hold a secret.
+fn storage_options(given: &[String]) -> Result<Vec<(String, String)>, evalscore_engine::Error> {
+    given
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+            _ => Err(evalscore_engine::Error::new(format!(
+                "`--storage-option` number {} is not KEY=VALUE",
+                i + 1
+            ))
+            .hint(
+                "write `--storage-option aws_region=eu-west-1`; see docs/storage.md for the keys",
+            )),
+        })
+        .collect()
 }
 
 fn parse_set(s: &str) -> Result<(String, String), String> {
@@ -464,6 +490,7 @@ fn run_command(args: RunArgs) -> Result<(), Error> {
         run_id: args.run_id,
         labels: args.labels,
         run_columns: args.run_columns,
+        storage_options: storage_options(&args.storage_options)?,
     };
     let result = run(&opts);
     progress.clear();

@@ -78,6 +78,7 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
             "`judge export` sends nothing; --offline has no meaning here",
         ));
     }
+    crate::outdir::refuse_url(&opts.out)?;
     let inputs = Inputs::open(&opts.inputs).map_err(Error::read)?;
     let scorer = Scorer::with_source(
         task,

@@ -120,6 +120,9 @@ pub struct RunOptions {
     pub labels: Vec<(String, String)>,
     /// `--run-columns`: scores.parquet also gets the `run_id` column.
     pub run_columns: bool,
+    /// `--storage-option KEY=VALUE` pairs for object storage inputs and outputs (over the
+    /// environment's settings). Never written to an output.
+    pub storage_options: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -251,7 +254,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     for w in &task.warnings {
         warn(w);
     }
-    let inputs = Inputs::open(&opts.inputs).map_err(Error::read)?;
+    let inputs = Inputs::open_with(&opts.inputs, &opts.storage_options).map_err(Error::read)?;
     let total = inputs.rows();
     // The file pipeline is the library's scorer, fed from the reader and writing files.
     let mut scorer = Scorer::with_source(
@@ -281,7 +284,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     if opts.run_columns {
         output::check_run_column(&plan.output_schema())?;
     }
-    let outputs = output::Outputs::prepare(&opts.out_dir, opts.overwrite)?;
+    let outputs = output::Outputs::prepare(&opts.out_dir, opts.overwrite, &opts.storage_options)?;
     let mut writer = outputs.scores_writer(
         plan.output_schema(),
         opts.run_columns.then_some(run_identity.run_id.as_str()),

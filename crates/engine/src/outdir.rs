@@ -108,11 +108,26 @@ fn io_source(e: &parquet::errors::ParquetError) -> Option<&std::io::Error> {
     None
 }
 
+/// Only `run` uploads its outputs (output/remote.rs); elsewhere an `s3://` path would become
+/// a local folder named `s3:`.
+pub fn refuse_url(path: &Path) -> Result<(), Error> {
+    if path.to_str().is_some_and(evalscore_storage::is_url) {
+        return Err(Error::new(format!(
+            "`{}` is an object storage URL; this command writes to local files only",
+            path.display()
+        ))
+        .kind(ErrorKind::Output)
+        .hint("write to a local path, or use `evalscore run`, whose `--out` may be an s3://, gs://, az:// or abfss:// prefix"));
+    }
+    Ok(())
+}
+
 impl OutDir {
     /// Creates `dir` if needed, takes its lock, and refuses to replace any of `names`
     /// already there unless `overwrite`. The last name is the completion marker: it is put
     /// in place last.
     pub fn prepare(dir: &Path, names: &[&str], overwrite: bool) -> Result<OutDir, Error> {
+        refuse_url(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| io_error("create the output folder", dir, e))?;
         let lock = lock_folder(dir)?;
         let mut outputs = OutDir {

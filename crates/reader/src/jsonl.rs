@@ -55,11 +55,13 @@ pub fn jsonl_kind(path: &Path) -> Option<Option<Compression>> {
 }
 
 /// The file's lines as a byte stream: the file itself, or its decompressed content.
+/// `src` is read; messages name `path` (a remote input's URL when `src` is its staged copy).
 fn open_stream(
+    src: &Path,
     path: &Path,
     compression: Option<Compression>,
 ) -> Result<Box<dyn Read + Send>, ReadError> {
-    let handle = File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+    let handle = File::open(src).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
     Ok(match compression {
         None => Box::new(handle),
         // Multi-member: `cat a.jsonl.gz b.jsonl.gz` is a valid gzip file of both.
@@ -73,11 +75,18 @@ fn open_stream(
     })
 }
 
-pub(crate) fn open(path: &Path, compression: Option<Compression>) -> Result<InputFile, ReadError> {
-    open_in_units(path, compression, JSONL_UNIT_ROWS)
+/// Opens the JSON Lines file at `src`; messages and the input's name are `path` (see
+/// [`open_stream`]).
+pub(crate) fn open(
+    src: &Path,
+    path: &Path,
+    compression: Option<Compression>,
+) -> Result<InputFile, ReadError> {
+    open_in_units(src, path, compression, JSONL_UNIT_ROWS)
 }
 
 pub(crate) fn open_in_units(
+    src: &Path,
     path: &Path,
     compression: Option<Compression>,
     unit_rows: u64,
@@ -88,7 +97,7 @@ pub(crate) fn open_in_units(
     } else {
         unit_rows
     };
-    let mut reader = BufReader::with_capacity(1 << 16, open_stream(path, compression)?);
+    let mut reader = BufReader::with_capacity(1 << 16, open_stream(src, path, compression)?);
     let mut hasher = Sha256::new();
     let mut line = Vec::new();
     let mut number = 0u64;
@@ -169,6 +178,7 @@ pub(crate) fn open_in_units(
         schema: Arc::new(schema),
         jsonl_spans,
         reader_meta: None,
+        remote: None,
     })
 }
 
@@ -220,6 +230,7 @@ pub(crate) fn open_chunk(
     columns: &[String],
 ) -> Result<(ChunkReader, Vec<usize>), ReadError> {
     let path = &file.path;
+    let src = file.read_path();
     let (start, end) = file
         .jsonl_spans
         .get(chunk)
@@ -227,10 +238,10 @@ pub(crate) fn open_chunk(
         .ok_or_else(|| ReadError::at(path, format!("internal error: no chunk {chunk}")))?;
     let handle: Box<dyn Read + Send> = match file.compression {
         // A compressed file is one chunk, from its start.
-        Some(_) => open_stream(path, file.compression)?,
+        Some(_) => open_stream(src, path, file.compression)?,
         None => {
             let mut handle =
-                File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+                File::open(src).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
             handle
                 .seek(SeekFrom::Start(start))
                 .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
@@ -296,14 +307,14 @@ mod tests {
         let path = dir.path().join("x.jsonl");
         let text = "\n{\"a\":\"r1\"}\n{\"a\":\"r2\"}\n\n{\"a\":\"é3\"}\n{\"a\":null}\n  \n{\"a\":\"r5\"}\n{\"a\":\"r6\"}\n{\"a\":\"r7\"}";
         std::fs::write(&path, text).unwrap();
-        let whole = open_in_units(&path, None, 1_000).unwrap();
+        let whole = open_in_units(&path, &path, None, 1_000).unwrap();
         assert_eq!(whole.row_groups, [7]);
         let all = collect(&whole, 0, 7);
         assert_eq!(all.len(), 7);
         assert_eq!(all[2].as_deref(), Some("é3"));
         assert_eq!(all[3], None);
 
-        let f = open_in_units(&path, None, 3).unwrap();
+        let f = open_in_units(&path, &path, None, 3).unwrap();
         assert_eq!(f.rows, 7);
         assert_eq!(f.row_groups, [3, 3, 1]);
         assert_eq!(f.footer_sha256, whole.footer_sha256);
@@ -363,10 +374,10 @@ mod tests {
         }
         std::fs::write(&zst, bytes).unwrap();
 
-        let want = open_in_units(&plain, None, 1).unwrap();
+        let want = open_in_units(&plain, &plain, None, 1).unwrap();
         assert_eq!(want.row_groups, [1, 1, 1, 1]);
         for (path, c) in [(&gz, Compression::Gzip), (&zst, Compression::Zstd)] {
-            let f = open_in_units(path, Some(c), 1).unwrap();
+            let f = open_in_units(path, path, Some(c), 1).unwrap();
             assert_eq!(f.compression, Some(c));
             assert_eq!(f.rows, 4);
             assert_eq!(f.row_groups, [4]);
@@ -393,7 +404,7 @@ mod tests {
             .collect();
         let bytes = zstd::encode_all(text.as_bytes(), 3).unwrap();
         std::fs::write(&zst, &bytes[..bytes.len() / 2]).unwrap();
-        let err = open(&zst, Some(Compression::Zstd)).unwrap_err();
+        let err = open(&zst, &zst, Some(Compression::Zstd)).unwrap_err();
         // The line being read when the stream broke (read ahead, so an early one here).
         assert!(err.line.is_some(), "{err:?}");
         assert_eq!(err.message, "cannot read: incomplete frame");
@@ -403,7 +414,7 @@ mod tests {
         );
         let gz = dir.path().join("x.jsonl.gz");
         std::fs::write(&gz, text.as_bytes()).unwrap();
-        let err = open(&gz, Some(Compression::Gzip)).unwrap_err();
+        let err = open(&gz, &gz, Some(Compression::Gzip)).unwrap_err();
         assert_eq!(err.line, Some(1));
         assert_eq!(err.path.as_deref(), Some(gz.as_path()));
     }
@@ -413,7 +424,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("e.jsonl");
         std::fs::write(&path, "\n\n").unwrap();
-        let f = open_in_units(&path, None, 3).unwrap();
+        let f = open_in_units(&path, &path, None, 3).unwrap();
         assert_eq!(f.rows, 0);
         assert_eq!(f.row_groups, [0]);
         assert_eq!(f.jsonl_spans, [(0, 2)]);
@@ -429,7 +440,7 @@ mod tests {
             "{\"a\": \"x\"}\n\n{\"a\": \"y\"}\n{\"a\": {\"k\": 1}}\n{\"a\": \"z\"}\n",
         )
         .unwrap();
-        let err = open(&path, None).unwrap_err();
+        let err = open(&path, &path, None).unwrap_err();
         assert_eq!(err.line, Some(4));
         assert_eq!(
             err.to_string(),

@@ -16,6 +16,7 @@
 mod error;
 mod jsonl;
 mod pages;
+mod remote;
 mod scan;
 
 pub use error::ReadError;
@@ -33,7 +34,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ColumnChunkMetaData;
 use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -64,6 +65,8 @@ pub struct InputFile {
     /// the footer again (200 files of one row group each read 200 footers twice before).
     /// `None` when the view schema does not apply; units then read the footer themselves.
     reader_meta: Option<ArrowReaderMetadata>,
+    /// An input in object storage (`path` is then its URL): see module `remote`.
+    remote: Option<Arc<remote::Remote>>,
 }
 
 /// A piece of work: one row group of a Parquet file, or one chunk of lines of a JSONL file.
@@ -113,14 +116,33 @@ impl Inputs {
     /// `.ndjson` are JSON Lines, and so are those names ending `.gz` or `.zst` (decompressed
     /// as they are read); everything else is read as Parquet.
     pub fn open(paths: &[PathBuf]) -> Result<Inputs, ReadError> {
+        Inputs::open_with(paths, &[])
+    }
+
+    /// [`Inputs::open`], where a path may also be an object storage URL (`s3://`, `gs://`,
+    /// `az://`, `abfss://`, `https://`; a URL ending in `/` is a prefix, read as a directory),
+    /// configured from the environment and `storage_options` (`--storage-option KEY=VALUE`).
+    pub fn open_with(
+        paths: &[PathBuf],
+        storage_options: &[(String, String)],
+    ) -> Result<Inputs, ReadError> {
         if paths.is_empty() {
             return Err(ReadError::new("no input given")
                 .with_hint("pass `--input FILE.parquet` or `--input DIR`"));
         }
         let mut files = Vec::new();
         for p in paths {
-            for (path, format) in expand(p)? {
-                files.push(open_file(&path, format)?);
+            match p.to_str().filter(|s| evalscore_storage::is_url(s)) {
+                Some(url) => {
+                    for (object, format) in expand_url(url, storage_options)? {
+                        files.push(open_remote(object, format)?);
+                    }
+                }
+                None => {
+                    for (path, format) in expand(p)? {
+                        files.push(open_file(&path, format)?);
+                    }
+                }
             }
         }
         let first = &files[0];
@@ -206,54 +228,25 @@ impl Inputs {
                 }
             }
             Format::Parquet => {
-                let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
-                let ctx = |e: parquet::errors::ParquetError| damaged(&e);
-                let handle = File::open(&file.path)
-                    .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                // A second handle for the page-header checks; the decoder seeks before every read.
-                let check = handle
-                    .try_clone()
-                    .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                let builder = guarded(|| match &file.reader_meta {
-                    Some(meta) => Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
-                        handle,
-                        meta.clone(),
-                    )),
-                    None => ParquetRecordBatchReaderBuilder::try_new_with_options(
-                        handle,
-                        view_options(&file.schema),
-                    ),
-                })
-                .map_err(|m| damaged(&m))?
-                .map_err(ctx)?;
                 let roots: Vec<usize> = columns
                     .iter()
                     .filter_map(|c| file.schema.index_of(c).ok())
                     .collect();
-                // Every page header the decoder will read is checked first (see `pages`): a
-                // damaged one fails here, at once, instead of sending the decoder astray.
-                let schema = builder.parquet_schema();
-                if let Some(rg) = builder.metadata().row_groups().get(unit.row_group) {
-                    for (leaf, chunk) in rg.columns().iter().enumerate() {
-                        if leaf < schema.num_columns()
-                            && roots.contains(&schema.get_column_root_idx(leaf))
-                        {
-                            pages::check_chunk(&check, chunk).map_err(|m| {
-                                damaged(&format!("column `{}`: {m}", chunk.column_path().string()))
-                            })?;
-                        }
+                let reader = match &file.remote {
+                    None => {
+                        let handle = File::open(&file.path)
+                            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+                        // A second handle for the page-header checks; the decoder seeks before
+                        // every read.
+                        let check = handle
+                            .try_clone()
+                            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+                        parquet_unit(file, unit, roots, handle, |chunk| {
+                            pages::check_chunk(&check, chunk).map(|_| ())
+                        })?
                     }
-                }
-                let reader = guarded(|| {
-                    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-                    builder
-                        .with_projection(mask)
-                        .with_row_groups(vec![unit.row_group])
-                        .with_batch_size(BATCH_SIZE)
-                        .build()
-                })
-                .map_err(|m| damaged(&m))?
-                .map_err(ctx)?;
+                    Some(remote) => remote_unit(file, remote, unit, roots)?,
+                };
                 Source::Parquet(Box::new(reader))
             }
         };
@@ -300,20 +293,7 @@ impl Inputs {
         };
         // Read once; the page headers are then checked from memory.
         let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
-        let mut handle = File::open(&file.path)
-            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-        // Into spare capacity: no zeroing pass over a buffer about to be overwritten.
-        let mut buf = Vec::with_capacity(len as usize);
-        handle
-            .seek(SeekFrom::Start(start))
-            .and_then(|_| handle.take(len).read_to_end(&mut buf))
-            .map_err(|e| damaged(&format!("cannot read it: {e}")))?;
-        if buf.len() as u64 != len {
-            return Err(damaged(&format!(
-                "the file ends {} bytes into it, before its {len} bytes",
-                buf.len()
-            )));
-        }
+        let buf = read_range(file, start, len, &damaged)?;
         let spans = pages::check_chunk_bytes(&buf, chunk).map_err(|m| damaged(&m))?;
         // The copy's row count is the footer's value count (one per row for a flat column,
         // as `check_footer` made sure at open); the pages must hold exactly that many.
@@ -325,7 +305,7 @@ impl Inputs {
             )));
         }
         Ok(Some(StoredChunk {
-            bytes: Bytes::from(buf),
+            bytes: buf,
             meta: chunk.clone(),
             pages: spans,
         }))
@@ -462,6 +442,223 @@ fn damaged_unit(file: &InputFile, unit: &Unit, e: &dyn std::fmt::Display) -> Rea
     .with_hint("the file is damaged; re-export it from its source")
 }
 
+/// The decoder of one Parquet unit over `handle` (a local file, or a remote file's fetched
+/// ranges), projected to the top-level columns `roots`. `check` first walks every page
+/// header of each needed column chunk (see `pages`): a damaged one fails here, at once,
+/// instead of sending the decoder astray.
+fn parquet_unit<R: parquet::file::reader::ChunkReader + 'static>(
+    file: &InputFile,
+    unit: &Unit,
+    roots: Vec<usize>,
+    handle: R,
+    check: impl Fn(&ColumnChunkMetaData) -> Result<(), String>,
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
+    let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
+    let ctx = |e: parquet::errors::ParquetError| damaged(&e);
+    let builder = guarded(|| match &file.reader_meta {
+        Some(meta) => Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+            handle,
+            meta.clone(),
+        )),
+        None => ParquetRecordBatchReaderBuilder::try_new_with_options(
+            handle,
+            view_options(&file.schema),
+        ),
+    })
+    .map_err(|m| damaged(&m))?
+    .map_err(ctx)?;
+    let schema = builder.parquet_schema();
+    if let Some(rg) = builder.metadata().row_groups().get(unit.row_group) {
+        for (leaf, chunk) in rg.columns().iter().enumerate() {
+            if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf)) {
+                check(chunk).map_err(|m| {
+                    damaged(&format!("column `{}`: {m}", chunk.column_path().string()))
+                })?;
+            }
+        }
+    }
+    guarded(|| {
+        let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+        builder
+            .with_projection(mask)
+            .with_row_groups(vec![unit.row_group])
+            .with_batch_size(BATCH_SIZE)
+            .build()
+    })
+    .map_err(|m| damaged(&m))?
+    .map_err(ctx)
+}
+
+/// The decoder of one unit of a remote Parquet file: the needed column chunks of the row
+/// group are fetched (one ranged GET each, concurrently), then decoded from memory.
+fn remote_unit(
+    file: &InputFile,
+    remote: &remote::Remote,
+    unit: &Unit,
+    roots: Vec<usize>,
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
+    let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
+    let mut ranges = Vec::new();
+    if let Some(meta) = &remote.meta {
+        let schema = meta.file_metadata().schema_descr();
+        if let Some(rg) = meta.row_groups().get(unit.row_group) {
+            for (leaf, chunk) in rg.columns().iter().enumerate() {
+                if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf))
+                {
+                    let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
+                    ranges.push(start..start.saturating_add(len));
+                }
+            }
+        }
+    }
+    let fetched = remote
+        .object
+        .get_ranges(&ranges)
+        .map_err(remote::read_error)?;
+    let mut pieces: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
+    pieces.push((remote.tail_start, remote.tail.clone()));
+    let sparse = remote::Sparse::new(remote.object.size(), pieces.clone());
+    parquet_unit(file, unit, roots, sparse, |chunk| {
+        let (start, _) = pages::checked_range(chunk)?;
+        match pieces.iter().find(|p| p.0 == start) {
+            Some((_, b)) => pages::check_chunk_bytes(b, chunk).map(|_| ()),
+            None => Err(format!("bytes from {start} were not fetched")),
+        }
+    })
+}
+
+/// `len` bytes of `file` from `start` (a column chunk to copy), read from disk or fetched.
+fn read_range(
+    file: &InputFile,
+    start: u64,
+    len: u64,
+    damaged: &dyn Fn(&dyn std::fmt::Display) -> ReadError,
+) -> Result<Bytes, ReadError> {
+    if let Some(remote) = &file.remote {
+        if start.saturating_add(len) > remote.object.size() {
+            return Err(damaged(&format!(
+                "the file ends before byte {}",
+                start.saturating_add(len)
+            )));
+        }
+        return remote
+            .object
+            .get_range(start..start + len)
+            .map_err(remote::read_error);
+    }
+    let mut handle = File::open(&file.path)
+        .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+    // Into spare capacity: no zeroing pass over a buffer about to be overwritten.
+    let mut buf = Vec::with_capacity(len as usize);
+    handle
+        .seek(SeekFrom::Start(start))
+        .and_then(|_| handle.take(len).read_to_end(&mut buf))
+        .map_err(|e| damaged(&format!("cannot read it: {e}")))?;
+    if buf.len() as u64 != len {
+        return Err(damaged(&format!(
+            "the file ends {} bytes into it, before its {len} bytes",
+            buf.len()
+        )));
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// The objects a URL names: one object, or (a URL ending in `/`) every `*.parquet` directly
+/// under the prefix, sorted by key, as a local directory's files are.
+fn expand_url(
+    url: &str,
+    options: &[(String, String)],
+) -> Result<Vec<(evalscore_storage::Object, Format)>, ReadError> {
+    let loc = evalscore_storage::Location::parse(url, options).map_err(remote::read_error)?;
+    if loc.is_prefix() {
+        let found = loc.list(".parquet").map_err(remote::read_error)?;
+        if found.is_empty() {
+            return Err(
+                ReadError::at(Path::new(url), "prefix holds no Parquet files (*.parquet)")
+                    .with_hint(
+                        "point `--input` at Parquet objects or a prefix of them (ending in `/`)",
+                    ),
+            );
+        }
+        return Ok(found.into_iter().map(|o| (o, Format::Parquet)).collect());
+    }
+    let object = loc.object().map_err(remote::read_error)?;
+    let format = match jsonl_kind(Path::new(url)) {
+        Some(_) => Format::Jsonl,
+        None => Format::Parquet,
+    };
+    Ok(vec![(object, format)])
+}
+
+/// Opens a remote input (module `remote`): a Parquet file's footer from its fetched tail, a
+/// JSON Lines file from a staged local copy.
+fn open_remote(object: evalscore_storage::Object, format: Format) -> Result<InputFile, ReadError> {
+    let path = PathBuf::from(object.url());
+    match format {
+        Format::Jsonl => {
+            let mut staged = tempfile::Builder::new()
+                .prefix(".evalscore-input-")
+                .tempfile()
+                .map_err(|e| {
+                    ReadError::at(&path, format!("cannot stage the download: {e}"))
+                        .with_hint("check the temporary folder (TMPDIR)")
+                })?;
+            {
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, staged.as_file_mut());
+                object.download(&mut w).map_err(remote::read_error)?;
+                w.flush()
+                    .map_err(|e| ReadError::at(&path, format!("cannot stage the download: {e}")))?;
+            }
+            let staged = staged.into_temp_path();
+            let mut file = jsonl::open(&staged, &path, jsonl_kind(&path).flatten())?;
+            file.remote = Some(Arc::new(remote::Remote {
+                object,
+                tail_start: 0,
+                tail: Bytes::new(),
+                meta: None,
+                staged: Some(staged),
+            }));
+            Ok(file)
+        }
+        Format::Parquet => {
+            let unreadable = |e: &dyn std::fmt::Display| {
+                ReadError::at(&path, format!("not a readable Parquet file: {e}")).with_hint(
+                    "the file may be truncated, still being written, or not Parquet at all",
+                )
+            };
+            let (tail_start, tail, meta_len) =
+                remote::fetch_tail(&object)?.map_err(|m| unreadable(&m))?;
+            let footer = &tail[tail.len() - 8 - meta_len as usize..];
+            pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
+                ReadError::at(&path, format!("unsupported schema: {m}"))
+                    .with_hint("flatten the deepest columns, or drop those the task does not use")
+            })?;
+            let footer_sha256 = hex(&Sha256::digest(footer));
+            let data_end = object.size() - footer.len() as u64;
+            let sparse = remote::Sparse::new(object.size(), vec![(tail_start, tail.clone())]);
+            let mut file = open_parquet(&path, &sparse, footer_sha256, data_end)?;
+            let meta = file.reader_meta.as_ref().map(|m| Arc::clone(m.metadata()));
+            let meta = match meta {
+                Some(m) => m,
+                None => Arc::clone(
+                    guarded(|| ArrowReaderMetadata::load(&sparse, ArrowReaderOptions::new()))
+                        .map_err(|m| unreadable(&m))?
+                        .map_err(|e| unreadable(&e))?
+                        .metadata(),
+                ),
+            };
+            file.remote = Some(Arc::new(remote::Remote {
+                object,
+                tail_start,
+                tail,
+                meta: Some(meta),
+                staged: None,
+            }));
+            Ok(file)
+        }
+    }
+}
+
 /// Strings are decoded as Utf8View: views into the decoded pages instead of a copy of every
 /// string into one buffer.
 fn view_options(schema: &SchemaRef) -> ArrowReaderOptions {
@@ -558,50 +755,60 @@ pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
 
 fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
     match format {
-        Format::Jsonl => jsonl::open(path, jsonl_kind(path).flatten()),
+        Format::Jsonl => jsonl::open(path, path, jsonl_kind(path).flatten()),
         Format::Parquet => {
             let handle =
                 File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-            let unreadable = |e: &dyn std::fmt::Display| {
-                ReadError::at(path, format!("not a readable Parquet file: {e}")).with_hint(
-                    "the file may be truncated, still being written, or not Parquet at all",
-                )
-            };
             check_schema_depth(path)?;
-            let loaded = guarded(|| ArrowReaderMetadata::load(&handle, ArrowReaderOptions::new()))
-                .map_err(|m| unreadable(&m))?
-                .map_err(|e| unreadable(&e))?;
-            let meta = loaded.metadata();
             let (footer_sha256, data_end) = footer(path)?;
-            pages::check_footer(meta, data_end).map_err(|m| {
-                ReadError::at(path, format!("damaged footer: {m}"))
-                    .with_hint("the file is damaged; re-export it from its source")
-            })?;
-            let row_groups: Vec<u64> = meta
-                .row_groups()
-                .iter()
-                .map(|rg| rg.num_rows().max(0) as u64)
-                .collect();
-            let rows = row_groups.iter().sum();
-            let schema = Arc::clone(loaded.schema());
-            let reader_meta = guarded(|| {
-                ArrowReaderMetadata::try_new(Arc::clone(meta), view_options(&schema)).ok()
-            })
-            .ok()
-            .flatten();
-            Ok(InputFile {
-                path: path.to_path_buf(),
-                format,
-                compression: None,
-                rows,
-                row_groups,
-                footer_sha256,
-                schema,
-                jsonl_spans: Vec::new(),
-                reader_meta,
-            })
+            open_parquet(path, &handle, footer_sha256, data_end)
         }
     }
+}
+
+/// A Parquet input from its footer, read through `handle`; `data_end` is where the footer
+/// starts (the column chunks end before it).
+fn open_parquet<R: parquet::file::reader::ChunkReader>(
+    path: &Path,
+    handle: &R,
+    footer_sha256: String,
+    data_end: u64,
+) -> Result<InputFile, ReadError> {
+    let unreadable = |e: &dyn std::fmt::Display| {
+        ReadError::at(path, format!("not a readable Parquet file: {e}"))
+            .with_hint("the file may be truncated, still being written, or not Parquet at all")
+    };
+    let loaded = guarded(|| ArrowReaderMetadata::load(handle, ArrowReaderOptions::new()))
+        .map_err(|m| unreadable(&m))?
+        .map_err(|e| unreadable(&e))?;
+    let meta = loaded.metadata();
+    pages::check_footer(meta, data_end).map_err(|m| {
+        ReadError::at(path, format!("damaged footer: {m}"))
+            .with_hint("the file is damaged; re-export it from its source")
+    })?;
+    let row_groups: Vec<u64> = meta
+        .row_groups()
+        .iter()
+        .map(|rg| rg.num_rows().max(0) as u64)
+        .collect();
+    let rows = row_groups.iter().sum();
+    let schema = Arc::clone(loaded.schema());
+    let reader_meta =
+        guarded(|| ArrowReaderMetadata::try_new(Arc::clone(meta), view_options(&schema)).ok())
+            .ok()
+            .flatten();
+    Ok(InputFile {
+        path: path.to_path_buf(),
+        format: Format::Parquet,
+        compression: None,
+        rows,
+        row_groups,
+        footer_sha256,
+        schema,
+        jsonl_spans: Vec::new(),
+        reader_meta,
+        remote: None,
+    })
 }
 
 /// Runs the Parquet decoder on damaged bytes without letting a panic in it escape: a panic

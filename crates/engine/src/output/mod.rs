@@ -3,6 +3,7 @@
 //! `run.json` ([`run_json`]), all through one [`OutDir`] (temporary names, commit with
 //! `run.json` last).
 
+mod remote;
 mod run_json;
 mod scores;
 pub(crate) mod tables;
@@ -49,16 +50,33 @@ pub(crate) fn check_run_column(schema: &SchemaRef) -> Result<(), Error> {
     Ok(())
 }
 
-/// The output folder of a run: its five files through an [`OutDir`].
+/// The output folder of a run: its five files through an [`OutDir`], and for an object
+/// storage `--out` the upload of the finished set ([`remote::RemoteOut`]).
 pub(crate) struct Outputs {
     dir: OutDir,
+    /// Dropped after `dir`: its temporary folder holds `dir`.
+    remote: Option<remote::RemoteOut>,
 }
 
 impl Outputs {
     /// Creates `dir` if needed and refuses to replace existing outputs unless `overwrite`.
-    pub fn prepare(dir: &Path, overwrite: bool) -> Result<Outputs, Error> {
+    /// A URL `dir` (`s3://`, `gs://`, `az://`, `abfss://`) is written to a local temporary
+    /// folder first and uploaded at commit.
+    pub fn prepare(
+        dir: &Path,
+        overwrite: bool,
+        storage_options: &[(String, String)],
+    ) -> Result<Outputs, Error> {
+        if let Some(url) = dir.to_str().filter(|s| evalscore_storage::is_url(s)) {
+            let remote = remote::RemoteOut::prepare(url, overwrite, storage_options)?;
+            return Ok(Outputs {
+                dir: OutDir::prepare(remote.staging(), &OUTPUT_FILES, false)?,
+                remote: Some(remote),
+            });
+        }
         Ok(Outputs {
             dir: OutDir::prepare(dir, &OUTPUT_FILES, overwrite)?,
+            remote: None,
         })
     }
 
@@ -164,7 +182,13 @@ impl Outputs {
 
     /// Puts every file in place; `run.json` goes last.
     pub fn commit(self) -> Result<(), Error> {
-        self.dir.commit()
+        let Outputs { dir, remote } = self;
+        let staged = dir.dir().to_path_buf();
+        dir.commit()?;
+        match remote {
+            Some(r) => r.upload(&staged),
+            None => Ok(()),
+        }
     }
 }
 
@@ -198,7 +222,7 @@ mod tests {
     #[test]
     fn units_become_ordered_row_groups_split_at_the_limit() {
         let dir = tempfile::tempdir().unwrap();
-        let outputs = Outputs::prepare(dir.path(), false).unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
             Field::new("x__is_correct", DataType::Float64, true),
@@ -260,7 +284,7 @@ mod tests {
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         use parquet::file::statistics::Statistics;
         let dir = tempfile::tempdir().unwrap();
-        let outputs = Outputs::prepare(dir.path(), false).unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("binary", DataType::Float64, true),
             Field::new("turns", DataType::Float64, true),

@@ -1,0 +1,778 @@
+//! Object storage inputs and outputs against real servers started here: moto (S3) and
+//! azurite (Azure Blob), installed by `scripts/setup/storage-servers.sh`. A counting,
+//! fault-injecting proxy sits in front of them where a test needs bytes counted, connections
+//! dropped, a request refused or held.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod stores;
+
+use arrow::array::{Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use common::*;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use stores::*;
+
+const SECRET: &str = "s3-secret-never-printed";
+
+fn run_with(env: &[(&str, String)], args: &[&str], cwd: &Path) -> std::process::Output {
+    let mut c = evalscore();
+    c.current_dir(cwd);
+    for k in [
+        "AWS_PROFILE",
+        "AWS_CONFIG_FILE",
+        "AWS_SHARED_CREDENTIALS_FILE",
+    ] {
+        c.env_remove(k);
+    }
+    c.env("AWS_EC2_METADATA_DISABLED", "true");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.args(args).output().unwrap()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// metrics.parquet's figures without the run identity columns (each run has its own).
+fn figures(bytes: &[u8], dir: &Path, name: &str) -> Vec<String> {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    metric_lines(&read_parquet(&p))
+}
+
+fn scores_of(bytes: &[u8], dir: &Path, name: &str) -> Vec<(i64, Option<f64>)> {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    let b = read_parquet(&p);
+    ints(&b, "id")
+        .into_iter()
+        .zip(floats(&b, "exact__is_correct"))
+        .collect()
+}
+
+/// A local run's outputs, for comparison.
+fn local_run(dir: &Path, task: &str, inputs: &[&Path]) -> std::path::PathBuf {
+    let out = tempfile::Builder::new()
+        .prefix("local-")
+        .tempdir_in(dir)
+        .unwrap()
+        .keep();
+    let mut c = evalscore();
+    c.arg("run").arg(examples().join(task));
+    for i in inputs {
+        c.arg("--input").arg(i);
+    }
+    let o = c.arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+#[test]
+fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
+    let s3 = moto();
+    let endpoint = format!("http://127.0.0.1:{}", s3.port);
+    create_bucket(s3.port, "evals");
+    let qa = std::fs::read(examples().join("qa.parquet")).unwrap();
+    put_object(s3.port, "evals", "nightly/part-0.parquet", &qa);
+    put_object(s3.port, "evals", "nightly/part-1.parquet", &qa);
+    // Neither is listed: not Parquet, and deeper than the prefix (as a local subfolder).
+    put_object(s3.port, "evals", "nightly/README.txt", b"not data");
+    put_object(s3.port, "evals", "nightly/old/part-9.parquet", b"not read");
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("in");
+    std::fs::create_dir(&local).unwrap();
+    std::fs::write(local.join("part-0.parquet"), &qa).unwrap();
+    std::fs::write(local.join("part-1.parquet"), &qa).unwrap();
+    let local_out = local_run(dir.path(), "qa.yaml", &[&local]);
+    let env = s3_env(&endpoint);
+
+    let task = examples().join("qa.yaml");
+    let o = run_with(
+        &env,
+        &[
+            "run",
+            task.to_str().unwrap(),
+            "--input",
+            "s3://evals/nightly/",
+            "--out",
+            "s3://evals/out/run_date=d1/",
+            "--run-id",
+            "nightly-1",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        list_keys(s3.port, "evals", "out/"),
+        [
+            "out/run_date=d1/confusion.parquet",
+            "out/run_date=d1/metrics.json",
+            "out/run_date=d1/metrics.parquet",
+            "out/run_date=d1/run.json",
+            "out/run_date=d1/scores.parquet",
+        ]
+    );
+    let get = |k: &str| get_object(s3.port, "evals", &format!("out/run_date=d1/{k}")).unwrap();
+    assert_eq!(
+        figures(&get("metrics.parquet"), dir.path(), "m-remote.parquet"),
+        metric_lines(&read_parquet(&local_out.join("metrics.parquet")))
+    );
+    let remote_scores = scores_of(&get("scores.parquet"), dir.path(), "s-remote.parquet");
+    let local_scores = read_parquet(&local_out.join("scores.parquet"));
+    assert_eq!(remote_scores.len(), 600);
+    assert_eq!(
+        remote_scores,
+        ints(&local_scores, "id")
+            .into_iter()
+            .zip(floats(&local_scores, "exact__is_correct"))
+            .collect::<Vec<_>>()
+    );
+    let run_json: serde_json::Value = serde_json::from_slice(&get("run.json")).unwrap();
+    assert_eq!(run_json["run_id"], "nightly-1");
+    let inputs: Vec<String> = run_json["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        inputs,
+        [
+            "s3://evals/nightly/part-0.parquet",
+            "s3://evals/nightly/part-1.parquet"
+        ]
+    );
+    for k in ["run.json", "metrics.json"] {
+        assert!(!String::from_utf8_lossy(&get(k)).contains(SECRET));
+    }
+    assert!(!stderr(&o).contains(SECRET));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(SECRET));
+
+    // One object, by its key.
+    let one = dir.path().join("one");
+    let o = run_with(
+        &env,
+        &[
+            "run",
+            task.to_str().unwrap(),
+            "--input",
+            "s3://evals/nightly/part-0.parquet",
+            "--out",
+            one.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let local_one = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.parquet")]);
+    assert_eq!(
+        metric_lines(&read_parquet(&one.join("metrics.parquet"))),
+        metric_lines(&read_parquet(&local_one.join("metrics.parquet")))
+    );
+}
+
+#[test]
+fn missing_buckets_and_keys_exit_2_naming_the_url() {
+    let s3 = moto();
+    let endpoint = format!("http://127.0.0.1:{}", s3.port);
+    create_bucket(s3.port, "evals");
+    let dir = tempfile::tempdir().unwrap();
+    let task = examples().join("qa.yaml");
+    let out = dir.path().join("out");
+    for (url, what) in [
+        ("s3://evals/nope.parquet", "not found"),
+        ("s3://no-such-bucket/x.parquet", "not found"),
+    ] {
+        let o = run_with(
+            &s3_env(&endpoint),
+            &[
+                "run",
+                task.to_str().unwrap(),
+                "--input",
+                url,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: {url}: cannot read input: {what}\nhint: check the bucket (or container) and the key\n"
+            )
+        );
+        assert!(!out.exists());
+    }
+    // An empty prefix.
+    let o = run_with(
+        &s3_env(&endpoint),
+        &[
+            "run",
+            task.to_str().unwrap(),
+            "--input",
+            "s3://evals/empty/",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: s3://evals/empty/: prefix holds no Parquet files (*.parquet)\nhint: point `--input` at Parquet objects or a prefix of them (ending in `/`)\n"
+    );
+}
+
+/// A Parquet file of `rows` rows whose `padding` column, which the task does not read, is
+/// most of its bytes. Uncompressed, so the chunk sizes are the data's.
+fn padded_parquet(rows: usize) -> Vec<u8> {
+    let mut seed = 7u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let word = |n: u64, len: usize| -> String {
+        (0..len)
+            .map(|i| (b'a' + ((n >> (i * 4)) % 26) as u8) as char)
+            .collect()
+    };
+    let ids: Vec<i64> = (0..rows as i64).collect();
+    let outputs: Vec<String> = (0..rows).map(|_| word(next(), 12)).collect();
+    let answers: Vec<String> = outputs
+        .iter()
+        .map(|o| {
+            if next() % 3 == 0 {
+                word(next(), 12)
+            } else {
+                o.clone()
+            }
+        })
+        .collect();
+    let padding: Vec<String> = (0..rows)
+        .map(|_| (0..8).map(|_| word(next(), 16)).collect())
+        .collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("output", DataType::Utf8, true),
+        Field::new("padding", DataType::Utf8, true),
+        Field::new("answer", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from(ids)),
+            Arc::new(StringArray::from(outputs)),
+            Arc::new(StringArray::from(padding)),
+            Arc::new(StringArray::from(answers)),
+        ],
+    )
+    .unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+        .set_dictionary_enabled(false)
+        .set_max_row_group_row_count(Some(rows / 2))
+        .build();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    buf
+}
+
+const EXACT_TASK: &str = r#"
+definition:
+  scorers:
+    - type: string_equals
+      key: exact
+      ground_truth: "{{ sample.answer }}"
+      metrics:
+        - {type: mean, field: is_correct}
+"#;
+
+#[test]
+fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
+    let s3 = moto();
+    create_bucket(s3.port, "evals");
+    let data = padded_parquet(60_000);
+    put_object(s3.port, "evals", "padded.parquet", &data);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("task.yaml"), EXACT_TASK).unwrap();
+    std::fs::write(dir.path().join("padded.parquet"), &data).unwrap();
+
+    // What the task needs: `output` and `answer`, and `id` (kept in scores.parquet).
+    let meta = parquet::file::serialized_reader::SerializedFileReader::new(
+        std::fs::File::open(dir.path().join("padded.parquet")).unwrap(),
+    )
+    .unwrap();
+    use parquet::file::reader::FileReader;
+    let md = meta.metadata();
+    let mut needed = 0u64;
+    let mut all = 0u64;
+    for rg in md.row_groups() {
+        for c in rg.columns() {
+            let (_, len) = c.byte_range();
+            all += len;
+            if c.column_path().string() != "padding" {
+                needed += len;
+            }
+        }
+    }
+    assert_eq!(md.num_row_groups(), 2);
+    let footer = {
+        let n = data.len();
+        u64::from(u32::from_le_bytes(data[n - 8..n - 4].try_into().unwrap())) + 8
+    };
+    let expected = needed + footer;
+    assert!(
+        all > 3 * needed,
+        "padding should dominate: {all} vs {needed}"
+    );
+
+    let proxy = proxy(s3.port);
+    let o = run_with(
+        &s3_env(&proxy.endpoint()),
+        &[
+            "run",
+            "task.yaml",
+            "--input",
+            "s3://evals/padded.parquet",
+            "--out",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sent = proxy.sent.load(Ordering::SeqCst);
+    eprintln!(
+        "sent {sent} bytes for {expected} needed ({:.2}%), of a {}-byte file",
+        100.0 * sent as f64 / expected as f64,
+        data.len()
+    );
+    assert!(
+        sent >= expected && (sent as f64) <= expected as f64 * 1.10,
+        "the server sent {sent} bytes; the footer and the needed chunks are {expected} (the whole file {})",
+        data.len()
+    );
+    // Same figures as from local disk.
+    let o = evalscore()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "task.yaml",
+            "--input",
+            "padded.parquet",
+            "--out",
+            "local",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        metric_lines(&read_parquet(&dir.path().join("out/metrics.parquet"))),
+        metric_lines(&read_parquet(&dir.path().join("local/metrics.parquet")))
+    );
+    // One GET per needed chunk (3 columns × 2 row groups), the footer's, and a HEAD.
+    let requests = proxy.requests.lock().unwrap().clone();
+    let gets = requests.iter().filter(|r| r.starts_with("GET ")).count();
+    let heads = requests.iter().filter(|r| r.starts_with("HEAD ")).count();
+    assert_eq!((gets, heads), (7, 1), "{requests:?}");
+}
+
+#[test]
+fn a_dropped_connection_is_retried_then_reported() {
+    let s3 = moto();
+    create_bucket(s3.port, "evals");
+    let data = padded_parquet(20_000);
+    put_object(s3.port, "evals", "padded.parquet", &data);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("task.yaml"), EXACT_TASK).unwrap();
+    std::fs::write(dir.path().join("padded.parquet"), &data).unwrap();
+    let o = evalscore()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "task.yaml",
+            "--input",
+            "padded.parquet",
+            "--out",
+            "local",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+
+    // The first three connections are cut 20,000 bytes into their replies: retried.
+    let proxy = proxy(s3.port);
+    proxy.rules.lock().unwrap().drop = Some((3, 20_000));
+    let o = run_with(
+        &s3_env(&proxy.endpoint()),
+        &[
+            "run",
+            "task.yaml",
+            "--input",
+            "s3://evals/padded.parquet",
+            "--out",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(proxy.rules.lock().unwrap().drop, Some((0, 20_000)));
+    assert_eq!(
+        metric_lines(&read_parquet(&dir.path().join("out/metrics.parquet"))),
+        metric_lines(&read_parquet(&dir.path().join("local/metrics.parquet")))
+    );
+
+    // Every connection cut: a clear error after the retries, and no output.
+    proxy.rules.lock().unwrap().drop = Some((10_000, 20_000));
+    let started = Instant::now();
+    let o = run_with(
+        &s3_env(&proxy.endpoint()),
+        &[
+            "run",
+            "task.yaml",
+            "--input",
+            "s3://evals/padded.parquet",
+            "--out",
+            "out2",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: s3://evals/padded.parquet: cannot read: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("hint: check the URL, the endpoint and the network; requests were retried with backoff before giving up\n"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(120));
+    // The failure came while scoring, after the output folder was made: it holds nothing.
+    assert!(files_in(&dir.path().join("out2")).is_empty());
+}
+
+fn qa_run(env: &[(&str, String)], out: &str, extra: &[&str], cwd: &Path) -> std::process::Output {
+    let task = examples().join("qa.yaml");
+    let mut args = vec![
+        "run",
+        task.to_str().unwrap(),
+        "--input",
+        "s3://evals/qa.parquet",
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_with(env, &args, cwd)
+}
+
+#[test]
+fn outputs_present_are_refused_and_overwrite_replaces_them() {
+    let s3 = moto();
+    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
+    create_bucket(s3.port, "evals");
+    put_object(
+        s3.port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let o = qa_run(&env, "s3://evals/out", &["--run-id", "first"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = qa_run(&env, "s3://evals/out", &["--run-id", "second"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: the output folder `s3://evals/out/` already holds scores.parquet, metrics.parquet, confusion.parquet, metrics.json, run.json\nhint: pass `--overwrite` to replace them, or choose another `--out` prefix\n"
+    );
+    let run_id = |port| {
+        let v: serde_json::Value =
+            serde_json::from_slice(&get_object(port, "evals", "out/run.json").unwrap()).unwrap();
+        v["run_id"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(run_id(s3.port), "first");
+    let o = qa_run(
+        &env,
+        "s3://evals/out",
+        &["--run-id", "second", "--overwrite"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(run_id(s3.port), "second");
+    let metrics = get_object(s3.port, "evals", "out/metrics.parquet").unwrap();
+    let p = dir.path().join("m.parquet");
+    std::fs::write(&p, metrics).unwrap();
+    assert_eq!(
+        strings(&read_parquet(&p), "run_id")[0].as_deref(),
+        Some("second")
+    );
+
+    // A local-only command refuses a URL instead of making a folder named `s3:`.
+    let o = evalscore()
+        .current_dir(dir.path())
+        .args(["judge", "export"])
+        .arg(examples().join("qa.yaml"))
+        .args(["--input"])
+        .arg(examples().join("qa.parquet"))
+        .args(["--out", "s3://evals/requests.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!dir.path().join("s3:").exists());
+}
+
+#[test]
+fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
+    let s3 = moto();
+    create_bucket(s3.port, "evals");
+    put_object(
+        s3.port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+    let proxy = proxy(s3.port);
+    // The upload of metrics.json (a multipart upload starts with a POST), after the other three.
+    proxy.rules.lock().unwrap().forbid = Some("POST /evals/out/metrics.json".into());
+    let dir = tempfile::tempdir().unwrap();
+    let o = qa_run(
+        &s3_env(&proxy.endpoint()),
+        "s3://evals/out/",
+        &[],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: s3://evals/out/metrics.json: cannot "),
+        "{err}"
+    );
+    assert!(!err.contains(SECRET));
+    // The three files uploaded before it were deleted; nothing marks a finished run.
+    assert_eq!(list_keys(s3.port, "evals", "out/"), Vec::<String>::new());
+    let requests = proxy.requests.lock().unwrap().clone();
+    for f in ["scores.parquet", "metrics.parquet", "confusion.parquet"] {
+        let put = format!("POST /evals/out/{f}?uploads");
+        assert!(requests.iter().any(|r| r.starts_with(&put)), "{requests:?}");
+    }
+    // One delete each (S3's DeleteObjects call, which object_store uses for a delete).
+    let deletes = requests
+        .iter()
+        .filter(|r| r.starts_with("POST /evals?delete"))
+        .count();
+    assert_eq!(deletes, 3, "{requests:?}");
+    assert!(!requests
+        .iter()
+        .any(|r| r.contains("run.json") && !r.starts_with("HEAD ")));
+}
+
+#[test]
+fn a_killed_run_leaves_no_run_json() {
+    let s3 = moto();
+    create_bucket(s3.port, "evals");
+    put_object(
+        s3.port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+    let proxy = proxy(s3.port);
+    proxy.rules.lock().unwrap().hold = Some("POST /evals/out/metrics.json".into());
+    let dir = tempfile::tempdir().unwrap();
+    let task = examples().join("qa.yaml");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
+    cmd.current_dir(dir.path())
+        .args(["run", task.to_str().unwrap()])
+        .args([
+            "--input",
+            "s3://evals/qa.parquet",
+            "--out",
+            "s3://evals/out/",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in s3_env(&proxy.endpoint()) {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let started = Instant::now();
+    while !proxy.held.load(Ordering::SeqCst) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "never reached metrics.json"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let keys = list_keys(s3.port, "evals", "out/");
+    assert!(!keys.iter().any(|k| k.ends_with("run.json")), "{keys:?}");
+    assert!(keys.contains(&"out/scores.parquet".to_owned()), "{keys:?}");
+    // The next run into the prefix refuses the leftovers, and `--overwrite` completes it.
+    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
+    let o = qa_run(&env, "s3://evals/out/", &[], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    let o = qa_run(&env, "s3://evals/out/", &["--overwrite"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(get_object(s3.port, "evals", "out/run.json").is_some());
+}
+
+#[test]
+fn compressed_jsonl_and_http_inputs() {
+    let s3 = moto();
+    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
+    create_bucket(s3.port, "evals");
+    let jsonl = std::fs::read(examples().join("qa.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &jsonl).unwrap();
+    put_object(s3.port, "evals", "qa.jsonl.gz", &gz.finish().unwrap());
+    put_object(
+        s3.port,
+        "evals",
+        "qa.ndjson.zst",
+        &zstd::encode_all(&jsonl[..], 3).unwrap(),
+    );
+    put_object(
+        s3.port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let local = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.jsonl")]);
+    let want = metric_lines(&read_parquet(&local.join("metrics.parquet")));
+    let task = examples().join("qa.yaml");
+    for (i, url) in [
+        "s3://evals/qa.jsonl.gz".to_owned(),
+        "s3://evals/qa.ndjson.zst".to_owned(),
+        // moto serves objects to anonymous GETs: a plain HTTP(S) URL.
+        format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = dir.path().join(format!("out{i}"));
+        let o = run_with(
+            &env,
+            &[
+                "run",
+                task.to_str().unwrap(),
+                "--input",
+                url,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{url}: {}", stderr(&o));
+        assert_eq!(
+            metric_lines(&read_parquet(&out.join("metrics.parquet"))),
+            want,
+            "{url}"
+        );
+    }
+}
+
+#[test]
+fn azure_blob_inputs_outputs_and_bad_credentials() {
+    let az = azurite();
+    let endpoint = format!("http://127.0.0.1:{}", az.port);
+    create_container(az.port, "evals");
+    let dir = tempfile::tempdir().unwrap();
+    let env = az_env(&endpoint);
+    let task = examples().join("classification.yaml");
+    // Upload the input with evalscore itself: a local run's outputs to `az://`, then read
+    // one back as an input.
+    let o = run_with(
+        &env,
+        &[
+            "run",
+            task.to_str().unwrap(),
+            "--input",
+            examples().join("qa.parquet").to_str().unwrap(),
+            "--out",
+            "az://evals/runs/first",
+            "--run-id",
+            "az-1",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // scores.parquet in Azure as an input: all 300 ids came back.
+    std::fs::write(
+        dir.path().join("ids.yaml"),
+        "definition:\n  scorers:\n    - type: string_equals\n      key: ids\n      value: \"{{ sample.id }}\"\n      ground_truth: \"{{ sample.id }}\"\n      metrics:\n        - {type: mean, field: is_correct}\n",
+    )
+    .unwrap();
+    let o = run_with(
+        &env,
+        &[
+            "run",
+            "ids.yaml",
+            "--input",
+            "az://evals/runs/first/scores.parquet",
+            "--out",
+            "from-az",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = read_parquet(&dir.path().join("from-az/metrics.parquet"));
+    assert_eq!(floats(&m, "value")[0], Some(1.0));
+    assert_eq!(uints(&m, "n")[0], 300);
+    let o = run_with(
+        &env,
+        &[
+            "run",
+            task.to_str().unwrap(),
+            "--input",
+            examples().join("qa.parquet").to_str().unwrap(),
+            "--out",
+            "az://evals/runs/first",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with(
+        "error: the output folder `az://evals/runs/first/` already holds scores.parquet"
+    ));
+
+    // A wrong account key: access denied, exit 2, and the key is never printed.
+    let wrong = "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ==";
+    let mut bad = env.clone();
+    bad.retain(|(k, _)| *k != "AZURE_STORAGE_ACCOUNT_KEY");
+    bad.push(("AZURE_STORAGE_ACCOUNT_KEY", wrong.into()));
+    let o = run_with(
+        &bad,
+        &[
+            "run",
+            "ids.yaml",
+            "--input",
+            "az://evals/runs/first/scores.parquet",
+            "--out",
+            "denied",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: az://evals/runs/first/scores.parquet: cannot read input: "),
+        "{err}"
+    );
+    assert!(err.contains("hint: check the credentials"), "{err}");
+    assert!(!err.contains(wrong) && !err.contains(AZ_KEY), "{err}");
+    assert!(!dir.path().join("denied").exists());
+}

@@ -1,0 +1,153 @@
+//! Inputs in object storage (`s3://`, `gs://`, `az://`, `abfss://`, `https://`).
+//!
+//! A remote Parquet file is never downloaded whole. Opening it fetches its tail (8 KiB, or
+//! the whole footer when longer) and parses the footer from that; decoding a unit fetches
+//! exactly the column chunks of the needed columns in that row group, one ranged GET each,
+//! all at once (`evalscore_storage::Object::get_ranges`), and hands the decoder a [`Sparse`]
+//! file holding the tail and those chunks. So a run reads the footer plus the needed chunks,
+//! and a unit's chunks are in memory while it is decoded (bounded, like every unit in flight,
+//! by `scan_ordered`).
+//!
+//! A remote JSON Lines file (plain or compressed) is needed whole, so it is streamed into a
+//! temporary file when the input is opened (32 MiB at a time, never all in memory) and read
+//! from there; the copy is removed when the inputs are dropped.
+
+use crate::{InputFile, ReadError};
+use bytes::Bytes;
+use evalscore_storage::{Object, StorageError};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::reader::{ChunkReader, Length};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Bytes fetched first from a remote Parquet file's end: the footers of narrow tables fit,
+/// and a wide footer costs one more GET rather than fetching bytes nobody needs.
+const TAIL: u64 = 8 << 10;
+
+/// What a remote input keeps: the object, and for Parquet its fetched tail and parsed footer;
+/// for JSON Lines the staged local copy.
+pub(crate) struct Remote {
+    pub object: Object,
+    /// Where [`Remote::tail`] starts in the file.
+    pub tail_start: u64,
+    pub tail: Bytes,
+    pub meta: Option<Arc<ParquetMetaData>>,
+    pub staged: Option<tempfile::TempPath>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("url", &self.object.url())
+            .field("size", &self.object.size())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A storage failure as a read error naming the URL.
+pub(crate) fn read_error(e: StorageError) -> ReadError {
+    let err = ReadError::at(Path::new(&e.url), e.message);
+    match e.hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
+}
+
+/// A file of which only some byte ranges were fetched: enough for the Parquet decoder, which
+/// reads only the footer and the chunks of the projected columns. Asking for bytes that were
+/// not fetched is an error (it would be a bug in the choice of ranges), never a fetch.
+pub(crate) struct Sparse {
+    len: u64,
+    /// (first byte, bytes), sorted by first byte.
+    pieces: Vec<(u64, Bytes)>,
+}
+
+impl Sparse {
+    pub fn new(len: u64, mut pieces: Vec<(u64, Bytes)>) -> Sparse {
+        pieces.sort_by_key(|p| p.0);
+        Sparse { len, pieces }
+    }
+
+    fn piece(&self, start: u64, length: u64) -> Result<Bytes, ParquetError> {
+        // The last piece starting at or before `start` holds it, if any does.
+        let i = self.pieces.partition_point(|p| p.0 <= start);
+        if i > 0 {
+            let (at, b) = &self.pieces[i - 1];
+            let off = start - at;
+            if off.saturating_add(length) <= b.len() as u64 {
+                return Ok(b.slice(off as usize..(off + length) as usize));
+            }
+        }
+        Err(ParquetError::General(format!(
+            "bytes {start} to {} of the remote file were not fetched",
+            start.saturating_add(length)
+        )))
+    }
+}
+
+impl Length for Sparse {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl ChunkReader for Sparse {
+    type T = std::io::Cursor<Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        let i = self.pieces.partition_point(|p| p.0 <= start);
+        let (at, b) = i
+            .checked_sub(1)
+            .and_then(|i| self.pieces.get(i))
+            .filter(|(at, b)| start - at <= b.len() as u64)
+            .ok_or_else(|| {
+                ParquetError::General(format!("byte {start} of the remote file was not fetched"))
+            })?;
+        Ok(std::io::Cursor::new(b.slice((start - at) as usize..)))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.piece(start, length as u64)
+    }
+}
+
+/// The tail of a remote Parquet file: its first byte, the bytes (at least the whole footer),
+/// and the footer's metadata length. A file too short, without the magic, or whose footer
+/// length exceeds it is `Err` with what is wrong.
+pub(crate) fn fetch_tail(object: &Object) -> Result<Result<(u64, Bytes, u64), String>, ReadError> {
+    let size = object.size();
+    if size < 12 {
+        return Ok(Err(format!(
+            "the object has {size} bytes, too few for Parquet"
+        )));
+    }
+    let first = size - size.min(TAIL);
+    let mut tail = object.get_range(first..size).map_err(read_error)?;
+    let end = &tail[tail.len() - 8..];
+    if &end[4..] != b"PAR1" {
+        return Ok(Err("it does not end with the Parquet magic `PAR1`".into()));
+    }
+    let meta_len = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
+    if meta_len + 12 > size {
+        return Ok(Err(format!(
+            "its footer claims {meta_len} bytes, more than the file holds"
+        )));
+    }
+    let mut start = first;
+    if meta_len + 8 > tail.len() as u64 {
+        start = size - meta_len - 8;
+        tail = object.get_range(start..size).map_err(read_error)?;
+    }
+    Ok(Ok((start, tail, meta_len)))
+}
+
+impl InputFile {
+    /// The local file to read: a remote input's staged copy, else the path itself.
+    pub(crate) fn read_path(&self) -> &Path {
+        self.remote
+            .as_ref()
+            .and_then(|r| r.staged.as_deref())
+            .unwrap_or(&self.path)
+    }
+}
