@@ -776,3 +776,50 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
     assert!(!err.contains(wrong) && !err.contains(AZ_KEY), "{err}");
     assert!(!dir.path().join("denied").exists());
 }
+
+/// `run.json`'s create-only PUT on both real servers: a second create of one object fails as
+/// "already exists", and an overwrite replaces it.
+#[test]
+fn create_only_writes_refuse_an_existing_object() {
+    let s3 = moto();
+    create_bucket(s3.port, "evals");
+    let az = azurite();
+    create_container(az.port, "evals");
+    let s3_opts: Vec<(String, String)> = s3_env(&format!("http://127.0.0.1:{}", s3.port))
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect();
+    // Options only (no emulator switch): the account's endpoint set as for any Azure-compatible
+    // service.
+    let az_opts: Vec<(String, String)> = vec![
+        ("azure_storage_account_name".into(), AZ_ACCOUNT.into()),
+        ("azure_storage_account_key".into(), AZ_KEY.into()),
+        (
+            "azure_storage_endpoint".into(),
+            format!("http://127.0.0.1:{}/{AZ_ACCOUNT}", az.port),
+        ),
+        ("azure_allow_http".into(), "true".into()),
+    ];
+    for (url, opts) in [
+        ("s3://evals/marker.json", &s3_opts),
+        ("az://evals/marker.json", &az_opts),
+    ] {
+        let loc = evalscore_storage::Location::parse(url, opts).unwrap();
+        assert!(!loc.exists().unwrap());
+        loc.put(b"first".to_vec(), false).unwrap();
+        let e = loc.put(b"second".to_vec(), false).unwrap_err();
+        assert!(e.already_exists, "{url}: {e}");
+        assert_eq!(
+            e.to_string(),
+            format!("{url}: cannot write: it already exists")
+        );
+        loc.put(b"third".to_vec(), true).unwrap();
+        assert_eq!(
+            &loc.object().unwrap().get_range(0..5).unwrap()[..],
+            b"third",
+            "{url}"
+        );
+        loc.delete().unwrap();
+        assert!(!loc.exists().unwrap());
+    }
+}
