@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ._evalscore import (
     DataError,
@@ -88,27 +88,43 @@ class Task:
         *,
         path: Optional[str] = None,
         base_dir: Optional[str] = None,
+        functions: Optional[Mapping[str, Callable[..., Any]]] = None,
     ):
         self._text = text
         self._sets = dict(sets or {})
         self._path = None if path is None else os.fspath(path)
         self._base_dir = None if base_dir is None else os.fspath(base_dir)
-        self._task = _Task(text, _sets(self._sets), self._path, self._base_dir)
+        self._functions = None if functions is None else dict(functions)
+        self._task = _Task(text, _sets(self._sets), self._path, self._base_dir, self._functions)
 
     @classmethod
-    def from_yaml(cls, path: "os.PathLike[str] | str", sets: Optional[Mapping[str, Any]] = None) -> "Task":
-        """Reads a task file; `sets` are the CLI's `--set NAME=VALUE` pairs."""
+    def from_yaml(
+        cls,
+        path: "os.PathLike[str] | str",
+        sets: Optional[Mapping[str, Any]] = None,
+        functions: Optional[Mapping[str, Callable[..., Any]]] = None,
+    ) -> "Task":
+        """Reads a task file; `sets` are the CLI's `--set NAME=VALUE` pairs; `functions` are
+        the Python functions its `custom` scorers (`function:`) and `python` metrics call."""
         p = os.fspath(path)
         text = _read_task(p)
-        return cls(text, sets, path=p, base_dir=os.path.dirname(p))
+        return cls(text, sets, path=p, base_dir=os.path.dirname(p), functions=functions)
 
     @classmethod
-    def from_str(cls, text: str, sets: Optional[Mapping[str, Any]] = None, base_dir: Optional[str] = None) -> "Task":
+    def from_str(
+        cls,
+        text: str,
+        sets: Optional[Mapping[str, Any]] = None,
+        base_dir: Optional[str] = None,
+        functions: Optional[Mapping[str, Callable[..., Any]]] = None,
+    ) -> "Task":
         """A task from its YAML text."""
-        return cls(text, sets, base_dir=base_dir)
+        return cls(text, sets, base_dir=base_dir, functions=functions)
 
     def __reduce__(self):
-        return (_rebuild, (self._text, self._sets, self._path, self._base_dir))
+        # The functions travel with the task: pickled by reference with `pickle`, by value
+        # (lambdas, notebook functions) with cloudpickle, as Spark and Ray ship closures.
+        return (_rebuild, (self._text, self._sets, self._path, self._base_dir, self._functions))
 
     def __repr__(self) -> str:
         where = self._path or "<text>"
@@ -122,6 +138,11 @@ class Task:
     @property
     def sets(self) -> Dict[str, Any]:
         return dict(self._sets)
+
+    @property
+    def functions(self) -> Dict[str, Callable[..., Any]]:
+        """The functions given with `functions=`, by name."""
+        return dict(self._functions or {})
 
     @property
     def scorer_keys(self) -> List[str]:
@@ -207,8 +228,14 @@ def _list(v: Optional[Sequence[str]]) -> Optional[List[str]]:
     return list(v)
 
 
-def _rebuild(text: str, sets: Dict[str, Any], path: Optional[str], base_dir: Optional[str]) -> Task:
-    return Task(text, sets, path=path, base_dir=base_dir)
+def _rebuild(
+    text: str,
+    sets: Dict[str, Any],
+    path: Optional[str],
+    base_dir: Optional[str],
+    functions: Optional[Dict[str, Callable[..., Any]]] = None,
+) -> Task:
+    return Task(text, sets, path=path, base_dir=base_dir, functions=functions)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,5 @@
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
@@ -24,15 +24,29 @@ class Task:
         *,
         path: Optional[str] = None,
         base_dir: Optional[str] = None,
+        functions: Optional[Mapping[str, Callable[..., Any]]] = None,
     ) -> None: ...
     @classmethod
-    def from_yaml(cls, path: "os.PathLike[str] | str", sets: Optional[Mapping[str, Any]] = None) -> "Task": ...
+    def from_yaml(
+        cls,
+        path: "os.PathLike[str] | str",
+        sets: Optional[Mapping[str, Any]] = None,
+        functions: Optional[Mapping[str, Callable[..., Any]]] = None,
+    ) -> "Task": ...
     @classmethod
-    def from_str(cls, text: str, sets: Optional[Mapping[str, Any]] = None, base_dir: Optional[str] = None) -> "Task": ...
+    def from_str(
+        cls,
+        text: str,
+        sets: Optional[Mapping[str, Any]] = None,
+        base_dir: Optional[str] = None,
+        functions: Optional[Mapping[str, Callable[..., Any]]] = None,
+    ) -> "Task": ...
     @property
     def text(self) -> str: ...
     @property
     def sets(self) -> Dict[str, Any]: ...
+    @property
+    def functions(self) -> Dict[str, Callable[..., Any]]: ...
     @property
     def scorer_keys(self) -> List[str]: ...
     @property

@@ -1,4 +1,4 @@
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __version__: str
 
@@ -21,6 +21,7 @@ class _Task:
         sets: List[Tuple[str, str]],
         path: Optional[str] = None,
         base_dir: Optional[str] = None,
+        functions: Optional[Dict[str, Callable[..., Any]]] = None,
     ) -> None: ...
     @property
     def warnings(self) -> List[str]: ...

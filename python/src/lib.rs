@@ -5,18 +5,21 @@
 //! (pyo3-arrow), so any producer of `__arrow_c_stream__` / `__arrow_c_array__` works and
 //! results go back to pyarrow. The Python-facing API is `evalscore/__init__.py`.
 
+use arrow::array::ArrayRef;
 use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use evalscore_engine::{
-    library, BindOptions, Error, ErrorKind, RowErrorLimit, RunOptions, Scorer, States, Task,
+    library, BindOptions, Error, ErrorKind, Functions, RowErrorLimit, RunOptions, Scorer, States,
+    Task, UserFunctions,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 use pyo3_arrow::input::AnyRecordBatch;
-use pyo3_arrow::{PyRecordBatch, PySchema, PyTable};
+use pyo3_arrow::{PyArray, PyRecordBatch, PySchema, PyTable};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -90,6 +93,130 @@ fn internal(e: impl std::fmt::Display) -> PyErr {
     py_err(Error::new(format!("internal error: {e}")).kind(ErrorKind::Internal))
 }
 
+/// The Python callables a task's `custom` scorers and `python` metrics call, by name. Each
+/// call takes the GIL (the engine runs with it released) and goes through
+/// `evalscore._functions`, which reads results and pickles metric states.
+#[derive(Debug)]
+struct PyFunctions {
+    functions: BTreeMap<String, Py<PyAny>>,
+}
+
+impl PyFunctions {
+    fn call<T>(
+        &self,
+        name: &str,
+        glue: &str,
+        args: impl for<'py> FnOnce(Python<'py>, &Py<PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>>,
+        read: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<T>,
+    ) -> Result<T, String> {
+        Python::attach(|py| {
+            let f = self
+                .functions
+                .get(name)
+                .ok_or_else(|| format!("no function `{name}`"))?;
+            let run = || -> PyResult<T> {
+                let module = py.import("evalscore._functions")?;
+                let args = args(py, f)?;
+                let out = module
+                    .getattr(glue)?
+                    .call1(pyo3::types::PyTuple::new(py, args)?)?;
+                read(&out)
+            };
+            run().map_err(|e| e.to_string())
+        })
+    }
+}
+
+fn to_py<'py>(py: Python<'py>, a: &ArrayRef) -> PyResult<Bound<'py, PyAny>> {
+    let array = PyArray::from_array_ref(Arc::clone(a));
+    // `to_pyarrow` borrows the wrapper for the token's lifetime; the pyarrow array it makes
+    // owns its data, so it outlives the wrapper.
+    let out = array.to_pyarrow(py)?.unbind();
+    Ok(out.into_bound(py))
+}
+
+impl UserFunctions for PyFunctions {
+    fn names(&self) -> Vec<String> {
+        self.functions.keys().cloned().collect()
+    }
+
+    fn score(
+        &self,
+        name: &str,
+        values: &ArrayRef,
+        ground_truth: Option<&ArrayRef>,
+    ) -> Result<ArrayRef, String> {
+        self.call(
+            name,
+            "score",
+            |py, f| {
+                let gt = match ground_truth {
+                    Some(g) => to_py(py, g)?,
+                    None => py.None().into_bound(py),
+                };
+                Ok(vec![f.bind(py).clone(), to_py(py, values)?, gt])
+            },
+            |out| Ok(out.extract::<PyArray>()?.into_inner().0),
+        )
+    }
+
+    fn metric_update(&self, name: &str, values: &ArrayRef) -> Result<Vec<u8>, String> {
+        self.call(
+            name,
+            "metric_update",
+            |py, f| Ok(vec![f.bind(py).clone(), to_py(py, values)?]),
+            |out| out.extract::<Vec<u8>>(),
+        )
+    }
+
+    fn metric_merge(&self, name: &str, parts: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+        self.call(
+            name,
+            "metric_merge",
+            |py, f| {
+                let parts: Vec<Bound<'_, PyBytes>> =
+                    parts.iter().map(|p| PyBytes::new(py, p)).collect();
+                Ok(vec![
+                    f.bind(py).clone(),
+                    pyo3::types::PyList::new(py, parts)?.into_any(),
+                ])
+            },
+            |out| out.extract::<Vec<u8>>(),
+        )
+    }
+
+    fn metric_finish(
+        &self,
+        name: &str,
+        state: &[u8],
+    ) -> Result<Vec<(Option<String>, Option<f64>)>, String> {
+        self.call(
+            name,
+            "metric_finish",
+            |py, f| Ok(vec![f.bind(py).clone(), PyBytes::new(py, state).into_any()]),
+            |out| out.extract::<Vec<(Option<String>, Option<f64>)>>(),
+        )
+    }
+}
+
+/// `functions=`: a mapping of names to callables.
+fn functions_of(dict: Option<&Bound<'_, PyDict>>) -> PyResult<Option<Functions>> {
+    let Some(dict) = dict else { return Ok(None) };
+    let mut functions = BTreeMap::new();
+    for (k, v) in dict.iter() {
+        let name: String = k.extract().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err("functions: the names must be strings")
+        })?;
+        if !v.is_callable() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "functions: `{name}` is not callable"
+            )));
+        }
+        functions.insert(name, v.unbind());
+    }
+    Ok(Some(Arc::new(PyFunctions { functions })))
+}
+
 /// How score batches are bound: the library's `BindOptions`, comparable.
 #[derive(Debug, Clone, PartialEq)]
 struct Binding {
@@ -113,6 +240,7 @@ struct PyTask {
     path: Option<PathBuf>,
     base_dir: Option<PathBuf>,
     task: Task,
+    functions: Option<Functions>,
     bound: Mutex<Option<BoundScorer>>,
 }
 
@@ -141,6 +269,7 @@ impl PyTask {
                 keep: binding.keep.clone(),
                 output_column: binding.output_column.clone(),
                 max_row_errors: binding.max_row_errors,
+                functions: self.functions.clone(),
                 ..BindOptions::default()
             },
         )?);
@@ -158,6 +287,9 @@ impl PyTask {
             let s = States::from_bytes(b)
                 .map_err(|e| Error::new(format!("states {}: {}", i + 1, e.message)))?;
             total.merge(&s)?;
+            if let Some(f) = self.functions.as_deref() {
+                total.compact_user(&self.task, f)?;
+            }
         }
         Ok(total)
     }
@@ -190,12 +322,13 @@ impl PyTask {
     /// Parses a task. `path` names the file in messages (as the CLI does); `base_dir` is where
     /// relative paths in the task are found.
     #[new]
-    #[pyo3(signature = (text, sets, path=None, base_dir=None))]
+    #[pyo3(signature = (text, sets, path=None, base_dir=None, functions=None))]
     fn new(
         text: String,
         sets: Vec<(String, String)>,
         path: Option<PathBuf>,
         base_dir: Option<PathBuf>,
+        functions: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let task = parse(&text, &sets, path.as_deref(), base_dir.as_deref()).map_err(py_err)?;
         Ok(PyTask {
@@ -204,6 +337,7 @@ impl PyTask {
             path,
             base_dir,
             task,
+            functions: functions_of(functions)?,
             bound: Mutex::new(None),
         })
     }
@@ -338,7 +472,13 @@ impl PyTask {
         allow_row_errors: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String)> {
         let total = self.merged(&states).map_err(py_err)?;
-        let report = library::report(&self.task, &total, allow_row_errors).map_err(py_err)?;
+        let report = library::report(
+            &self.task,
+            &total,
+            allow_row_errors,
+            self.functions.as_deref(),
+        )
+        .map_err(py_err)?;
         let json =
             library::metrics_json(&self.task, &total, &report, allow_row_errors).map_err(py_err)?;
         let metrics = report.metrics_batch().map_err(py_err)?;
@@ -390,6 +530,7 @@ impl PyTask {
             }
         };
         let sets = self.sets.clone();
+        let functions = self.functions.clone();
         // RunOptions holds callbacks that are not Send: it is built on the detached thread.
         let summary = py
             .detach(move || {
@@ -403,6 +544,7 @@ impl PyTask {
                     threads,
                     overwrite,
                     max_row_errors: limit,
+                    functions,
                     ..RunOptions::default()
                 })
             })

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -114,3 +115,33 @@ def without_run(t: pa.Table) -> pa.Table:
 def dict_without_run(d: dict) -> dict:
     assert all(k in d for k in RUN_IDENTITY), list(d)
     return {k: v for k, v in d.items() if k not in RUN_IDENTITY}
+
+
+# Spark (local[2]) and Ray (local), shared by the test modules that use them.
+@pytest.fixture(scope="session")
+def spark():
+    pyspark = pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    # Spark's Python workers run this interpreter, which has evalscore installed.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName("evalscore-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    s.sparkContext.setLogLevel("ERROR")
+    assert pyspark.__version__
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield ray
+    ray.shutdown()

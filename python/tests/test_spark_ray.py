@@ -37,27 +37,6 @@ def assert_figures(res: evalscore.Result, cli_out: Path) -> pa.Table:
     return scores
 
 
-@pytest.fixture(scope="session")
-def spark():
-    pyspark = pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-
-    # Spark's Python workers run this interpreter, which has evalscore installed.
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    s = (
-        SparkSession.builder.master("local[2]")
-        .appName("evalscore-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    s.sparkContext.setLogLevel("ERROR")
-    assert pyspark.__version__
-    yield s
-    s.stop()
-
-
 def test_task_pickles_for_executors(task, table):
     again = pickle.loads(pickle.dumps(task))
     assert dict_without_run(again.score(table.slice(0, 100)).to_dict()) == dict_without_run(
@@ -95,14 +74,6 @@ def test_spark_task_errors_before_any_job(spark, parquet_file):
     task = evalscore.Task.from_yaml(Path(__file__).parent / "task.yaml")
     with pytest.raises(evalscore.EvalscoreError, match="`answer`"):
         evalscore.spark.score(df, task)
-
-
-@pytest.fixture(scope="session")
-def ray_local():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-    yield ray
-    ray.shutdown()
 
 
 def test_ray_matches_the_cli(ray_local, task, table, cli_out):

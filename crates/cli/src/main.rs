@@ -491,6 +491,7 @@ fn run_command(args: RunArgs) -> Result<(), Error> {
         labels: args.labels,
         run_columns: args.run_columns,
         storage_options: storage_options(&args.storage_options)?,
+        functions: None,
     };
     let result = run(&opts);
     progress.clear();

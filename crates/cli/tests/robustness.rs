@@ -243,7 +243,9 @@ fn alias_bomb_is_rejected_fast() {
     let t = Instant::now();
     let err = c.fails(&["bomb.yaml", "--input", "in.parquet"]);
     let took = t.elapsed();
-    assert!(took < Duration::from_millis(500), "took {took:?}");
+    // A hang guard, not a speed check: the message below proves the alias limit stopped it
+    // (an expanded bomb would run for minutes), and a busy machine must not fail the test.
+    assert!(took < Duration::from_secs(20), "took {took:?}");
     assert!(err.starts_with("error: task file `bomb.yaml`"), "{err}");
     assert_eq!(err, "error: task file `bomb.yaml`, line 5, column 14: invalid YAML: the YAML is too large once aliases are expanded (too many events); limits: 20000 events, 1000 aliases and anchors, nesting depth 64\n");
 }

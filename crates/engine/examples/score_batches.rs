@@ -91,7 +91,7 @@ fn main() -> Result<(), Error> {
         "{}",
         pretty_format_batches(&score_batches).map_err(|e| Error::new(e.to_string()))?
     );
-    for m in scorer.finish(&total).metrics {
+    for m in scorer.finish(&total)?.metrics {
         let label = m.label.map(|l| format!(" [{l}]")).unwrap_or_default();
         let value = m.value.map_or("null".to_owned(), |v| format!("{v:.4}"));
         println!(

@@ -88,6 +88,7 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
             output_column: opts.output_column.clone(),
             max_row_errors: 0,
             judge: opts.judge.clone(),
+            functions: None,
         },
         inputs
             .files

@@ -18,6 +18,7 @@
 mod bitscores;
 mod error;
 pub mod export;
+pub mod functions;
 pub mod judging;
 pub mod library;
 mod model_output;
@@ -33,6 +34,7 @@ mod time;
 pub use error::{Cause, Error, ErrorKind};
 pub use evalscore_task::Task;
 pub use export::{export_requests, ExportOptions, ExportSummary};
+pub use functions::{Functions, UserFunctions};
 pub use judging::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 pub use library::{BindOptions, Report, Scorer, States};
 pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
@@ -123,6 +125,9 @@ pub struct RunOptions {
     /// `--storage-option KEY=VALUE` pairs for object storage inputs and outputs (over the
     /// environment's settings). Never written to an output.
     pub storage_options: Vec<(String, String)>,
+    /// User functions for `custom` scorers with `function:` and `python` metrics (the
+    /// Python package's `Task.run`); the CLI has none.
+    pub functions: Option<Functions>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -265,6 +270,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             output_column: opts.output_column.clone(),
             max_row_errors: opts.max_row_errors.rows(total),
             judge: opts.judge.clone(),
+            functions: opts.functions.clone(),
         },
         inputs
             .files
@@ -338,6 +344,9 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
                         .take(room),
                 );
                 states.merge(&States::folded(task.fingerprint, result))?;
+                if let Some(f) = plan.functions.as_deref() {
+                    states.compact_user(task, f)?;
+                }
                 done += rows;
                 if let Some(p) = &opts.progress {
                     p(done, total);
@@ -361,7 +370,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     let allowed = scorer.allow_row_errors;
     let library::Report {
         metrics, confusion, ..
-    } = scorer.finish(&states);
+    } = scorer.finish(&states)?;
     let (missing, row_errors) = (states.missing(), states.row_errors());
     let judge = scorer.plan.judge.as_ref().map(|rt| {
         let invalid: serde_json::Map<String, serde_json::Value> = task

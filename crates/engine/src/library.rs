@@ -6,7 +6,7 @@
 //! let scorer = Scorer::new(task, &schema, &BindOptions::default())?;   // checked once
 //! let (scores, states) = scorer.score(&batch)?;                        // from any thread
 //! total.merge(&States::from_bytes(&states.to_bytes()?)?)?;             // anywhere
-//! let report = scorer.finish(&total);                                   // metrics rows
+//! let report = scorer.finish(&total)?;                                  // metrics rows
 //! ```
 //!
 //! `cargo run --example score_batches` runs a complete example.
@@ -35,6 +35,9 @@ pub struct BindOptions {
     pub max_row_errors: u64,
     /// Where model-graded scorers' replies are cached, and whether requests may be sent.
     pub judge: crate::judging::JudgeOptions,
+    /// The user functions the task names (`custom` with `function:`, `python` metrics);
+    /// a task naming one that is not here is refused when bound.
+    pub functions: Option<crate::functions::Functions>,
 }
 
 /// A task bound to an input schema: every template, column and type checked once, with the
@@ -111,9 +114,28 @@ impl Report {
 /// The figures of `states` without an input schema: what [`Scorer::finish`] gives for the
 /// scorer of `task` that folded them, wherever that was (a Spark executor, another
 /// process). `allow_row_errors` adds the `row_errors` rows, as a scorer bound with
-/// `max_row_errors > 0` does. States of another task are an error.
-pub fn report(task: &Task, states: &States, allow_row_errors: bool) -> Result<Report, Error> {
+/// `max_row_errors > 0` does. `functions` finish the task's `python` metrics (required when
+/// it has any). States of another task are an error.
+pub fn report(
+    task: &Task,
+    states: &States,
+    allow_row_errors: bool,
+    functions: Option<&dyn crate::functions::UserFunctions>,
+) -> Result<Report, Error> {
     check_task(task, states)?;
+    let finished;
+    let states = if states.has_user_metrics() {
+        let functions = functions.ok_or_else(|| {
+            Error::new("the task has python metrics, whose figures need their functions")
+                .hint("finish the states where the task's functions were given")
+        })?;
+        let mut s = states.clone();
+        s.finish_user(task, functions)?;
+        finished = s;
+        &finished
+    } else {
+        states
+    };
     let group_columns = crate::plan::group_columns(task);
     Ok(Report {
         metrics: crate::plan::metric_rows(
@@ -221,21 +243,14 @@ impl Scorer {
                 source: source.map(|(_, data)| data),
             },
         )
-        .map_err(|e| match (e, source) {
-            (PlanError::Task(t), Some((task_path, _))) => Error::task(task_path, t),
-            (PlanError::Task(t), None) => {
-                let e = Error::new(match t.location {
-                    Some(l) => format!("task, {l}: {}", t.message),
-                    None => format!("task: {}", t.message),
-                });
-                match t.hint {
-                    Some(h) => e.hint(h),
-                    None => e,
-                }
-            }
-            (PlanError::Other(e), _) => e,
+        .map_err(|e| match e {
+            PlanError::Task(t) => task_error(t, source.map(|(task_path, _)| task_path)),
+            PlanError::Other(e) => e,
         })?;
         let mut plan = plan;
+        crate::functions::check(&task, opts.functions.as_deref())
+            .map_err(|t| task_error(t, source.map(|(task_path, _)| task_path)))?;
+        plan.functions = opts.functions.clone();
         plan.judge =
             crate::judging::JudgeRuntime::new(&task, &opts.judge)?.map(std::sync::Arc::new);
         Ok(Scorer {
@@ -349,8 +364,18 @@ impl Scorer {
 
     /// The figures of `states`, in the order and shape of metrics.parquet (a `row_errors`
     /// row per scorer when row errors are allowed) and confusion.parquet.
-    pub fn finish(&self, states: &States) -> Report {
-        Report {
+    pub fn finish(&self, states: &States) -> Result<Report, Error> {
+        let finished;
+        let states = match self.plan.functions.as_deref() {
+            Some(f) if states.has_user_metrics() => {
+                let mut s = states.clone();
+                s.finish_user(&self.task, f)?;
+                finished = s;
+                &finished
+            }
+            _ => states,
+        };
+        Ok(Report {
             metrics: self.plan.metric_rows(
                 &self.task,
                 &states.metrics,
@@ -364,7 +389,7 @@ impl Scorer {
             group_columns: self.plan.group_columns.clone(),
             rows: states.rows,
             run: self.run.clone(),
-        }
+        })
     }
 
     /// The run identity [`Scorer::finish`]'s reports carry: by default a fresh UUIDv7 made
@@ -405,7 +430,79 @@ impl Scorer {
     }
 }
 
+/// A task error as the library reports it: located in the task file when its path is known.
+fn task_error(t: evalscore_task::TaskError, task_path: Option<&Path>) -> Error {
+    match task_path {
+        Some(p) => Error::task(p, t),
+        None => {
+            let e = Error::new(match t.location {
+                Some(l) => format!("task, {l}: {}", t.message),
+                None => format!("task: {}", t.message),
+            })
+            .kind(crate::ErrorKind::Task);
+            match t.hint {
+                Some(h) => e.hint(h),
+                None => e,
+            }
+        }
+    }
+}
+
 impl States {
+    /// Whether any metric is a `python` metric (folded by user functions).
+    pub fn has_user_metrics(&self) -> bool {
+        self.metrics.iter().flatten().any(Grouped::is_user)
+    }
+
+    /// Calls `f` with each `python` metric's state and its functions' spec.
+    fn each_user(
+        &mut self,
+        task: &Task,
+        mut f: impl FnMut(
+            &mut Grouped,
+            &evalscore_task::PythonMetric,
+        ) -> Result<(), evalscore_metrics::MetricError>,
+    ) -> Result<(), Error> {
+        for (scorer, states) in task.scorers.iter().zip(self.metrics.iter_mut()) {
+            for (m, state) in scorer.metrics.iter().zip(states.iter_mut()) {
+                if let Some(spec) = &m.python {
+                    f(state, spec).map_err(|e| {
+                        Error::new(format!("scorer `{}`: metric `{}`: {e}", scorer.key, m.name))
+                            .kind(crate::ErrorKind::Data)
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges the pending partial states of `task`'s `python` metrics with their `merge`
+    /// function once more than [`evalscore_metrics::USER_PARTS_PENDING`] are pending, so
+    /// that states merged from many batches stay small.
+    pub fn compact_user(
+        &mut self,
+        task: &Task,
+        functions: &dyn crate::functions::UserFunctions,
+    ) -> Result<(), Error> {
+        self.each_user(task, |state, spec| {
+            state.compact_user(
+                evalscore_metrics::USER_PARTS_PENDING,
+                &crate::functions::Fold { functions, spec },
+            )
+        })
+    }
+
+    /// Runs the `finish` function of each of `task`'s `python` metrics.
+    fn finish_user(
+        &mut self,
+        task: &Task,
+        functions: &dyn crate::functions::UserFunctions,
+    ) -> Result<(), Error> {
+        self.each_user(task, |state, spec| {
+            state.finish_user(&crate::functions::Fold { functions, spec })
+        })
+    }
+
     /// Folds `other` (states of the same scorer, from any batch, thread or machine) into
     /// these. The result does not depend on the order of merges.
     pub fn merge(&mut self, other: &States) -> Result<(), Error> {

@@ -42,6 +42,8 @@ pub struct Plan {
     output_schema: SchemaRef,
     /// The judge side of the run (cache, endpoints, counters), when a scorer asks a model.
     pub(crate) judge: Option<Arc<crate::judging::JudgeRuntime>>,
+    /// The user functions the task's `custom` scorers and `python` metrics call.
+    pub(crate) functions: Option<crate::functions::Functions>,
     /// The schema the plan was bound to.
     input_schema: SchemaRef,
     state_template: Vec<Vec<Grouped>>,
@@ -75,6 +77,18 @@ fn state_kind(m: &MetricSpec, confidence: f64) -> StateKind {
         MetricKind::Precision => class(ClassMode::Precision),
         MetricKind::Recall => class(ClassMode::Recall),
         MetricKind::F1Score => class(ClassMode::F1),
+        MetricKind::Python => match &m.python {
+            Some(p) => StateKind::User {
+                function: p.function.name.clone(),
+                merge: p.merge.name.clone(),
+                finish: p.finish.name.clone(),
+            },
+            None => StateKind::User {
+                function: String::new(),
+                merge: String::new(),
+                finish: String::new(),
+            },
+        },
     }
 }
 
@@ -320,6 +334,7 @@ impl Plan {
             group_columns,
             output_schema: Arc::new(Schema::new(out_fields)),
             judge: None,
+            functions: None,
             input_schema: Arc::new(schema.clone()),
             state_template: state_template(task),
         })

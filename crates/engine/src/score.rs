@@ -305,6 +305,7 @@ pub(crate) fn score_batch(
                 model_output: model_output.as_ref(),
                 raw_output,
                 judge: judge.as_ref(),
+                functions: plan.functions.as_deref(),
             };
             let mut errors = Vec::new();
             let scored =
@@ -346,7 +347,21 @@ pub(crate) fn score_batch(
                     }
                     groups.get(&m.group_by)
                 };
-                state.update(&inputs, keys).map_err(|e| RowError {
+                let folded = match (&m.python, plan.functions.as_deref()) {
+                    (Some(spec), Some(functions)) => state.update_user(
+                        inputs
+                            .first()
+                            .copied()
+                            .ok_or_else(|| internal(&"metric input"))?,
+                        keys,
+                        &crate::functions::Fold { functions, spec },
+                    ),
+                    (Some(_), None) => Err(evalscore_metrics::MetricError(
+                        "no functions were given for this python metric".to_owned(),
+                    )),
+                    (None, _) => state.update(&inputs, keys),
+                };
+                folded.map_err(|e| RowError {
                 row: 0,
                 message: format!("scorer `{}`: metric `{}`: {e}", spec.key, m.name),
                 hint: Some("metric states are bounded (docs/errors-and-limits.md, Limits): fold a field with fewer distinct values, or group by fewer columns".to_owned()),
@@ -372,6 +387,7 @@ struct ScorerInput<'a> {
     model_output: Option<&'a ArrayRef>,
     raw_output: Option<&'a ArrayRef>,
     judge: Option<&'a crate::judging::JudgeCtx<'a>>,
+    functions: Option<&'a dyn crate::functions::UserFunctions>,
 }
 
 impl ScorerInput<'_> {
@@ -412,7 +428,7 @@ fn score_rows(
         model_output: input.model_output,
         model_output_raw: input.raw_output,
     };
-    let first = match score_scorer(spec, &whole, rows, needed, input.judge) {
+    let first = match score_scorer(spec, &whole, rows, needed, input.judge, input.functions) {
         Ok(s) => return Ok(s),
         Err(e) if !e.per_row || budget.limit == 0 || e.row >= rows => {
             return Err(take_or_stop(e, budget))
@@ -433,7 +449,14 @@ fn score_rows(
                     model_output: m.as_ref(),
                     model_output_raw: r.as_ref(),
                 };
-                match score_scorer(spec, &ctx, rows - start, needed, input.judge) {
+                match score_scorer(
+                    spec,
+                    &ctx,
+                    rows - start,
+                    needed,
+                    input.judge,
+                    input.functions,
+                ) {
                     Ok(s) => {
                         pieces.push(Some(s));
                         break;
@@ -465,6 +488,7 @@ fn score_rows(
                 model_output: m.as_ref(),
                 raw_output: r.as_ref(),
                 judge: input.judge,
+                functions: input.functions,
             };
             let mut sub_errors = Vec::new();
             let s = score_rows(spec, &sub, needed, budget, &mut sub_errors, depth + 1)?;
@@ -510,7 +534,7 @@ fn assemble(
                 model_output: m.as_ref(),
                 model_output_raw: r.as_ref(),
             };
-            empty = score_scorer(spec, &ctx, 0, needed, input.judge)?;
+            empty = score_scorer(spec, &ctx, 0, needed, input.judge, input.functions)?;
             &empty
         }
     };

@@ -3,7 +3,7 @@
 
 use crate::row_error::internal;
 use crate::row_error::{CellRef, RowError};
-use arrow::array::{Array, ArrayRef, BooleanArray, Scalar, StringArray};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Scalar, StringArray};
 use evalscore_kernels::{
     check_injection, exact, match_check, missing_count, parse_choice_list, pass_fail, regex_check,
     string_equals, string_equals_mcqa_with, string_equals_normalized, valid_json, Choices,
@@ -185,6 +185,7 @@ pub(crate) fn score_scorer(
     rows: usize,
     needed: &std::collections::BTreeSet<&'static str>,
     judge: Option<&crate::judging::JudgeCtx<'_>>,
+    functions: Option<&dyn crate::functions::UserFunctions>,
 ) -> Result<Scored, RowError> {
     if let ScorerKind::Judge(j) = &spec.kind {
         return crate::judging::score_judge(j, ctx, rows, needed, judge);
@@ -212,6 +213,7 @@ pub(crate) fn score_scorer(
         found: found.as_deref(),
         needed,
         judge,
+        functions,
     };
     let missing = match &spec.kind {
         ScorerKind::StringEquals { .. } => score_string_equals(&x, &spec.kind, &mut fields)?,
@@ -256,6 +258,8 @@ struct ScorerInput<'a> {
     needed: &'a std::collections::BTreeSet<&'static str>,
     /// The model endpoints, for `similarity` by embedding.
     judge: Option<&'a crate::judging::JudgeCtx<'a>>,
+    /// The user functions, for `custom` with `function:`.
+    functions: Option<&'a dyn crate::functions::UserFunctions>,
 }
 
 impl ScorerInput<'_> {
@@ -484,6 +488,7 @@ fn score_custom(
 ) -> Result<usize, RowError> {
     let ScorerKind::Custom {
         condition,
+        function,
         ground_truth,
         ..
     } = kind
@@ -506,6 +511,46 @@ fn score_custom(
         }
         (Some(g), None) => Some(g.array(rows)),
         (None, _) => None,
+    };
+    let condition = match (condition, function) {
+        (Some(c), _) => c,
+        (None, Some(f)) => {
+            let functions = x
+                .functions
+                .ok_or_else(|| internal(&format!("function `{}` was not bound", f.name)))?;
+            let out =
+                crate::functions::score(functions, &f.name, &value_arr, g_arr.as_ref(), rows)?;
+            // The null rule of `condition`: a null value (or ground truth), or a null
+            // result, scores 0.0 and counts as missing.
+            let absent = |r: usize| {
+                value_arr.is_null(r)
+                    || g_arr.as_ref().is_some_and(|g| g.is_null(r))
+                    || out.is_null(r)
+            };
+            let missing = (0..rows).filter(|&r| absent(r)).count();
+            let scores: ArrayRef = match out.as_boolean_opt() {
+                Some(b) => Arc::new(BooleanArray::from(
+                    (0..rows)
+                        .map(|r| !absent(r) && b.value(r))
+                        .collect::<Vec<_>>(),
+                )),
+                None => {
+                    let f64s = out.as_primitive::<arrow::datatypes::Float64Type>();
+                    Arc::new(arrow::array::Float64Array::from(
+                        (0..rows)
+                            .map(|r| if absent(r) { 0.0 } else { f64s.value(r) })
+                            .collect::<Vec<_>>(),
+                    ))
+                }
+            };
+            fields.insert("is_correct", scores);
+            if x.want("ground_truth") {
+                let gt_field = g_arr.unwrap_or_else(|| Arc::new(StringArray::new_null(rows)));
+                fields.insert("ground_truth", gt_field);
+            }
+            return Ok(missing);
+        }
+        (None, None) => return Err(internal(&"custom scorer without condition or function")),
     };
     let results = condition
         .evaluate_condition(ctx, value_arr.as_ref(), g_arr.as_deref())

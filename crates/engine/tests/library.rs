@@ -94,7 +94,7 @@ fn library_matches_the_file_pipeline_on_every_example() {
         assert_eq!(total.rows(), summary.rows, "{task_file}");
         // The run's identity, so the tables below carry the same run columns as the files.
         scorer.set_run(summary.run.clone());
-        let report = scorer.finish(&total);
+        let report = scorer.finish(&total).unwrap();
         assert_eq!(
             figures(&report.metrics),
             figures(&summary.metrics),
@@ -305,7 +305,10 @@ fn states_through_bytes_merge_bit_identically() {
                 .unwrap();
         }
         assert_eq!(in_memory, through_bytes);
-        let (a, b) = (scorer.finish(&in_memory), scorer.finish(&through_bytes));
+        let (a, b) = (
+            scorer.finish(&in_memory).unwrap(),
+            scorer.finish(&through_bytes).unwrap(),
+        );
         assert_eq!(bits(&a.metrics), bits(&b.metrics));
         assert_eq!(a.confusion, b.confusion);
         assert_eq!(a.rows, 300);

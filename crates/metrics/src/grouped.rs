@@ -1,6 +1,6 @@
 //! Per-group metric states for `group_by`.
 
-use crate::{Figure, MetricError, MetricState, StateKind};
+use crate::{Figure, MetricError, MetricState, StateKind, UserFold, UserState};
 use arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
 use arrow::compute::{cast, take};
 use arrow::datatypes::DataType;
@@ -107,6 +107,63 @@ impl Grouped {
             }
         }
         Ok(())
+    }
+
+    /// [`Grouped::update`] for a user metric: `fold` makes each partial state, of the whole
+    /// batch and of each group's rows.
+    pub fn update_user(
+        &mut self,
+        values: &dyn Array,
+        keys: Option<&GroupKeys>,
+        fold: &dyn UserFold,
+    ) -> Result<(), MetricError> {
+        let MetricState::User(u) = &mut self.overall else {
+            return Err(MetricError("not a user metric".to_owned()));
+        };
+        u.update_with(values, fold)?;
+        let Some(keys) = keys else { return Ok(()) };
+        for (key, rows) in keys.keys.iter().zip(&keys.rows) {
+            let idx = UInt32Array::from(rows.clone());
+            let taken = take(values, &idx, None).map_err(|e| MetricError(e.to_string()))?;
+            if !self.groups.contains_key(key) {
+                if self.groups.len() >= crate::MAX_GROUPS {
+                    return Err(too_many_groups());
+                }
+                self.groups
+                    .insert(key.clone(), MetricState::User(UserState::default()));
+            }
+            if let Some(MetricState::User(u)) = self.groups.get_mut(key) {
+                u.update_with(taken.as_ref(), fold)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges a user metric's pending partial states (overall and per group) once more than
+    /// `limit` are pending; other metrics are left as they are.
+    pub fn compact_user(&mut self, limit: usize, fold: &dyn UserFold) -> Result<(), MetricError> {
+        for s in std::iter::once(&mut self.overall).chain(self.groups.values_mut()) {
+            if let MetricState::User(u) = s {
+                u.compact_over(limit, fold)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a user metric's `finish` (overall and per group), so that [`Grouped::finish`]
+    /// gives its figures.
+    pub fn finish_user(&mut self, fold: &dyn UserFold) -> Result<(), MetricError> {
+        for s in std::iter::once(&mut self.overall).chain(self.groups.values_mut()) {
+            if let MetricState::User(u) = s {
+                u.finish_with(fold)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether this is a user metric's state.
+    pub fn is_user(&self) -> bool {
+        matches!(self.overall, MetricState::User(_))
     }
 
     /// Folds `other`, a state of the same metric (the same kind and options), into this one.

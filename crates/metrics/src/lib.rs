@@ -9,6 +9,8 @@
 //! [`Grouped`] keeps one state per group of a `group_by` key ([`GroupKeys`]) beside the
 //! overall one. [`intervals`] has the Wilson and Student t intervals. [`Grouped::to_bytes`]
 //! and [`Grouped::from_bytes`] carry a state between processes and machines ([`bytes`]).
+//! [`UserState`] holds a metric folded by user code ([`UserFold`], the Python package's
+//! `python` metric) as opaque partial states.
 //!
 //! Null rule for every state: null input values are skipped and not counted in `n`, except by
 //! [`Frequency`], which counts null as a value of its own, and [`Confusion`], which counts
@@ -21,11 +23,13 @@ mod frequency;
 mod grouped;
 pub mod intervals;
 mod moments;
+mod user;
 
 pub use classification::{ClassMode, Confusion};
 pub use frequency::Frequency;
 pub use grouped::{Cells, GroupKey, GroupKeys, Grouped};
 pub use moments::{Extremum, Moments};
+pub use user::{UserFold, UserState, USER_PARTS_PENDING};
 
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::cast;
@@ -84,6 +88,12 @@ pub enum StateKind {
         labels: Option<Vec<String>>,
         confidence: f64,
     },
+    /// A metric folded by user code ([`UserFold`]), named by its three functions.
+    User {
+        function: String,
+        merge: String,
+        finish: String,
+    },
 }
 
 impl StateKind {
@@ -105,6 +115,7 @@ pub enum MetricState {
     StdDev(Moments),
     Frequency(Frequency),
     Classification(Confusion),
+    User(UserState),
 }
 
 /// A metric could not fold its input.
@@ -141,6 +152,7 @@ impl MetricState {
                 labels.clone(),
                 *confidence,
             )),
+            StateKind::User { .. } => MetricState::User(UserState::default()),
         }
     }
 
@@ -173,6 +185,11 @@ impl MetricState {
                     .ok_or_else(|| MetricError("classification needs two inputs".to_owned()))?;
                 c.update(*first, *pred)?
             }
+            MetricState::User(_) => {
+                return Err(MetricError(
+                    "a user metric folds through its functions (Grouped::update_user)".to_owned(),
+                ))
+            }
         }
         self.check_size()
     }
@@ -200,6 +217,7 @@ impl MetricState {
             | (MetricState::Max(a), MetricState::Max(b)) => a.merge(b),
             (MetricState::Frequency(a), MetricState::Frequency(b)) => a.merge(b),
             (MetricState::Classification(a), MetricState::Classification(b)) => a.merge(b),
+            (MetricState::User(a), MetricState::User(b)) => a.merge(b),
             (a, b) => {
                 return Err(MetricError(format!(
                     "cannot merge {} state into {} state",
@@ -238,6 +256,7 @@ impl MetricState {
             }
             MetricState::Frequency(f) => f.figures(),
             MetricState::Classification(c) => c.figures(),
+            MetricState::User(u) => u.figures(),
         }
     }
 
@@ -257,6 +276,7 @@ impl MetricState {
             MetricState::StdDev(_) => "std_dev",
             MetricState::Frequency(_) => "frequency",
             MetricState::Classification(_) => "classification",
+            MetricState::User(_) => "python",
         }
     }
 }

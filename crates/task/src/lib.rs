@@ -26,8 +26,8 @@ pub use error::{Location, TaskError};
 pub use models::ModelSpec;
 pub use placeholders::substitute_placeholders;
 pub use spec::{
-    sanitize, FieldKind, GradedMeasure, MetricKind, MetricSpec, Purpose, ScorerField, ScorerKind,
-    ScorerSpec, Task,
+    sanitize, FieldKind, FunctionRef, GradedMeasure, MetricKind, MetricSpec, Purpose, PythonMetric,
+    ScorerField, ScorerKind, ScorerSpec, Task,
 };
 pub use template::{
     RowContext, Template, TemplateKind, TemplateOutput, TemplateRowError, MODEL_OUTPUT_OBJECT_VAR,

@@ -296,7 +296,7 @@ fn parse_scorer(
         }
         "valid_json" => &["schema", "value"],
         "check_injection" => &["value"],
-        "custom" => &["condition", "ground_truth", "value"],
+        "custom" => &["condition", "function", "ground_truth", "value"],
         "exact" | "pass_fail" => &["expected_output", "value"],
         "regex" => &["pattern", "ground_truth", "value"],
         t if crate::parse_more::own_keys(t).is_some() => {
@@ -419,13 +419,33 @@ fn parse_scorer(
             value: template("value")?,
         },
         "custom" => {
-            let condition = condition_slot.take().ok_or_else(|| {
-                map.err("scorer `custom` needs `condition`").with_hint(
-                    "e.g. `condition: \"value | length <= 280 and 'sorry' not in value | lower\"`",
-                )
-            })?;
+            let function = map
+                .get("function")
+                .filter(|n| !n.is_null())
+                .map(|n| function_ref(n, "custom.function"))
+                .transpose()?;
+            let condition = condition_slot.take();
+            match (&condition, &function) {
+                (None, None) => {
+                    return Err(map
+                        .err("scorer `custom` needs `condition` or `function`")
+                        .with_hint(
+                            "e.g. `condition: \"value | length <= 280 and 'sorry' not in value | lower\"`, or `function: my_check` with the Python package's `functions={\"my_check\": fn}`",
+                        ))
+                }
+                (Some(_), Some(_)) => {
+                    let at = map.get("function").map_or(map.location, |n| n.location);
+                    return Err(TaskError::new(
+                        "scorer `custom` takes `condition` or `function`, not both",
+                        at,
+                    )
+                    .with_hint("keep one: a minijinja `condition`, or a Python `function`"));
+                }
+                _ => {}
+            }
             ScorerKind::Custom {
                 condition,
+                function,
                 ground_truth: template("ground_truth")?,
                 value: template("value")?,
             }
@@ -760,6 +780,20 @@ pub(crate) fn parse_schema(
         .map_err(|e| node.err(format!("invalid `schema`: {e}")).with_hint(hint))
 }
 
+/// A user function's name (`function:`, `merge:`, `finish:`): a non-empty string.
+fn function_ref(node: Node<'_>, what: &str) -> Result<FunctionRef, TaskError> {
+    let name = node.scalar_string(what)?;
+    if name.trim().is_empty() {
+        return Err(node
+            .err(format!("`{what}` is empty"))
+            .with_hint("name a function given to the Python package's `functions=`"));
+    }
+    Ok(FunctionRef {
+        name,
+        location: node.location,
+    })
+}
+
 fn parse_metric(
     node: Node<'_>,
     scorer: &ScorerKind,
@@ -882,9 +916,26 @@ fn parse_metric(
             _ => vec![n.scalar_string("group_by")?],
         },
     };
+    let python = if kind == MetricKind::Python {
+        let f = |key: &str, example: &str| -> Result<FunctionRef, TaskError> {
+            let n = map.get(key).filter(|n| !n.is_null()).ok_or_else(|| {
+                map.err(format!("metric `python` needs `{key}`"))
+                    .with_hint(format!("e.g. `{key}: {example}`, a function given to the Python package's `functions=`"))
+            })?;
+            function_ref(n, &format!("python.{key}"))
+        };
+        Some(PythonMetric {
+            function: f("function", "fold_batch")?,
+            merge: f("merge", "merge_states")?,
+            finish: f("finish", "finish_state")?,
+        })
+    } else {
+        None
+    };
     let name = text("name")?.unwrap_or_else(|| metric_type.clone());
     let key = text("key")?;
     Ok(MetricSpec {
+        python,
         name,
         metric_type,
         kind,

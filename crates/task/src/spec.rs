@@ -28,6 +28,31 @@ pub struct Task {
     pub fingerprint: [u8; 32],
 }
 
+impl Task {
+    /// Every user function the task names, in task order, each with what names it (for
+    /// messages): a `custom` scorer's `function`, a `python` metric's three.
+    pub fn functions(&self) -> Vec<(String, &FunctionRef)> {
+        let mut out = Vec::new();
+        for s in &self.scorers {
+            if let ScorerKind::Custom {
+                function: Some(f), ..
+            } = &s.kind
+            {
+                out.push((format!("scorer `{}`", s.key), f));
+            }
+            for m in &s.metrics {
+                if let Some(p) = &m.python {
+                    let what = format!("metric `{}` of scorer `{}`", m.name, s.key);
+                    out.push((what.clone(), &p.function));
+                    out.push((what.clone(), &p.merge));
+                    out.push((what, &p.finish));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Whether a scorer scores the solver output or does QA over it (seed: `ScorerPurpose`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
@@ -98,9 +123,12 @@ pub enum ScorerKind {
     },
     /// Baserun's `check_injection`.
     CheckInjection { value: Option<Template> },
-    /// Baserun's `custom`: a minijinja condition over `value`, `ground_truth` and `sample`.
+    /// Baserun's `custom`: a minijinja condition over `value`, `ground_truth` and `sample`,
+    /// or a user function (the Python package's `functions=`) over the value column and the
+    /// ground-truth column. Exactly one of `condition` and `function` is set.
     Custom {
-        condition: Template,
+        condition: Option<Template>,
+        function: Option<FunctionRef>,
         ground_truth: Option<Template>,
         value: Option<Template>,
     },
@@ -315,7 +343,9 @@ impl ScorerKind {
                 condition,
                 ground_truth,
                 value,
-            } => std::iter::once(condition)
+                ..
+            } => condition
+                .iter()
                 .chain(ground_truth.as_ref())
                 .chain(value.as_ref())
                 .collect(),
@@ -387,7 +417,9 @@ impl ScorerKind {
                 condition,
                 ground_truth,
                 value,
-            } => std::iter::once(condition)
+                ..
+            } => condition
+                .iter_mut()
                 .chain(ground_truth.as_mut())
                 .chain(value.as_mut())
                 .collect(),
@@ -474,7 +506,28 @@ pub struct MetricSpec {
     /// Input columns to report the metric by, besides overall.
     pub group_by: Vec<String>,
     pub key: Option<String>,
+    /// A `python` metric's functions.
+    pub python: Option<PythonMetric>,
     pub location: Option<Location>,
+}
+
+/// A user function a task names (`function:` of a `custom` scorer, the functions of a
+/// `python` metric): supplied at bind time by the Python package, never by the task file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionRef {
+    pub name: String,
+    /// Where the task names it.
+    pub location: Option<Location>,
+}
+
+/// The three functions of a `python` metric: `function` folds a batch's field values into a
+/// partial state, `merge` combines two partial states, `finish` turns the merged state into
+/// the metric's figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonMetric {
+    pub function: FunctionRef,
+    pub merge: FunctionRef,
+    pub finish: FunctionRef,
 }
 
 /// The typed metric types.
@@ -490,6 +543,8 @@ pub enum MetricKind {
     Precision,
     Recall,
     F1Score,
+    /// A user metric folded by functions of the Python package.
+    Python,
 }
 
 impl MetricKind {
@@ -507,6 +562,7 @@ impl MetricKind {
         ("precision", MetricKind::Precision),
         ("recall", MetricKind::Recall),
         ("f1_score", MetricKind::F1Score),
+        ("python", MetricKind::Python),
     ];
 
     /// Whether the metric needs a numeric field.
@@ -553,6 +609,9 @@ impl MetricKind {
                 "name",
                 "key",
                 "group_by",
+            ],
+            MetricKind::Python => &[
+                "type", "field", "function", "merge", "finish", "name", "key", "group_by",
             ],
             _ => &["type", "field", "name", "key", "group_by"],
         }

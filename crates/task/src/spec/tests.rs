@@ -439,3 +439,65 @@ fn check_family_errors_point_at_the_task_line() {
     let e = scorer("{type: regexx}").unwrap_err();
     assert!(e.hint.unwrap().starts_with("did you mean `regex`?"));
 }
+
+#[test]
+fn custom_takes_a_condition_or_a_function_and_python_metrics_name_three_functions() {
+    let t = Task::from_yaml(
+        "definition:\n  scorers:\n    - type: custom\n      function: check\n      metrics:\n        - {type: python, field: value, function: f, merge: m, finish: g, group_by: s}\n",
+        &[],
+    )
+    .unwrap();
+    let ScorerKind::Custom {
+        condition: None,
+        function: Some(f),
+        ..
+    } = &t.scorers[0].kind
+    else {
+        panic!("not a custom function");
+    };
+    assert_eq!(f.name, "check");
+    let m = &t.scorers[0].metrics[0];
+    assert_eq!(m.kind, MetricKind::Python);
+    assert_eq!(m.group_by, vec!["s".to_owned()]);
+    let p = m.python.as_ref().unwrap();
+    assert_eq!(
+        [&p.function.name, &p.merge.name, &p.finish.name],
+        ["f", "m", "g"]
+    );
+    let names: Vec<(String, String)> = t
+        .functions()
+        .into_iter()
+        .map(|(what, f)| (what, f.name.clone()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("scorer `custom`", "check"),
+            ("metric `python` of scorer `custom`", "f"),
+            ("metric `python` of scorer `custom`", "m"),
+            ("metric `python` of scorer `custom`", "g"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+
+    let e = err("definition:\n  scorers:\n    - type: custom\n      condition: \"value\"\n      function: check\n");
+    assert_eq!(
+        e.to_string(),
+        "line 5, column 17: scorer `custom` takes `condition` or `function`, not both"
+    );
+    let e = err("definition:\n  scorers:\n    - type: custom\n      value: \"{{ sample.x }}\"\n");
+    assert_eq!(
+        e.to_string(),
+        "line 3, column 7: scorer `custom` needs `condition` or `function`"
+    );
+    let e = err("definition:\n  scorers:\n    - type: custom\n      function: check\n      metrics:\n        - {type: python, field: is_correct, function: f, finish: g}\n");
+    assert_eq!(
+        e.to_string(),
+        "line 6, column 11: metric `python` needs `merge`"
+    );
+    let e = err("definition:\n  scorers:\n    - type: custom\n      function: \"  \"\n");
+    assert_eq!(
+        e.to_string(),
+        "line 4, column 17: `custom.function` is empty"
+    );
+}

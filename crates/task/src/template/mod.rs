@@ -690,8 +690,12 @@ mod condition_tests {
     fn condition_sees_value_ground_truth_sample_and_model_output() {
         let text = "definition:\n  scorers:\n    - type: custom\n      ground_truth: \"{{ sample.answer }}\"\n      condition: \"value == solver_output.output and ground_truth == sample.answer and sample.answer in value\"\n";
         let task = Task::from_yaml(text, &[]).unwrap();
-        let ScorerKind::Custom { condition, .. } = &task.scorers[0].kind else {
-            panic!("not custom");
+        let ScorerKind::Custom {
+            condition: Some(condition),
+            ..
+        } = &task.scorers[0].kind
+        else {
+            panic!("not a custom condition");
         };
         let output: ArrayRef = Arc::new(StringArray::from(vec![Some("yes!"), Some("no"), None]));
         let answer: ArrayRef =
