@@ -174,6 +174,22 @@ fn functions() -> (Arc<Rust>, Functions) {
     (Arc::clone(&f), f)
 }
 
+/// `task` bound to `schema` with `functions`.
+fn bind(
+    task: &str,
+    schema: &Schema,
+    functions: Option<Functions>,
+) -> Result<Scorer, evalscore_engine::Error> {
+    Scorer::new(
+        Task::from_yaml(task, &[]).unwrap(),
+        schema,
+        &BindOptions {
+            functions,
+            ..BindOptions::default()
+        },
+    )
+}
+
 fn find<'a>(
     rows: &'a [MetricRow],
     metric: &str,
@@ -194,17 +210,8 @@ fn find<'a>(
 #[test]
 fn function_scorers_and_python_metrics_fold_merge_and_finish() {
     let b = batch(100);
-    let task = Task::from_yaml(TASK, &[]).unwrap();
     let (counter, f) = functions();
-    let scorer = Scorer::new(
-        task,
-        &b.schema(),
-        &BindOptions {
-            functions: Some(f),
-            ..BindOptions::default()
-        },
-    )
-    .unwrap();
+    let scorer = bind(TASK, &b.schema(), Some(f)).unwrap();
     // Forty batches of 100 rows: the python metric's partial states are merged by `add` as
     // they pile up, whichever way the states are combined.
     let mut total = scorer.empty_states();
@@ -259,17 +266,7 @@ fn function_scorers_and_python_metrics_fold_merge_and_finish() {
 #[test]
 fn python_metric_states_without_their_functions_cannot_be_finished() {
     let b = batch(10);
-    let task = Task::from_yaml(TASK, &[]).unwrap();
-    let (_, f) = functions();
-    let scorer = Scorer::new(
-        task,
-        &b.schema(),
-        &BindOptions {
-            functions: Some(f),
-            ..BindOptions::default()
-        },
-    )
-    .unwrap();
+    let scorer = bind(TASK, &b.schema(), Some(functions().1)).unwrap();
     let (_, states) = scorer.score(&b).unwrap();
     let task = Task::from_yaml(TASK, &[]).unwrap();
     let e = evalscore_engine::library::report(&task, &states, false, None).unwrap_err();
@@ -280,16 +277,7 @@ fn python_metric_states_without_their_functions_cannot_be_finished() {
 }
 
 fn bind_error(task: &str, functions: Option<Functions>) -> evalscore_engine::Error {
-    let task = Task::from_yaml(task, &[]).unwrap();
-    Scorer::new(
-        task,
-        &batch(1).schema(),
-        &BindOptions {
-            functions,
-            ..BindOptions::default()
-        },
-    )
-    .unwrap_err()
+    bind(task, &batch(1).schema(), functions).unwrap_err()
 }
 
 #[test]
@@ -317,17 +305,8 @@ fn a_task_naming_a_function_is_refused_without_it() {
 
 fn score_error(function: &str) -> String {
     let task = format!("definition:\n  scorers:\n    - type: custom\n      function: {function}\n");
-    let task = Task::from_yaml(&task, &[]).unwrap();
     let b = batch(4);
-    let scorer = Scorer::new(
-        task,
-        &b.schema(),
-        &BindOptions {
-            functions: Some(functions().1),
-            ..BindOptions::default()
-        },
-    )
-    .unwrap();
+    let scorer = bind(&task, &b.schema(), Some(functions().1)).unwrap();
     scorer.score(&b).unwrap_err().message
 }
 
