@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use stores::*;
 
 const SECRET: &str = "s3-secret-never-printed";
+const CREDENTIALS_HINT: &str = "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)";
 
 fn run_with(env: &[(&str, String)], args: &[&str], cwd: &Path) -> std::process::Output {
     let mut c = evalscore();
@@ -39,21 +40,11 @@ fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// metrics.parquet's figures without the run identity columns (each run has its own).
-fn figures(bytes: &[u8], dir: &Path, name: &str) -> Vec<String> {
+/// A Parquet file's content, from its bytes (written to `dir/name` to be read).
+fn batch_of(bytes: &[u8], dir: &Path, name: &str) -> arrow::array::RecordBatch {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
-    metric_lines(&read_parquet(&p))
-}
-
-fn scores_of(bytes: &[u8], dir: &Path, name: &str) -> Vec<(i64, Option<f64>)> {
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    let b = read_parquet(&p);
-    ints(&b, "id")
-        .into_iter()
-        .zip(floats(&b, "exact__is_correct"))
-        .collect()
+    read_parquet(&p)
 }
 
 /// A local run's outputs, for comparison.
@@ -119,20 +110,39 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
         ]
     );
     let get = |k: &str| get_object(s3.port, "evals", &format!("out/run_date=d1/{k}")).unwrap();
+    // The same figures (the run identity aside: each run has its own) and the same scores,
+    // every column and row, as the run on local copies.
     assert_eq!(
-        figures(&get("metrics.parquet"), dir.path(), "m-remote.parquet"),
+        metric_lines(&batch_of(&get("metrics.parquet"), dir.path(), "m.parquet")),
         metric_lines(&read_parquet(&local_out.join("metrics.parquet")))
     );
-    let remote_scores = scores_of(&get("scores.parquet"), dir.path(), "s-remote.parquet");
+    let remote_scores = batch_of(&get("scores.parquet"), dir.path(), "s.parquet");
     let local_scores = read_parquet(&local_out.join("scores.parquet"));
-    assert_eq!(remote_scores.len(), 600);
+    assert_eq!(remote_scores.num_rows(), 600);
     assert_eq!(
-        remote_scores,
-        ints(&local_scores, "id")
-            .into_iter()
-            .zip(floats(&local_scores, "exact__is_correct"))
-            .collect::<Vec<_>>()
+        column_names(&remote_scores),
+        [
+            "id",
+            "exact__is_correct",
+            "normalized__is_correct",
+            "normalized__value"
+        ]
     );
+    assert_eq!(remote_scores.schema(), local_scores.schema());
+    assert_eq!(remote_scores.columns(), local_scores.columns());
+    let remote_confusion = batch_of(&get("confusion.parquet"), dir.path(), "c.parquet");
+    let local_confusion = read_parquet(&local_out.join("confusion.parquet"));
+    let n = local_confusion.num_columns() - 3;
+    assert_eq!(
+        remote_confusion.columns()[..n],
+        local_confusion.columns()[..n]
+    );
+    let figures = |v: serde_json::Value| v["scorers"].clone();
+    let remote_metrics: serde_json::Value = serde_json::from_slice(&get("metrics.json")).unwrap();
+    let local_metrics: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(local_out.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(figures(remote_metrics.clone()), figures(local_metrics));
+    assert_eq!(remote_metrics["run_id"], "nightly-1");
     let run_json: serde_json::Value = serde_json::from_slice(&get("run.json")).unwrap();
     assert_eq!(run_json["run_id"], "nightly-1");
     let inputs: Vec<String> = run_json["inputs"]
@@ -208,6 +218,44 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
             )
         );
         assert!(!out.exists());
+    }
+    // A prefix in a missing bucket, as an input and as an output: found by its listing,
+    // before anything is scored.
+    let qa = examples().join("qa.parquet");
+    for (input, out, url, what) in [
+        (
+            "s3://no-such-bucket/in/",
+            "local-out",
+            "s3://no-such-bucket/in/",
+            "list the prefix",
+        ),
+        (
+            qa.to_str().unwrap(),
+            "s3://no-such-bucket/out",
+            "s3://no-such-bucket/out/",
+            "list the output prefix",
+        ),
+    ] {
+        let o = run_with(
+            &s3_env(&endpoint),
+            &[
+                "run",
+                task.to_str().unwrap(),
+                "--input",
+                input,
+                "--out",
+                out,
+            ],
+            dir.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: {url}: cannot {what}: not found\nhint: check the bucket (or container) and the key\n"
+            )
+        );
+        assert!(!dir.path().join("local-out").exists());
     }
     // An empty prefix.
     let o = run_with(
@@ -477,10 +525,41 @@ fn qa_run(env: &[(&str, String)], out: &str, extra: &[&str], cwd: &Path) -> std:
     run_with(env, &args, cwd)
 }
 
+/// The requests the proxy saw that touch the output prefix `out/` (not the input), each
+/// cut after its query's `uploadId=` (a fresh id each time) and without ` HTTP/1.1`.
+fn output_requests(proxy: &Proxy) -> Vec<String> {
+    proxy
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.contains("/evals/out/") || r.contains("prefix=out") || r.contains("?delete"))
+        .map(|r| {
+            let r = r.trim_end_matches(" HTTP/1.1");
+            match r.find("uploadId=") {
+                Some(i) => r[..i + "uploadId=".len()].to_owned(),
+                None => r.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The head (request line and headers, lowercased) of the last request starting `line`.
+fn last_head(proxy: &Proxy, line: &str) -> String {
+    proxy
+        .heads
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|h| h.starts_with(line))
+        .unwrap_or_else(|| panic!("no request {line}"))
+        .to_ascii_lowercase()
+}
+
 #[test]
 fn outputs_present_are_refused_and_overwrite_replaces_them() {
     let s3 = moto();
-    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
     create_bucket(s3.port, "evals");
     put_object(
         s3.port,
@@ -488,9 +567,38 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
         "qa.parquet",
         &std::fs::read(examples().join("qa.parquet")).unwrap(),
     );
+    // Through the proxy, which records what was sent to the output prefix and how.
+    let proxy = proxy(s3.port);
+    let env = s3_env(&proxy.endpoint());
     let dir = tempfile::tempdir().unwrap();
     let o = qa_run(&env, "s3://evals/out", &["--run-id", "first"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
+    // One listing of the prefix, then each data file as a multipart upload (begun, one part,
+    // completed), then run.json last, in one PUT that is create-only.
+    let mut data_uploads = Vec::new();
+    for f in [
+        "scores.parquet",
+        "metrics.parquet",
+        "confusion.parquet",
+        "metrics.json",
+    ] {
+        data_uploads.extend([
+            format!("POST /evals/out/{f}?uploads"),
+            format!("PUT /evals/out/{f}?partNumber=1&uploadId="),
+            format!("POST /evals/out/{f}?uploadId="),
+        ]);
+    }
+    let listing = "GET /evals?list-type=2&delimiter=%2F&prefix=out%2F".to_owned();
+    let mut want = vec![listing.clone(), listing.clone()];
+    want.extend(data_uploads.iter().cloned());
+    want.push("PUT /evals/out/run.json".to_owned());
+    assert_eq!(output_requests(&proxy), want);
+    let run_json_put = last_head(&proxy, "PUT /evals/out/run.json ");
+    assert!(
+        run_json_put.contains("\r\nif-none-match: *\r\n"),
+        "{run_json_put}"
+    );
+
     let o = qa_run(&env, "s3://evals/out", &["--run-id", "second"], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
@@ -503,6 +611,8 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
         v["run_id"].as_str().unwrap().to_owned()
     };
     assert_eq!(run_id(s3.port), "first");
+    proxy.requests.lock().unwrap().clear();
+    proxy.heads.lock().unwrap().clear();
     let o = qa_run(
         &env,
         "s3://evals/out",
@@ -511,13 +621,19 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(run_id(s3.port), "second");
+    // With --overwrite: the old run.json is deleted first (S3's DeleteObjects), and the new
+    // one is written whether or not one is there.
+    let mut want = vec![listing.clone(), listing, "POST /evals?delete".to_owned()];
+    want.extend(data_uploads);
+    want.push("PUT /evals/out/run.json".to_owned());
+    assert_eq!(output_requests(&proxy), want);
+    assert!(!last_head(&proxy, "PUT /evals/out/run.json ").contains("if-none-match"));
     let metrics = get_object(s3.port, "evals", "out/metrics.parquet").unwrap();
-    let p = dir.path().join("m.parquet");
-    std::fs::write(&p, metrics).unwrap();
     assert_eq!(
-        strings(&read_parquet(&p), "run_id")[0].as_deref(),
+        strings(&batch_of(&metrics, dir.path(), "m.parquet"), "run_id")[0].as_deref(),
         Some("second")
     );
+    assert_eq!(open_uploads(s3.port, "evals"), Vec::<String>::new());
 
     // A local-only command refuses a URL instead of making a folder named `s3:`.
     let o = evalscore()
@@ -573,9 +689,43 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
         .filter(|r| r.starts_with("POST /evals?delete"))
         .count();
     assert_eq!(deletes, 3, "{requests:?}");
-    assert!(!requests
+    assert!(
+        !requests.iter().any(|r| r.contains("run.json")),
+        "{requests:?}"
+    );
+
+    // A part refused in the middle of a multipart upload: that upload is aborted, so no
+    // part of it stays stored, and the files uploaded before it are deleted.
+    proxy.requests.lock().unwrap().clear();
+    proxy.rules.lock().unwrap().forbid = Some("PUT /evals/out/metrics.parquet?partNumber=".into());
+    let o = qa_run(
+        &s3_env(&proxy.endpoint()),
+        "s3://evals/out/",
+        &[],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: s3://evals/out/metrics.parquet: cannot upload: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(&format!("hint: {CREDENTIALS_HINT}\n")),
+        "{err}"
+    );
+    let requests = proxy.requests.lock().unwrap().clone();
+    let aborts: Vec<&String> = requests
         .iter()
-        .any(|r| r.contains("run.json") && !r.starts_with("HEAD ")));
+        .filter(|r| r.starts_with("DELETE /evals/out/metrics.parquet?uploadId="))
+        .collect();
+    assert_eq!(aborts.len(), 1, "{requests:?}");
+    assert_eq!(open_uploads(s3.port, "evals"), Vec::<String>::new());
+    assert_eq!(list_keys(s3.port, "evals", "out/"), Vec::<String>::new());
+    assert!(
+        !requests.iter().any(|r| r.contains("run.json")),
+        "{requests:?}"
+    );
 }
 
 #[test]
@@ -635,15 +785,33 @@ fn compressed_jsonl_and_http_inputs() {
     let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
     create_bucket(s3.port, "evals");
     let jsonl = std::fs::read(examples().join("qa.jsonl")).unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, &jsonl).unwrap();
-    put_object(s3.port, "evals", "qa.jsonl.gz", &gz.finish().unwrap());
+    let gzip = |data: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, data).unwrap();
+        gz.finish().unwrap()
+    };
+    let half = jsonl.len() / 2;
+    put_object(s3.port, "evals", "qa.jsonl.gz", &gzip(&jsonl));
+    // Two gzip members, cut in the middle of a line.
+    put_object(
+        s3.port,
+        "evals",
+        "qa.ndjson.gz",
+        &[gzip(&jsonl[..half]), gzip(&jsonl[half..])].concat(),
+    );
+    put_object(
+        s3.port,
+        "evals",
+        "qa.jsonl.zst",
+        &zstd::encode_all(&jsonl[..], 3).unwrap(),
+    );
     put_object(
         s3.port,
         "evals",
         "qa.ndjson.zst",
-        &zstd::encode_all(&jsonl[..], 3).unwrap(),
+        &zstd::encode_all(&jsonl[..], 19).unwrap(),
     );
+    put_object(s3.port, "evals", "qa.jsonl", &jsonl);
     put_object(
         s3.port,
         "evals",
@@ -653,14 +821,19 @@ fn compressed_jsonl_and_http_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let local = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.jsonl")]);
     let want = metric_lines(&read_parquet(&local.join("metrics.parquet")));
+    let want_scores = read_parquet(&local.join("scores.parquet"));
     let task = examples().join("qa.yaml");
-    for (i, url) in [
-        "s3://evals/qa.jsonl.gz".to_owned(),
-        "s3://evals/qa.ndjson.zst".to_owned(),
-        // moto serves objects to anonymous GETs: a plain HTTP(S) URL.
-        format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port),
+    let http = format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port);
+    for (i, (url, format, compression)) in [
+        ("s3://evals/qa.jsonl.gz", "jsonl", Some("gzip")),
+        ("s3://evals/qa.ndjson.gz", "jsonl", Some("gzip")),
+        ("s3://evals/qa.jsonl.zst", "jsonl", Some("zstd")),
+        ("s3://evals/qa.ndjson.zst", "jsonl", Some("zstd")),
+        ("s3://evals/qa.jsonl", "jsonl", None),
+        // moto serves objects to anonymous GETs: a plain web URL, no credentials.
+        (http.as_str(), "parquet", None),
     ]
-    .iter()
+    .into_iter()
     .enumerate()
     {
         let out = dir.path().join(format!("out{i}"));
@@ -682,6 +855,17 @@ fn compressed_jsonl_and_http_inputs() {
             want,
             "{url}"
         );
+        let scores = read_parquet(&out.join("scores.parquet"));
+        assert_eq!(scores.columns(), want_scores.columns(), "{url}");
+        let rj: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(rj["inputs"][0]["path"], url);
+        assert_eq!(rj["inputs"][0]["format"], format, "{url}");
+        assert_eq!(
+            rj["inputs"][0]["compression"],
+            serde_json::json!(compression)
+        );
+        assert_eq!(rj["inputs"][0]["rows"], 300, "{url}");
     }
 }
 
@@ -822,4 +1006,119 @@ fn create_only_writes_refuse_an_existing_object() {
         loc.delete().unwrap();
         assert!(!loc.exists().unwrap());
     }
+}
+
+/// `--storage-option` overrides the environment, and no secret, whether from the environment,
+/// an option or a URL, reaches an output or a message.
+#[test]
+fn storage_options_override_the_environment_and_secrets_are_never_shown() {
+    let s3 = moto();
+    create_bucket(s3.port, "evals");
+    put_object(
+        s3.port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // The environment points at a port nobody listens on; the options set the real endpoint
+    // and the credentials.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let env = s3_env(&format!("http://127.0.0.1:{dead_port}"));
+    let opt_secret = "option-secret-never-printed-0123456789";
+    let endpoint = format!("aws_endpoint=http://127.0.0.1:{}", s3.port);
+    let secret_opt = format!("aws_secret_access_key={opt_secret}");
+    let opts = [
+        "--storage-option",
+        endpoint.as_str(),
+        "--storage-option",
+        "AWS_ACCESS_KEY_ID=from-option",
+        "--storage-option",
+        secret_opt.as_str(),
+    ];
+    let o = qa_run(&env, "s3://evals/out/", &opts, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut shown = vec![String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o)];
+    for k in [
+        "run.json",
+        "metrics.json",
+        "scores.parquet",
+        "metrics.parquet",
+        "confusion.parquet",
+    ] {
+        let bytes = get_object(s3.port, "evals", &format!("out/{k}")).unwrap();
+        shown.push(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    for text in &shown {
+        assert!(
+            !text.contains(opt_secret) && !text.contains(SECRET),
+            "{text}"
+        );
+    }
+
+    let task = examples().join("qa.yaml");
+    let refused = |args: &[&str], want: &str| {
+        let mut all = vec!["run", task.to_str().unwrap()];
+        all.extend_from_slice(args);
+        if !args.contains(&"--out") {
+            all.extend(["--out", "never"]);
+        }
+        let o = run_with(&env, &all, dir.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), want, "{args:?}");
+        assert!(!dir.path().join("never").exists());
+    };
+    // A malformed option is named by its position, never by its text.
+    refused(
+        &[
+            "--input",
+            "s3://evals/qa.parquet",
+            "--storage-option",
+            endpoint.as_str(),
+            "--storage-option",
+            opt_secret,
+        ],
+        "error: `--storage-option` number 2 is not KEY=VALUE\nhint: write `--storage-option aws_region=eu-west-1`; see docs/storage.md for the keys\n",
+    );
+    // An unknown key is named, its value is not.
+    let unknown = format!("aws_secret_key_typo={opt_secret}");
+    refused(
+        &["--input", "s3://evals/qa.parquet", "--storage-option", &unknown],
+        "error: s3://evals/qa.parquet: unknown storage option `aws_secret_key_typo` for S3\nhint: the keys are object_store's configuration keys (docs/storage.md lists the common ones)\n",
+    );
+    // A signature in a query string, or a password in the URL, is refused and not repeated.
+    let presigned = format!(
+        "http://127.0.0.1:{}/evals/qa.parquet?X-Amz-Signature={opt_secret}",
+        s3.port
+    );
+    let with_password = format!(
+        "https://user:{opt_secret}@127.0.0.1:{}/evals/qa.parquet",
+        s3.port
+    );
+    for (url, shown) in [
+        (
+            presigned.as_str(),
+            format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port),
+        ),
+        (
+            with_password.as_str(),
+            format!("https://127.0.0.1:{}/evals/qa.parquet", s3.port),
+        ),
+        (
+            "s3://evals/qa.parquet?versionId=1",
+            "s3://evals/qa.parquet".to_owned(),
+        ),
+    ] {
+        refused(
+            &["--input", url],
+            &format!("error: {shown}: a URL with a query string or user credentials is not supported\nhint: give credentials through the environment or `--storage-option`, not in the URL\n"),
+        );
+    }
+    // A web URL is an input only.
+    refused(
+        &["--input", "s3://evals/qa.parquet", "--out", "https://127.0.0.1:9/out/"],
+        "error: `https://127.0.0.1:9/out/`: an http(s):// URL is an input only; outputs go to object storage\nhint: use an s3://, gs://, az:// or abfss:// prefix, or a local folder, as `--out`\n",
+    );
 }

@@ -166,6 +166,27 @@ pub fn list_keys(port: u16, bucket: &str, prefix: &str) -> Vec<String> {
     keys
 }
 
+/// The keys of the multipart uploads in the bucket that were begun and neither completed nor
+/// aborted (their parts are stored, unseen, until then), sorted.
+pub fn open_uploads(port: u16, bucket: &str) -> Vec<String> {
+    let (status, body) = raw("GET", port, &format!("/{bucket}?uploads"), b"");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let text = String::from_utf8(body).unwrap();
+    let mut keys: Vec<String> = text
+        .split("<Upload>")
+        .skip(1)
+        .map(|u| {
+            u.split("<Key>")
+                .nth(1)
+                .and_then(|k| k.split("</Key>").next())
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
 // --- Azurite ---
 
 /// Azurite's well-known development account and key.
@@ -332,6 +353,8 @@ pub struct Proxy {
     pub held: Arc<AtomicBool>,
     /// Request lines seen, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
+    /// The same requests' heads (request line and headers), in order.
+    pub heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl Proxy {
@@ -350,12 +373,14 @@ pub fn proxy(upstream: u16) -> Proxy {
         rules: Arc::default(),
         held: Arc::default(),
         requests: Arc::default(),
+        heads: Arc::default(),
     };
-    let (sent, rules, held, requests) = (
+    let (sent, rules, held, requests, heads) = (
         Arc::clone(&p.sent),
         Arc::clone(&p.rules),
         Arc::clone(&p.held),
         Arc::clone(&p.requests),
+        Arc::clone(&p.heads),
     );
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
@@ -373,8 +398,12 @@ pub fn proxy(upstream: u16) -> Proxy {
                 }
             };
             let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-            let (rules, held, requests) =
-                (Arc::clone(&rules), Arc::clone(&held), Arc::clone(&requests));
+            let (rules, held, requests, heads) = (
+                Arc::clone(&rules),
+                Arc::clone(&held),
+                Arc::clone(&requests),
+                Arc::clone(&heads),
+            );
             // Client to server, watching request lines.
             std::thread::spawn(move || {
                 let (mut client, mut server) = (client, server);
@@ -384,13 +413,18 @@ pub fn proxy(upstream: u16) -> Proxy {
                         Ok(0) | Err(_) => break,
                         Ok(n) => n,
                     };
-                    let text = String::from_utf8_lossy(&buf[..n.min(512)]).into_owned();
+                    let head_end = buf[..n]
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .unwrap_or(n.min(512));
+                    let text = String::from_utf8_lossy(&buf[..head_end]).into_owned();
                     let line = text.lines().next().unwrap_or("").to_owned();
                     let is_request = ["GET ", "PUT ", "POST ", "HEAD ", "DELETE "]
                         .iter()
                         .any(|m| line.starts_with(m));
                     if is_request {
                         requests.lock().unwrap().push(line.clone());
+                        heads.lock().unwrap().push(text);
                         let r = rules.lock().unwrap();
                         if r.hold.as_ref().is_some_and(|h| line.contains(h.as_str())) {
                             held.store(true, Ordering::SeqCst);
