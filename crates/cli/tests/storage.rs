@@ -121,22 +121,10 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     assert_eq!(remote_scores.num_rows(), 600);
     assert_eq!(
         column_names(&remote_scores),
-        [
-            "id",
-            "exact__is_correct",
-            "normalized__is_correct",
-            "normalized__value"
-        ]
+        ["id", "exact__is_correct", "normalized__is_correct"]
     );
     assert_eq!(remote_scores.schema(), local_scores.schema());
     assert_eq!(remote_scores.columns(), local_scores.columns());
-    let remote_confusion = batch_of(&get("confusion.parquet"), dir.path(), "c.parquet");
-    let local_confusion = read_parquet(&local_out.join("confusion.parquet"));
-    let n = local_confusion.num_columns() - 3;
-    assert_eq!(
-        remote_confusion.columns()[..n],
-        local_confusion.columns()[..n]
-    );
     let figures = |v: serde_json::Value| v["scorers"].clone();
     let remote_metrics: serde_json::Value = serde_json::from_slice(&get("metrics.json")).unwrap();
     let local_metrics: serde_json::Value =
@@ -164,25 +152,49 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     assert!(!stderr(&o).contains(SECRET));
     assert!(!String::from_utf8_lossy(&o.stdout).contains(SECRET));
 
-    // One object, by its key.
-    let one = dir.path().join("one");
+    // One object, by its key, with a task that fills confusion.parquet.
+    let classification = examples().join("classification.yaml");
     let o = run_with(
         &env,
         &[
             "run",
-            task.to_str().unwrap(),
+            classification.to_str().unwrap(),
             "--input",
             "s3://evals/nightly/part-0.parquet",
             "--out",
-            one.to_str().unwrap(),
+            "s3://evals/one/",
         ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let local_one = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.parquet")]);
+    let local_one = local_run(
+        dir.path(),
+        "classification.yaml",
+        &[&examples().join("qa.parquet")],
+    );
+    let get = |k: &str| get_object(s3.port, "evals", &format!("one/{k}")).unwrap();
     assert_eq!(
-        metric_lines(&read_parquet(&one.join("metrics.parquet"))),
+        metric_lines(&batch_of(&get("metrics.parquet"), dir.path(), "m1.parquet")),
         metric_lines(&read_parquet(&local_one.join("metrics.parquet")))
+    );
+    let remote_scores = batch_of(&get("scores.parquet"), dir.path(), "s1.parquet");
+    let local_scores = read_parquet(&local_one.join("scores.parquet"));
+    assert_eq!(column_names(&remote_scores), ["id", "judge__is_correct"]);
+    assert_eq!(remote_scores.columns(), local_scores.columns());
+    // confusion.parquet: the same cells; only the last three columns (the run's identity)
+    // differ.
+    let remote_confusion = batch_of(&get("confusion.parquet"), dir.path(), "c1.parquet");
+    let local_confusion = read_parquet(&local_one.join("confusion.parquet"));
+    assert!(local_confusion.num_rows() > 10);
+    assert_eq!(remote_confusion.schema(), local_confusion.schema());
+    let n = local_confusion.num_columns() - 3;
+    assert_eq!(
+        column_names(&local_confusion)[n..],
+        ["run_id", "run_started_at", "labels"]
+    );
+    assert_eq!(
+        remote_confusion.columns()[..n],
+        local_confusion.columns()[..n]
     );
 }
 
@@ -583,12 +595,12 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
         "metrics.json",
     ] {
         data_uploads.extend([
-            format!("POST /evals/out/{f}?uploads"),
+            format!("POST /evals/out/{f}?uploads="),
             format!("PUT /evals/out/{f}?partNumber=1&uploadId="),
             format!("POST /evals/out/{f}?uploadId="),
         ]);
     }
-    let listing = "GET /evals?list-type=2&delimiter=%2F&prefix=out%2F".to_owned();
+    let listing = "GET /evals?delimiter=%2F&list-type=2&prefix=out%2F".to_owned();
     let mut want = vec![listing.clone(), listing.clone()];
     want.extend(data_uploads.iter().cloned());
     want.push("PUT /evals/out/run.json".to_owned());
@@ -1117,8 +1129,134 @@ fn storage_options_override_the_environment_and_secrets_are_never_shown() {
         );
     }
     // A web URL is an input only.
+    let qa = examples().join("qa.parquet");
     refused(
-        &["--input", "s3://evals/qa.parquet", "--out", "https://127.0.0.1:9/out/"],
+        &["--input", qa.to_str().unwrap(), "--out", "https://127.0.0.1:9/out/"],
         "error: `https://127.0.0.1:9/out/`: an http(s):// URL is an input only; outputs go to object storage\nhint: use an s3://, gs://, az:// or abfss:// prefix, or a local folder, as `--out`\n",
     );
+}
+
+/// `https://` inputs over TLS (moto's certificate, made at its start and signed by nobody),
+/// and `s3://` through an https endpoint: refused until `allow_invalid_certificates` says
+/// to accept that certificate, then the same figures and scores as the local run.
+#[test]
+fn https_inputs_over_tls() {
+    let s3 = moto_with(&["-s"], &[]);
+    let qa = std::fs::read(examples().join("qa.parquet")).unwrap();
+    tls_bucket_with(s3.port, "evals", "qa.parquet", &qa);
+    let dir = tempfile::tempdir().unwrap();
+    let local = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.parquet")]);
+    let env = s3_env(&format!("https://127.0.0.1:{}", s3.port));
+    let url = format!("https://127.0.0.1:{}/evals/qa.parquet", s3.port);
+    let task = examples().join("qa.yaml");
+    let task = task.to_str().unwrap();
+    let o = run_with(
+        &env,
+        &["run", task, "--input", &url, "--out", "refused"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!("error: {url}: cannot read input: ")),
+        "{err}"
+    );
+    assert!(
+        err.contains("invalid peer certificate: UnknownIssuer"),
+        "{err}"
+    );
+    assert!(!dir.path().join("refused").exists());
+    for (i, (input, option)) in [
+        (url.as_str(), "allow_invalid_certificates=true"),
+        (
+            "s3://evals/qa.parquet",
+            "aws_allow_invalid_certificates=true",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = format!("out{i}");
+        let o = run_with(
+            &env,
+            &[
+                "run",
+                task,
+                "--input",
+                input,
+                "--out",
+                &out,
+                "--storage-option",
+                option,
+            ],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{input}: {}", stderr(&o));
+        let out = dir.path().join(out);
+        assert_eq!(
+            metric_lines(&read_parquet(&out.join("metrics.parquet"))),
+            metric_lines(&read_parquet(&local.join("metrics.parquet"))),
+            "{input}"
+        );
+        assert_eq!(
+            read_parquet(&out.join("scores.parquet")).columns(),
+            read_parquet(&local.join("scores.parquet")).columns(),
+            "{input}"
+        );
+    }
+}
+
+/// S3 credentials refused by the server: moto checking signatures (after the test's own
+/// three setup requests) against its users, of which the key given is none. An input is
+/// refused at its first request, an output prefix at its listing, before anything is scored;
+/// exit 2, the URL, the store's reason, a hint about credentials, and never the secret.
+#[test]
+fn s3_bad_credentials_are_refused() {
+    let s3 = moto_with(&[], &[("INITIAL_NO_AUTH_ACTION_COUNT", "3")]);
+    create_bucket(s3.port, "evals");
+    put_object(
+        s3.port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
+    let task = examples().join("qa.yaml");
+    let qa = examples().join("qa.parquet");
+    for (input, out, head) in [
+        (
+            "s3://evals/qa.parquet",
+            "local-out",
+            "error: s3://evals/qa.parquet: cannot read input: access denied: ",
+        ),
+        (
+            qa.to_str().unwrap(),
+            "s3://evals/out",
+            "error: s3://evals/out/: cannot list the output prefix: ",
+        ),
+    ] {
+        let o = run_with(
+            &env,
+            &[
+                "run",
+                task.to_str().unwrap(),
+                "--input",
+                input,
+                "--out",
+                out,
+            ],
+            dir.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.starts_with(head), "{err}");
+        assert!(err.contains("403 Forbidden"), "{err}");
+        assert!(
+            err.ends_with(&format!("\nhint: {CREDENTIALS_HINT}\n")),
+            "{err}"
+        );
+        assert!(!err.contains(SECRET), "{err}");
+        assert!(!dir.path().join("local-out").exists());
+    }
 }

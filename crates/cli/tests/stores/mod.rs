@@ -75,11 +75,20 @@ fn wait_listening(port: u16, child: &mut Child, what: &str) {
 
 /// moto's S3 server. It accepts any credentials (it does not check signatures).
 pub fn moto() -> Server {
+    moto_with(&[], &[])
+}
+
+/// moto with more arguments (`-s`: TLS, with a certificate it makes at start) and
+/// environment (`INITIAL_NO_AUTH_ACTION_COUNT=N`: requests after the first N must be signed
+/// with a key moto knows).
+pub fn moto_with(args: &[&str], env: &[(&str, &str)]) -> Server {
     let (moto, _) = installed();
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(moto)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -91,6 +100,46 @@ pub fn moto() -> Server {
         port,
         _dir: dir,
     }
+}
+
+/// Over TLS to a `moto_with(&["-s"], ..)` server: creates `bucket` (open to anonymous reads,
+/// as [`create_bucket`] does) and puts `bytes` at `key`. Through the Python of moto's own
+/// venv, which has an HTTP client with TLS; the server's certificate is not checked.
+pub fn tls_bucket_with(port: u16, bucket: &str, key: &str, bytes: &[u8]) {
+    let (moto, _) = installed();
+    let python = moto.with_file_name("python");
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, bytes).unwrap();
+    let policy = format!(
+        r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::{bucket}","arn:aws:s3:::{bucket}/*"]}}]}}"#
+    );
+    let script = r#"
+import sys, requests, urllib3
+urllib3.disable_warnings()
+base, bucket, key, body, policy = sys.argv[1:]
+for path, data in [(bucket, b""), (bucket + "?policy", policy.encode()),
+                   (bucket + "/" + key, open(body, "rb").read())]:
+    r = requests.put(f"{base}/{path}", data=data, verify=False, timeout=60)
+    assert r.status_code == 200, (path, r.status_code, r.text)
+"#;
+    let out = Command::new(python)
+        .args([
+            "-c",
+            script,
+            &format!("https://127.0.0.1:{port}"),
+            bucket,
+            key,
+        ])
+        .arg(&body)
+        .arg(policy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The environment of an `evalscore` run against S3 at `endpoint`.
