@@ -707,6 +707,54 @@ mod tests {
     }
 
     #[test]
+    fn urls_with_a_query_or_credentials_are_refused_without_them() {
+        for (url, shown) in [
+            (
+                "https://h.example/x.parquet?X-Amz-Signature=abc",
+                "https://h.example/x.parquet",
+            ),
+            (
+                "https://user:pass@h.example/x.parquet",
+                "https://h.example/x.parquet",
+            ),
+            ("az://c/x.parquet?sig=abc", "az://c/x.parquet"),
+        ] {
+            let e = Location::parse(url, &[]).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("{shown}: a URL with a query string or user credentials is not supported")
+            );
+            assert!(!format!("{e:?}").contains("abc") && !format!("{e:?}").contains("pass"));
+        }
+    }
+
+    #[test]
+    fn secret_looking_options_are_blanked_out_of_messages() {
+        let options: Vec<(String, String)> = [
+            ("aws_secret_access_key", "s3cr3t-value-1"),
+            ("AZURE_STORAGE_SAS_KEY", "sv=2024&sig=abcdefgh"),
+            ("aws_region", "eu-west-1-long-enough"),
+            ("aws_session_token", "short"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        let secrets = secrets(&options);
+        assert!(secrets.contains(&"s3cr3t-value-1".to_owned()));
+        assert!(secrets.contains(&"sv=2024&sig=abcdefgh".to_owned()));
+        // Not a secret by its name; too short to blank out safely.
+        assert!(!secrets.contains(&"eu-west-1-long-enough".to_owned()));
+        assert!(!secrets.contains(&"short".to_owned()));
+        assert_eq!(
+            redact(
+                "GET /b?sv=2024&sig=abcdefgh failed; key s3cr3t-value-1, region eu-west-1-long-enough",
+                &secrets
+            ),
+            "GET /b?<redacted> failed; key <redacted>, region eu-west-1-long-enough"
+        );
+    }
+
+    #[test]
     fn children_and_prefixes() {
         let l = Location::parse(
             "s3://bucket/runs/run_date=d1/",
