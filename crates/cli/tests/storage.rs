@@ -36,6 +36,37 @@ fn run_with(env: &[(&str, String)], args: &[&str], cwd: &Path) -> std::process::
     c.args(args).output().unwrap()
 }
 
+/// `evalscore run TASK --input INPUT --out OUT EXTRA...` in `cwd` with `env`. TASK is a
+/// path, or the name of one of data/examples.
+fn run_task(
+    env: &[(&str, String)],
+    task: &str,
+    input: &str,
+    out: &str,
+    extra: &[&str],
+    cwd: &Path,
+) -> std::process::Output {
+    let example = examples().join(task);
+    let task = match example.exists() {
+        true => example.to_str().unwrap().to_owned(),
+        false => task.to_owned(),
+    };
+    let mut args = vec!["run", task.as_str(), "--input", input, "--out", out];
+    args.extend_from_slice(extra);
+    run_with(env, &args, cwd)
+}
+
+/// Creates the bucket `evals` holding the example `qa.parquet`.
+fn evals_with_qa(port: u16) {
+    create_bucket(port, "evals");
+    put_object(
+        port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -84,18 +115,12 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     let env = s3_env(&endpoint);
 
     let task = examples().join("qa.yaml");
-    let o = run_with(
+    let o = run_task(
         &env,
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            "s3://evals/nightly/",
-            "--out",
-            "s3://evals/out/run_date=d1/",
-            "--run-id",
-            "nightly-1",
-        ],
+        task.to_str().unwrap(),
+        "s3://evals/nightly/",
+        "s3://evals/out/run_date=d1/",
+        &["--run-id", "nightly-1"],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -154,16 +179,12 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
 
     // One object, by its key, with a task that fills confusion.parquet.
     let classification = examples().join("classification.yaml");
-    let o = run_with(
+    let o = run_task(
         &env,
-        &[
-            "run",
-            classification.to_str().unwrap(),
-            "--input",
-            "s3://evals/nightly/part-0.parquet",
-            "--out",
-            "s3://evals/one/",
-        ],
+        classification.to_str().unwrap(),
+        "s3://evals/nightly/part-0.parquet",
+        "s3://evals/one/",
+        &[],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -210,16 +231,12 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
         ("s3://evals/nope.parquet", "not found"),
         ("s3://no-such-bucket/x.parquet", "not found"),
     ] {
-        let o = run_with(
+        let o = run_task(
             &s3_env(&endpoint),
-            &[
-                "run",
-                task.to_str().unwrap(),
-                "--input",
-                url,
-                "--out",
-                out.to_str().unwrap(),
-            ],
+            task.to_str().unwrap(),
+            url,
+            out.to_str().unwrap(),
+            &[],
             dir.path(),
         );
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -248,16 +265,12 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
             "list the output prefix",
         ),
     ] {
-        let o = run_with(
+        let o = run_task(
             &s3_env(&endpoint),
-            &[
-                "run",
-                task.to_str().unwrap(),
-                "--input",
-                input,
-                "--out",
-                out,
-            ],
+            task.to_str().unwrap(),
+            input,
+            out,
+            &[],
             dir.path(),
         );
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -270,16 +283,12 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
         assert!(!dir.path().join("local-out").exists());
     }
     // An empty prefix.
-    let o = run_with(
+    let o = run_task(
         &s3_env(&endpoint),
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            "s3://evals/empty/",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        task.to_str().unwrap(),
+        "s3://evals/empty/",
+        out.to_str().unwrap(),
+        &[],
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2));
@@ -397,16 +406,12 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
     );
 
     let proxy = proxy(s3.port);
-    let o = run_with(
+    let o = run_task(
         &s3_env(&proxy.endpoint()),
-        &[
-            "run",
-            "task.yaml",
-            "--input",
-            "s3://evals/padded.parquet",
-            "--out",
-            "out",
-        ],
+        "task.yaml",
+        "s3://evals/padded.parquet",
+        "out",
+        &[],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -472,16 +477,12 @@ fn a_dropped_connection_is_retried_then_reported() {
     // The first three connections are cut 20,000 bytes into their replies: retried.
     let proxy = proxy(s3.port);
     proxy.rules.lock().unwrap().drop = Some((3, 20_000));
-    let o = run_with(
+    let o = run_task(
         &s3_env(&proxy.endpoint()),
-        &[
-            "run",
-            "task.yaml",
-            "--input",
-            "s3://evals/padded.parquet",
-            "--out",
-            "out",
-        ],
+        "task.yaml",
+        "s3://evals/padded.parquet",
+        "out",
+        &[],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -494,16 +495,12 @@ fn a_dropped_connection_is_retried_then_reported() {
     // Every connection cut: a clear error after the retries, and no output.
     proxy.rules.lock().unwrap().drop = Some((10_000, 20_000));
     let started = Instant::now();
-    let o = run_with(
+    let o = run_task(
         &s3_env(&proxy.endpoint()),
-        &[
-            "run",
-            "task.yaml",
-            "--input",
-            "s3://evals/padded.parquet",
-            "--out",
-            "out2",
-        ],
+        "task.yaml",
+        "s3://evals/padded.parquet",
+        "out2",
+        &[],
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -522,19 +519,7 @@ fn a_dropped_connection_is_retried_then_reported() {
 }
 
 fn qa_run(env: &[(&str, String)], out: &str, extra: &[&str], cwd: &Path) -> std::process::Output {
-    let task = examples().join("qa.yaml");
-    let mut args = vec![
-        "run",
-        task.to_str().unwrap(),
-        "--input",
-        "s3://evals/qa.parquet",
-        "--out",
-        out,
-    ];
-    args.extend_from_slice(extra);
-    let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_with(env, &args, cwd)
+    run_task(env, "qa.yaml", "s3://evals/qa.parquet", out, extra, cwd)
 }
 
 /// The requests the proxy saw that touch the output prefix `out/` (not the input), each
@@ -572,13 +557,7 @@ fn last_head(proxy: &Proxy, line: &str) -> String {
 #[test]
 fn outputs_present_are_refused_and_overwrite_replaces_them() {
     let s3 = moto();
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
     // Through the proxy, which records what was sent to the output prefix and how.
     let proxy = proxy(s3.port);
     let env = s3_env(&proxy.endpoint());
@@ -664,13 +643,7 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
 #[test]
 fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
     let s3 = moto();
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
     let proxy = proxy(s3.port);
     // The upload of metrics.json (a multipart upload starts with a POST), after the other three.
     proxy.rules.lock().unwrap().forbid = Some("POST /evals/out/metrics.json".into());
@@ -743,13 +716,7 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
 #[test]
 fn a_killed_run_leaves_no_run_json() {
     let s3 = moto();
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
     let proxy = proxy(s3.port);
     proxy.rules.lock().unwrap().hold = Some("POST /evals/out/metrics.json".into());
     let dir = tempfile::tempdir().unwrap();
@@ -849,16 +816,12 @@ fn compressed_jsonl_and_http_inputs() {
     .enumerate()
     {
         let out = dir.path().join(format!("out{i}"));
-        let o = run_with(
+        let o = run_task(
             &env,
-            &[
-                "run",
-                task.to_str().unwrap(),
-                "--input",
-                url,
-                "--out",
-                out.to_str().unwrap(),
-            ],
+            task.to_str().unwrap(),
+            url,
+            out.to_str().unwrap(),
+            &[],
             dir.path(),
         );
         assert!(o.status.success(), "{url}: {}", stderr(&o));
@@ -891,18 +854,12 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
     let task = examples().join("classification.yaml");
     // Upload the input with evalscore itself: a local run's outputs to `az://`, then read
     // one back as an input.
-    let o = run_with(
+    let o = run_task(
         &env,
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            examples().join("qa.parquet").to_str().unwrap(),
-            "--out",
-            "az://evals/runs/first",
-            "--run-id",
-            "az-1",
-        ],
+        task.to_str().unwrap(),
+        examples().join("qa.parquet").to_str().unwrap(),
+        "az://evals/runs/first",
+        &["--run-id", "az-1"],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -912,32 +869,24 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
         "definition:\n  scorers:\n    - type: string_equals\n      key: ids\n      value: \"{{ sample.id }}\"\n      ground_truth: \"{{ sample.id }}\"\n      metrics:\n        - {type: mean, field: is_correct}\n",
     )
     .unwrap();
-    let o = run_with(
+    let o = run_task(
         &env,
-        &[
-            "run",
-            "ids.yaml",
-            "--input",
-            "az://evals/runs/first/scores.parquet",
-            "--out",
-            "from-az",
-        ],
+        "ids.yaml",
+        "az://evals/runs/first/scores.parquet",
+        "from-az",
+        &[],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let m = read_parquet(&dir.path().join("from-az/metrics.parquet"));
     assert_eq!(floats(&m, "value")[0], Some(1.0));
     assert_eq!(uints(&m, "n")[0], 300);
-    let o = run_with(
+    let o = run_task(
         &env,
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            examples().join("qa.parquet").to_str().unwrap(),
-            "--out",
-            "az://evals/runs/first",
-        ],
+        task.to_str().unwrap(),
+        examples().join("qa.parquet").to_str().unwrap(),
+        "az://evals/runs/first",
+        &[],
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2));
@@ -950,16 +899,12 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
     let mut bad = env.clone();
     bad.retain(|(k, _)| *k != "AZURE_STORAGE_ACCOUNT_KEY");
     bad.push(("AZURE_STORAGE_ACCOUNT_KEY", wrong.into()));
-    let o = run_with(
+    let o = run_task(
         &bad,
-        &[
-            "run",
-            "ids.yaml",
-            "--input",
-            "az://evals/runs/first/scores.parquet",
-            "--out",
-            "denied",
-        ],
+        "ids.yaml",
+        "az://evals/runs/first/scores.parquet",
+        "denied",
+        &[],
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -1025,13 +970,7 @@ fn create_only_writes_refuse_an_existing_object() {
 #[test]
 fn storage_options_override_the_environment_and_secrets_are_never_shown() {
     let s3 = moto();
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
     let dir = tempfile::tempdir().unwrap();
     // The environment points at a port nobody listens on; the options set the real endpoint
     // and the credentials.
@@ -1150,11 +1089,7 @@ fn https_inputs_over_tls() {
     let url = format!("https://127.0.0.1:{}/evals/qa.parquet", s3.port);
     let task = examples().join("qa.yaml");
     let task = task.to_str().unwrap();
-    let o = run_with(
-        &env,
-        &["run", task, "--input", &url, "--out", "refused"],
-        dir.path(),
-    );
+    let o = run_task(&env, task, &url, "refused", &[], dir.path());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -1177,18 +1112,12 @@ fn https_inputs_over_tls() {
     .enumerate()
     {
         let out = format!("out{i}");
-        let o = run_with(
+        let o = run_task(
             &env,
-            &[
-                "run",
-                task,
-                "--input",
-                input,
-                "--out",
-                &out,
-                "--storage-option",
-                option,
-            ],
+            task,
+            input,
+            &out,
+            &["--storage-option", option],
             dir.path(),
         );
         assert!(o.status.success(), "{input}: {}", stderr(&o));
@@ -1213,13 +1142,7 @@ fn https_inputs_over_tls() {
 #[test]
 fn s3_bad_credentials_are_refused() {
     let s3 = moto_with(&[], &[("INITIAL_NO_AUTH_ACTION_COUNT", "3")]);
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
     let dir = tempfile::tempdir().unwrap();
     let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
     let task = examples().join("qa.yaml");
@@ -1236,18 +1159,7 @@ fn s3_bad_credentials_are_refused() {
             "error: s3://evals/out/: cannot list the output prefix: ",
         ),
     ] {
-        let o = run_with(
-            &env,
-            &[
-                "run",
-                task.to_str().unwrap(),
-                "--input",
-                input,
-                "--out",
-                out,
-            ],
-            dir.path(),
-        );
+        let o = run_task(&env, task.to_str().unwrap(), input, out, &[], dir.path());
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         let err = stderr(&o);
         assert!(err.starts_with(head), "{err}");

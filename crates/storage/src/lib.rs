@@ -196,6 +196,25 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// `options` with their keys parsed as the store's configuration keys `K` (ASCII case
+/// ignored); an unknown key is an error naming it (never its value) and the store (`what`).
+fn config_keys<'a, K: std::str::FromStr>(
+    url: &str,
+    options: &'a [(String, String)],
+    what: &str,
+) -> Result<Vec<(K, &'a str)>, StorageError> {
+    options
+        .iter()
+        .map(|(k, v)| {
+            let key = k.to_ascii_lowercase().parse().map_err(|_| {
+                StorageError::new(url, format!("unknown storage option `{k}` for {what}"))
+                    .with_hint("the keys are object_store's configuration keys (docs/storage.md lists the common ones)")
+            })?;
+            Ok((key, v.as_str()))
+        })
+        .collect()
+}
+
 /// The runtime every call blocks on: two threads are enough to drive many requests.
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -274,21 +293,13 @@ impl Location {
             StorageError::new(url, format!("not a storage URL: {e}"))
                 .with_hint("use s3://BUCKET/KEY, gs://BUCKET/KEY, az://CONTAINER/KEY, abfss://CONTAINER@ACCOUNT.dfs.core.windows.net/KEY or https://HOST/PATH")
         })?;
-        let unknown = |key: &str, what: &str| {
-            StorageError::new(url, format!("unknown storage option `{key}` for {what}"))
-                .with_hint("the keys are object_store's configuration keys (docs/storage.md lists the common ones)")
-        };
         let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
             ObjectStoreScheme::AmazonS3 => {
                 let mut b = AmazonS3Builder::from_env()
                     .with_url(url)
                     .with_retry(retry());
-                for (k, v) in options {
-                    let key: AmazonS3ConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "S3"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<AmazonS3ConfigKey>(url, options, "S3")? {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }
@@ -296,12 +307,9 @@ impl Location {
                 let mut b = GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
                     .with_retry(retry());
-                for (k, v) in options {
-                    let key: GoogleConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "Google Cloud Storage"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<GoogleConfigKey>(url, options, "Google Cloud Storage")?
+                {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }
@@ -309,12 +317,8 @@ impl Location {
                 let mut b = MicrosoftAzureBuilder::from_env()
                     .with_url(url)
                     .with_retry(retry());
-                for (k, v) in options {
-                    let key: AzureConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "Azure Blob Storage"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<AzureConfigKey>(url, options, "Azure Blob Storage")? {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }
@@ -328,12 +332,8 @@ impl Location {
                 if parsed.scheme() == "http" {
                     b = b.with_config(ClientConfigKey::AllowHttp, "true");
                 }
-                for (k, v) in options {
-                    let key: ClientConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "HTTP"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<ClientConfigKey>(url, options, "HTTP")? {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }

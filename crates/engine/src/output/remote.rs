@@ -86,16 +86,7 @@ impl RemoteOut {
             .into_iter()
             .filter(|n| names.iter().any(|m| m == n))
             .collect();
-        if present.is_empty() {
-            return Ok(());
-        }
-        Err(Error::new(format!(
-            "the output folder `{}` {verb} {}",
-            self.loc.url(),
-            present.join(", ")
-        ))
-        .kind(ErrorKind::Output)
-        .hint("pass `--overwrite` to replace them, or choose another `--out` prefix"))
+        crate::outdir::refuse_outputs(self.loc.url(), verb, &present, "prefix")
     }
 
     /// Uploads the finished outputs from `from`, `run.json` last (see the module docs).
