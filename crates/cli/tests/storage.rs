@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use stores::*;
 
 const SECRET: &str = "s3-secret-never-printed";
+const NETWORK_HINT: &str = "check the URL, the endpoint and the network; requests were retried with backoff before giving up";
 const CREDENTIALS_HINT: &str = "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)";
 
 fn run_with(env: &[(&str, String)], args: &[&str], cwd: &Path) -> std::process::Output {
@@ -67,15 +68,43 @@ fn evals_with_qa(port: u16) {
     );
 }
 
+/// The message of a run that failed (exit 2), checked to start with `head`, to end with the
+/// hint line `hint`, and to hold no secret of the tests.
+fn failure(o: &std::process::Output, head: &str, hint: &str) -> String {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    let err = stderr(o);
+    assert!(err.starts_with(head), "{err}");
+    assert!(err.ends_with(&format!("\nhint: {hint}\n")), "{err}");
+    assert!(!err.contains(SECRET), "{err}");
+    err
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A Parquet file's content, from its bytes (written to `dir/name` to be read).
-fn batch_of(bytes: &[u8], dir: &Path, name: &str) -> arrow::array::RecordBatch {
+fn batch_of(bytes: &[u8], dir: &Path, name: &str) -> RecordBatch {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
     read_parquet(&p)
+}
+
+/// Checks that a remote run's outputs (`get` fetches one by name) hold the same figures (the
+/// run identity aside: each run has its own) and the same scores, every column and row, as
+/// the local run's folder `local`; returns the scores.
+fn same_outputs(get: &dyn Fn(&str) -> Vec<u8>, local: &Path, dir: &Path) -> RecordBatch {
+    let fetched = tempfile::tempdir_in(dir).unwrap();
+    let remote = |name: &str| batch_of(&get(name), fetched.path(), name);
+    assert_eq!(
+        metric_lines(&remote("metrics.parquet")),
+        metric_lines(&read_parquet(&local.join("metrics.parquet")))
+    );
+    let scores = remote("scores.parquet");
+    let local_scores = read_parquet(&local.join("scores.parquet"));
+    assert_eq!(scores.schema(), local_scores.schema());
+    assert_eq!(scores.columns(), local_scores.columns());
+    scores
 }
 
 /// A local run's outputs, for comparison.
@@ -135,21 +164,12 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
         ]
     );
     let get = |k: &str| get_object(s3.port, "evals", &format!("out/run_date=d1/{k}")).unwrap();
-    // The same figures (the run identity aside: each run has its own) and the same scores,
-    // every column and row, as the run on local copies.
-    assert_eq!(
-        metric_lines(&batch_of(&get("metrics.parquet"), dir.path(), "m.parquet")),
-        metric_lines(&read_parquet(&local_out.join("metrics.parquet")))
-    );
-    let remote_scores = batch_of(&get("scores.parquet"), dir.path(), "s.parquet");
-    let local_scores = read_parquet(&local_out.join("scores.parquet"));
+    let remote_scores = same_outputs(&get, &local_out, dir.path());
     assert_eq!(remote_scores.num_rows(), 600);
     assert_eq!(
         column_names(&remote_scores),
         ["id", "exact__is_correct", "normalized__is_correct"]
     );
-    assert_eq!(remote_scores.schema(), local_scores.schema());
-    assert_eq!(remote_scores.columns(), local_scores.columns());
     let figures = |v: serde_json::Value| v["scorers"].clone();
     let remote_metrics: serde_json::Value = serde_json::from_slice(&get("metrics.json")).unwrap();
     let local_metrics: serde_json::Value =
@@ -194,14 +214,8 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
         &[&examples().join("qa.parquet")],
     );
     let get = |k: &str| get_object(s3.port, "evals", &format!("one/{k}")).unwrap();
-    assert_eq!(
-        metric_lines(&batch_of(&get("metrics.parquet"), dir.path(), "m1.parquet")),
-        metric_lines(&read_parquet(&local_one.join("metrics.parquet")))
-    );
-    let remote_scores = batch_of(&get("scores.parquet"), dir.path(), "s1.parquet");
-    let local_scores = read_parquet(&local_one.join("scores.parquet"));
+    let remote_scores = same_outputs(&get, &local_one, dir.path());
     assert_eq!(column_names(&remote_scores), ["id", "judge__is_correct"]);
-    assert_eq!(remote_scores.columns(), local_scores.columns());
     // confusion.parquet: the same cells; only the last three columns (the run's identity)
     // differ.
     let remote_confusion = batch_of(&get("confusion.parquet"), dir.path(), "c1.parquet");
@@ -366,15 +380,22 @@ definition:
         - {type: mean, field: is_correct}
 "#;
 
-#[test]
-fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
+/// moto with `padded_parquet(rows)` at s3://evals/padded.parquet, and a folder holding the
+/// same file and `EXACT_TASK` as task.yaml.
+fn padded_setup(rows: usize) -> (Server, tempfile::TempDir, Vec<u8>) {
     let s3 = moto();
     create_bucket(s3.port, "evals");
-    let data = padded_parquet(60_000);
+    let data = padded_parquet(rows);
     put_object(s3.port, "evals", "padded.parquet", &data);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("task.yaml"), EXACT_TASK).unwrap();
     std::fs::write(dir.path().join("padded.parquet"), &data).unwrap();
+    (s3, dir, data)
+}
+
+#[test]
+fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
+    let (s3, dir, data) = padded_setup(60_000);
 
     // What the task needs: `output` and `answer`, and `id` (kept in scores.parquet).
     let meta = parquet::file::serialized_reader::SerializedFileReader::new(
@@ -427,18 +448,7 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
         data.len()
     );
     // Same figures as from local disk.
-    let o = evalscore()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "task.yaml",
-            "--input",
-            "padded.parquet",
-            "--out",
-            "local",
-        ])
-        .output()
-        .unwrap();
+    let o = run_task(&[], "task.yaml", "padded.parquet", "local", &[], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         metric_lines(&read_parquet(&dir.path().join("out/metrics.parquet"))),
@@ -453,26 +463,9 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
 
 #[test]
 fn a_dropped_connection_is_retried_then_reported() {
-    let s3 = moto();
-    create_bucket(s3.port, "evals");
-    let data = padded_parquet(20_000);
-    put_object(s3.port, "evals", "padded.parquet", &data);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("task.yaml"), EXACT_TASK).unwrap();
-    std::fs::write(dir.path().join("padded.parquet"), &data).unwrap();
-    let o = evalscore()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "task.yaml",
-            "--input",
-            "padded.parquet",
-            "--out",
-            "local",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let (s3, dir, _) = padded_setup(20_000);
+    let o = run_task(&[], "task.yaml", "padded.parquet", "local", &[], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
 
     // The first three connections are cut 20,000 bytes into their replies: retried.
     let proxy = proxy(s3.port);
@@ -503,15 +496,10 @@ fn a_dropped_connection_is_retried_then_reported() {
         &[],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: s3://evals/padded.parquet: cannot read: "),
-        "{err}"
-    );
-    assert!(
-        err.ends_with("hint: check the URL, the endpoint and the network; requests were retried with backoff before giving up\n"),
-        "{err}"
+    failure(
+        &o,
+        "error: s3://evals/padded.parquet: cannot read: ",
+        NETWORK_HINT,
     );
     assert!(started.elapsed() < Duration::from_secs(120));
     // The failure came while scoring, after the output folder was made: it holds nothing.
@@ -654,13 +642,11 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
         &[],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: s3://evals/out/metrics.json: cannot "),
-        "{err}"
+    failure(
+        &o,
+        "error: s3://evals/out/metrics.json: cannot start the upload: ",
+        CREDENTIALS_HINT,
     );
-    assert!(!err.contains(SECRET));
     // The three files uploaded before it were deleted; nothing marks a finished run.
     assert_eq!(list_keys(s3.port, "evals", "out/"), Vec::<String>::new());
     let requests = proxy.requests.lock().unwrap().clone();
@@ -689,15 +675,10 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
         &[],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: s3://evals/out/metrics.parquet: cannot upload: "),
-        "{err}"
-    );
-    assert!(
-        err.ends_with(&format!("hint: {CREDENTIALS_HINT}\n")),
-        "{err}"
+    failure(
+        &o,
+        "error: s3://evals/out/metrics.parquet: cannot upload: ",
+        CREDENTIALS_HINT,
     );
     let requests = proxy.requests.lock().unwrap().clone();
     let aborts: Vec<&String> = requests
@@ -907,13 +888,11 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
         &[],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: az://evals/runs/first/scores.parquet: cannot read input: "),
-        "{err}"
+    let err = failure(
+        &o,
+        "error: az://evals/runs/first/scores.parquet: cannot read input: ",
+        CREDENTIALS_HINT,
     );
-    assert!(err.contains("hint: check the credentials"), "{err}");
     assert!(!err.contains(wrong) && !err.contains(AZ_KEY), "{err}");
     assert!(!dir.path().join("denied").exists());
 }
@@ -1090,11 +1069,10 @@ fn https_inputs_over_tls() {
     let task = examples().join("qa.yaml");
     let task = task.to_str().unwrap();
     let o = run_task(&env, task, &url, "refused", &[], dir.path());
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with(&format!("error: {url}: cannot read input: ")),
-        "{err}"
+    let err = failure(
+        &o,
+        &format!("error: {url}: cannot read input: "),
+        NETWORK_HINT,
     );
     assert!(
         err.contains("invalid peer certificate: UnknownIssuer"),
@@ -1160,15 +1138,8 @@ fn s3_bad_credentials_are_refused() {
         ),
     ] {
         let o = run_task(&env, task.to_str().unwrap(), input, out, &[], dir.path());
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        let err = stderr(&o);
-        assert!(err.starts_with(head), "{err}");
+        let err = failure(&o, head, CREDENTIALS_HINT);
         assert!(err.contains("403 Forbidden"), "{err}");
-        assert!(
-            err.ends_with(&format!("\nhint: {CREDENTIALS_HINT}\n")),
-            "{err}"
-        );
-        assert!(!err.contains(SECRET), "{err}");
         assert!(!dir.path().join("local-out").exists());
     }
 }
