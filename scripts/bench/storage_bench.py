@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import http.client
 import os
 import socket
 import statistics
@@ -46,7 +47,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -83,10 +83,16 @@ def start_moto() -> tuple[subprocess.Popen, int]:
     sys.exit("moto_server did not listen within 60 s")
 
 
-def put(port: int, path: str, data: bytes | None = None) -> None:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/{path}", data=data or b"",
-                                 method="PUT")
-    urllib.request.urlopen(req).read()
+def put(port: int, path: str, data: bytes = b"") -> None:
+    # http.client, not urllib: urllib labels a body form data, which moto's web framework
+    # then tries to parse (a 250 MB upload never finished).
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    conn.request("PUT", f"/{path}", body=data, headers={"Content-Length": str(len(data))})
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    if r.status != 200:
+        sys.exit(f"PUT /{path}: {r.status} {body[:300]!r}")
 
 
 def rss_mib(pid: int) -> float:
