@@ -20,12 +20,15 @@ DuckDB's and Polars' times reading the same S3 object (see BENCHMARKS.md, "Objec
                        is downloaded from DuckDB's extension site at run time, which this
                        machine cannot reach, so this DuckDB reads S3 through its fsspec hook
                        with `s3fs` (PyPI): Python-level I/O, a handicap DuckDB users avoid.
+   - s3-fetch-floor    s3_fetch_floor.py: fetches from the server exactly the bytes the job
+                       reads (footer, needed column chunks, 8 MiB parts, 8 in flight) and
+                       does nothing with them: what the server and the loopback cost.
    - duckdb-httpfs-s3  with --duckdb-httpfs-python: duckdb_job.py run by that interpreter,
                        whose venv holds a DuckDB release and the `duckdb-ext-httpfs` PyPI
                        package of the same version (the newest published is 1.4.4: `pip
                        install duckdb==1.4.4 duckdb-ext-httpfs==1.4.4.20260205 pyarrow`).
                        DuckDB then reads S3 natively, through an S3 secret with the endpoint.
-3. Checks after the first round that all tools agree on every aggregate and per-row score.
+3. Checks after the first round that all tools (the floor aside) agree on every aggregate and per-row score.
 4. Prints the date, the commit, the machine and its load average (before, after each round,
    and at the end), then a Markdown table: medians, min-max, peak RSS, ratios to evalscore-s3,
    and for each tool the median of its per-round ratios to evalscore-local (each ratio from
@@ -153,6 +156,8 @@ def main() -> None:
             "polars-s3": lambda o: rb.py_cmd("polars_job.py")(url, o, a.threads),
             "duckdb-s3fs": lambda o: rb.py_cmd("duckdb_job.py")(url, o, a.threads),
         }
+        jobs["s3-fetch-floor"] = lambda o: [
+            sys.executable, str(HERE / "s3_fetch_floor.py"), url, str(src), str(o)]
         if a.duckdb_httpfs_python:
             jobs["duckdb-httpfs-s3"] = lambda o: [
                 a.duckdb_httpfs_python, str(HERE / "duckdb_job.py"), url, str(o),
@@ -171,14 +176,15 @@ def main() -> None:
             loads.append(load())
             print(f"  load average after round {r + 1}: {loads[-1]}", flush=True)
             if r == 0:
+                checked = [t for t in jobs if t != "s3-fetch-floor"]
                 aggs = {t: (rb.evalscore_aggregates(outs[t]) if t.startswith("evalscore")
-                            else rb.python_aggregates(outs[t])) for t in jobs}
+                            else rb.python_aggregates(outs[t])) for t in checked}
                 # check_same compares everything to the entry named "evalscore".
                 aggs["evalscore"] = aggs.pop("evalscore-s3")
-                check_outs = dict(outs)
+                check_outs = {t: outs[t] for t in checked}
                 check_outs["evalscore"] = check_outs.pop("evalscore-s3")
                 rb.check_same(check_outs, aggs)
-                print(f"  check passed: all {len(jobs)} agree on aggregates and every "
+                print(f"  check passed: all {len(checked)} agree on aggregates and every "
                       "per-row score", flush=True)
         moto_rss = rss_mib(server.pid)
         ref = statistics.median(w for w, _ in results["evalscore-s3"])
