@@ -47,9 +47,10 @@ def main() -> None:
     def get(r: tuple[int, int]) -> int:
         conn = http.client.HTTPConnection(endpoint.hostname, endpoint.port, timeout=600)
         conn.request("GET", f"/{bucket_key}", headers={"Range": f"bytes={r[0]}-{r[1] - 1}"})
-        body = conn.getresponse().read()
+        resp = conn.getresponse()
+        body = resp.read()
         conn.close()
-        assert len(body) == r[1] - r[0], (r, len(body))
+        assert resp.status == 206 and len(body) == r[1] - r[0], (r, resp.status, body[:200])
         return len(body)
 
     t0 = time.perf_counter()

@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import http.client
+import json
 import os
 import socket
 import statistics
@@ -143,6 +144,11 @@ def main() -> None:
         os.environ.update(ENV)
         os.environ["AWS_ENDPOINT_URL"] = endpoint
         put(port, "bench")
+        # Open to unsigned reads, for s3-fetch-floor's plain GETs (moto refuses unsigned
+        # reads of private objects; the tools sign theirs).
+        put(port, "bench?policy", json.dumps({"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": "*", "Action": "s3:*",
+            "Resource": ["arn:aws:s3:::bench", "arn:aws:s3:::bench/*"]}]}).encode())
         t0 = time.perf_counter()
         put(port, "bench/syn.parquet", src.read_bytes())
         print(f"uploaded {src.name} ({src.stat().st_size / 2**20:.0f} MiB) in "
