@@ -850,18 +850,20 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
         "definition:\n  scorers:\n    - type: string_equals\n      key: ids\n      value: \"{{ sample.id }}\"\n      ground_truth: \"{{ sample.id }}\"\n      metrics:\n        - {type: mean, field: is_correct}\n",
     )
     .unwrap();
-    let o = run_task(
-        &env,
-        "ids.yaml",
-        "az://evals/runs/first/scores.parquet",
-        "from-az",
-        &[],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let m = read_parquet(&dir.path().join("from-az/metrics.parquet"));
-    assert_eq!(floats(&m, "value")[0], Some(1.0));
-    assert_eq!(uints(&m, "n")[0], 300);
+    // The same object as an ADLS Gen2 URL (container@account).
+    for (url, out) in [
+        ("az://evals/runs/first/scores.parquet", "from-az"),
+        (
+            "abfss://evals@devstoreaccount1.dfs.core.windows.net/runs/first/scores.parquet",
+            "from-abfss",
+        ),
+    ] {
+        let o = run_task(&env, "ids.yaml", url, out, &[], dir.path());
+        assert!(o.status.success(), "{url}: {}", stderr(&o));
+        let m = read_parquet(&dir.path().join(out).join("metrics.parquet"));
+        assert_eq!(floats(&m, "value")[0], Some(1.0), "{url}");
+        assert_eq!(uints(&m, "n")[0], 300, "{url}");
+    }
     let o = run_task(
         &env,
         task.to_str().unwrap(),

@@ -273,14 +273,20 @@ impl Location {
     pub fn parse(url: &str, options: &[(String, String)]) -> Result<Location, StorageError> {
         let parsed = url::Url::parse(url)
             .map_err(|e| StorageError::new(url, format!("not a valid URL: {e}")))?;
-        // A query (a presigned URL's signature, a SAS token) or `user:password@` would be
-        // dropped by the store, and they are secrets: refused, and not repeated.
-        if parsed.query().is_some() || !parsed.username().is_empty() || parsed.password().is_some()
+        // A query (a presigned URL's signature, a SAS token), a password, or a web URL's
+        // `user@` would be dropped by the store, and they are secrets: refused, and not
+        // repeated. (`abfss://CONTAINER@ACCOUNT...` names its container there.)
+        let web = matches!(parsed.scheme(), "http" | "https");
+        if parsed.query().is_some()
+            || parsed.password().is_some()
+            || (web && !parsed.username().is_empty())
         {
             let mut shown = parsed.clone();
             shown.set_query(None);
-            let _ = shown.set_username("");
             let _ = shown.set_password(None);
+            if web {
+                let _ = shown.set_username("");
+            }
             return Err(StorageError::new(
                 shown.as_str(),
                 "a URL with a query string or user credentials is not supported",
@@ -718,6 +724,10 @@ mod tests {
                 "https://h.example/x.parquet",
             ),
             ("az://c/x.parquet?sig=abc", "az://c/x.parquet"),
+            (
+                "abfss://c:abc@a.dfs.core.windows.net/x.parquet",
+                "abfss://c@a.dfs.core.windows.net/x.parquet",
+            ),
         ] {
             let e = Location::parse(url, &[]).unwrap_err();
             assert_eq!(
@@ -752,6 +762,19 @@ mod tests {
             ),
             "GET /b?<redacted> failed; key <redacted>, region eu-west-1-long-enough"
         );
+    }
+
+    #[test]
+    fn an_abfss_container_is_not_taken_for_credentials() {
+        let l = Location::parse(
+            "abfss://evals@acct.dfs.core.windows.net/runs/x.parquet",
+            &[
+                ("azure_storage_account_name".into(), "acct".into()),
+                ("azure_storage_account_key".into(), "a2V5".into()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(l.path.as_ref(), "runs/x.parquet");
     }
 
     #[test]
