@@ -11,6 +11,8 @@ usage: duckdb_job.py INPUT.parquet OUT_DIR [--threads 2]
   user would do rather than re-scan output/answer/choices or materialise the scores in memory.
 - Writes OUT_DIR/aggregates.json.
 """
+from __future__ import annotations
+
 import json
 import os
 import sys
@@ -21,6 +23,45 @@ import duckdb
 
 def sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
+
+
+def httpfs_extension() -> str | None:
+    """The `httpfs` extension file of the `duckdb-ext-httpfs` PyPI package, when it is
+    installed for this DuckDB version (DuckDB itself downloads extensions from its own site
+    at run time, which the benchmark machine cannot reach)."""
+    import glob
+    import importlib.util
+
+    spec = importlib.util.find_spec("duckdb_ext")
+    for loc in (spec.submodule_search_locations or []) if spec else []:
+        found = glob.glob(f"{loc}/extensions/v{duckdb.__version__}/*/httpfs.duckdb_extension")
+        if found:
+            return found[0]
+    return None
+
+
+def s3_setup(con: "duckdb.DuckDBPyConnection") -> None:
+    """storage_bench.py: S3 from the same AWS_* variables evalscore and Polars read. With the
+    httpfs extension, DuckDB's own reader through an S3 secret; without it, fsspec's s3fs."""
+    env = os.environ
+    ext = httpfs_extension()
+    if ext:
+        con.execute(f"LOAD {sql_str(ext)}")
+        endpoint = env["AWS_ENDPOINT_URL"]
+        con.execute(
+            f"""CREATE SECRET bench (TYPE s3, KEY_ID {sql_str(env["AWS_ACCESS_KEY_ID"])},
+                SECRET {sql_str(env["AWS_SECRET_ACCESS_KEY"])},
+                REGION {sql_str(env.get("AWS_REGION", "us-east-1"))},
+                ENDPOINT {sql_str(endpoint.split("://", 1)[1])}, URL_STYLE 'path',
+                USE_SSL {str(endpoint.startswith("https://")).lower()})"""
+        )
+        return
+    import s3fs
+
+    con.register_filesystem(s3fs.S3FileSystem(
+        key=env["AWS_ACCESS_KEY_ID"], secret=env["AWS_SECRET_ACCESS_KEY"],
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        client_kwargs={"region_name": env.get("AWS_REGION", "us-east-1")}))
 
 
 def main() -> None:
@@ -35,15 +76,7 @@ def main() -> None:
     con = duckdb.connect()
     con.execute(f"SET threads={threads}")
     if src.startswith("s3://"):
-        # storage_bench.py: DuckDB's httpfs extension comes from extensions.duckdb.org, which
-        # the benchmark machine cannot reach; DuckDB reads through fsspec's s3fs instead,
-        # configured from the same AWS_* variables evalscore and Polars read.
-        import s3fs
-
-        con.register_filesystem(s3fs.S3FileSystem(
-            key=os.environ["AWS_ACCESS_KEY_ID"], secret=os.environ["AWS_SECRET_ACCESS_KEY"],
-            endpoint_url=os.environ["AWS_ENDPOINT_URL"],
-            client_kwargs={"region_name": os.environ.get("AWS_REGION", "us-east-1")}))
+        s3_setup(con)
     t0 = time.perf_counter()
     con.execute(
         f"""

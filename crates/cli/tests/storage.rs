@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use stores::*;
 
 const SECRET: &str = "s3-secret-never-printed";
+const NETWORK_HINT: &str = "check the URL, the endpoint and the network; requests were retried with backoff before giving up";
+const CREDENTIALS_HINT: &str = "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)";
 
 fn run_with(env: &[(&str, String)], args: &[&str], cwd: &Path) -> std::process::Output {
     let mut c = evalscore();
@@ -35,25 +37,74 @@ fn run_with(env: &[(&str, String)], args: &[&str], cwd: &Path) -> std::process::
     c.args(args).output().unwrap()
 }
 
+/// `evalscore run TASK --input INPUT --out OUT EXTRA...` in `cwd` with `env`. TASK is a
+/// path, or the name of one of data/examples.
+fn run_task(
+    env: &[(&str, String)],
+    task: &str,
+    input: &str,
+    out: &str,
+    extra: &[&str],
+    cwd: &Path,
+) -> std::process::Output {
+    let example = examples().join(task);
+    let task = match example.exists() {
+        true => example.to_str().unwrap().to_owned(),
+        false => task.to_owned(),
+    };
+    let mut args = vec!["run", task.as_str(), "--input", input, "--out", out];
+    args.extend_from_slice(extra);
+    run_with(env, &args, cwd)
+}
+
+/// Creates the bucket `evals` holding the example `qa.parquet`.
+fn evals_with_qa(port: u16) {
+    create_bucket(port, "evals");
+    put_object(
+        port,
+        "evals",
+        "qa.parquet",
+        &std::fs::read(examples().join("qa.parquet")).unwrap(),
+    );
+}
+
+/// The message of a run that failed (exit 2), checked to start with `head`, to end with the
+/// hint line `hint`, and to hold no secret of the tests.
+fn failure(o: &std::process::Output, head: &str, hint: &str) -> String {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    let err = stderr(o);
+    assert!(err.starts_with(head), "{err}");
+    assert!(err.ends_with(&format!("\nhint: {hint}\n")), "{err}");
+    assert!(!err.contains(SECRET), "{err}");
+    err
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// metrics.parquet's figures without the run identity columns (each run has its own).
-fn figures(bytes: &[u8], dir: &Path, name: &str) -> Vec<String> {
+/// A Parquet file's content, from its bytes (written to `dir/name` to be read).
+fn batch_of(bytes: &[u8], dir: &Path, name: &str) -> RecordBatch {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
-    metric_lines(&read_parquet(&p))
+    read_parquet(&p)
 }
 
-fn scores_of(bytes: &[u8], dir: &Path, name: &str) -> Vec<(i64, Option<f64>)> {
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    let b = read_parquet(&p);
-    ints(&b, "id")
-        .into_iter()
-        .zip(floats(&b, "exact__is_correct"))
-        .collect()
+/// Checks that a remote run's outputs (`get` fetches one by name) hold the same figures (the
+/// run identity aside: each run has its own) and the same scores, every column and row, as
+/// the local run's folder `local`; returns the scores.
+fn same_outputs(get: &dyn Fn(&str) -> Vec<u8>, local: &Path, dir: &Path) -> RecordBatch {
+    let fetched = tempfile::tempdir_in(dir).unwrap();
+    let remote = |name: &str| batch_of(&get(name), fetched.path(), name);
+    assert_eq!(
+        metric_lines(&remote("metrics.parquet")),
+        metric_lines(&read_parquet(&local.join("metrics.parquet")))
+    );
+    let scores = remote("scores.parquet");
+    let local_scores = read_parquet(&local.join("scores.parquet"));
+    assert_eq!(scores.schema(), local_scores.schema());
+    assert_eq!(scores.columns(), local_scores.columns());
+    scores
 }
 
 /// A local run's outputs, for comparison.
@@ -93,18 +144,12 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     let env = s3_env(&endpoint);
 
     let task = examples().join("qa.yaml");
-    let o = run_with(
+    let o = run_task(
         &env,
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            "s3://evals/nightly/",
-            "--out",
-            "s3://evals/out/run_date=d1/",
-            "--run-id",
-            "nightly-1",
-        ],
+        task.to_str().unwrap(),
+        "s3://evals/nightly/",
+        "s3://evals/out/run_date=d1/",
+        &["--run-id", "nightly-1"],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -119,20 +164,18 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
         ]
     );
     let get = |k: &str| get_object(s3.port, "evals", &format!("out/run_date=d1/{k}")).unwrap();
+    let remote_scores = same_outputs(&get, &local_out, dir.path());
+    assert_eq!(remote_scores.num_rows(), 600);
     assert_eq!(
-        figures(&get("metrics.parquet"), dir.path(), "m-remote.parquet"),
-        metric_lines(&read_parquet(&local_out.join("metrics.parquet")))
+        column_names(&remote_scores),
+        ["id", "exact__is_correct", "normalized__is_correct"]
     );
-    let remote_scores = scores_of(&get("scores.parquet"), dir.path(), "s-remote.parquet");
-    let local_scores = read_parquet(&local_out.join("scores.parquet"));
-    assert_eq!(remote_scores.len(), 600);
-    assert_eq!(
-        remote_scores,
-        ints(&local_scores, "id")
-            .into_iter()
-            .zip(floats(&local_scores, "exact__is_correct"))
-            .collect::<Vec<_>>()
-    );
+    let figures = |v: serde_json::Value| v["scorers"].clone();
+    let remote_metrics: serde_json::Value = serde_json::from_slice(&get("metrics.json")).unwrap();
+    let local_metrics: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(local_out.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(figures(remote_metrics.clone()), figures(local_metrics));
+    assert_eq!(remote_metrics["run_id"], "nightly-1");
     let run_json: serde_json::Value = serde_json::from_slice(&get("run.json")).unwrap();
     assert_eq!(run_json["run_id"], "nightly-1");
     let inputs: Vec<String> = run_json["inputs"]
@@ -154,25 +197,39 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     assert!(!stderr(&o).contains(SECRET));
     assert!(!String::from_utf8_lossy(&o.stdout).contains(SECRET));
 
-    // One object, by its key.
-    let one = dir.path().join("one");
-    let o = run_with(
+    // One object, by its key, with a task that fills confusion.parquet.
+    let classification = examples().join("classification.yaml");
+    let o = run_task(
         &env,
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            "s3://evals/nightly/part-0.parquet",
-            "--out",
-            one.to_str().unwrap(),
-        ],
+        classification.to_str().unwrap(),
+        "s3://evals/nightly/part-0.parquet",
+        "s3://evals/one/",
+        &[],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let local_one = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.parquet")]);
+    let local_one = local_run(
+        dir.path(),
+        "classification.yaml",
+        &[&examples().join("qa.parquet")],
+    );
+    let get = |k: &str| get_object(s3.port, "evals", &format!("one/{k}")).unwrap();
+    let remote_scores = same_outputs(&get, &local_one, dir.path());
+    assert_eq!(column_names(&remote_scores), ["id", "judge__is_correct"]);
+    // confusion.parquet: the same cells; only the last three columns (the run's identity)
+    // differ.
+    let remote_confusion = batch_of(&get("confusion.parquet"), dir.path(), "c1.parquet");
+    let local_confusion = read_parquet(&local_one.join("confusion.parquet"));
+    assert!(local_confusion.num_rows() > 10);
+    assert_eq!(remote_confusion.schema(), local_confusion.schema());
+    let n = local_confusion.num_columns() - 3;
     assert_eq!(
-        metric_lines(&read_parquet(&one.join("metrics.parquet"))),
-        metric_lines(&read_parquet(&local_one.join("metrics.parquet")))
+        column_names(&local_confusion)[n..],
+        ["run_id", "run_started_at", "labels"]
+    );
+    assert_eq!(
+        remote_confusion.columns()[..n],
+        local_confusion.columns()[..n]
     );
 }
 
@@ -188,16 +245,12 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
         ("s3://evals/nope.parquet", "not found"),
         ("s3://no-such-bucket/x.parquet", "not found"),
     ] {
-        let o = run_with(
+        let o = run_task(
             &s3_env(&endpoint),
-            &[
-                "run",
-                task.to_str().unwrap(),
-                "--input",
-                url,
-                "--out",
-                out.to_str().unwrap(),
-            ],
+            task.to_str().unwrap(),
+            url,
+            out.to_str().unwrap(),
+            &[],
             dir.path(),
         );
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -209,17 +262,47 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
         );
         assert!(!out.exists());
     }
-    // An empty prefix.
-    let o = run_with(
-        &s3_env(&endpoint),
-        &[
-            "run",
+    // A prefix in a missing bucket, as an input and as an output: found by its listing,
+    // before anything is scored.
+    let qa = examples().join("qa.parquet");
+    for (input, out, url, what) in [
+        (
+            "s3://no-such-bucket/in/",
+            "local-out",
+            "s3://no-such-bucket/in/",
+            "list the prefix",
+        ),
+        (
+            qa.to_str().unwrap(),
+            "s3://no-such-bucket/out",
+            "s3://no-such-bucket/out/",
+            "list the output prefix",
+        ),
+    ] {
+        let o = run_task(
+            &s3_env(&endpoint),
             task.to_str().unwrap(),
-            "--input",
-            "s3://evals/empty/",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+            input,
+            out,
+            &[],
+            dir.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: {url}: cannot {what}: not found\nhint: check the bucket (or container) and the key\n"
+            )
+        );
+        assert!(!dir.path().join("local-out").exists());
+    }
+    // An empty prefix.
+    let o = run_task(
+        &s3_env(&endpoint),
+        task.to_str().unwrap(),
+        "s3://evals/empty/",
+        out.to_str().unwrap(),
+        &[],
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2));
@@ -297,15 +380,22 @@ definition:
         - {type: mean, field: is_correct}
 "#;
 
-#[test]
-fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
+/// moto with `padded_parquet(rows)` at s3://evals/padded.parquet, and a folder holding the
+/// same file and `EXACT_TASK` as task.yaml.
+fn padded_setup(rows: usize) -> (Server, tempfile::TempDir, Vec<u8>) {
     let s3 = moto();
     create_bucket(s3.port, "evals");
-    let data = padded_parquet(60_000);
+    let data = padded_parquet(rows);
     put_object(s3.port, "evals", "padded.parquet", &data);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("task.yaml"), EXACT_TASK).unwrap();
     std::fs::write(dir.path().join("padded.parquet"), &data).unwrap();
+    (s3, dir, data)
+}
+
+#[test]
+fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
+    let (s3, dir, data) = padded_setup(60_000);
 
     // What the task needs: `output` and `answer`, and `id` (kept in scores.parquet).
     let meta = parquet::file::serialized_reader::SerializedFileReader::new(
@@ -337,16 +427,12 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
     );
 
     let proxy = proxy(s3.port);
-    let o = run_with(
+    let o = run_task(
         &s3_env(&proxy.endpoint()),
-        &[
-            "run",
-            "task.yaml",
-            "--input",
-            "s3://evals/padded.parquet",
-            "--out",
-            "out",
-        ],
+        "task.yaml",
+        "s3://evals/padded.parquet",
+        "out",
+        &[],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -362,18 +448,7 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
         data.len()
     );
     // Same figures as from local disk.
-    let o = evalscore()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "task.yaml",
-            "--input",
-            "padded.parquet",
-            "--out",
-            "local",
-        ])
-        .output()
-        .unwrap();
+    let o = run_task(&[], "task.yaml", "padded.parquet", "local", &[], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         metric_lines(&read_parquet(&dir.path().join("out/metrics.parquet"))),
@@ -388,40 +463,19 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
 
 #[test]
 fn a_dropped_connection_is_retried_then_reported() {
-    let s3 = moto();
-    create_bucket(s3.port, "evals");
-    let data = padded_parquet(20_000);
-    put_object(s3.port, "evals", "padded.parquet", &data);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("task.yaml"), EXACT_TASK).unwrap();
-    std::fs::write(dir.path().join("padded.parquet"), &data).unwrap();
-    let o = evalscore()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "task.yaml",
-            "--input",
-            "padded.parquet",
-            "--out",
-            "local",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let (s3, dir, _) = padded_setup(20_000);
+    let o = run_task(&[], "task.yaml", "padded.parquet", "local", &[], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
 
     // The first three connections are cut 20,000 bytes into their replies: retried.
     let proxy = proxy(s3.port);
     proxy.rules.lock().unwrap().drop = Some((3, 20_000));
-    let o = run_with(
+    let o = run_task(
         &s3_env(&proxy.endpoint()),
-        &[
-            "run",
-            "task.yaml",
-            "--input",
-            "s3://evals/padded.parquet",
-            "--out",
-            "out",
-        ],
+        "task.yaml",
+        "s3://evals/padded.parquet",
+        "out",
+        &[],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -434,27 +488,18 @@ fn a_dropped_connection_is_retried_then_reported() {
     // Every connection cut: a clear error after the retries, and no output.
     proxy.rules.lock().unwrap().drop = Some((10_000, 20_000));
     let started = Instant::now();
-    let o = run_with(
+    let o = run_task(
         &s3_env(&proxy.endpoint()),
-        &[
-            "run",
-            "task.yaml",
-            "--input",
-            "s3://evals/padded.parquet",
-            "--out",
-            "out2",
-        ],
+        "task.yaml",
+        "s3://evals/padded.parquet",
+        "out2",
+        &[],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: s3://evals/padded.parquet: cannot read: "),
-        "{err}"
-    );
-    assert!(
-        err.ends_with("hint: check the URL, the endpoint and the network; requests were retried with backoff before giving up\n"),
-        "{err}"
+    failure(
+        &o,
+        "error: s3://evals/padded.parquet: cannot read: ",
+        NETWORK_HINT,
     );
     assert!(started.elapsed() < Duration::from_secs(120));
     // The failure came while scoring, after the output folder was made: it holds nothing.
@@ -462,35 +507,77 @@ fn a_dropped_connection_is_retried_then_reported() {
 }
 
 fn qa_run(env: &[(&str, String)], out: &str, extra: &[&str], cwd: &Path) -> std::process::Output {
-    let task = examples().join("qa.yaml");
-    let mut args = vec![
-        "run",
-        task.to_str().unwrap(),
-        "--input",
-        "s3://evals/qa.parquet",
-        "--out",
-        out,
-    ];
-    args.extend_from_slice(extra);
-    let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_with(env, &args, cwd)
+    run_task(env, "qa.yaml", "s3://evals/qa.parquet", out, extra, cwd)
+}
+
+/// The requests the proxy saw that touch the output prefix `out/` (not the input), each
+/// cut after its query's `uploadId=` (a fresh id each time) and without ` HTTP/1.1`.
+fn output_requests(proxy: &Proxy) -> Vec<String> {
+    proxy
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.contains("/evals/out/") || r.contains("prefix=out") || r.contains("?delete"))
+        .map(|r| {
+            let r = r.trim_end_matches(" HTTP/1.1");
+            match r.find("uploadId=") {
+                Some(i) => r[..i + "uploadId=".len()].to_owned(),
+                None => r.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The head (request line and headers, lowercased) of the last request starting `line`.
+fn last_head(proxy: &Proxy, line: &str) -> String {
+    proxy
+        .heads
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|h| h.starts_with(line))
+        .unwrap_or_else(|| panic!("no request {line}"))
+        .to_ascii_lowercase()
 }
 
 #[test]
 fn outputs_present_are_refused_and_overwrite_replaces_them() {
     let s3 = moto();
-    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
+    // Through the proxy, which records what was sent to the output prefix and how.
+    let proxy = proxy(s3.port);
+    let env = s3_env(&proxy.endpoint());
     let dir = tempfile::tempdir().unwrap();
     let o = qa_run(&env, "s3://evals/out", &["--run-id", "first"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
+    // One listing of the prefix, then each data file as a multipart upload (begun, one part,
+    // completed), then run.json last, in one PUT that is create-only.
+    let mut data_uploads = Vec::new();
+    for f in [
+        "scores.parquet",
+        "metrics.parquet",
+        "confusion.parquet",
+        "metrics.json",
+    ] {
+        data_uploads.extend([
+            format!("POST /evals/out/{f}?uploads="),
+            format!("PUT /evals/out/{f}?partNumber=1&uploadId="),
+            format!("POST /evals/out/{f}?uploadId="),
+        ]);
+    }
+    let listing = "GET /evals?delimiter=%2F&list-type=2&prefix=out%2F".to_owned();
+    let mut want = vec![listing.clone(), listing.clone()];
+    want.extend(data_uploads.iter().cloned());
+    want.push("PUT /evals/out/run.json".to_owned());
+    assert_eq!(output_requests(&proxy), want);
+    let run_json_put = last_head(&proxy, "PUT /evals/out/run.json ");
+    assert!(
+        run_json_put.contains("\r\nif-none-match: *\r\n"),
+        "{run_json_put}"
+    );
+
     let o = qa_run(&env, "s3://evals/out", &["--run-id", "second"], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
@@ -503,6 +590,8 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
         v["run_id"].as_str().unwrap().to_owned()
     };
     assert_eq!(run_id(s3.port), "first");
+    proxy.requests.lock().unwrap().clear();
+    proxy.heads.lock().unwrap().clear();
     let o = qa_run(
         &env,
         "s3://evals/out",
@@ -511,13 +600,19 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(run_id(s3.port), "second");
+    // With --overwrite: the old run.json is deleted first (S3's DeleteObjects), and the new
+    // one is written whether or not one is there.
+    let mut want = vec![listing.clone(), listing, "POST /evals?delete".to_owned()];
+    want.extend(data_uploads);
+    want.push("PUT /evals/out/run.json".to_owned());
+    assert_eq!(output_requests(&proxy), want);
+    assert!(!last_head(&proxy, "PUT /evals/out/run.json ").contains("if-none-match"));
     let metrics = get_object(s3.port, "evals", "out/metrics.parquet").unwrap();
-    let p = dir.path().join("m.parquet");
-    std::fs::write(&p, metrics).unwrap();
     assert_eq!(
-        strings(&read_parquet(&p), "run_id")[0].as_deref(),
+        strings(&batch_of(&metrics, dir.path(), "m.parquet"), "run_id")[0].as_deref(),
         Some("second")
     );
+    assert_eq!(open_uploads(s3.port, "evals"), Vec::<String>::new());
 
     // A local-only command refuses a URL instead of making a folder named `s3:`.
     let o = evalscore()
@@ -536,13 +631,7 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
 #[test]
 fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
     let s3 = moto();
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
     let proxy = proxy(s3.port);
     // The upload of metrics.json (a multipart upload starts with a POST), after the other three.
     proxy.rules.lock().unwrap().forbid = Some("POST /evals/out/metrics.json".into());
@@ -553,13 +642,11 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
         &[],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: s3://evals/out/metrics.json: cannot "),
-        "{err}"
+    failure(
+        &o,
+        "error: s3://evals/out/metrics.json: cannot start the upload: ",
+        CREDENTIALS_HINT,
     );
-    assert!(!err.contains(SECRET));
     // The three files uploaded before it were deleted; nothing marks a finished run.
     assert_eq!(list_keys(s3.port, "evals", "out/"), Vec::<String>::new());
     let requests = proxy.requests.lock().unwrap().clone();
@@ -573,21 +660,44 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
         .filter(|r| r.starts_with("POST /evals?delete"))
         .count();
     assert_eq!(deletes, 3, "{requests:?}");
-    assert!(!requests
+    assert!(
+        !requests.iter().any(|r| r.contains("run.json")),
+        "{requests:?}"
+    );
+
+    // A part refused in the middle of a multipart upload: that upload is aborted, so no
+    // part of it stays stored, and the files uploaded before it are deleted.
+    proxy.requests.lock().unwrap().clear();
+    proxy.rules.lock().unwrap().forbid = Some("PUT /evals/out/metrics.parquet?partNumber=".into());
+    let o = qa_run(
+        &s3_env(&proxy.endpoint()),
+        "s3://evals/out/",
+        &[],
+        dir.path(),
+    );
+    failure(
+        &o,
+        "error: s3://evals/out/metrics.parquet: cannot upload: ",
+        CREDENTIALS_HINT,
+    );
+    let requests = proxy.requests.lock().unwrap().clone();
+    let aborts: Vec<&String> = requests
         .iter()
-        .any(|r| r.contains("run.json") && !r.starts_with("HEAD ")));
+        .filter(|r| r.starts_with("DELETE /evals/out/metrics.parquet?uploadId="))
+        .collect();
+    assert_eq!(aborts.len(), 1, "{requests:?}");
+    assert_eq!(open_uploads(s3.port, "evals"), Vec::<String>::new());
+    assert_eq!(list_keys(s3.port, "evals", "out/"), Vec::<String>::new());
+    assert!(
+        !requests.iter().any(|r| r.contains("run.json")),
+        "{requests:?}"
+    );
 }
 
 #[test]
 fn a_killed_run_leaves_no_run_json() {
     let s3 = moto();
-    create_bucket(s3.port, "evals");
-    put_object(
-        s3.port,
-        "evals",
-        "qa.parquet",
-        &std::fs::read(examples().join("qa.parquet")).unwrap(),
-    );
+    evals_with_qa(s3.port);
     let proxy = proxy(s3.port);
     proxy.rules.lock().unwrap().hold = Some("POST /evals/out/metrics.json".into());
     let dir = tempfile::tempdir().unwrap();
@@ -635,15 +745,33 @@ fn compressed_jsonl_and_http_inputs() {
     let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
     create_bucket(s3.port, "evals");
     let jsonl = std::fs::read(examples().join("qa.jsonl")).unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, &jsonl).unwrap();
-    put_object(s3.port, "evals", "qa.jsonl.gz", &gz.finish().unwrap());
+    let gzip = |data: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, data).unwrap();
+        gz.finish().unwrap()
+    };
+    let half = jsonl.len() / 2;
+    put_object(s3.port, "evals", "qa.jsonl.gz", &gzip(&jsonl));
+    // Two gzip members, cut in the middle of a line.
+    put_object(
+        s3.port,
+        "evals",
+        "qa.ndjson.gz",
+        &[gzip(&jsonl[..half]), gzip(&jsonl[half..])].concat(),
+    );
+    put_object(
+        s3.port,
+        "evals",
+        "qa.jsonl.zst",
+        &zstd::encode_all(&jsonl[..], 3).unwrap(),
+    );
     put_object(
         s3.port,
         "evals",
         "qa.ndjson.zst",
-        &zstd::encode_all(&jsonl[..], 3).unwrap(),
+        &zstd::encode_all(&jsonl[..], 19).unwrap(),
     );
+    put_object(s3.port, "evals", "qa.jsonl", &jsonl);
     put_object(
         s3.port,
         "evals",
@@ -653,27 +781,28 @@ fn compressed_jsonl_and_http_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let local = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.jsonl")]);
     let want = metric_lines(&read_parquet(&local.join("metrics.parquet")));
+    let want_scores = read_parquet(&local.join("scores.parquet"));
     let task = examples().join("qa.yaml");
-    for (i, url) in [
-        "s3://evals/qa.jsonl.gz".to_owned(),
-        "s3://evals/qa.ndjson.zst".to_owned(),
-        // moto serves objects to anonymous GETs: a plain HTTP(S) URL.
-        format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port),
+    let http = format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port);
+    for (i, (url, format, compression)) in [
+        ("s3://evals/qa.jsonl.gz", "jsonl", Some("gzip")),
+        ("s3://evals/qa.ndjson.gz", "jsonl", Some("gzip")),
+        ("s3://evals/qa.jsonl.zst", "jsonl", Some("zstd")),
+        ("s3://evals/qa.ndjson.zst", "jsonl", Some("zstd")),
+        ("s3://evals/qa.jsonl", "jsonl", None),
+        // moto serves objects to anonymous GETs: a plain web URL, no credentials.
+        (http.as_str(), "parquet", None),
     ]
-    .iter()
+    .into_iter()
     .enumerate()
     {
         let out = dir.path().join(format!("out{i}"));
-        let o = run_with(
+        let o = run_task(
             &env,
-            &[
-                "run",
-                task.to_str().unwrap(),
-                "--input",
-                url,
-                "--out",
-                out.to_str().unwrap(),
-            ],
+            task.to_str().unwrap(),
+            url,
+            out.to_str().unwrap(),
+            &[],
             dir.path(),
         );
         assert!(o.status.success(), "{url}: {}", stderr(&o));
@@ -682,6 +811,17 @@ fn compressed_jsonl_and_http_inputs() {
             want,
             "{url}"
         );
+        let scores = read_parquet(&out.join("scores.parquet"));
+        assert_eq!(scores.columns(), want_scores.columns(), "{url}");
+        let rj: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(rj["inputs"][0]["path"], url);
+        assert_eq!(rj["inputs"][0]["format"], format, "{url}");
+        assert_eq!(
+            rj["inputs"][0]["compression"],
+            serde_json::json!(compression)
+        );
+        assert_eq!(rj["inputs"][0]["rows"], 300, "{url}");
     }
 }
 
@@ -695,18 +835,12 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
     let task = examples().join("classification.yaml");
     // Upload the input with evalscore itself: a local run's outputs to `az://`, then read
     // one back as an input.
-    let o = run_with(
+    let o = run_task(
         &env,
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            examples().join("qa.parquet").to_str().unwrap(),
-            "--out",
-            "az://evals/runs/first",
-            "--run-id",
-            "az-1",
-        ],
+        task.to_str().unwrap(),
+        examples().join("qa.parquet").to_str().unwrap(),
+        "az://evals/runs/first",
+        &["--run-id", "az-1"],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -716,32 +850,26 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
         "definition:\n  scorers:\n    - type: string_equals\n      key: ids\n      value: \"{{ sample.id }}\"\n      ground_truth: \"{{ sample.id }}\"\n      metrics:\n        - {type: mean, field: is_correct}\n",
     )
     .unwrap();
-    let o = run_with(
+    // The same object as an ADLS Gen2 URL (container@account).
+    for (url, out) in [
+        ("az://evals/runs/first/scores.parquet", "from-az"),
+        (
+            "abfss://evals@devstoreaccount1.dfs.core.windows.net/runs/first/scores.parquet",
+            "from-abfss",
+        ),
+    ] {
+        let o = run_task(&env, "ids.yaml", url, out, &[], dir.path());
+        assert!(o.status.success(), "{url}: {}", stderr(&o));
+        let m = read_parquet(&dir.path().join(out).join("metrics.parquet"));
+        assert_eq!(floats(&m, "value")[0], Some(1.0), "{url}");
+        assert_eq!(uints(&m, "n")[0], 300, "{url}");
+    }
+    let o = run_task(
         &env,
-        &[
-            "run",
-            "ids.yaml",
-            "--input",
-            "az://evals/runs/first/scores.parquet",
-            "--out",
-            "from-az",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let m = read_parquet(&dir.path().join("from-az/metrics.parquet"));
-    assert_eq!(floats(&m, "value")[0], Some(1.0));
-    assert_eq!(uints(&m, "n")[0], 300);
-    let o = run_with(
-        &env,
-        &[
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            examples().join("qa.parquet").to_str().unwrap(),
-            "--out",
-            "az://evals/runs/first",
-        ],
+        task.to_str().unwrap(),
+        examples().join("qa.parquet").to_str().unwrap(),
+        "az://evals/runs/first",
+        &[],
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(2));
@@ -754,25 +882,19 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
     let mut bad = env.clone();
     bad.retain(|(k, _)| *k != "AZURE_STORAGE_ACCOUNT_KEY");
     bad.push(("AZURE_STORAGE_ACCOUNT_KEY", wrong.into()));
-    let o = run_with(
+    let o = run_task(
         &bad,
-        &[
-            "run",
-            "ids.yaml",
-            "--input",
-            "az://evals/runs/first/scores.parquet",
-            "--out",
-            "denied",
-        ],
+        "ids.yaml",
+        "az://evals/runs/first/scores.parquet",
+        "denied",
+        &[],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.starts_with("error: az://evals/runs/first/scores.parquet: cannot read input: "),
-        "{err}"
+    let err = failure(
+        &o,
+        "error: az://evals/runs/first/scores.parquet: cannot read input: ",
+        CREDENTIALS_HINT,
     );
-    assert!(err.contains("hint: check the credentials"), "{err}");
     assert!(!err.contains(wrong) && !err.contains(AZ_KEY), "{err}");
     assert!(!dir.path().join("denied").exists());
 }
@@ -821,5 +943,205 @@ fn create_only_writes_refuse_an_existing_object() {
         );
         loc.delete().unwrap();
         assert!(!loc.exists().unwrap());
+    }
+}
+
+/// `--storage-option` overrides the environment, and no secret, whether from the environment,
+/// an option or a URL, reaches an output or a message.
+#[test]
+fn storage_options_override_the_environment_and_secrets_are_never_shown() {
+    let s3 = moto();
+    evals_with_qa(s3.port);
+    let dir = tempfile::tempdir().unwrap();
+    // The environment points at a port nobody listens on; the options set the real endpoint
+    // and the credentials.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let env = s3_env(&format!("http://127.0.0.1:{dead_port}"));
+    let opt_secret = "option-secret-never-printed-0123456789";
+    let endpoint = format!("aws_endpoint=http://127.0.0.1:{}", s3.port);
+    let secret_opt = format!("aws_secret_access_key={opt_secret}");
+    let opts = [
+        "--storage-option",
+        endpoint.as_str(),
+        "--storage-option",
+        "AWS_ACCESS_KEY_ID=from-option",
+        "--storage-option",
+        secret_opt.as_str(),
+    ];
+    let o = qa_run(&env, "s3://evals/out/", &opts, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut shown = vec![String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o)];
+    for k in [
+        "run.json",
+        "metrics.json",
+        "scores.parquet",
+        "metrics.parquet",
+        "confusion.parquet",
+    ] {
+        let bytes = get_object(s3.port, "evals", &format!("out/{k}")).unwrap();
+        shown.push(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    for text in &shown {
+        assert!(
+            !text.contains(opt_secret) && !text.contains(SECRET),
+            "{text}"
+        );
+    }
+
+    let task = examples().join("qa.yaml");
+    let refused = |args: &[&str], want: &str| {
+        let mut all = vec!["run", task.to_str().unwrap()];
+        all.extend_from_slice(args);
+        if !args.contains(&"--out") {
+            all.extend(["--out", "never"]);
+        }
+        let o = run_with(&env, &all, dir.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), want, "{args:?}");
+        assert!(!dir.path().join("never").exists());
+    };
+    // A malformed option is named by its position, never by its text.
+    refused(
+        &[
+            "--input",
+            "s3://evals/qa.parquet",
+            "--storage-option",
+            endpoint.as_str(),
+            "--storage-option",
+            opt_secret,
+        ],
+        "error: `--storage-option` number 2 is not KEY=VALUE\nhint: write `--storage-option aws_region=eu-west-1`; see docs/storage.md for the keys\n",
+    );
+    // An unknown key is named, its value is not.
+    let unknown = format!("aws_secret_key_typo={opt_secret}");
+    refused(
+        &["--input", "s3://evals/qa.parquet", "--storage-option", &unknown],
+        "error: s3://evals/qa.parquet: unknown storage option `aws_secret_key_typo` for S3\nhint: the keys are object_store's configuration keys (docs/storage.md lists the common ones)\n",
+    );
+    // A signature in a query string, or a password in the URL, is refused and not repeated.
+    let presigned = format!(
+        "http://127.0.0.1:{}/evals/qa.parquet?X-Amz-Signature={opt_secret}",
+        s3.port
+    );
+    let with_password = format!(
+        "https://user:{opt_secret}@127.0.0.1:{}/evals/qa.parquet",
+        s3.port
+    );
+    for (url, shown) in [
+        (
+            presigned.as_str(),
+            format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port),
+        ),
+        (
+            with_password.as_str(),
+            format!("https://127.0.0.1:{}/evals/qa.parquet", s3.port),
+        ),
+        (
+            "s3://evals/qa.parquet?versionId=1",
+            "s3://evals/qa.parquet".to_owned(),
+        ),
+    ] {
+        refused(
+            &["--input", url],
+            &format!("error: {shown}: a URL with a query string or user credentials is not supported\nhint: give credentials through the environment or `--storage-option`, not in the URL\n"),
+        );
+    }
+    // A web URL is an input only.
+    let qa = examples().join("qa.parquet");
+    refused(
+        &["--input", qa.to_str().unwrap(), "--out", "https://127.0.0.1:9/out/"],
+        "error: `https://127.0.0.1:9/out/`: an http(s):// URL is an input only; outputs go to object storage\nhint: use an s3://, gs://, az:// or abfss:// prefix, or a local folder, as `--out`\n",
+    );
+}
+
+/// `https://` inputs over TLS (moto's certificate, made at its start and signed by nobody),
+/// and `s3://` through an https endpoint: refused until `allow_invalid_certificates` says
+/// to accept that certificate, then the same figures and scores as the local run.
+#[test]
+fn https_inputs_over_tls() {
+    let s3 = moto_with(&["-s"], &[]);
+    let qa = std::fs::read(examples().join("qa.parquet")).unwrap();
+    tls_bucket_with(s3.port, "evals", "qa.parquet", &qa);
+    let dir = tempfile::tempdir().unwrap();
+    let local = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.parquet")]);
+    let env = s3_env(&format!("https://127.0.0.1:{}", s3.port));
+    let url = format!("https://127.0.0.1:{}/evals/qa.parquet", s3.port);
+    let task = examples().join("qa.yaml");
+    let task = task.to_str().unwrap();
+    let o = run_task(&env, task, &url, "refused", &[], dir.path());
+    let err = failure(
+        &o,
+        &format!("error: {url}: cannot read input: "),
+        NETWORK_HINT,
+    );
+    assert!(
+        err.contains("invalid peer certificate: UnknownIssuer"),
+        "{err}"
+    );
+    assert!(!dir.path().join("refused").exists());
+    for (i, (input, option)) in [
+        (url.as_str(), "allow_invalid_certificates=true"),
+        (
+            "s3://evals/qa.parquet",
+            "aws_allow_invalid_certificates=true",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = format!("out{i}");
+        let o = run_task(
+            &env,
+            task,
+            input,
+            &out,
+            &["--storage-option", option],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{input}: {}", stderr(&o));
+        let out = dir.path().join(out);
+        assert_eq!(
+            metric_lines(&read_parquet(&out.join("metrics.parquet"))),
+            metric_lines(&read_parquet(&local.join("metrics.parquet"))),
+            "{input}"
+        );
+        assert_eq!(
+            read_parquet(&out.join("scores.parquet")).columns(),
+            read_parquet(&local.join("scores.parquet")).columns(),
+            "{input}"
+        );
+    }
+}
+
+/// S3 credentials refused by the server: moto checking signatures (after the test's own
+/// three setup requests) against its users, of which the key given is none. An input is
+/// refused at its first request, an output prefix at its listing, before anything is scored;
+/// exit 2, the URL, the store's reason, a hint about credentials, and never the secret.
+#[test]
+fn s3_bad_credentials_are_refused() {
+    let s3 = moto_with(&[], &[("INITIAL_NO_AUTH_ACTION_COUNT", "3")]);
+    evals_with_qa(s3.port);
+    let dir = tempfile::tempdir().unwrap();
+    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
+    let task = examples().join("qa.yaml");
+    let qa = examples().join("qa.parquet");
+    for (input, out, head) in [
+        (
+            "s3://evals/qa.parquet",
+            "local-out",
+            "error: s3://evals/qa.parquet: cannot read input: access denied: ",
+        ),
+        (
+            qa.to_str().unwrap(),
+            "s3://evals/out",
+            "error: s3://evals/out/: cannot list the output prefix: ",
+        ),
+    ] {
+        let o = run_task(&env, task.to_str().unwrap(), input, out, &[], dir.path());
+        let err = failure(&o, head, CREDENTIALS_HINT);
+        assert!(err.contains("403 Forbidden"), "{err}");
+        assert!(!dir.path().join("local-out").exists());
     }
 }

@@ -108,6 +108,27 @@ fn io_source(e: &parquet::errors::ParquetError) -> Option<&std::io::Error> {
     None
 }
 
+/// An error naming the outputs `present` in the output `place` (a local folder or an object
+/// storage prefix: `kind`), unless there are none.
+pub(crate) fn refuse_outputs(
+    place: &str,
+    verb: &str,
+    present: &[&str],
+    kind: &str,
+) -> Result<(), Error> {
+    if present.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "the output folder `{place}` {verb} {}",
+        present.join(", ")
+    ))
+    .kind(ErrorKind::Output)
+    .hint(format!(
+        "pass `--overwrite` to replace them, or choose another `--out` {kind}"
+    )))
+}
+
 /// Only `run` uploads its outputs (output/remote.rs); elsewhere an `s3://` path would become
 /// a local folder named `s3:`.
 pub fn refuse_url(path: &Path) -> Result<(), Error> {
@@ -171,16 +192,7 @@ impl OutDir {
             .map(String::as_str)
             .filter(|f| std::fs::symlink_metadata(self.dir.join(f)).is_ok())
             .collect();
-        if present.is_empty() {
-            return Ok(());
-        }
-        Err(Error::new(format!(
-            "the output folder `{}` {verb} {}",
-            self.dir.display(),
-            present.join(", ")
-        ))
-        .kind(ErrorKind::Output)
-        .hint("pass `--overwrite` to replace them, or choose another `--out` folder"))
+        refuse_outputs(&self.dir.display().to_string(), verb, &present, "folder")
     }
 
     /// The hidden temporary path of file `i`.

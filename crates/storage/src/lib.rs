@@ -20,8 +20,8 @@ use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutMode,
-    PutOptions, PutPayload, RetryConfig, WriteMultipart,
+    BackoffConfig, ClientConfigKey, MultipartUpload, ObjectMeta, ObjectStore, ObjectStoreExt,
+    ObjectStoreScheme, PutMode, PutOptions, PutPayload, RetryConfig,
 };
 use std::fmt;
 use std::io::{Read, Write};
@@ -77,43 +77,100 @@ impl StorageError {
         self
     }
 
-    /// `what` failed on `url` with the store's error `e`.
-    fn from_store(url: &str, what: &str, e: object_store::Error) -> StorageError {
+    /// `what` failed on `url` with the store's error `e`; any of `secrets` in the store's
+    /// text is blanked out.
+    fn from_store(
+        url: &str,
+        what: &str,
+        e: object_store::Error,
+        secrets: &[String],
+    ) -> StorageError {
         use object_store::Error as E;
+        let text = redact(&chain(&e), secrets);
+        let has = |marks: &[&str]| marks.iter().any(|m| text.contains(m));
+        let not_found = || {
+            let mut err = StorageError::new(url, format!("cannot {what}: not found"))
+                .with_hint("check the bucket (or container) and the key");
+            err.not_found = true;
+            err
+        };
         match &e {
-            E::NotFound { .. } => {
-                let mut err = StorageError::new(url, format!("cannot {what}: not found"))
-                    .with_hint("check the bucket (or container) and the key");
-                err.not_found = true;
-                err
-            }
+            E::NotFound { .. } => not_found(),
             E::AlreadyExists { .. } | E::Precondition { .. } | E::NotModified { .. } => {
                 let mut err = StorageError::new(url, format!("cannot {what}: it already exists"));
                 err.already_exists = true;
                 err
             }
-            E::PermissionDenied { .. } | E::Unauthenticated { .. } => StorageError::new(
-                url,
-                format!("cannot {what}: access denied: {}", chain(&e)),
-            )
-            .with_hint(
-                "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)",
-            ),
-            _ => {
-                let text = chain(&e);
-                // S3 reports a wrong key or signature as 403 inside a generic error.
-                let denied = ["403", "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "AuthenticationFailed", "401"]
-                    .iter()
-                    .any(|m| text.contains(m));
-                let err = StorageError::new(url, format!("cannot {what}: {text}"));
-                if denied {
-                    err.with_hint("check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)")
-                } else {
-                    err.with_hint("check the URL, the endpoint and the network; requests were retried with backoff before giving up")
-                }
+            E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
+                StorageError::new(url, format!("cannot {what}: access denied: {text}"))
+                    .with_hint(CREDENTIALS_HINT)
             }
+            // Listings report a missing bucket or container only in a generic error.
+            _ if has(&["<Code>NoSuchBucket</Code>", "<Code>ContainerNotFound</Code>"]) => {
+                not_found()
+            }
+            // S3 reports a wrong key or signature as 403 inside a generic error.
+            _ if has(&[
+                "status code: 403",
+                "AccessDenied",
+                "SignatureDoesNotMatch",
+                "InvalidAccessKeyId",
+                "AuthenticationFailed",
+                "status code: 401",
+            ]) =>
+            {
+                StorageError::new(url, format!("cannot {what}: {text}")).with_hint(CREDENTIALS_HINT)
+            }
+            _ => StorageError::new(url, format!("cannot {what}: {text}")).with_hint(
+                "check the URL, the endpoint and the network; requests were retried with backoff before giving up",
+            ),
         }
     }
+}
+
+const CREDENTIALS_HINT: &str = "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)";
+
+/// The values that must never appear in a message: those of the environment's storage
+/// variables (`AWS_*`, `AZURE_*`, `GOOGLE_*`) and of the `options` whose names say they hold
+/// a secret (a key, secret, token or password). Short values (`true`, a region) are not
+/// secrets and would blank out ordinary words.
+fn secrets(options: &[(String, String)]) -> Vec<String> {
+    let secret_name = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        ["key", "secret", "token", "password", "sas", "credential"]
+            .iter()
+            .any(|m| k.contains(m))
+    };
+    let from_env = std::env::vars_os().filter_map(|(k, v)| {
+        let k = k.to_str()?;
+        let cloud = ["AWS_", "AZURE_", "GOOGLE_"]
+            .iter()
+            .any(|p| k.to_ascii_uppercase().starts_with(p));
+        (cloud && secret_name(k)).then(|| v.to_str().map(str::to_owned))?
+    });
+    let from_options = options
+        .iter()
+        .filter(|(k, _)| secret_name(k))
+        .map(|(_, v)| v.clone());
+    let mut all: Vec<String> = from_env
+        .chain(from_options)
+        .filter(|v| v.len() >= 8)
+        .collect();
+    // Longest first, so a secret holding another is blanked whole.
+    all.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    all.dedup();
+    all
+}
+
+/// `text` with every one of `secrets` replaced by `<redacted>`.
+fn redact(text: &str, secrets: &[String]) -> String {
+    let mut text = text.to_owned();
+    for s in secrets {
+        if text.contains(s.as_str()) {
+            text = text.replace(s.as_str(), "<redacted>");
+        }
+    }
+    text
 }
 
 impl fmt::Display for StorageError {
@@ -137,6 +194,25 @@ fn chain(e: &dyn std::error::Error) -> String {
         next = s.source();
     }
     text
+}
+
+/// `options` with their keys parsed as the store's configuration keys `K` (ASCII case
+/// ignored); an unknown key is an error naming it (never its value) and the store (`what`).
+fn config_keys<'a, K: std::str::FromStr>(
+    url: &str,
+    options: &'a [(String, String)],
+    what: &str,
+) -> Result<Vec<(K, &'a str)>, StorageError> {
+    options
+        .iter()
+        .map(|(k, v)| {
+            let key = k.to_ascii_lowercase().parse().map_err(|_| {
+                StorageError::new(url, format!("unknown storage option `{k}` for {what}"))
+                    .with_hint("the keys are object_store's configuration keys (docs/storage.md lists the common ones)")
+            })?;
+            Ok((key, v.as_str()))
+        })
+        .collect()
 }
 
 /// The runtime every call blocks on: two threads are enough to drive many requests.
@@ -179,6 +255,8 @@ pub struct Location {
     path: ObjectPath,
     /// The URL as given, for messages.
     url: String,
+    /// Blanked out of the store's messages (see [`secrets`]).
+    secrets: Arc<Vec<String>>,
 }
 
 impl fmt::Debug for Location {
@@ -195,25 +273,39 @@ impl Location {
     pub fn parse(url: &str, options: &[(String, String)]) -> Result<Location, StorageError> {
         let parsed = url::Url::parse(url)
             .map_err(|e| StorageError::new(url, format!("not a valid URL: {e}")))?;
+        // A query (a presigned URL's signature, a SAS token), a password, or a web URL's
+        // `user@` would be dropped by the store, and they are secrets: refused, and not
+        // repeated. (`abfss://CONTAINER@ACCOUNT...` names its container there.)
+        let web = matches!(parsed.scheme(), "http" | "https");
+        if parsed.query().is_some()
+            || parsed.password().is_some()
+            || (web && !parsed.username().is_empty())
+        {
+            let mut shown = parsed.clone();
+            shown.set_query(None);
+            let _ = shown.set_password(None);
+            if web {
+                let _ = shown.set_username("");
+            }
+            return Err(StorageError::new(
+                shown.as_str(),
+                "a URL with a query string or user credentials is not supported",
+            )
+            .with_hint(
+                "give credentials through the environment or `--storage-option`, not in the URL",
+            ));
+        }
         let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| {
             StorageError::new(url, format!("not a storage URL: {e}"))
                 .with_hint("use s3://BUCKET/KEY, gs://BUCKET/KEY, az://CONTAINER/KEY, abfss://CONTAINER@ACCOUNT.dfs.core.windows.net/KEY or https://HOST/PATH")
         })?;
-        let unknown = |key: &str, what: &str| {
-            StorageError::new(url, format!("unknown storage option `{key}` for {what}"))
-                .with_hint("the keys are object_store's configuration keys (docs/storage.md lists the common ones)")
-        };
         let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
             ObjectStoreScheme::AmazonS3 => {
                 let mut b = AmazonS3Builder::from_env()
                     .with_url(url)
                     .with_retry(retry());
-                for (k, v) in options {
-                    let key: AmazonS3ConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "S3"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<AmazonS3ConfigKey>(url, options, "S3")? {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }
@@ -221,12 +313,9 @@ impl Location {
                 let mut b = GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
                     .with_retry(retry());
-                for (k, v) in options {
-                    let key: GoogleConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "Google Cloud Storage"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<GoogleConfigKey>(url, options, "Google Cloud Storage")?
+                {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }
@@ -234,12 +323,8 @@ impl Location {
                 let mut b = MicrosoftAzureBuilder::from_env()
                     .with_url(url)
                     .with_retry(retry());
-                for (k, v) in options {
-                    let key: AzureConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "Azure Blob Storage"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<AzureConfigKey>(url, options, "Azure Blob Storage")? {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }
@@ -253,12 +338,8 @@ impl Location {
                 if parsed.scheme() == "http" {
                     b = b.with_config(ClientConfigKey::AllowHttp, "true");
                 }
-                for (k, v) in options {
-                    let key: ClientConfigKey = k
-                        .to_ascii_lowercase()
-                        .parse()
-                        .map_err(|_| unknown(k, "HTTP"))?;
-                    b = b.with_config(key, v);
+                for (k, v) in config_keys::<ClientConfigKey>(url, options, "HTTP")? {
+                    b = b.with_config(k, v);
                 }
                 b.build().map(|s| Arc::new(s) as _)
             }
@@ -277,7 +358,13 @@ impl Location {
             store,
             path,
             url: url.to_owned(),
+            secrets: Arc::new(secrets(options)),
         })
+    }
+
+    /// `what` failed here with the store's error `e`.
+    fn store_error(&self, what: &str, e: object_store::Error) -> StorageError {
+        StorageError::from_store(&self.url, what, e, &self.secrets)
     }
 
     /// The URL as given.
@@ -301,13 +388,14 @@ impl Location {
             store: Arc::clone(&self.store),
             path: self.path.clone().join(name),
             url,
+            secrets: Arc::clone(&self.secrets),
         }
     }
 
     /// The object here: its size, from a HEAD request.
     pub fn object(&self) -> Result<Object, StorageError> {
-        let meta = block_on(self.store.head(&self.path))
-            .map_err(|e| StorageError::from_store(&self.url, "read input", e))?;
+        let meta =
+            block_on(self.store.head(&self.path)).map_err(|e| self.store_error("read input", e))?;
         Ok(Object {
             loc: self.clone(),
             size: meta.size,
@@ -320,7 +408,7 @@ impl Location {
         match block_on(self.store.head(&self.path)) {
             Ok(_) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(StorageError::from_store(&self.url, "check the output", e)),
+            Err(e) => Err(self.store_error("check the output", e)),
         }
     }
 
@@ -328,12 +416,9 @@ impl Location {
     /// ignored), sorted by key, as a local directory's files are. Deeper keys are not listed,
     /// as a local directory's subdirectories are not.
     pub fn list(&self, suffix: &str) -> Result<Vec<Object>, StorageError> {
-        let prefix = (!self.path.as_ref().is_empty()).then_some(&self.path);
-        let listed = block_on(self.store.list_with_delimiter(prefix))
-            .map_err(|e| StorageError::from_store(&self.url, "list the prefix", e))?;
         let suffix = suffix.to_ascii_lowercase();
-        let mut found: Vec<Object> = listed
-            .objects
+        let mut found: Vec<Object> = self
+            .listing("list the prefix")?
             .into_iter()
             .filter_map(|m| {
                 let name = m.location.filename()?.to_owned();
@@ -346,6 +431,26 @@ impl Location {
             .collect();
         found.sort_by(|a, b| a.loc.path.as_ref().cmp(b.loc.path.as_ref()));
         Ok(found)
+    }
+
+    /// The names of the objects directly under this prefix, sorted. A missing bucket (or
+    /// container) is an error, not an empty prefix.
+    pub fn names(&self) -> Result<Vec<String>, StorageError> {
+        let mut names: Vec<String> = self
+            .listing("list the output prefix")?
+            .into_iter()
+            .filter_map(|m| m.location.filename().map(str::to_owned))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// One listing of the objects directly under this prefix (`what` names it in errors).
+    fn listing(&self, what: &str) -> Result<Vec<ObjectMeta>, StorageError> {
+        let prefix = (!self.path.as_ref().is_empty()).then_some(&self.path);
+        block_on(self.store.list_with_delimiter(prefix))
+            .map(|l| l.objects)
+            .map_err(|e| self.store_error(what, e))
     }
 
     /// Writes `bytes` here in one PUT: create-only (a conditional PUT, `If-None-Match: *`)
@@ -365,53 +470,86 @@ impl Location {
                 .put_opts(&self.path, PutPayload::from(bytes), opts),
         )
         .map(|_| ())
-        .map_err(|e| StorageError::from_store(&self.url, "write", e))
+        .map_err(|e| self.store_error("write", e))
     }
 
-    /// Uploads the local file `from` here as a multipart upload, parts sent concurrently;
-    /// a failure aborts the upload, so no part is left behind.
+    /// Uploads the local file `from` here as a multipart upload, parts sent concurrently.
+    /// Any failure (a part refused, the file unreadable, the completion refused) aborts the
+    /// upload, so the parts already stored are removed rather than left to the bucket's
+    /// lifecycle rules.
     pub fn upload(&self, from: &std::path::Path) -> Result<(), StorageError> {
         let mut file = std::fs::File::open(from).map_err(|e| {
             StorageError::new(&self.url, format!("cannot read `{}`: {e}", from.display()))
         })?;
         block_on(async {
-            let upload = self
+            let mut upload = self
                 .store
                 .put_multipart(&self.path)
                 .await
-                .map_err(|e| StorageError::from_store(&self.url, "start the upload", e))?;
-            let mut w = WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART);
-            let mut buf = vec![0u8; UPLOAD_PART];
-            loop {
-                let n = match file.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) => {
-                        let _ = w.abort().await;
-                        return Err(StorageError::new(
-                            &self.url,
-                            format!("cannot read `{}`: {e}", from.display()),
-                        ));
-                    }
-                };
-                if let Err(e) = w.wait_for_capacity(UPLOAD_CONCURRENCY).await {
-                    // The failed part's upload is aborted on drop; say why it failed.
-                    return Err(StorageError::from_store(&self.url, "upload", e));
-                }
-                w.write(&buf[..n]);
+                .map_err(|e| self.store_error("start the upload", e))?;
+            let mut result = self.send_parts(upload.as_mut(), &mut file, from).await;
+            if result.is_ok() {
+                result = upload
+                    .complete()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| self.store_error("finish the upload", e));
             }
-            w.finish()
-                .await
-                .map(|_| ())
-                .map_err(|e| StorageError::from_store(&self.url, "finish the upload", e))
+            if result.is_err() {
+                // Best effort: the error being reported matters more than a failed abort.
+                let _ = upload.abort().await;
+            }
+            result
         })
+    }
+
+    /// The parts of `file`, `UPLOAD_PART` bytes each (the last one shorter), at most
+    /// `UPLOAD_CONCURRENCY` in flight. Parts still in flight when this fails are cancelled
+    /// (dropping the `JoinSet` aborts them).
+    async fn send_parts(
+        &self,
+        upload: &mut dyn MultipartUpload,
+        file: &mut std::fs::File,
+        from: &std::path::Path,
+    ) -> Result<(), StorageError> {
+        let failed = |e: object_store::Error| self.store_error("upload", e);
+        let joined = |r: Result<Result<(), object_store::Error>, tokio::task::JoinError>| {
+            r.unwrap_or_else(|e| Err(object_store::Error::JoinError { source: e }))
+                .map_err(failed)
+        };
+        let mut tasks = tokio::task::JoinSet::new();
+        loop {
+            let mut part = Vec::with_capacity(UPLOAD_PART);
+            let n = (&mut *file)
+                .take(UPLOAD_PART as u64)
+                .read_to_end(&mut part)
+                .map_err(|e| {
+                    StorageError::new(&self.url, format!("cannot read `{}`: {e}", from.display()))
+                })?;
+            if n == 0 {
+                break;
+            }
+            while tasks.len() >= UPLOAD_CONCURRENCY {
+                if let Some(r) = tasks.join_next().await {
+                    joined(r)?;
+                }
+            }
+            tasks.spawn(upload.put_part(PutPayload::from(part)));
+            if n < UPLOAD_PART {
+                break;
+            }
+        }
+        while let Some(r) = tasks.join_next().await {
+            joined(r)?;
+        }
+        Ok(())
     }
 
     /// Deletes the object here; one that is not there is no error.
     pub fn delete(&self) -> Result<(), StorageError> {
         match block_on(self.store.delete(&self.path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(StorageError::from_store(&self.url, "delete", e)),
+            Err(e) => Err(self.store_error("delete", e)),
         }
     }
 }
@@ -490,7 +628,7 @@ impl Object {
         });
         let mut pieces: Vec<Vec<Bytes>> = vec![Vec::new(); ranges.len()];
         for ((i, r), got) in parts.into_iter().zip(fetched) {
-            let b = got.map_err(|e| StorageError::from_store(&self.loc.url, "read", e))?;
+            let b = got.map_err(|e| self.loc.store_error("read", e))?;
             if b.len() as u64 != r.end - r.start {
                 return Err(StorageError::new(
                     &self.loc.url,
@@ -572,6 +710,71 @@ mod tests {
             e.to_string(),
             "s3://bucket/key: unknown storage option `aws_no_such_thing` for S3"
         );
+    }
+
+    #[test]
+    fn urls_with_a_query_or_credentials_are_refused_without_them() {
+        for (url, shown) in [
+            (
+                "https://h.example/x.parquet?X-Amz-Signature=abc",
+                "https://h.example/x.parquet",
+            ),
+            (
+                "https://user:pass@h.example/x.parquet",
+                "https://h.example/x.parquet",
+            ),
+            ("az://c/x.parquet?sig=abc", "az://c/x.parquet"),
+            (
+                "abfss://c:abc@a.dfs.core.windows.net/x.parquet",
+                "abfss://c@a.dfs.core.windows.net/x.parquet",
+            ),
+        ] {
+            let e = Location::parse(url, &[]).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("{shown}: a URL with a query string or user credentials is not supported")
+            );
+            assert!(!format!("{e:?}").contains("abc") && !format!("{e:?}").contains("pass"));
+        }
+    }
+
+    #[test]
+    fn secret_looking_options_are_blanked_out_of_messages() {
+        let options: Vec<(String, String)> = [
+            ("aws_secret_access_key", "s3cr3t-value-1"),
+            ("AZURE_STORAGE_SAS_KEY", "sv=2024&sig=abcdefgh"),
+            ("aws_region", "eu-west-1-long-enough"),
+            ("aws_session_token", "short"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        let secrets = secrets(&options);
+        assert!(secrets.contains(&"s3cr3t-value-1".to_owned()));
+        assert!(secrets.contains(&"sv=2024&sig=abcdefgh".to_owned()));
+        // Not a secret by its name; too short to blank out safely.
+        assert!(!secrets.contains(&"eu-west-1-long-enough".to_owned()));
+        assert!(!secrets.contains(&"short".to_owned()));
+        assert_eq!(
+            redact(
+                "GET /b?sv=2024&sig=abcdefgh failed; key s3cr3t-value-1, region eu-west-1-long-enough",
+                &secrets
+            ),
+            "GET /b?<redacted> failed; key <redacted>, region eu-west-1-long-enough"
+        );
+    }
+
+    #[test]
+    fn an_abfss_container_is_not_taken_for_credentials() {
+        let l = Location::parse(
+            "abfss://evals@acct.dfs.core.windows.net/runs/x.parquet",
+            &[
+                ("azure_storage_account_name".into(), "acct".into()),
+                ("azure_storage_account_key".into(), "a2V5".into()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(l.path.as_ref(), "runs/x.parquet");
     }
 
     #[test]

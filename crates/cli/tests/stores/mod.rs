@@ -75,11 +75,20 @@ fn wait_listening(port: u16, child: &mut Child, what: &str) {
 
 /// moto's S3 server. It accepts any credentials (it does not check signatures).
 pub fn moto() -> Server {
+    moto_with(&[], &[])
+}
+
+/// moto with more arguments (`-s`: TLS, with a certificate it makes at start) and
+/// environment (`INITIAL_NO_AUTH_ACTION_COUNT=N`: requests after the first N must be signed
+/// with a key moto knows).
+pub fn moto_with(args: &[&str], env: &[(&str, &str)]) -> Server {
     let (moto, _) = installed();
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(moto)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -91,6 +100,46 @@ pub fn moto() -> Server {
         port,
         _dir: dir,
     }
+}
+
+/// Over TLS to a `moto_with(&["-s"], ..)` server: creates `bucket` (open to anonymous reads,
+/// as [`create_bucket`] does) and puts `bytes` at `key`. Through the Python of moto's own
+/// venv, which has an HTTP client with TLS; the server's certificate is not checked.
+pub fn tls_bucket_with(port: u16, bucket: &str, key: &str, bytes: &[u8]) {
+    let (moto, _) = installed();
+    let python = moto.with_file_name("python");
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, bytes).unwrap();
+    let policy = format!(
+        r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::{bucket}","arn:aws:s3:::{bucket}/*"]}}]}}"#
+    );
+    let script = r#"
+import sys, requests, urllib3
+urllib3.disable_warnings()
+base, bucket, key, body, policy = sys.argv[1:]
+for path, data in [(bucket, b""), (bucket + "?policy", policy.encode()),
+                   (bucket + "/" + key, open(body, "rb").read())]:
+    r = requests.put(f"{base}/{path}", data=data, verify=False, timeout=60)
+    assert r.status_code == 200, (path, r.status_code, r.text)
+"#;
+    let out = Command::new(python)
+        .args([
+            "-c",
+            script,
+            &format!("https://127.0.0.1:{port}"),
+            bucket,
+            key,
+        ])
+        .arg(&body)
+        .arg(policy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The environment of an `evalscore` run against S3 at `endpoint`.
@@ -161,6 +210,27 @@ pub fn list_keys(port: u16, bucket: &str, prefix: &str) -> Vec<String> {
         .split("<Key>")
         .skip(1)
         .map(|s| s.split("</Key>").next().unwrap().to_owned())
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The keys of the multipart uploads in the bucket that were begun and neither completed nor
+/// aborted (their parts are stored, unseen, until then), sorted.
+pub fn open_uploads(port: u16, bucket: &str) -> Vec<String> {
+    let (status, body) = raw("GET", port, &format!("/{bucket}?uploads"), b"");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let text = String::from_utf8(body).unwrap();
+    let mut keys: Vec<String> = text
+        .split("<Upload>")
+        .skip(1)
+        .map(|u| {
+            u.split("<Key>")
+                .nth(1)
+                .and_then(|k| k.split("</Key>").next())
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     keys.sort();
     keys
@@ -332,6 +402,8 @@ pub struct Proxy {
     pub held: Arc<AtomicBool>,
     /// Request lines seen, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
+    /// The same requests' heads (request line and headers), in order.
+    pub heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl Proxy {
@@ -350,12 +422,14 @@ pub fn proxy(upstream: u16) -> Proxy {
         rules: Arc::default(),
         held: Arc::default(),
         requests: Arc::default(),
+        heads: Arc::default(),
     };
-    let (sent, rules, held, requests) = (
+    let (sent, rules, held, requests, heads) = (
         Arc::clone(&p.sent),
         Arc::clone(&p.rules),
         Arc::clone(&p.held),
         Arc::clone(&p.requests),
+        Arc::clone(&p.heads),
     );
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
@@ -373,8 +447,12 @@ pub fn proxy(upstream: u16) -> Proxy {
                 }
             };
             let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-            let (rules, held, requests) =
-                (Arc::clone(&rules), Arc::clone(&held), Arc::clone(&requests));
+            let (rules, held, requests, heads) = (
+                Arc::clone(&rules),
+                Arc::clone(&held),
+                Arc::clone(&requests),
+                Arc::clone(&heads),
+            );
             // Client to server, watching request lines.
             std::thread::spawn(move || {
                 let (mut client, mut server) = (client, server);
@@ -384,13 +462,18 @@ pub fn proxy(upstream: u16) -> Proxy {
                         Ok(0) | Err(_) => break,
                         Ok(n) => n,
                     };
-                    let text = String::from_utf8_lossy(&buf[..n.min(512)]).into_owned();
+                    let head_end = buf[..n]
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .unwrap_or(n.min(512));
+                    let text = String::from_utf8_lossy(&buf[..head_end]).into_owned();
                     let line = text.lines().next().unwrap_or("").to_owned();
                     let is_request = ["GET ", "PUT ", "POST ", "HEAD ", "DELETE "]
                         .iter()
                         .any(|m| line.starts_with(m));
                     if is_request {
                         requests.lock().unwrap().push(line.clone());
+                        heads.lock().unwrap().push(text);
                         let r = rules.lock().unwrap();
                         if r.hold.as_ref().is_some_and(|h| line.contains(h.as_str())) {
                             held.store(true, Ordering::SeqCst);

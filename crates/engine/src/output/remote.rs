@@ -39,6 +39,14 @@ impl RemoteOut {
         overwrite: bool,
         options: &[(String, String)],
     ) -> Result<RemoteOut, Error> {
+        let scheme = url.split_once("://").map_or("", |(s, _)| s);
+        if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+            return Err(Error::new(format!(
+                "`{url}`: an http(s):// URL is an input only; outputs go to object storage"
+            ))
+            .kind(ErrorKind::Output)
+            .hint("use an s3://, gs://, az:// or abfss:// prefix, or a local folder, as `--out`"));
+        }
         let prefix = if url.ends_with('/') {
             url.to_owned()
         } else {
@@ -67,27 +75,18 @@ impl RemoteOut {
         self.staging.path()
     }
 
-    /// Without `--overwrite`, any output already under the prefix is an error.
+    /// Without `--overwrite`, any output already under the prefix is an error. One listing
+    /// of the prefix, which also finds a missing bucket (or container) before the run.
     fn refuse_present(&self, verb: &str) -> Result<(), Error> {
+        let names = self.loc.names().map_err(storage_error)?;
         if self.overwrite {
             return Ok(());
         }
-        let mut present = Vec::new();
-        for name in OUTPUT_FILES {
-            if self.loc.child(name).exists().map_err(storage_error)? {
-                present.push(name);
-            }
-        }
-        if present.is_empty() {
-            return Ok(());
-        }
-        Err(Error::new(format!(
-            "the output folder `{}` {verb} {}",
-            self.loc.url(),
-            present.join(", ")
-        ))
-        .kind(ErrorKind::Output)
-        .hint("pass `--overwrite` to replace them, or choose another `--out` prefix"))
+        let present: Vec<&str> = OUTPUT_FILES
+            .into_iter()
+            .filter(|n| names.iter().any(|m| m == n))
+            .collect();
+        crate::outdir::refuse_outputs(self.loc.url(), verb, &present, "prefix")
     }
 
     /// Uploads the finished outputs from `from`, `run.json` last (see the module docs).
