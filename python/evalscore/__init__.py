@@ -158,11 +158,13 @@ class Task:
         keep: Optional[Sequence[str]] = None,
         output_column: Optional[str] = None,
         max_row_errors: int = 0,
+        threads: int = 0,
     ) -> Result:
         """Scores every row of `data`: the rows' scores (scores.parquet's columns; `keep` is
-        `--keep`, default `id` when the data has it) and the metrics."""
+        `--keep`, default `id` when the data has it) and the metrics. `threads` score pieces
+        of the data at once (0: one per core); the result does not depend on them."""
         scores, states = self._task.score(
-            _arrow(data), _list(keep), output_column, int(max_row_errors), True
+            _arrow(data), _list(keep), output_column, int(max_row_errors), True, int(threads)
         )
         metrics, confusion, js = self._task.finish([states], max_row_errors > 0)
         return Result(scores, metrics, confusion, js)
@@ -173,10 +175,11 @@ class Task:
         keep: Optional[Sequence[str]] = None,
         output_column: Optional[str] = None,
         max_row_errors: int = 0,
+        threads: int = 0,
     ) -> bytes:
         """The metric states of `data`'s rows as bytes, to merge with `finish`."""
         _, states = self._task.score(
-            _arrow(data), _list(keep), output_column, int(max_row_errors), False
+            _arrow(data), _list(keep), output_column, int(max_row_errors), False, int(threads)
         )
         return states
 
@@ -215,6 +218,9 @@ class Task:
 
     def _output_schema(self, schema: Any, keep: Optional[Sequence[str]], output_column: Optional[str]):
         return self._task.output_schema(schema, _list(keep), output_column)
+
+    def _input_columns(self, schema: Any, keep: Optional[Sequence[str]], output_column: Optional[str]) -> List[str]:
+        return self._task.input_columns(schema, _list(keep), output_column)
 
     def _merge(self, states: List[bytes]) -> bytes:
         return self._task.merge(states)

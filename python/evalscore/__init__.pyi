@@ -57,6 +57,7 @@ class Task:
         keep: Optional[Sequence[str]] = None,
         output_column: Optional[str] = None,
         max_row_errors: int = 0,
+        threads: int = 0,
     ) -> Result: ...
     def partial(
         self,
@@ -64,6 +65,7 @@ class Task:
         keep: Optional[Sequence[str]] = None,
         output_column: Optional[str] = None,
         max_row_errors: int = 0,
+        threads: int = 0,
     ) -> bytes: ...
     def finish(self, states: Iterable[bytes], max_row_errors: int = 0) -> Result: ...
     def run(

@@ -53,6 +53,11 @@ def score(
         str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower()
         == "true"
     )
+    # Only the columns the task reads cross to the Python workers: a prompt column the task
+    # never reads would otherwise be serialized to Arrow and back for nothing.
+    needed = task._input_columns(_arrow_schema(df.schema, large), keep, output_column)
+    if len(needed) < len(df.columns):
+        df = df.select(*[F.col(f"`{c}`") for c in needed])
     scores_schema = task._output_schema(_arrow_schema(df.schema, large), keep, output_column)
     fields = [f.with_nullable(True) for f in scores_schema]
     fields.append(pa.field(STATES_COLUMN, pa.binary(), nullable=True))

@@ -216,3 +216,34 @@ def test_row_errors_name_the_input_row(table):
 def test_not_arrow_data(task):
     with pytest.raises(TypeError, match="cannot score a builtins.list"):
         task.score([1, 2])
+
+
+def test_threads_do_not_change_the_result(task, table):
+    # 200,000 rows in one chunk and in uneven chunks: cut into 65,536-row pieces that the
+    # threads score at once, then taken back in input order.
+    big = pa.concat_tables([table] * 8)
+    one = big.combine_chunks()
+    uneven = pa.Table.from_batches(big.to_batches(max_chunksize=70_001))
+    want = task.score(one, threads=1)
+    for data, threads in [(one, 2), (one, 3), (uneven, 2)]:
+        got = task.score(data, threads=threads)
+        assert got.scores.equals(want.scores)
+        assert without_run(got.metrics).to_pylist() == without_run(want.metrics).to_pylist()
+        assert dict_without_run(got.to_dict()) == dict_without_run(want.to_dict())
+
+
+def test_the_first_failing_row_in_input_order_is_reported_with_threads(table):
+    task = evalscore.Task.from_str(
+        "definition:\n  scorers:\n    - type: string_equals_mcqa\n"
+        "      ground_truth_choice: \"{{ sample.answer }}\"\n      choices: [A, B, C, D]\n"
+    )
+    big = pa.concat_tables([table] * 8).combine_chunks()
+    answers = big.column("answer").to_pylist()
+    # Two bad rows in different pieces: the earlier one is the error, whichever thread
+    # finishes first.
+    answers[70_000] = "AB"
+    answers[190_000] = "CD"
+    t = big.set_column(2, "answer", pa.array(answers))
+    for threads in (1, 2):
+        with pytest.raises(evalscore.EvalscoreError, match=r"^row 70001: "):
+            task.score(t, threads=threads)

@@ -262,6 +262,12 @@ impl Scorer {
         })
     }
 
+    /// The input columns the task reads (templates, the model output, `group_by`, kept
+    /// columns), in schema order: a caller holding wider data can project to them first.
+    pub fn input_columns(&self) -> &[String] {
+        &self.plan.columns
+    }
+
     /// The schema of the score batches: kept columns, then `<key>__<field>` per written
     /// field, as scores.parquet.
     pub fn output_schema(&self) -> SchemaRef {

@@ -4,9 +4,9 @@
 use crate::normalize::Normalizer;
 use crate::text::TextColumn;
 use crate::KernelError;
-use arrow::array::{Array, AsArray, GenericListArray, OffsetSizeTrait, StringViewArray};
+use arrow::array::builder::make_view;
+use arrow::array::{Array, ArrayRef, AsArray, GenericListArray, OffsetSizeTrait, StringViewArray};
 use arrow::buffer::NullBuffer;
-use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use std::borrow::Cow;
 
@@ -96,6 +96,8 @@ pub(crate) struct ChoiceReader<'a> {
     views_seen: Vec<(Vec<u128>, Vec<char>)>,
     views_hit: usize,
     views_next: usize,
+    /// The inline views of the current row's items, when they are not stored as views.
+    keys: Vec<u128>,
 }
 
 /// How many distinct inline-view choice lists a reader remembers.
@@ -104,12 +106,13 @@ const VIEW_CACHE: usize = 8;
 enum Source<'a> {
     None,
     Fixed(Vec<char>),
-    /// A list column: its validity and offsets, and its items as Utf8View (converted once per
-    /// batch when they arrive in another layout).
+    /// A list column: its validity, its offsets (from 0) and its items as text, cut to the
+    /// rows' range: stored views when they are views, else read in place (a per-batch
+    /// conversion to views cost more than the scoring).
     List {
         nulls: Option<NullBuffer>,
         offsets: Vec<usize>,
-        items: StringViewArray,
+        items: ArrayRef,
     },
     Text(TextColumn<'a>),
 }
@@ -151,6 +154,7 @@ impl<'a> ChoiceReader<'a> {
             views_seen: Vec::new(),
             views_hit: 0,
             views_next: 0,
+            keys: Vec::new(),
         })
     }
 
@@ -162,7 +166,9 @@ impl<'a> ChoiceReader<'a> {
                 nulls,
                 offsets,
                 items,
-            } => Some((nulls.as_ref(), offsets, items)),
+            } => items
+                .as_string_view_opt()
+                .map(|v| (nulls.as_ref(), offsets.as_slice(), v)),
             _ => None,
         }
     }
@@ -180,12 +186,30 @@ impl<'a> ChoiceReader<'a> {
                     return Ok(RowChoices::Missing);
                 }
                 let (start, end) = (offsets[row], offsets[row + 1]);
-                let vs = &items.views()[start..end];
-                let reusable = match items.nulls() {
+                let col = TextColumn::new(items, "choices")?;
+                let no_nulls = match items.nulls() {
                     Some(n) if n.null_count() > 0 => (start..end).all(|i| n.is_valid(i)),
                     _ => true,
-                } && vs.iter().all(|&v| v as u32 <= 12);
-                let col = TextColumn::Utf8View(items);
+                };
+                // The items' inline views (what a Utf8View column stores for strings of 12
+                // bytes or less): stored ones, or made here from the text.
+                let vs: &[u128] = match items.as_string_view_opt() {
+                    Some(v) => &v.views()[start..end],
+                    None => {
+                        self.keys.clear();
+                        for i in start..end {
+                            let b = col.get(i).unwrap_or_default().as_bytes();
+                            // A longer string cannot be inline: the row is not cached.
+                            self.keys.push(if b.len() <= 12 {
+                                make_view(b, 0, 0)
+                            } else {
+                                u128::MAX
+                            });
+                        }
+                        &self.keys
+                    }
+                };
+                let reusable = no_nulls && vs.iter().all(|&v| v as u32 <= 12);
                 let norm = self.norm;
                 let chars = (start..end).filter_map(|i| col.get(i).map(|s| normed(norm, s)));
                 if !reusable {
@@ -239,16 +263,16 @@ impl<'a> ChoiceReader<'a> {
     }
 }
 
-/// A list column's source: offsets, validity, and items as text in the Utf8View layout.
+/// A list column's source: validity, offsets from 0, and the items of its rows as text (a
+/// sliced list's `values()` are its parent's, so they are cut to the rows' range first).
 fn list_source<'a, O: OffsetSizeTrait>(l: &GenericListArray<O>) -> Result<Source<'a>, KernelError> {
-    let items = crate::to_text(l.values(), "choices")?;
-    let items = match items.as_string_view_opt() {
-        Some(v) => v.clone(),
-        None => cast(&items, &DataType::Utf8View)?.as_string_view().clone(),
-    };
+    let offsets = l.value_offsets();
+    let first = offsets.first().map_or(0, |o| o.as_usize());
+    let last = offsets.last().map_or(0, |o| o.as_usize());
+    let items = crate::to_text(&l.values().slice(first, last - first), "choices")?;
     Ok(Source::List {
         nulls: l.logical_nulls(),
-        offsets: l.value_offsets().iter().map(|o| o.as_usize()).collect(),
+        offsets: offsets.iter().map(|o| o.as_usize() - first).collect(),
         items,
     })
 }

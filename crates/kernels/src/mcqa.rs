@@ -391,6 +391,21 @@ mod tests {
                 choices.data_type()
             );
             assert_eq!(crate::score_vec(&r.is_correct), expect_score);
+            // A slice of the lists (whose `values()` are the whole column's) scores its own
+            // rows, as a batch cut from a larger one does.
+            for k in 1..rows.len() {
+                let n = rows.len() - k;
+                let (c, o, g) = (choices.slice(k, n), out.slice(k, n), gt.slice(k, n));
+                let r = string_equals_mcqa(
+                    TextColumn::new(&o, "o").unwrap(),
+                    TextColumn::new(&g, "t").unwrap(),
+                    Choices::PerRow(c.as_ref()),
+                    n,
+                )
+                .unwrap();
+                assert_eq!(validity_strings(&r.completion_validity), expect_valid[k..]);
+                assert_eq!(crate::score_vec(&r.is_correct), expect_score[k..]);
+            }
         }
     }
 
