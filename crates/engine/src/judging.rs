@@ -529,6 +529,15 @@ impl RowMessages<'_> {
     }
 }
 
+/// A classifier's labels: the correct ones, then the incorrect ones.
+fn all_labels<'a>(correct: &'a [String], incorrect: &'a [String]) -> Vec<&'a str> {
+    correct
+        .iter()
+        .chain(incorrect)
+        .map(String::as_str)
+        .collect()
+}
+
 /// The system message: the scorer's system prompt, then the instruction.
 fn system_message(system: &str, instruction: &str) -> String {
     if system.is_empty() {
@@ -567,14 +576,11 @@ impl<'j> Prompts<'j> {
                 correct_labels,
                 incorrect_labels,
                 ..
-            } => {
-                let labels: Vec<&str> = correct_labels
-                    .iter()
-                    .chain(incorrect_labels)
-                    .map(String::as_str)
-                    .collect();
-                system_user(system_prompt, user_prompt, classifier_instruction(&labels))
-            }
+            } => system_user(
+                system_prompt,
+                user_prompt,
+                classifier_instruction(&all_labels(correct_labels, incorrect_labels)),
+            ),
             JudgeKind::Grader {
                 system_prompt,
                 user_prompt,
@@ -849,11 +855,7 @@ fn read_replies(
             ground_truth_label,
             ..
         } => {
-            let labels: Vec<&str> = correct_labels
-                .iter()
-                .chain(incorrect_labels)
-                .map(String::as_str)
-                .collect();
+            let labels = all_labels(correct_labels, incorrect_labels);
             let mut correct = Vec::with_capacity(rows);
             let mut predicted = Vec::with_capacity(rows);
             let mut reasons = Vec::with_capacity(rows);

@@ -26,6 +26,28 @@ fn request() -> ChatRequest {
     }
 }
 
+/// An empty cache in a fresh folder (kept while the folder lives).
+fn temp_cache() -> (tempfile::TempDir, Cache) {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
+    (dir, cache)
+}
+
+fn reply(content: &str, prompt_tokens: u64) -> CachedReply {
+    CachedReply {
+        content: content.to_owned(),
+        prompt_tokens,
+        completion_tokens: 1,
+    }
+}
+
+/// The key of [`request`] with another seed.
+fn key_with_seed(seed: i64) -> Key {
+    let mut r = request();
+    r.seed = Some(seed);
+    r.cache_key()
+}
+
 /// `scripts/golden/judge_key.py` (Python's json and hashlib) prints this key; the trailing `/`
 /// of the base URL does not count. Any sampling parameter or the parser version changes it.
 #[test]
@@ -156,13 +178,7 @@ fn batch_files_round_trip_through_the_cache() {
 /// Keys are 64 lower-case hex digits: any other text is never cached and cannot be stored.
 #[test]
 fn only_hex_keys_are_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
-    let reply = CachedReply {
-        content: "yes".to_owned(),
-        prompt_tokens: 1,
-        completion_tokens: 1,
-    };
+    let (_dir, cache) = temp_cache();
     let key = request().key();
     for other in [
         key.to_uppercase(),
@@ -172,7 +188,7 @@ fn only_hex_keys_are_keys() {
     ] {
         assert_eq!(cache.get(&other).unwrap(), None);
         assert_eq!(
-            cache.put(&other, &reply).unwrap_err().to_string(),
+            cache.put(&other, &reply("yes", 1)).unwrap_err().to_string(),
             format!("`{other}` is not a judge cache key (64 lower-case hex digits)")
         );
     }
@@ -185,20 +201,14 @@ fn only_hex_keys_are_keys() {
 /// latest one stored is kept and the other is a miss.
 #[test]
 fn keys_that_share_their_row_never_get_each_others_reply() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
+    let (_dir, cache) = temp_cache();
     let a = format!("{}{}", "ab".repeat(8), "01".repeat(24));
     let b = format!("{}{}", "ab".repeat(8), "02".repeat(24));
-    let reply = |content: &str| CachedReply {
-        content: content.to_owned(),
-        prompt_tokens: 3,
-        completion_tokens: 4,
-    };
-    cache.put(&a, &reply("a")).unwrap();
-    assert_eq!(cache.get(&a).unwrap(), Some(reply("a")));
+    cache.put(&a, &reply("a", 3)).unwrap();
+    assert_eq!(cache.get(&a).unwrap(), Some(reply("a", 3)));
     assert_eq!(cache.get(&b).unwrap(), None);
-    cache.put(&b, &reply("b")).unwrap();
-    assert_eq!(cache.get(&b).unwrap(), Some(reply("b")));
+    cache.put(&b, &reply("b", 4)).unwrap();
+    assert_eq!(cache.get(&b).unwrap(), Some(reply("b", 4)));
     assert_eq!(cache.get(&a).unwrap(), None);
     assert_eq!(cache.len().unwrap(), 1);
 }
@@ -206,22 +216,12 @@ fn keys_that_share_their_row_never_get_each_others_reply() {
 /// `get_many` answers in the order asked, whatever order it reads the rows in, and repeats.
 #[test]
 fn many_keys_are_read_in_the_order_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
-    let keys: Vec<Key> = (0..50u8)
-        .map(|i| {
-            let mut r = request();
-            r.seed = Some(i64::from(i));
-            r.cache_key()
-        })
-        .collect();
+    let (_dir, cache) = temp_cache();
+    let keys: Vec<Key> = (0..50).map(key_with_seed).collect();
     for (i, k) in keys.iter().enumerate().filter(|(i, _)| i % 3 != 0) {
-        let reply = CachedReply {
-            content: format!("reply {i}"),
-            prompt_tokens: i as u64,
-            completion_tokens: 1,
-        };
-        cache.put_key(k, &reply).unwrap();
+        cache
+            .put_key(k, &reply(&format!("reply {i}"), i as u64))
+            .unwrap();
     }
     let mut asked = keys.clone();
     asked.reverse();
@@ -264,9 +264,8 @@ fn a_cache_of_the_earlier_layout_is_moved_over() {
         .unwrap();
     }
     let expected = CachedReply {
-        content: "yes".to_owned(),
-        prompt_tokens: 12,
         completion_tokens: 3,
+        ..reply("yes", 12)
     };
     let cache = Cache::open(&path).unwrap();
     assert_eq!(cache.get(&key).unwrap(), Some(expected.clone()));
@@ -290,26 +289,14 @@ fn a_cache_of_the_earlier_layout_is_moved_over() {
 /// in turn): every reply stored is found.
 #[test]
 fn one_cache_serves_many_threads() {
-    let dir = tempfile::tempdir().unwrap();
-    let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
+    let (_dir, cache) = temp_cache();
     std::thread::scope(|s| {
         for t in 0..4i64 {
             let cache = &cache;
             s.spawn(move || {
-                let keys: Vec<Key> = (0..100)
-                    .map(|i| {
-                        let mut r = request();
-                        r.seed = Some(t * 1000 + i);
-                        r.cache_key()
-                    })
-                    .collect();
+                let keys: Vec<Key> = (0..100).map(|i| key_with_seed(t * 1000 + i)).collect();
                 for (i, k) in keys.iter().enumerate() {
-                    let reply = CachedReply {
-                        content: format!("{t}/{i}"),
-                        prompt_tokens: 1,
-                        completion_tokens: 1,
-                    };
-                    cache.put_key(k, &reply).unwrap();
+                    cache.put_key(k, &reply(&format!("{t}/{i}"), 1)).unwrap();
                 }
                 let got = cache.get_many(&keys).unwrap();
                 for (i, r) in got.into_iter().enumerate() {
