@@ -286,9 +286,62 @@ impl ChatKeys {
     }
 }
 
-/// `s` as a JSON string, escaped as serde_json escapes it.
+/// `s` as a JSON string, escaped as serde_json escapes it (quotes, backslashes and the control
+/// characters below U+0020; everything else as it is), skipping eight bytes at a time where
+/// none needs escaping. A test checks it against serde_json.
 fn json_str(out: &mut Vec<u8>, s: &str) {
-    let _ = serde_json::to_writer(&mut *out, s);
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = ONES << 7;
+    // Whether a byte of `w` is zero (exact as a yes or no).
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS != 0;
+    // Whether a byte of `w` is below 0x20, a quote or a backslash.
+    let special = |w: u64| {
+        w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0
+            || zero(w ^ (ONES * u64::from(b'"')))
+            || zero(w ^ (ONES * u64::from(b'\\')))
+    };
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let (mut copied, mut i) = (0, 0);
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            if !special(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        let short: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => b"",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&bytes[copied..i]);
+        if short.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 15)]);
+        } else {
+            out.extend_from_slice(short);
+        }
+        i += 1;
+        copied = i;
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    out.push(b'"');
 }
 
 /// One message of the canonical JSON: its keys sorted (`content`, `role`).
@@ -382,6 +435,34 @@ mod tests {
         }
         // The fifth case repeats the second, the last the first.
         assert_eq!(seen.len(), 7);
+    }
+
+    /// Every character below U+0080 (and some beyond) alone, and at every offset of a longer
+    /// text (so in every position of an eight-byte word), is escaped as serde_json does.
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let check = |t: &str| {
+            let mut out = Vec::new();
+            json_str(&mut out, t);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(t).unwrap(),
+                "{t:?}"
+            );
+        };
+        let mut chars: Vec<char> = (0u8..0x80).map(char::from).collect();
+        chars.extend(['é', '«', '\u{2028}', '\u{fffd}', '😀', '\u{7f}', '\u{85}']);
+        for &c in &chars {
+            check(&c.to_string());
+            for at in 0..17 {
+                let mut t: String = "abcdefghijklmnopq".chars().take(at).collect();
+                t.push(c);
+                t.push_str("rstuvwxyz0123456");
+                check(&t);
+            }
+        }
+        check("");
+        check("Row 17. Question: \"Which?\"\nResponse: C\\D\t\u{1}end");
     }
 
     #[test]
