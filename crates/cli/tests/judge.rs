@@ -18,12 +18,14 @@ fn import(results: &Path, cache: Option<&Path>, xdg: &Path) -> std::process::Out
 fn judge_import_stores_successful_lines_and_reports_counts() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.jsonl");
+    // `custom_id`s are cache keys, as `judge export` writes them.
+    let (key1, key2) = ("1a".repeat(32), "2b".repeat(32));
     std::fs::write(
         &results,
         format!(
             "{}\n{}\n",
-            serde_json::json!({"id": "b1", "custom_id": "key-1", "error": null, "response": {"status_code": 200, "body": {"choices": [{"message": {"role": "assistant", "content": "{\"prediction\": \"yes\"}"}}], "usage": {"prompt_tokens": 20, "completion_tokens": 5}}}}),
-            serde_json::json!({"id": "b2", "custom_id": "key-2", "error": {"code": "rate_limit"}, "response": null}),
+            serde_json::json!({"id": "b1", "custom_id": key1, "error": null, "response": {"status_code": 200, "body": {"choices": [{"message": {"role": "assistant", "content": "{\"prediction\": \"yes\"}"}}], "usage": {"prompt_tokens": 20, "completion_tokens": 5}}}}),
+            serde_json::json!({"id": "b2", "custom_id": key2, "error": {"code": "rate_limit"}, "response": null}),
         ),
     )
     .unwrap();
@@ -44,6 +46,12 @@ fn judge_import_stores_successful_lines_and_reports_counts() {
         )
     );
     assert!(cache.exists());
+    {
+        let stored = evalscore_judge::Cache::open(&cache).unwrap();
+        let content = stored.get(&key1).unwrap().map(|r| r.content);
+        assert_eq!(content.as_deref(), Some("{\"prediction\": \"yes\"}"));
+        assert_eq!(stored.get(&key2).unwrap(), None);
+    }
 
     assert!(!xdg.exists(), "--cache wins over XDG_CACHE_HOME");
     // Without --cache, the XDG cache folder.

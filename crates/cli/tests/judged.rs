@@ -4,12 +4,12 @@
 //! server (llama.cpp) is in `judged_real.rs`.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../judge/tests/support/chat_server.rs"]
+mod chat_server;
 mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -75,14 +75,6 @@ fn answer(body: &Value) -> Option<String> {
     })
 }
 
-fn completion(content: &str) -> String {
-    json!({
-        "choices": [{"message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 2}
-    })
-    .to_string()
-}
-
 /// An OpenAI-compatible server on 127.0.0.1 answering by [`answer`].
 fn server() -> (String, Arc<Seen>) {
     server_with(std::time::Duration::ZERO)
@@ -90,63 +82,22 @@ fn server() -> (String, Arc<Seen>) {
 
 /// [`server`], each reply after `delay`.
 fn server_with(delay: std::time::Duration) -> (String, Arc<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Seen::default());
     let counts = Arc::clone(&seen);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let counts = Arc::clone(&counts);
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                loop {
-                    let (mut len, mut any, mut auth) = (0, false, String::new());
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                        any = true;
-                        let lower = line.to_ascii_lowercase();
-                        if let Some(v) = lower.strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                        if lower.starts_with("authorization:") {
-                            auth = line["authorization:".len()..].trim().to_owned();
-                        }
-                    }
-                    if !any {
-                        return;
-                    }
-                    let mut body = vec![0; len];
-                    reader.read_exact(&mut body).unwrap();
-                    counts.requests.fetch_add(1, Ordering::SeqCst);
-                    if auth != format!("Bearer {KEY}") {
-                        counts.bad_keys.fetch_add(1, Ordering::SeqCst);
-                    }
-                    let v: Value = serde_json::from_slice(&body).unwrap();
-                    std::thread::sleep(delay);
-                    let reply = answer(&v);
-                    counts.bodies.lock().unwrap().push(v);
-                    let (status, text) = match reply {
-                        Some(r) => ("200 OK", completion(&r)),
-                        None => (
-                            "500 Internal Server Error",
-                            "{\"error\": \"boom\"}".to_owned(),
-                        ),
-                    };
-                    let mut out = &stream;
-                    let _ = write!(
-                        out,
-                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
-                        text.len()
-                    );
-                }
-            });
+    let url = chat_server::serve(move |req| {
+        counts.requests.fetch_add(1, Ordering::SeqCst);
+        if req.authorization.as_deref() != Some(format!("Bearer {KEY}").as_str()) {
+            counts.bad_keys.fetch_add(1, Ordering::SeqCst);
+        }
+        std::thread::sleep(delay);
+        let reply = answer(&req.body);
+        counts.bodies.lock().unwrap().push(req.body);
+        match reply {
+            Some(r) => chat_server::Reply::ok(&r),
+            None => chat_server::Reply {
+                status: 500,
+                body: "{\"error\": \"boom\"}".to_owned(),
+            },
         }
     });
     (url, seen)
@@ -646,10 +597,8 @@ fn export_then_import_lets_an_offline_run_score_everything() {
         assert_eq!(l["method"], "POST");
         assert_eq!(l["url"], "/v1/chat/completions");
         assert_eq!(l["custom_id"].as_str().unwrap().len(), 64);
-        let body = json!({
-            "choices": [{"message": {"role": "assistant", "content": answer(&l["body"]).unwrap()}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 2}
-        });
+        let body: Value =
+            serde_json::from_str(&chat_server::completion(&answer(&l["body"]).unwrap())).unwrap();
         results.push_str(&json!({"id": format!("r{i}"), "custom_id": l["custom_id"], "error": null, "response": {"status_code": 200, "body": body}}).to_string());
         results.push('\n');
     }

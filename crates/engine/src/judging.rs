@@ -1,31 +1,37 @@
-//! Model-graded scorers in the engine: a batch's rows are one window of requests.
+//! Model-graded scorers in the engine: a batch's rows are judged in windows of requests.
 //!
-//! Per batch and judge scorer: the prompt templates are rendered for every row, each row's
-//! request is built (a row whose submission or another prompt part is null is *missing* and
-//! sends nothing), the window's replies come from [`JudgeRuntime::replies`] (identical requests
-//! sent once, cached replies reused, the rest sent by the judge crate's own threads, at most
-//! the model's `concurrency` in flight over all workers together), and each reply is read by
-//! the deterministic parsers of `evalscore_kernels::judge`. While a batch's windows are sent
-//! (by a helper thread, [`prefetch`]), its worker scores the batch's other scorers. A reply that cannot be read scores
-//! 0.0 with `judge_status = invalid` and is counted; a request that fails after its retries
-//! (or, `--offline`, is not cached) is a row error.
+//! Per batch, judge scorer and window of at most [`WINDOW_ROWS`] rows: the prompt templates
+//! are rendered ([`Prompts`]), each row's request key is computed from the rendered texts
+//! without building the request (a row whose submission or another prompt part is null is
+//! *missing* and sends nothing), the window's replies are fetched into the batch's memo by
+//! [`JudgeRuntime::fetch`] (identical requests sent once, cached replies reused, only the
+//! requests to send built and sent by the judge crate's own threads, at most the model's
+//! `concurrency` in flight over all workers together), and each reply is read by the
+//! deterministic parsers of `evalscore_kernels::judge`. While a batch's windows are sent (by
+//! a helper thread, [`prefetch`]), its worker scores the batch's other scorers. A reply that
+//! cannot be read scores 0.0 with `judge_status = invalid` and is counted; a request that
+//! fails after its retries (or, `--offline`, is not cached) is a row error.
 //!
-//! Memory: one window is one record batch (the reader's batch size), and the cache is on disk,
-//! so a run of any length holds at most a few windows of prompts and replies.
+//! Memory: one window's prompts at a time, and the keys and replies of one record batch (the
+//! reader's batch size); the cache is on disk.
 
 use crate::row_error::{CellRef, RowError};
 use crate::scorers::{text, Scored, Text};
 use crate::Error;
 use arrow::array::{ArrayRef, Float64Array, StringArray};
 use evalscore_judge::{
-    embeddings_of, judge_window_keyed, Cache, CachedReply, ChatRequest, EmbeddingRequest, Endpoint,
-    Gate, JudgeError, Live, Message, Pace, RetryPolicy, Stats, WindowRequest,
+    embeddings_of, judge_keyed, Cache, CachedReply, ChatKeys, ChatRequest, EmbeddingRequest,
+    Endpoint, Gate, JudgeError, Key, KeyMap, Live, Message, Pace, RetryPolicy, Stats,
+    WindowRequest,
 };
 use evalscore_kernels::judge::{parse_grade, parse_label, reasoning, ParsedFrom};
 use evalscore_task::judge::{
-    classifier_instruction, grader_instruction, JudgeKind, JudgeScorer, JUDGE_PARSER_VERSION,
+    classifier_instruction, grader_instruction, GradedFamily, JudgeKind, JudgeScorer,
+    JUDGE_PARSER_VERSION,
 };
 use evalscore_task::{RowContext, Task};
+use evalscore_text::TextColumn;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -78,8 +84,8 @@ pub struct JudgeProgress {
 /// The judge side of a bound task: the cache, each model's endpoint and counters.
 pub struct JudgeRuntime {
     cache_path: Option<PathBuf>,
-    /// Open connections to the cache, one taken per window in progress.
-    pool: Mutex<Vec<Cache>>,
+    /// The cache, shared by every window (it takes its one connection in turn).
+    cache: Option<Cache>,
     offline: bool,
     models: BTreeMap<String, ModelRuntime>,
     rows_judged: AtomicU64,
@@ -129,10 +135,11 @@ impl JudgeRuntime {
                 })?)
             }
         };
-        let mut pool = Vec::new();
-        if let Some(p) = &cache_path {
-            pool.push(Cache::open(p).map_err(cache_error)?);
-        } else if opts.offline {
+        let cache = match &cache_path {
+            Some(p) => Some(Cache::open(p).map_err(cache_error)?),
+            None => None,
+        };
+        if cache.is_none() && opts.offline {
             return Err(
                 Error::new("--offline needs the judge cache, and --no-cache turns it off")
                     .hint("drop --no-cache (or give --cache PATH) to score from cached replies"),
@@ -184,7 +191,7 @@ impl JudgeRuntime {
         }
         Ok(Some(JudgeRuntime {
             cache_path,
-            pool: Mutex::new(pool),
+            cache,
             offline: opts.offline,
             models,
             rows_judged: AtomicU64::new(0),
@@ -227,102 +234,75 @@ impl JudgeRuntime {
 
     /// Whether `key` is cached (false without a cache).
     pub(crate) fn is_cached(&self, key: &str) -> Result<bool, Error> {
-        self.with_cache(|c| match c {
+        match &self.cache {
             Some(c) => c.get(key).map(|r| r.is_some()).map_err(cache_error),
             None => Ok(false),
-        })
+        }
     }
 
-    fn with_cache<T>(
-        &self,
-        f: impl FnOnce(Option<&Cache>) -> Result<T, Error>,
-    ) -> Result<T, Error> {
-        let Some(path) = &self.cache_path else {
-            return f(None);
-        };
-        let taken = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let cache = match taken {
-            Some(c) => c,
-            None => Cache::open(path).map_err(cache_error)?,
-        };
-        let out = f(Some(&cache));
-        self.pool
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(cache);
-        out
-    }
-
-    /// The replies of `requests` (to model `model_key`), in order. `memo` holds this batch's
-    /// replies already got: a batch scored again around a failed row asks nothing twice.
-    fn replies<R: WindowRequest>(
+    /// Gets into `memo` the reply of every request of `keys` (to model `model_key`) that it
+    /// does not hold yet; `request(i)` builds request `i` when it has to be sent. `memo` holds
+    /// this batch's replies: a batch scored again around a failed row asks nothing twice.
+    fn fetch<R: WindowRequest>(
         &self,
         model_key: &str,
-        requests: &[R],
+        keys: &[Key],
+        request: impl Fn(usize) -> R,
         memo: &Memo,
-    ) -> Result<Vec<Result<CachedReply, JudgeError>>, Error> {
+    ) -> Result<(), Error> {
         let model = self.models.get(model_key).ok_or_else(|| {
             Error::new(format!(
                 "internal error: judge model `{model_key}` not set up"
             ))
             .kind(crate::ErrorKind::Internal)
         })?;
-        let keys: Vec<String> = requests.iter().map(WindowRequest::key).collect();
         // Rows whose request repeats an earlier row's of this window are counted once here;
         // a window scored again (around a failed row) finds every key in `memo`.
         let mut repeated = 0u64;
         let fresh: Vec<usize> = {
-            let memo = memo.lock().unwrap_or_else(|p| p.into_inner());
-            let mut seen = BTreeSet::new();
-            (0..requests.len())
+            let memo = lock(memo);
+            let mut seen: KeyMap<()> = KeyMap::default();
+            (0..keys.len())
                 .filter(|&i| {
                     if memo.contains_key(&keys[i]) {
                         return false;
                     }
-                    let first = seen.insert(&keys[i]);
+                    let first = seen.insert(keys[i], ()).is_none();
                     repeated += u64::from(!first);
                     first
                 })
                 .collect()
         };
-        model
-            .stats
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .deduplicated += repeated;
-        if !fresh.is_empty() {
-            let batch: Vec<&R> = fresh.iter().map(|&i| &requests[i]).collect();
-            let batch_keys: Vec<String> = fresh.iter().map(|&i| keys[i].clone()).collect();
-            let mut stats = Stats::default();
-            let started = std::time::Instant::now();
-            let got = self.with_cache(|cache| {
-                judge_window_keyed(
-                    &batch,
-                    &batch_keys,
-                    cache,
-                    &model.endpoint,
-                    self.offline,
-                    &mut stats,
-                )
-                .map_err(cache_error)
-            });
-            *model.waited.lock().unwrap_or_else(|p| p.into_inner()) += started.elapsed();
-            // Counted even when the cache failed midway: those requests were sent.
-            add_stats(
-                &mut model.stats.lock().unwrap_or_else(|p| p.into_inner()),
-                &stats,
-            );
-            let mut memo = memo.lock().unwrap_or_else(|p| p.into_inner());
-            for (&i, r) in fresh.iter().zip(got?) {
-                memo.insert(keys[i].clone(), r);
-            }
+        lock(&model.stats).deduplicated += repeated;
+        if fresh.is_empty() {
+            return Ok(());
         }
-        let memo = memo.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(keys
-            .iter()
-            .map(|k| memo.get(k).cloned().unwrap_or(Err(JudgeError::Offline)))
-            .collect())
+        let fresh_keys: Vec<Key> = fresh.iter().map(|&i| keys[i]).collect();
+        let mut stats = Stats::default();
+        let started = std::time::Instant::now();
+        let got = judge_keyed(
+            &fresh_keys,
+            |f| request(fresh[f]),
+            self.cache.as_ref(),
+            &model.endpoint,
+            self.offline,
+            &mut stats,
+        )
+        .map_err(cache_error);
+        *lock(&model.waited) += started.elapsed();
+        // Counted even when the cache failed midway: those requests were sent.
+        add_stats(&mut lock(&model.stats), &stats);
+        let mut memo = lock(memo);
+        for (key, r) in fresh_keys.into_iter().zip(got?) {
+            memo.insert(key, r);
+        }
+        Ok(())
     }
+}
+
+/// The value behind a mutex, even if a thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// run.json's `judge` object: the cache, `--offline`, per model what it cost, and per judge
@@ -391,7 +371,7 @@ fn cache_error(e: evalscore_judge::CacheError) -> Error {
 }
 
 /// A batch's replies of one judge scorer, by request key.
-pub(crate) type Memo = Mutex<HashMap<String, Result<CachedReply, JudgeError>>>;
+pub(crate) type Memo = Mutex<KeyMap<Result<CachedReply, JudgeError>>>;
 
 /// What score_judge reads besides the rows: the runtime and this batch's replies so far.
 pub(crate) struct JudgeCtx<'a> {
@@ -425,23 +405,29 @@ pub(crate) fn embeddings(
             input: vec![t.clone()],
         })
         .collect();
-    let got = judge
+    let keys: Vec<Key> = requests.iter().map(WindowRequest::key).collect();
+    judge
         .runtime
-        .replies(model_key, &requests, judge.memo)
+        .fetch(model_key, &keys, |i| &requests[i], judge.memo)
         .map_err(|e| RowError {
             message: error_text(&e),
             hint: e.hint.clone(),
             ..RowError::default()
         })?;
+    let memo = lock(judge.memo);
     let mut out = HashMap::with_capacity(texts.len());
-    for (t, r) in texts.iter().zip(got) {
+    for (t, key) in texts.iter().zip(&keys) {
         let fail = |message: String| RowError {
             row: first_row.get(t).copied().unwrap_or(0),
             message: format!("embedding model `{model_key}` ({spec_url}): {message}"),
             per_row: true,
             ..RowError::default()
         };
-        let reply = r.map_err(|e| fail(e.to_string()))?;
+        let reply = match memo.get(key) {
+            Some(Ok(reply)) => reply,
+            Some(Err(e)) => return Err(fail(e.to_string())),
+            None => return Err(fail("internal error: no reply was fetched".to_owned())),
+        };
         let mut v = embeddings_of(&reply.content).map_err(fail)?;
         if v.len() != 1 {
             return Err(fail(format!("{} vectors for one text", v.len())));
@@ -465,145 +451,261 @@ pub(crate) fn prefetch(
         let Some(j) = spec.kind.judge() else {
             continue;
         };
+        let mut chat_keys = chat_keys(j);
         for start in (0..rows).step_by(WINDOW_ROWS) {
             let len = WINDOW_ROWS.min(rows - start);
             let part = slice_ctx(ctx, start, len);
-            if let Ok(reqs) = requests(j, &part.ctx(), len) {
-                let to_send: Vec<&ChatRequest> = reqs.iter().flatten().collect();
-                let _ = runtime.replies(&j.model_key, &to_send, memo);
+            let Ok(prompts) = Prompts::render(j, &part.ctx(), len) else {
+                continue;
+            };
+            if let Ok(keys) = prompts.keys(&mut chat_keys) {
+                let _ = fetch_window(j, runtime, memo, &prompts, &keys);
             }
         }
     }
 }
 
-/// A row's request, or why it has none.
-enum RowRequest {
-    /// A prompt part (the submission, ...) is null: nothing is sent.
-    Missing,
-    Send(ChatRequest),
+/// The keys of a judge scorer's requests (they differ only in their messages).
+fn chat_keys(j: &JudgeScorer) -> ChatKeys {
+    ChatKeys::new(
+        &j.model.base_url,
+        &j.model.model,
+        j.model.temperature,
+        j.model.seed,
+        j.model.max_tokens,
+        JUDGE_PARSER_VERSION,
+    )
 }
 
-/// Builds every row's request of a judge scorer.
+/// One window's rendered prompt parts, from which each row's messages (its request, its key)
+/// are read without copying the texts.
+struct Prompts<'j> {
+    j: &'j JudgeScorer,
+    texts: Vec<Text>,
+    shape: Shape<'j>,
+    rows: usize,
+}
+
+enum Shape<'j> {
+    /// A system message (`texts[0]`, then the instruction) and a user message (`texts[1]`);
+    /// `fixed` is the system message when it is the same on every row.
+    SystemUser {
+        instruction: String,
+        fixed: Option<String>,
+    },
+    /// One user message: the family's prompt around `texts`.
+    Graded {
+        family: GradedFamily,
+        choices: &'j [(String, f64)],
+    },
+}
+
+/// A row's messages, borrowing the window's texts where it can.
+enum RowMessages<'a> {
+    SystemUser(Cow<'a, str>, &'a str),
+    User(String),
+}
+
+impl RowMessages<'_> {
+    fn key(&self, keys: &mut ChatKeys) -> Key {
+        match self {
+            RowMessages::SystemUser(s, u) => keys.key(&[("system", s), ("user", u)]),
+            RowMessages::User(p) => keys.key(&[("user", p)]),
+        }
+    }
+
+    fn into_messages(self) -> Vec<Message> {
+        let message = |role: &str, content: String| Message {
+            role: role.to_owned(),
+            content,
+        };
+        match self {
+            RowMessages::SystemUser(s, u) => vec![
+                message("system", s.into_owned()),
+                message("user", u.to_owned()),
+            ],
+            RowMessages::User(p) => vec![message("user", p)],
+        }
+    }
+}
+
+/// A classifier's labels: the correct ones, then the incorrect ones.
+fn all_labels<'a>(correct: &'a [String], incorrect: &'a [String]) -> Vec<&'a str> {
+    correct
+        .iter()
+        .chain(incorrect)
+        .map(String::as_str)
+        .collect()
+}
+
+/// The system message: the scorer's system prompt, then the instruction.
+fn system_message(system: &str, instruction: &str) -> String {
+    if system.is_empty() {
+        instruction.to_owned()
+    } else {
+        format!("{system}\n\n{instruction}")
+    }
+}
+
+impl<'j> Prompts<'j> {
+    /// Renders the prompt templates of judge scorer `j` over the `rows` rows of `ctx`.
+    fn render(j: &'j JudgeScorer, ctx: &RowContext<'_>, rows: usize) -> Result<Self, RowError> {
+        let system_user = |system: &Option<evalscore_task::Template>,
+                           user: &evalscore_task::Template,
+                           instruction: String|
+         -> Result<Self, RowError> {
+            let system = match system {
+                Some(t) => text(Some(t), ctx)?,
+                None => Text::Scalar(String::new()),
+            };
+            let fixed = match &system {
+                Text::Scalar(s) => Some(system_message(s, &instruction)),
+                _ => None,
+            };
+            Ok(Prompts {
+                j,
+                texts: vec![system, text(Some(user), ctx)?],
+                shape: Shape::SystemUser { instruction, fixed },
+                rows,
+            })
+        };
+        match &j.kind {
+            JudgeKind::Classifier {
+                system_prompt,
+                user_prompt,
+                correct_labels,
+                incorrect_labels,
+                ..
+            } => system_user(
+                system_prompt,
+                user_prompt,
+                classifier_instruction(&all_labels(correct_labels, incorrect_labels)),
+            ),
+            JudgeKind::Grader {
+                system_prompt,
+                user_prompt,
+                score_min,
+                score_max,
+                ..
+            } => system_user(
+                system_prompt,
+                user_prompt,
+                grader_instruction(*score_min, *score_max),
+            ),
+            JudgeKind::Graded {
+                family,
+                parts,
+                choices,
+                ..
+            } => Ok(Prompts {
+                j,
+                texts: parts
+                    .iter()
+                    .map(|(_, t)| text(t.as_ref(), ctx))
+                    .collect::<Result<_, _>>()?,
+                shape: Shape::Graded {
+                    family: *family,
+                    choices,
+                },
+                rows,
+            }),
+        }
+    }
+
+    /// The texts as columns.
+    fn columns(&self) -> Result<Vec<TextColumn<'_>>, RowError> {
+        self.texts
+            .iter()
+            .map(|t| {
+                t.column().map_err(|e| RowError {
+                    row: 0,
+                    message: e.to_string(),
+                    ..RowError::default()
+                })
+            })
+            .collect()
+    }
+
+    /// Row `r`'s messages; `None` when a prompt part is null (the row is missing: nothing is
+    /// sent).
+    fn messages<'a>(&'a self, columns: &[TextColumn<'a>], r: usize) -> Option<RowMessages<'a>> {
+        match &self.shape {
+            Shape::SystemUser { instruction, fixed } => {
+                let system = columns[0].get(r)?;
+                let user = columns[1].get(r)?;
+                let system = match fixed {
+                    Some(f) => Cow::Borrowed(f.as_str()),
+                    None => Cow::Owned(system_message(system, instruction)),
+                };
+                Some(RowMessages::SystemUser(system, user))
+            }
+            Shape::Graded { family, choices } => {
+                let parts: Option<Vec<&str>> = columns.iter().map(|c| c.get(r)).collect();
+                Some(RowMessages::User(family.prompt(&parts?, choices)))
+            }
+        }
+    }
+
+    /// Each row's request key; `None` for a missing row.
+    fn keys(&self, chat_keys: &mut ChatKeys) -> Result<Vec<Option<Key>>, RowError> {
+        let columns = self.columns()?;
+        Ok((0..self.rows)
+            .map(|r| self.messages(&columns, r).map(|m| m.key(chat_keys)))
+            .collect())
+    }
+
+    /// The request of `messages`.
+    fn build(&self, messages: Vec<Message>) -> ChatRequest {
+        let j = self.j;
+        ChatRequest {
+            base_url: j.model.base_url.clone(),
+            model: j.model.model.clone(),
+            messages,
+            temperature: j.model.temperature,
+            seed: j.model.seed,
+            max_tokens: j.model.max_tokens,
+            parser_version: JUDGE_PARSER_VERSION,
+        }
+    }
+}
+
+/// Builds every row's request of a judge scorer (`None`: a missing row).
 pub(crate) fn requests(
     j: &JudgeScorer,
     ctx: &RowContext<'_>,
     rows: usize,
 ) -> Result<Vec<Option<ChatRequest>>, RowError> {
-    let texts = |t: Option<&evalscore_task::Template>| -> Result<Vec<Option<String>>, RowError> {
-        let v = text(t, ctx)?;
-        texts_of(&v, rows)
-    };
-    let build = |messages: Vec<Message>| ChatRequest {
-        base_url: j.model.base_url.clone(),
-        model: j.model.model.clone(),
-        messages,
-        temperature: j.model.temperature,
-        seed: j.model.seed,
-        max_tokens: j.model.max_tokens,
-        parser_version: JUDGE_PARSER_VERSION,
-    };
-    let system_user = |system: &Option<evalscore_task::Template>,
-                       user: &evalscore_task::Template,
-                       instruction: String|
-     -> Result<Vec<RowRequest>, RowError> {
-        let sys = match system {
-            Some(t) => texts(Some(t))?,
-            None => vec![Some(String::new()); rows],
-        };
-        let usr = texts(Some(user))?;
-        Ok(sys
-            .into_iter()
-            .zip(usr)
-            .map(|(s, u)| match (s, u) {
-                (Some(s), Some(u)) => {
-                    let system = if s.is_empty() {
-                        instruction.clone()
-                    } else {
-                        format!("{s}\n\n{instruction}")
-                    };
-                    RowRequest::Send(build(vec![
-                        Message {
-                            role: "system".to_owned(),
-                            content: system,
-                        },
-                        Message {
-                            role: "user".to_owned(),
-                            content: u,
-                        },
-                    ]))
-                }
-                _ => RowRequest::Missing,
-            })
-            .collect())
-    };
-    let reqs = match &j.kind {
-        JudgeKind::Classifier {
-            system_prompt,
-            user_prompt,
-            correct_labels,
-            incorrect_labels,
-            ..
-        } => {
-            let labels: Vec<&str> = correct_labels
-                .iter()
-                .chain(incorrect_labels)
-                .map(String::as_str)
-                .collect();
-            system_user(system_prompt, user_prompt, classifier_instruction(&labels))?
-        }
-        JudgeKind::Grader {
-            system_prompt,
-            user_prompt,
-            score_min,
-            score_max,
-            ..
-        } => system_user(
-            system_prompt,
-            user_prompt,
-            grader_instruction(*score_min, *score_max),
-        )?,
-        JudgeKind::Graded {
-            family,
-            parts,
-            choices,
-            ..
-        } => {
-            let columns: Vec<Vec<Option<String>>> = parts
-                .iter()
-                .map(|(_, t)| texts(t.as_ref()))
-                .collect::<Result<_, _>>()?;
-            (0..rows)
-                .map(|r| {
-                    let row: Option<Vec<&str>> = columns.iter().map(|c| c[r].as_deref()).collect();
-                    match row {
-                        Some(p) => RowRequest::Send(build(vec![Message {
-                            role: "user".to_owned(),
-                            content: family.prompt(&p, choices),
-                        }])),
-                        None => RowRequest::Missing,
-                    }
-                })
-                .collect()
-        }
-    };
-    Ok(reqs
-        .into_iter()
-        .map(|r| match r {
-            RowRequest::Send(c) => Some(c),
-            RowRequest::Missing => None,
+    let prompts = Prompts::render(j, ctx, rows)?;
+    let columns = prompts.columns()?;
+    Ok((0..rows)
+        .map(|r| {
+            let messages = prompts.messages(&columns, r)?;
+            Some(prompts.build(messages.into_messages()))
         })
         .collect())
 }
 
-/// A template's value as one optional string per row.
-fn texts_of(v: &Text, rows: usize) -> Result<Vec<Option<String>>, RowError> {
-    let a = v.array(rows);
-    let col = evalscore_text::TextColumn::new(a.as_ref(), "value").map_err(|e| RowError {
-        row: 0,
-        message: e.to_string(),
-        ..RowError::default()
-    })?;
-    Ok((0..rows).map(|r| col.get(r).map(str::to_owned)).collect())
+/// Gets into `memo` the replies of a window's rows (`keys`, `None` for a missing row).
+fn fetch_window(
+    j: &JudgeScorer,
+    runtime: &JudgeRuntime,
+    memo: &Memo,
+    prompts: &Prompts<'_>,
+    keys: &[Option<Key>],
+) -> Result<(), Error> {
+    let rows: Vec<usize> = (0..keys.len()).filter(|&r| keys[r].is_some()).collect();
+    let sent: Vec<Key> = keys.iter().flatten().copied().collect();
+    let columns = prompts.columns().map_err(|e| Error::new(e.message))?;
+    runtime.fetch(
+        &j.model_key,
+        &sent,
+        |i| {
+            // A row with a key has messages (a missing row has neither).
+            let messages = prompts.messages(&columns, rows[i]);
+            prompts.build(messages.map_or_else(Vec::new, RowMessages::into_messages))
+        },
+        memo,
+    )
 }
 
 /// Scores a judge scorer over one batch.
@@ -619,33 +721,38 @@ pub(crate) fn score_judge(
         message: "internal error: a judge scorer without a judge runtime".to_owned(),
         ..RowError::default()
     })?;
-    let mut replies: Vec<Option<CachedReply>> = Vec::with_capacity(rows);
-    // Requests are built and answered WINDOW_ROWS rows at a time, so a large record batch
-    // holds one window's prompts, not the whole batch's.
+    let mut chat_keys = chat_keys(j);
+    let mut keys: Vec<Option<Key>> = Vec::with_capacity(rows);
+    // Prompts are rendered and answered WINDOW_ROWS rows at a time, so a large record batch
+    // holds one window's prompts, not the whole batch's; the batch keeps only its keys.
     for start in (0..rows).step_by(WINDOW_ROWS) {
         let len = WINDOW_ROWS.min(rows - start);
         let part = slice_ctx(ctx, start, len);
         let sub = part.ctx();
-        let reqs = requests(j, &sub, len).map_err(|mut e| {
+        let at = |mut e: RowError| {
             e.row += start;
             e
+        };
+        let prompts = Prompts::render(j, &sub, len).map_err(at)?;
+        let window = prompts.keys(&mut chat_keys).map_err(at)?;
+        fetch_window(j, judge.runtime, judge.memo, &prompts, &window).map_err(|e| RowError {
+            row: 0,
+            message: error_text(&e),
+            hint: e.hint.clone(),
+            ..RowError::default()
         })?;
-        let to_send: Vec<&ChatRequest> = reqs.iter().flatten().collect();
-        let got = judge
-            .runtime
-            .replies(&j.model_key, &to_send, judge.memo)
-            .map_err(|e| RowError {
-                row: 0,
-                message: error_text(&e),
-                hint: e.hint.clone(),
-                ..RowError::default()
-            })?;
-        window_replies(j, start, &reqs, got, &mut replies)?;
+        check_window(j, judge.memo, start, &window)?;
+        keys.extend(window);
     }
     judge
         .runtime
         .rows_judged
         .fetch_add(rows as u64, Ordering::Relaxed);
+    let memo = lock(judge.memo);
+    let replies: Vec<Option<&CachedReply>> = keys
+        .iter()
+        .map(|k| k.and_then(|k| memo.get(&k)?.as_ref().ok()))
+        .collect();
     read_replies(j, ctx, rows, needed, &replies)
 }
 
@@ -677,24 +784,22 @@ fn slice_ctx(ctx: &RowContext<'_>, start: usize, len: usize) -> SlicedCtx {
     }
 }
 
-/// Appends one window's replies (rows `start..` of the batch) to `replies`; a failed request
-/// is a row error at its row.
-fn window_replies(
+/// Checks that every row of a window (rows `start..` of the batch, `keys` as in
+/// [`Prompts::keys`]) has its reply in `memo`; a failed request is a row error at its row.
+fn check_window(
     j: &JudgeScorer,
+    memo: &Memo,
     start: usize,
-    reqs: &[Option<ChatRequest>],
-    got: Vec<Result<CachedReply, JudgeError>>,
-    replies: &mut Vec<Option<CachedReply>>,
+    keys: &[Option<Key>],
 ) -> Result<(), RowError> {
-    let mut got = got.into_iter();
-    for (i, r) in reqs.iter().enumerate() {
-        let row = start + i;
-        if r.is_none() {
-            replies.push(None);
+    let memo = lock(memo);
+    for (i, key) in keys.iter().enumerate() {
+        let Some(key) = key else {
             continue;
-        }
-        match got.next() {
-            Some(Ok(reply)) => replies.push(Some(reply)),
+        };
+        let row = start + i;
+        match memo.get(key) {
+            Some(Ok(_)) => {}
             Some(Err(e)) => {
                 return Err(RowError {
                     row,
@@ -732,7 +837,7 @@ fn read_replies(
     ctx: &RowContext<'_>,
     rows: usize,
     needed: &BTreeSet<&'static str>,
-    replies: &[Option<CachedReply>],
+    replies: &[Option<&CachedReply>],
 ) -> Result<Scored, RowError> {
     let want = |f: &str| needed.contains(f);
     let mut fields: BTreeMap<&'static str, ArrayRef> = BTreeMap::new();
@@ -750,11 +855,7 @@ fn read_replies(
             ground_truth_label,
             ..
         } => {
-            let labels: Vec<&str> = correct_labels
-                .iter()
-                .chain(incorrect_labels)
-                .map(String::as_str)
-                .collect();
+            let labels = all_labels(correct_labels, incorrect_labels);
             let mut correct = Vec::with_capacity(rows);
             let mut predicted = Vec::with_capacity(rows);
             let mut reasons = Vec::with_capacity(rows);

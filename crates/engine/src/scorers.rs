@@ -33,7 +33,7 @@ pub(crate) enum Text {
 }
 
 impl Text {
-    fn column(&self) -> Result<TextColumn<'_>, KernelError> {
+    pub(crate) fn column(&self) -> Result<TextColumn<'_>, KernelError> {
         match self {
             Text::Array(a) => Ok(TextColumn::new(a.as_ref(), "value")?),
             Text::Scalar(s) => Ok(TextColumn::scalar(Some(s))),

@@ -1,9 +1,11 @@
 //! The persistent reply cache (SQLite through `rusqlite`, bundled; WAL mode, synchronous
 //! NORMAL).
 
+use crate::Key;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 /// A cached reply: the assistant message's text and the tokens the request cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +35,8 @@ pub enum CacheError {
         line: usize,
         message: String,
     },
+    #[error("`{0}` is not a judge cache key (64 lower-case hex digits)")]
+    NotAKey(String),
     #[error("cannot read `{file}`: {source}")]
     Read {
         file: String,
@@ -59,10 +63,106 @@ pub fn default_cache_path() -> Option<PathBuf> {
     Some(base.join("evalscore").join("judge.sqlite"))
 }
 
-/// The reply cache, keyed by [`crate::ChatRequest::key`].
+/// The SQLite page cache at most, in KiB.
+pub const PAGE_CACHE_KIB: i64 = 16 * 1024;
+
+/// The replies, one row per key. `id` is the key's first 8 bytes (little-endian), so the
+/// table is SQLite's rowid B-tree, whose inner pages hold only integers: a lookup walks a few
+/// cached pages and reads one leaf. Two keys sharing their first 8 bytes (unlikely below
+/// billions of keys) share a row: the latest reply wins, and `key` tells them apart, so the
+/// other is only a cache miss (sent again).
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS judge_replies (
+    id INTEGER PRIMARY KEY,
+    key BLOB NOT NULL,
+    content TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL
+);";
+
+const GET: &str = "SELECT content, prompt_tokens, completion_tokens FROM judge_replies
+    WHERE id = ?1 AND key = ?2";
+
+const PUT: &str = "INSERT OR REPLACE INTO judge_replies
+    (id, key, content, prompt_tokens, completion_tokens) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// A row of [`GET`].
+fn reply(r: &rusqlite::Row<'_>) -> rusqlite::Result<CachedReply> {
+    Ok(CachedReply {
+        content: r.get(0)?,
+        prompt_tokens: r.get::<_, i64>(1)?.max(0) as u64,
+        completion_tokens: r.get::<_, i64>(2)?.max(0) as u64,
+    })
+}
+
+/// The row id of `key`.
+fn row_id(key: &Key) -> i64 {
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&key.0[..8]);
+    i64::from_le_bytes(head)
+}
+
+fn put_on(conn: &Connection, key: &Key, reply: &CachedReply) -> rusqlite::Result<()> {
+    conn.prepare_cached(PUT)?
+        .execute(params![
+            row_id(key),
+            &key.0[..],
+            reply.content,
+            i64::try_from(reply.prompt_tokens).unwrap_or(i64::MAX),
+            i64::try_from(reply.completion_tokens).unwrap_or(i64::MAX),
+        ])
+        .map(|_| ())
+}
+
+/// Moves the rows of a cache written before [`SCHEMA`] (table `replies`, keyed by the hex key)
+/// into `judge_replies`, once, in one transaction.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let old = |conn: &Connection| -> rusqlite::Result<bool> {
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'replies'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+    };
+    if !old(conn)? {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let moved = (|| {
+        // Another process may have moved them meanwhile.
+        if !old(conn)? {
+            return Ok(());
+        }
+        let mut st =
+            conn.prepare("SELECT key, content, prompt_tokens, completion_tokens FROM replies")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            // Keys that are not hex SHA-256s were never asked for: left behind.
+            if let Some(key) = Key::from_hex(&r.get::<_, String>(0)?) {
+                let reply = CachedReply {
+                    content: r.get(1)?,
+                    prompt_tokens: r.get::<_, i64>(2)?.max(0) as u64,
+                    completion_tokens: r.get::<_, i64>(3)?.max(0) as u64,
+                };
+                put_on(conn, &key, &reply)?;
+            }
+        }
+        drop(rows);
+        drop(st);
+        conn.execute_batch("DROP TABLE replies")
+    })();
+    let end = if moved.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    conn.execute_batch(end)?;
+    moved
+}
+
+/// The reply cache, keyed by [`crate::ChatRequest::key`]. One connection, shared by the
+/// threads that use the cache (each call takes it in turn): the bundled SQLite puts the page
+/// caches of all connections in one pool, in which two busy connections evict each other's
+/// pages, so one connection reads less from the file than two.
 #[derive(Debug)]
 pub struct Cache {
-    conn: Connection,
+    conn: Mutex<Connection>,
     path: PathBuf,
 }
 
@@ -90,17 +190,14 @@ impl Cache {
             .map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS replies (
-                key TEXT PRIMARY KEY,
-                content TEXT NOT NULL,
-                prompt_tokens INTEGER NOT NULL,
-                completion_tokens INTEGER NOT NULL
-            ) WITHOUT ROWID;",
-        )
-        .map_err(sql)?;
+        // The B-tree's inner pages stay cached, and as many leaves as fit; the cache fills
+        // only as pages are read.
+        conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
+            .map_err(sql)?;
+        conn.execute_batch(SCHEMA).map_err(sql)?;
+        migrate(&conn).map_err(sql)?;
         Ok(Cache {
-            conn,
+            conn: Mutex::new(conn),
             path: path.to_path_buf(),
         })
     }
@@ -112,68 +209,71 @@ impl Cache {
         }
     }
 
+    /// The connection, even if a thread panicked holding it (SQLite rolls back what it left).
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The journal mode SQLite reports (`wal`).
     pub fn journal_mode(&self) -> Result<String, CacheError> {
-        self.conn
+        self.conn()
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .map_err(|e| self.sql(e))
     }
 
-    /// The cached reply of `key`, if any.
+    /// The cached reply of `key` (lower-case hex), if any.
     pub fn get(&self, key: &str) -> Result<Option<CachedReply>, CacheError> {
-        self.conn
-            .prepare_cached(
-                "SELECT content, prompt_tokens, completion_tokens FROM replies WHERE key = ?1",
-            )
-            .and_then(|mut st| {
-                st.query_row(params![key], |r| {
-                    Ok(CachedReply {
-                        content: r.get(0)?,
-                        prompt_tokens: r.get::<_, i64>(1)?.max(0) as u64,
-                        completion_tokens: r.get::<_, i64>(2)?.max(0) as u64,
-                    })
-                })
-                .optional()
-            })
-            .map_err(|e| self.sql(e))
+        let Some(key) = Key::from_hex(key) else {
+            return Ok(None);
+        };
+        Ok(self.get_many(&[key])?.pop().flatten())
     }
 
-    /// The cached replies of `keys`, in order, read in one transaction.
-    pub fn get_many<'k>(
-        &self,
-        keys: impl Iterator<Item = &'k str>,
-    ) -> Result<Vec<Option<CachedReply>>, CacheError> {
-        self.conn
-            .execute_batch("BEGIN DEFERRED")
+    /// The cached replies of `keys`, in order, read in one transaction with one statement, in
+    /// row order (keys that share a page find it in the page cache).
+    pub fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<CachedReply>>, CacheError> {
+        let mut order: Vec<(i64, usize)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (row_id(k), i))
+            .collect();
+        order.sort_unstable();
+        let conn = self.conn();
+        conn.execute_batch("BEGIN DEFERRED")
             .map_err(|e| self.sql(e))?;
-        let got: Result<Vec<_>, _> = keys.map(|k| self.get(k)).collect();
-        self.conn.execute_batch("COMMIT").map_err(|e| self.sql(e))?;
-        got
+        let mut got = vec![None; keys.len()];
+        let read = conn
+            .prepare_cached(GET)
+            .and_then(|mut st| {
+                for (id, i) in order {
+                    got[i] = st
+                        .query_row(params![id, &keys[i].0[..]], reply)
+                        .optional()?;
+                }
+                Ok(())
+            })
+            .map_err(|e| self.sql(e));
+        conn.execute_batch("COMMIT").map_err(|e| self.sql(e))?;
+        read.map(|()| got)
     }
 
     /// Stores the reply of `key`, committed at once (its own transaction).
+    pub fn put_key(&self, key: &Key, reply: &CachedReply) -> Result<(), CacheError> {
+        put_on(&self.conn(), key, reply).map_err(|e| self.sql(e))
+    }
+
+    /// [`Cache::put_key`] by the key in lower-case hex; any other text is not a cache key.
     pub fn put(&self, key: &str, reply: &CachedReply) -> Result<(), CacheError> {
-        self.conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO replies (key, content, prompt_tokens, completion_tokens)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .and_then(|mut st| {
-                st.execute(params![
-                    key,
-                    reply.content,
-                    i64::try_from(reply.prompt_tokens).unwrap_or(i64::MAX),
-                    i64::try_from(reply.completion_tokens).unwrap_or(i64::MAX),
-                ])
-            })
-            .map(|_| ())
-            .map_err(|e| self.sql(e))
+        let key = Key::from_hex(key).ok_or_else(|| CacheError::NotAKey(key.to_owned()))?;
+        self.put_key(&key, reply)
     }
 
     /// How many replies the cache holds.
     pub fn len(&self) -> Result<u64, CacheError> {
-        self.conn
-            .query_row("SELECT COUNT(*) FROM replies", [], |r| r.get::<_, i64>(0))
+        self.conn()
+            .query_row("SELECT COUNT(*) FROM judge_replies", [], |r| {
+                r.get::<_, i64>(0)
+            })
             .map(|n| n.max(0) as u64)
             .map_err(|e| self.sql(e))
     }
@@ -193,16 +293,21 @@ impl Cache {
         name: &str,
         reader: impl BufRead,
     ) -> Result<ImportStats, CacheError> {
-        self.conn
-            .execute_batch("BEGIN IMMEDIATE")
+        let conn = self.conn();
+        conn.execute_batch("BEGIN IMMEDIATE")
             .map_err(|e| self.sql(e))?;
-        let result = self.import_lines(name, reader);
+        let result = self.import_lines(&conn, name, reader);
         let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        self.conn.execute_batch(end).map_err(|e| self.sql(e))?;
+        conn.execute_batch(end).map_err(|e| self.sql(e))?;
         result
     }
 
-    fn import_lines(&self, name: &str, reader: impl BufRead) -> Result<ImportStats, CacheError> {
+    fn import_lines(
+        &self,
+        conn: &Connection,
+        name: &str,
+        reader: impl BufRead,
+    ) -> Result<ImportStats, CacheError> {
         let mut stats = ImportStats::default();
         for (i, line) in reader.lines().enumerate() {
             let line = line.map_err(|source| CacheError::Read {
@@ -227,6 +332,11 @@ impl Cache {
                 stats.failed += 1;
                 continue;
             }
+            let key = Key::from_hex(key).ok_or_else(|| {
+                bad(format!(
+                    "`custom_id` {key:?} is not a judge cache key (64 lower-case hex digits, as `judge export` writes)"
+                ))
+            })?;
             let body = &v["response"]["body"];
             let content = body["choices"][0]["message"]["content"]
                 .as_str()
@@ -236,7 +346,7 @@ impl Cache {
                 prompt_tokens: body["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
                 completion_tokens: body["usage"]["completion_tokens"].as_u64().unwrap_or(0),
             };
-            self.put(key, &reply)?;
+            put_on(conn, &key, &reply).map_err(|e| self.sql(e))?;
             stats.stored += 1;
         }
         Ok(stats)

@@ -3,7 +3,6 @@
 
 use crate::client::{post_json, RequestError, RetryPolicy};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::time::Duration;
 
 /// A request to an OpenAI-compatible `/embeddings` endpoint: one vector per input text.
@@ -38,15 +37,17 @@ impl EmbeddingRequest {
     /// the body and `"endpoint": "embeddings"`, so that no chat request shares a key with it.
     /// `scripts/golden/embed_key.py` computes the golden key of the tests.
     pub fn key(&self) -> String {
+        self.cache_key().hex()
+    }
+
+    /// The cache key ([`EmbeddingRequest::key`]) as bytes.
+    pub fn cache_key(&self) -> crate::Key {
         let canonical = json!({
             "base_url": self.base_url.trim_end_matches('/'),
             "body": self.body(),
             "endpoint": "embeddings",
         });
-        Sha256::digest(canonical.to_string().as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::Key::of(canonical.to_string().as_bytes())
     }
 }
 

@@ -29,7 +29,7 @@ pub use embed::{
     cosine, embeddings_of, parse_embeddings, send_embeddings, EmbeddingRequest, Embeddings,
 };
 pub use pace::Pace;
-pub use request::{ChatRequest, Message};
+pub use request::{ChatKeys, ChatRequest, Key, KeyHasher, KeyMap, Message};
 pub use window::{
-    judge_window, judge_window_keyed, Endpoint, Gate, JudgeError, Live, Stats, WindowRequest,
+    judge_keyed, judge_window, Endpoint, Gate, JudgeError, Live, Stats, WindowRequest,
 };

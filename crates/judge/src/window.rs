@@ -2,8 +2,9 @@
 //! sent by at most `concurrency` threads, each reply stored in the cache as it arrives (so a
 //! run killed midway keeps every reply it got and a rerun sends only the rest).
 
-use crate::{send, Cache, CacheError, CachedReply, ChatRequest, RequestError, RetryPolicy, Sent};
-use std::collections::HashMap;
+use crate::{
+    send, Cache, CacheError, CachedReply, ChatRequest, Key, KeyMap, RequestError, RetryPolicy, Sent,
+};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
@@ -90,7 +91,7 @@ pub struct Stats {
 /// A request a window can send and cache: a chat completion or an embeddings request.
 pub trait WindowRequest: Sync {
     /// The cache key.
-    fn key(&self) -> String;
+    fn key(&self) -> Key;
     /// Sends it with the retries of `policy`; the reply as the cache stores it.
     fn send(
         &self,
@@ -101,7 +102,7 @@ pub trait WindowRequest: Sync {
 }
 
 impl<T: WindowRequest> WindowRequest for &T {
-    fn key(&self) -> String {
+    fn key(&self) -> Key {
         (**self).key()
     }
 
@@ -116,8 +117,8 @@ impl<T: WindowRequest> WindowRequest for &T {
 }
 
 impl WindowRequest for ChatRequest {
-    fn key(&self) -> String {
-        ChatRequest::key(self)
+    fn key(&self) -> Key {
+        self.cache_key()
     }
 
     fn send(
@@ -131,8 +132,8 @@ impl WindowRequest for ChatRequest {
 }
 
 impl WindowRequest for crate::EmbeddingRequest {
-    fn key(&self) -> String {
-        crate::EmbeddingRequest::key(self)
+    fn key(&self) -> Key {
+        self.cache_key()
     }
 
     /// The vectors are cached as their JSON text (a list of lists), read back by
@@ -173,62 +174,100 @@ pub fn judge_window<R: WindowRequest>(
     offline: bool,
     stats: &mut Stats,
 ) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
-    let keys: Vec<String> = requests.iter().map(WindowRequest::key).collect();
-    judge_window_keyed(requests, &keys, cache, endpoint, offline, stats)
+    let keys: Vec<Key> = requests.iter().map(WindowRequest::key).collect();
+    judge_keyed(&keys, |i| &requests[i], cache, endpoint, offline, stats)
 }
 
-/// [`judge_window`] with the requests' keys already computed (`keys[i]` of `requests[i]`).
-pub fn judge_window_keyed<R: WindowRequest>(
-    requests: &[R],
-    keys: &[String],
+/// [`judge_window`] of a window known by its keys (`keys[i]` of request `i`): `request(i)`
+/// builds request `i`, and is called only for the requests to send (not for those cached,
+/// repeated or, offline, missing).
+pub fn judge_keyed<R: WindowRequest>(
+    keys: &[Key],
+    request: impl Fn(usize) -> R,
     cache: Option<&Cache>,
     endpoint: &Endpoint,
     offline: bool,
     stats: &mut Stats,
 ) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
-    // The first row of each distinct request, and the distinct requests to send.
-    let mut first: HashMap<&str, usize> = HashMap::new();
-    let mut replies: HashMap<String, Result<CachedReply, JudgeError>> = HashMap::new();
-    let mut to_send: Vec<usize> = Vec::new();
+    // Each row's distinct request (`slot`), and the first row of each (`distinct`).
+    let mut index: KeyMap<usize> = KeyMap::default();
+    let mut slot: Vec<usize> = Vec::with_capacity(keys.len());
     let mut distinct: Vec<usize> = Vec::new();
     for (i, key) in keys.iter().enumerate() {
-        if first.contains_key(key.as_str()) {
-            stats.deduplicated += 1;
-            continue;
-        }
-        first.insert(key, i);
-        distinct.push(i);
+        let d = *index.entry(*key).or_insert_with(|| {
+            distinct.push(i);
+            distinct.len() - 1
+        });
+        stats.deduplicated += u64::from(distinct[d] != i);
+        slot.push(d);
     }
+    drop(index);
     // One read transaction for the window's lookups (one lock, not one per key).
+    let distinct_keys: Vec<Key> = distinct.iter().map(|&i| keys[i]).collect();
     let cached = match cache {
-        Some(c) => c.get_many(distinct.iter().map(|&i| keys[i].as_str()))?,
+        Some(c) => c.get_many(&distinct_keys)?,
         None => vec![None; distinct.len()],
     };
-    for (i, hit) in distinct.into_iter().zip(cached) {
-        let key = &keys[i];
+    let mut replies: Vec<Option<Result<CachedReply, JudgeError>>> = Vec::new();
+    replies.resize_with(distinct.len(), || None);
+    let mut to_send: Vec<usize> = Vec::new();
+    for (d, hit) in cached.into_iter().enumerate() {
         match hit {
             Some(reply) => {
                 stats.cache_hits += 1;
                 if let Some(live) = &endpoint.live {
                     live.cache_hits.fetch_add(1, Ordering::Relaxed);
                 }
-                replies.insert(key.clone(), Ok(reply));
+                replies[d] = Some(Ok(reply));
             }
-            None if offline => {
-                replies.insert(key.clone(), Err(JudgeError::Offline));
-            }
-            None => to_send.push(i),
+            None if offline => replies[d] = Some(Err(JudgeError::Offline)),
+            None => to_send.push(d),
         }
     }
-    // All answered from the cache: no client to build (its TLS setup costs more than a
-    // window's lookups), no thread to start.
-    if to_send.is_empty() {
-        return Ok(keys
-            .iter()
-            .map(|k| replies.get(k).cloned().unwrap_or(Err(JudgeError::Offline)))
-            .collect());
+    // All answered from the cache: no request to build, no client (its TLS setup costs more
+    // than a window's lookups), no thread.
+    if !to_send.is_empty() {
+        let requests: Vec<R> = to_send.iter().map(|&d| request(distinct[d])).collect();
+        send_all(
+            &requests,
+            &to_send,
+            &distinct_keys,
+            cache,
+            endpoint,
+            stats,
+            &mut replies,
+        )?;
     }
+    // Each row's reply: moved to the last row of its request, cloned for the rows before.
+    let mut left = vec![0usize; distinct.len()];
+    for &d in &slot {
+        left[d] += 1;
+    }
+    Ok(slot
+        .into_iter()
+        .map(|d| {
+            left[d] -= 1;
+            let reply = if left[d] == 0 {
+                replies[d].take()
+            } else {
+                replies[d].clone()
+            };
+            reply.unwrap_or(Err(JudgeError::Offline))
+        })
+        .collect())
+}
 
+/// Sends `requests` (of the distinct requests `to_send`, whose keys are in `keys`) from at most
+/// `concurrency` threads, storing each reply in the cache as it arrives and in `replies`.
+fn send_all<R: WindowRequest>(
+    requests: &[R],
+    to_send: &[usize],
+    keys: &[Key],
+    cache: Option<&Cache>,
+    endpoint: &Endpoint,
+    stats: &mut Stats,
+    replies: &mut [Option<Result<CachedReply, JudgeError>>],
+) -> Result<(), CacheError> {
     let agent = ureq::AgentBuilder::new()
         .max_idle_connections_per_host(endpoint.concurrency.max(1))
         .build();
@@ -236,11 +275,12 @@ pub fn judge_window_keyed<R: WindowRequest>(
     let (tx, rx) = mpsc::channel();
     let mut stored: Result<(), CacheError> = Ok(());
     std::thread::scope(|scope| {
-        for _ in 0..endpoint.concurrency.clamp(1, to_send.len().max(1)) {
+        for _ in 0..endpoint.concurrency.clamp(1, requests.len().max(1)) {
             let tx = tx.clone();
-            let (agent, next, to_send) = (&agent, &next, &to_send);
+            let (agent, next) = (&agent, &next);
             scope.spawn(move || loop {
-                let Some(&i) = to_send.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                let Some(request) = requests.get(n) else {
                     return;
                 };
                 if let Some(pace) = &endpoint.pace {
@@ -254,7 +294,7 @@ pub fn judge_window_keyed<R: WindowRequest>(
                 if let Some(live) = &endpoint.live {
                     live.in_flight.fetch_add(1, Ordering::Relaxed);
                 }
-                let r = requests[i].send(agent, endpoint.api_key.as_deref(), &endpoint.policy);
+                let r = request.send(agent, endpoint.api_key.as_deref(), &endpoint.policy);
                 drop(gate);
                 if let Some(live) = &endpoint.live {
                     live.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -279,15 +319,14 @@ pub fn judge_window_keyed<R: WindowRequest>(
                         );
                     }
                 }
-                if tx.send((i, r)).is_err() {
+                if tx.send((to_send[n], r)).is_err() {
                     return;
                 }
             });
         }
         drop(tx);
         // Replies are stored here, on this thread, as they arrive.
-        for (i, r) in rx {
-            let key = &keys[i];
+        for (d, r) in rx {
             let r = match r {
                 Ok(sent) => {
                     stats.requests_sent += u64::from(sent.attempts);
@@ -296,7 +335,7 @@ pub fn judge_window_keyed<R: WindowRequest>(
                     stats.prompt_tokens += sent.reply.prompt_tokens;
                     stats.completion_tokens += sent.reply.completion_tokens;
                     if let (Some(c), Ok(())) = (cache, &stored) {
-                        stored = c.put(key, &sent.reply);
+                        stored = c.put_key(&keys[d], &sent.reply);
                     }
                     Ok(sent.reply)
                 }
@@ -307,12 +346,8 @@ pub fn judge_window_keyed<R: WindowRequest>(
                     Err(JudgeError::Request(e))
                 }
             };
-            replies.insert(key.clone(), r);
+            replies[d] = Some(r);
         }
     });
-    stored?;
-    Ok(keys
-        .iter()
-        .map(|k| replies.get(k).cloned().unwrap_or(Err(JudgeError::Offline)))
-        .collect())
+    stored
 }

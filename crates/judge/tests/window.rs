@@ -3,11 +3,12 @@
 //! they arrive, `--offline` served from the cache only.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/chat_server.rs"]
+mod chat_server;
+
 use evalscore_judge::{
     judge_window, Cache, ChatRequest, Endpoint, JudgeError, Message, RetryPolicy, Stats,
 };
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,61 +23,15 @@ struct Seen {
 /// Answers each request, after `pause`, with `re: <the last message's content>` and token
 /// counts 10 / 2.
 fn server(pause: Duration) -> (String, Arc<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Seen::default());
     let counts = Arc::clone(&seen);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let counts = Arc::clone(&counts);
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                loop {
-                    let mut len = 0;
-                    let mut any = false;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                        any = true;
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                    }
-                    if !any {
-                        return;
-                    }
-                    let mut body = vec![0; len];
-                    reader.read_exact(&mut body).unwrap();
-                    counts.requests.fetch_add(1, Ordering::SeqCst);
-                    let now = counts.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                    counts.max_in_flight.fetch_max(now, Ordering::SeqCst);
-                    std::thread::sleep(pause);
-                    counts.in_flight.fetch_sub(1, Ordering::SeqCst);
-                    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
-                    let last = v["messages"].as_array().unwrap().last().unwrap()["content"]
-                        .as_str()
-                        .unwrap()
-                        .to_owned();
-                    let text = serde_json::json!({
-                        "choices": [{"message": {"role": "assistant", "content": format!("re: {last}")}}],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 2}
-                    })
-                    .to_string();
-                    let mut out = &stream;
-                    let _ = write!(
-                        out,
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
-                        text.len()
-                    );
-                }
-            });
-        }
+    let url = chat_server::serve(move |req| {
+        counts.requests.fetch_add(1, Ordering::SeqCst);
+        let now = counts.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        counts.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(pause);
+        counts.in_flight.fetch_sub(1, Ordering::SeqCst);
+        chat_server::Reply::ok(&format!("re: {}", chat_server::last_message(&req.body)))
     });
     (url, seen)
 }

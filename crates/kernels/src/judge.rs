@@ -49,16 +49,22 @@ pub struct LabelReply {
 
 /// Reads `reply` as one of `labels` (see the module docs), looking up `keys` in a JSON answer.
 pub fn parse_label(reply: &str, labels: &[&str], keys: &[&str]) -> LabelReply {
-    if let Some(obj) = json_object(reply) {
-        let reasoning = obj
-            .get("reasoning")
-            .and_then(|v| v.as_str())
-            .map(str::to_owned);
-        let confidence = obj.get("confidence").and_then(json_number);
-        if let Some(value) = keys.iter().find_map(|k| obj.get(*k)) {
+    let mut wanted: Vec<&str> = keys.to_vec();
+    wanted.extend(["reasoning", "confidence"]);
+    if let Some(mut members) = json_members(reply, &wanted) {
+        let confidence = members[keys.len() + 1].as_ref().and_then(json_number);
+        let reasoning = match members[keys.len()].take() {
+            Some(serde_json::Value::String(s)) => Some(s),
+            _ => None,
+        };
+        if let Some(value) = members[..keys.len()].iter().find_map(Option::as_ref) {
+            let owned;
             let text = match value {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
+                serde_json::Value::String(s) => s.as_str(),
+                other => {
+                    owned = other.to_string();
+                    owned.as_str()
+                }
             };
             let label = match_label(text.trim().trim_matches(QUOTES), labels);
             let from = if label.is_some() {
@@ -96,17 +102,17 @@ pub fn parse_label(reply: &str, labels: &[&str], keys: &[&str]) -> LabelReply {
 
 /// The `reasoning` string of a JSON answer, if the reply is one that has it.
 pub fn reasoning(reply: &str) -> Option<String> {
-    json_object(reply)?
-        .get("reasoning")
-        .and_then(|v| v.as_str())
-        .map(str::to_owned)
+    match json_members(reply, &["reasoning"])?.pop()? {
+        Some(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    }
 }
 
 /// Reads `reply` as a number in `[min, max]` (see the module docs).
 pub fn parse_grade(reply: &str, min: f64, max: f64, keys: &[&str]) -> (Option<f64>, ParsedFrom) {
     let in_range = |g: f64| (min..=max).contains(&g);
-    if let Some(obj) = json_object(reply) {
-        if let Some(value) = keys.iter().find_map(|k| obj.get(*k)) {
+    if let Some(members) = json_members(reply, keys) {
+        if let Some(value) = members.iter().find_map(Option::as_ref) {
             return match json_number(value).filter(|g| in_range(*g)) {
                 Some(g) => (Some(g), ParsedFrom::Json),
                 None => (None, ParsedFrom::Invalid),
@@ -165,8 +171,11 @@ fn names(line: &str, label: &str) -> bool {
     false
 }
 
-/// The JSON object in a reply, if any (see the module docs for where it is looked for).
-fn json_object(reply: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+/// The members `names` of the JSON object in a reply (see the module docs for where it is
+/// looked for), each the last of its name, as a `serde_json` map would hold them; `None`
+/// when no candidate text is a JSON object. The other members are read (the whole text must
+/// be JSON) but not kept.
+fn json_members(reply: &str, names: &[&str]) -> Option<Vec<Option<serde_json::Value>>> {
     let trimmed = reply.trim();
     let fenced = trimmed.find("```").and_then(|i| {
         let body = &trimmed[i + 3..];
@@ -180,10 +189,78 @@ fn json_object(reply: &str) -> Option<serde_json::Map<String, serde_json::Value>
     [Some(trimmed), fenced, braces]
         .into_iter()
         .flatten()
-        .find_map(|text| match serde_json::from_str(text.trim()) {
-            Ok(serde_json::Value::Object(map)) => Some(map),
-            _ => None,
+        .find_map(|text| {
+            let mut de = serde_json::Deserializer::from_str(text.trim());
+            let members = serde::de::DeserializeSeed::deserialize(Members(names), &mut de).ok()?;
+            de.end().ok()?;
+            Some(members)
         })
+}
+
+/// Reads a JSON object, keeping the members named in `.0` (see [`json_members`]).
+struct Members<'n>(&'n [&'n str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Members<'_> {
+    type Value = Vec<Option<serde_json::Value>>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Members<'_> {
+    type Value = Vec<Option<serde_json::Value>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<Option<serde_json::Value>> = vec![None; self.0.len()];
+        while let Some(name) = map.next_key::<Name<'de>>()? {
+            let name = name.0.as_ref();
+            match self.0.iter().position(|n| *n == name) {
+                Some(i) => {
+                    let v: serde_json::Value = map.next_value()?;
+                    for (j, n) in self.0.iter().enumerate().skip(i + 1) {
+                        if *n == name {
+                            out[j] = Some(v.clone());
+                        }
+                    }
+                    out[i] = Some(v);
+                }
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A member name, borrowed from the reply unless it has escapes.
+struct Name<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Name<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Name<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(std::borrow::Cow::Borrowed(s)))
+            }
+
+            fn visit_str<E>(self, s: &str) -> Result<Name<'de>, E> {
+                Ok(Name(std::borrow::Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 fn json_number(v: &serde_json::Value) -> Option<f64> {
@@ -290,6 +367,96 @@ mod tests {
             label("{\"verdict\": 1}\nno", YES_NO),
             (Some("no".into()), ParsedFrom::LastLine)
         );
+    }
+
+    /// [`parse_label`] through a whole `serde_json` map of the JSON answer, as it was first
+    /// written: the reference of the test below.
+    fn map_parse_label(reply: &str, labels: &[&str], keys: &[&str]) -> LabelReply {
+        let trimmed = reply.trim();
+        let fenced = trimmed.find("```").and_then(|i| {
+            let body = &trimmed[i + 3..];
+            let body = body.strip_prefix("json").unwrap_or(body);
+            body.find("```").map(|j| &body[..j])
+        });
+        let braces = match (trimmed.find('{'), trimmed.rfind('}')) {
+            (Some(a), Some(b)) if a < b => Some(&trimmed[a..=b]),
+            _ => None,
+        };
+        let obj = [Some(trimmed), fenced, braces]
+            .into_iter()
+            .flatten()
+            .find_map(|text| match serde_json::from_str(text.trim()) {
+                Ok(serde_json::Value::Object(map)) => Some(map),
+                _ => None,
+            });
+        if let Some(obj) = obj {
+            if let Some(value) = keys.iter().find_map(|k| obj.get(*k)) {
+                let text = match value {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let label = match_label(text.trim().trim_matches(QUOTES), labels);
+                let from = if label.is_some() {
+                    ParsedFrom::Json
+                } else {
+                    ParsedFrom::Invalid
+                };
+                return LabelReply {
+                    label,
+                    reasoning: obj
+                        .get("reasoning")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned),
+                    confidence: obj.get("confidence").and_then(json_number),
+                    from,
+                };
+            }
+        }
+        // No JSON answer: the lines decide, as `parse_label` does (tested on its own below).
+        parse_label(
+            &format!("\n{}", reply.replace(['{', '}'], " ")),
+            labels,
+            &[],
+        )
+    }
+
+    /// The members read from a JSON answer are what a `serde_json` map of it holds: the last
+    /// of a repeated name, names with escapes, any value type; a JSON text that is not an
+    /// object, or has text after it, is no JSON answer.
+    #[test]
+    fn json_answers_are_read_as_a_serde_json_map_reads_them() {
+        let cases = [
+            "{\"prediction\": \"no\", \"prediction\": \"yes\", \"reasoning\": \"a\", \"reasoning\": 3}",
+            "{\"pred\\u0069ction\": \"yes\", \"reas\\u006fning\": \"r \\\"q\\\"\", \"confidence\": \" 0.25 \"}",
+            "{\"other\": {\"prediction\": \"no\", \"x\": [1, {\"y\": null}]}, \"label\": \"Yes\", \"confidence\": 1e400}",
+            "{\"prediction\": [\"yes\"], \"confidence\": true}",
+            "{\"prediction\": null, \"label\": \"no\"}",
+            "{}",
+            "[{\"prediction\": \"yes\"}]\nno",
+            "\"{\\\"prediction\\\": \\\"yes\\\"}\"\nno",
+            "{\"prediction\": \"yes\"} trailing\nno",
+            "{\"prediction\": \"yes\",}\nno",
+        ];
+        let keys = &["prediction", "label"];
+        for reply in cases.iter().flat_map(|c| {
+            [
+                c.to_string(),
+                format!("Here:\n```json\n{c}\n```"),
+                format!("So {c} ok"),
+            ]
+        }) {
+            assert_eq!(
+                parse_label(&reply, YES_NO, keys),
+                map_parse_label(&reply, YES_NO, keys),
+                "{reply}"
+            );
+        }
+        assert_eq!(
+            reasoning("{\"reasoning\": \"one\", \"reasoning\": \"two\"}").as_deref(),
+            Some("two")
+        );
+        assert_eq!(reasoning("{\"reasoning\": 1}"), None);
+        assert_eq!(reasoning("not json"), None);
     }
 
     #[test]

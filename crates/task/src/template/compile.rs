@@ -247,8 +247,13 @@ impl TemplateCompiler {
             TemplateKind::Expression(e) => vector_plan(e),
             _ => None,
         };
+        let concat = match &kind {
+            TemplateKind::Render => concat_plan(&source),
+            _ => None,
+        };
         Template {
             vector,
+            concat,
             source,
             location,
             what: what.to_owned(),

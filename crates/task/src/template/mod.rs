@@ -8,9 +8,12 @@
 //! - [`TemplateKind::ModelOutput`]: exactly `{{ solver_output.output }}`; the model output column.
 //! - [`TemplateKind::Expression`]: a single `{{ expr }}`; evaluated per row with minijinja's
 //!   expression compiler, so the result keeps its type (a list stays a list, none stays missing).
-//! - [`TemplateKind::Render`]: anything else; rendered per row to text.
+//! - [`TemplateKind::Render`]: anything else; rendered per row to text. Text with plain
+//!   `{{ sample.col }}` / `{{ solver_output.output }}` tags in it (a judge's prompt) is
+//!   joined a column at a time instead (see [`concat_plan`]), with the same result.
 
 mod compile;
+mod concat;
 mod values;
 mod vector;
 
@@ -20,6 +23,7 @@ use crate::{Location, TaskError};
 use arrow::array::{ArrayRef, ListBuilder, RecordBatch, StringBuilder};
 use arrow::datatypes::Schema;
 pub(crate) use compile::*;
+pub use concat::*;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 use serde_json::Value as Json;
@@ -84,6 +88,8 @@ pub struct Template {
     /// `{{ sample.col | trim | lower }}`-shaped expressions: evaluated over the whole column
     /// at once when the column is text (see [`vector_plan`]).
     vector: Option<(String, Vec<TextFilter>)>,
+    /// Text and plain column tags: joined a column at a time (see [`concat_plan`]).
+    concat: Option<Vec<Piece>>,
 }
 
 /// What a template gives for one batch.
@@ -138,6 +144,7 @@ impl Template {
             name: String::new(),
             env: None,
             vector: None,
+            concat: None,
         }
     }
 
@@ -271,6 +278,9 @@ impl Template {
                 per_row: false,
             }),
             TemplateKind::Render => {
+                if let Some(out) = self.concat.as_ref().and_then(|p| concat_column(p, ctx)) {
+                    return Ok(TemplateOutput::Array(out));
+                }
                 let env = self.env()?;
                 let tmpl = env.get_template(&self.name).map_err(|e| batch_error(&e))?;
                 self.per_row(ctx, |row, context| match tmpl.render(context) {
@@ -674,6 +684,181 @@ mod vector_tests {
         let out = arrow::compute::cast(&out, &DataType::Utf8).unwrap();
         let out = out.as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(out.iter().collect::<Vec<_>>(), [Some("3"), None]);
+    }
+}
+
+#[cfg(test)]
+mod concat_tests {
+    use super::*;
+    use crate::Task;
+    use arrow::array::{
+        Array, BooleanArray, Int32Array, Int64Array, LargeStringArray, StringArray,
+        StringViewArray, UInt8Array,
+    };
+    use arrow::datatypes::{DataType, Field};
+
+    #[test]
+    fn concat_plans() {
+        use Piece::*;
+        assert_eq!(
+            concat_plan(
+                "Row {{ sample.id }}. Q: {{sample[\"q x\"]}}\nA: {{ solver_output.output }}"
+            ),
+            Some(vec![
+                Text("Row ".into()),
+                Column("id".into()),
+                Text(". Q: ".into()),
+                Column("q x".into()),
+                Text("\nA: ".into()),
+                ModelOutput,
+            ])
+        );
+        assert_eq!(
+            concat_plan("{{ sample.a }}{{ sample.b }}"),
+            Some(vec![Column("a".into()), Column("b".into())])
+        );
+        for other in [
+            "no tags",
+            "{{ sample.a }}\n",
+            "{{- sample.a }} x",
+            "x {{ sample.a -}}",
+            "x {{+ sample.a }}",
+            "x {{ sample.a | upper }}",
+            "x {{ sample.a.b }}",
+            "x {{ model_output.choices[0].message.content }}",
+            "x {% if sample.a %}y{% endif %}",
+            "x {# note #} {{ sample.a }}",
+            "x }} {{ sample.a }}",
+            "x {{ sample.a ",
+            "x {{ 'a' }}",
+        ] {
+            assert_eq!(concat_plan(other), None, "{other}");
+        }
+    }
+
+    /// Joined a column at a time, a template gives exactly what minijinja's rendering gives
+    /// row by row: text in the three layouts, integers of several widths, nulls (a missing
+    /// row), empty cells, Unicode, newlines and quotes; and falls back to minijinja for a
+    /// column of another type.
+    #[test]
+    fn joined_columns_match_minijinja_row_by_row() {
+        let texts = [
+            Some("Paris"),
+            None,
+            Some(""),
+            Some("ÉCOLE «straße» \"q\" {{ x }}"),
+            Some("two\nlines\r\n"),
+            Some("x"),
+        ];
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("s", Arc::new(StringArray::from(texts.to_vec()))),
+            ("l", Arc::new(LargeStringArray::from(texts.to_vec()))),
+            ("v", Arc::new(StringViewArray::from(texts.to_vec()))),
+            (
+                "i",
+                Arc::new(Int64Array::from(vec![
+                    Some(i64::MIN),
+                    Some(-7),
+                    Some(0),
+                    None,
+                    Some(42),
+                    Some(i64::MAX),
+                ])),
+            ),
+            (
+                "j",
+                Arc::new(Int32Array::from(vec![
+                    Some(1),
+                    Some(2),
+                    None,
+                    Some(-3),
+                    Some(4),
+                    Some(5),
+                ])),
+            ),
+            (
+                "u",
+                Arc::new(UInt8Array::from(vec![
+                    Some(255),
+                    Some(0),
+                    Some(1),
+                    Some(2),
+                    Some(3),
+                    None,
+                ])),
+            ),
+            (
+                "b",
+                Arc::new(BooleanArray::from(vec![
+                    Some(true),
+                    Some(false),
+                    None,
+                    Some(true),
+                    Some(true),
+                    Some(false),
+                ])),
+            ),
+        ];
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+            .collect();
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(fields)),
+            columns.iter().map(|(_, c)| Arc::clone(c)).collect(),
+        )
+        .unwrap();
+        let output: ArrayRef = Arc::new(StringViewArray::from(vec![
+            Some("The answer is Paris."),
+            Some("no"),
+            Some("ok"),
+            None,
+            Some(""),
+            Some("é"),
+        ]));
+        let ctx = RowContext {
+            batch: &batch,
+            model_output: Some(&output),
+            model_output_raw: Some(&output),
+        };
+        for template in [
+            "Row {{ sample.i }}. Question: {{ sample.s }}\nResponse: {{ solver_output.output }}",
+            "{{ sample.l }}|{{ sample.v }}",
+            "[{{ sample.j }}] [{{ sample.u }}] {{ sample['s'] }} done",
+            "{{ sample.i }}{{ sample.i }}",
+            "flag {{ sample.b }}: {{ sample.s }}",
+        ] {
+            let yaml = format!(
+                "definition:\n  output_column: out\n  scorers:\n    - type: string_equals\n      ground_truth: {}\n",
+                serde_json::to_string(template).unwrap()
+            );
+            let task = Task::from_yaml(&yaml, &[]).unwrap();
+            let fast = task.scorers[0].kind.templates()[0].clone();
+            assert!(fast.concat.is_some(), "{template}");
+            let mut slow = fast.clone();
+            slow.concat = None;
+            let (TemplateOutput::Array(f), TemplateOutput::Array(s)) =
+                (fast.evaluate(&ctx).unwrap(), slow.evaluate(&ctx).unwrap())
+            else {
+                panic!("{template}: not arrays");
+            };
+            assert_eq!(f.data_type(), s.data_type(), "{template}");
+            let f = f.as_any().downcast_ref::<StringArray>().unwrap();
+            let s = s.as_any().downcast_ref::<StringArray>().unwrap();
+            let fv: Vec<Option<&str>> = f.iter().collect();
+            let sv: Vec<Option<&str>> = s.iter().collect();
+            assert_eq!(fv, sv, "{template}");
+            assert!(sv.iter().any(Option::is_none) && sv.iter().any(Option::is_some));
+        }
+        // A Boolean column is not joined (minijinja writes it), with the same result.
+        let pieces = concat_plan("flag {{ sample.b }}").unwrap();
+        assert!(concat_column(&pieces, &ctx).is_none());
+        assert_eq!(
+            concat_column(&concat_plan("{{ sample.i }}").unwrap(), &ctx)
+                .unwrap()
+                .data_type(),
+            &DataType::Utf8
+        );
     }
 }
 
