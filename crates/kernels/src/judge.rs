@@ -176,6 +176,17 @@ fn names(line: &str, label: &str) -> bool {
 /// when no candidate text is a JSON object. The other members are read (the whole text must
 /// be JSON) but not kept.
 fn json_members(reply: &str, names: &[&str]) -> Option<Vec<Option<serde_json::Value>>> {
+    json_candidates(reply).find_map(|text| {
+        let mut de = serde_json::Deserializer::from_str(text.trim());
+        let members = serde::de::DeserializeSeed::deserialize(Members(names), &mut de).ok()?;
+        de.end().ok()?;
+        Some(members)
+    })
+}
+
+/// Where a reply's JSON answer is looked for, in order: the whole reply, the body of its first
+/// fenced block, the text from its first `{` to its last `}`.
+fn json_candidates(reply: &str) -> impl Iterator<Item = &str> {
     let trimmed = reply.trim();
     let fenced = trimmed.find("```").and_then(|i| {
         let body = &trimmed[i + 3..];
@@ -186,15 +197,7 @@ fn json_members(reply: &str, names: &[&str]) -> Option<Vec<Option<serde_json::Va
         (Some(a), Some(b)) if a < b => Some(&trimmed[a..=b]),
         _ => None,
     };
-    [Some(trimmed), fenced, braces]
-        .into_iter()
-        .flatten()
-        .find_map(|text| {
-            let mut de = serde_json::Deserializer::from_str(text.trim());
-            let members = serde::de::DeserializeSeed::deserialize(Members(names), &mut de).ok()?;
-            de.end().ok()?;
-            Some(members)
-        })
+    [Some(trimmed), fenced, braces].into_iter().flatten()
 }
 
 /// Reads a JSON object, keeping the members named in `.0` (see [`json_members`]).
@@ -372,23 +375,10 @@ mod tests {
     /// [`parse_label`] through a whole `serde_json` map of the JSON answer, as it was first
     /// written: the reference of the test below.
     fn map_parse_label(reply: &str, labels: &[&str], keys: &[&str]) -> LabelReply {
-        let trimmed = reply.trim();
-        let fenced = trimmed.find("```").and_then(|i| {
-            let body = &trimmed[i + 3..];
-            let body = body.strip_prefix("json").unwrap_or(body);
-            body.find("```").map(|j| &body[..j])
-        });
-        let braces = match (trimmed.find('{'), trimmed.rfind('}')) {
-            (Some(a), Some(b)) if a < b => Some(&trimmed[a..=b]),
+        let obj = json_candidates(reply).find_map(|text| match serde_json::from_str(text.trim()) {
+            Ok(serde_json::Value::Object(map)) => Some(map),
             _ => None,
-        };
-        let obj = [Some(trimmed), fenced, braces]
-            .into_iter()
-            .flatten()
-            .find_map(|text| match serde_json::from_str(text.trim()) {
-                Ok(serde_json::Value::Object(map)) => Some(map),
-                _ => None,
-            });
+        });
         if let Some(obj) = obj {
             if let Some(value) = keys.iter().find_map(|k| obj.get(*k)) {
                 let text = match value {
