@@ -1,6 +1,7 @@
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __version__: str
+_debug_build: bool
 
 class EvalscoreError(Exception):
     message: str

@@ -783,5 +783,7 @@ fn _evalscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DataError", py.get_type::<DataError>())?;
     m.add("OutputError", py.get_type::<OutputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Lets the benchmarks refuse a debug build (the tests install one into the same venv).
+    m.add("_debug_build", cfg!(debug_assertions))?;
     Ok(())
 }

@@ -126,6 +126,11 @@ def main() -> None:
 
     import evalscore
 
+    if evalscore._evalscore._debug_build:
+        sys.exit(
+            "python_bench.py: the installed evalscore is a debug build (scripts/python-test.sh "
+            "installs one); install a release build first: pip install ./python"
+        )
     src = run_bench.ensure_file(args.rows)
     run_bench.ensure_binaries()
     task = evalscore.Task.from_yaml(JOB)
