@@ -281,6 +281,21 @@ impl PyTask {
         Ok(scorer)
     }
 
+    /// The scorer for a schema alone (no rows are scored, so no row-error budget).
+    fn schema_scorer(
+        &self,
+        schema: PySchema,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+    ) -> PyResult<Arc<Scorer>> {
+        let binding = Binding {
+            keep,
+            output_column,
+            max_row_errors: 0,
+        };
+        self.scorer(&schema.into_inner(), &binding).map_err(py_err)
+    }
+
     fn merged(&self, states: &[Vec<u8>]) -> Result<States, Error> {
         let mut total = library::empty_states(&self.task);
         for (i, b) in states.iter().enumerate() {
@@ -441,14 +456,7 @@ impl PyTask {
         keep: Option<Vec<String>>,
         output_column: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let binding = Binding {
-            keep,
-            output_column,
-            max_row_errors: 0,
-        };
-        let scorer = self
-            .scorer(&schema.into_inner(), &binding)
-            .map_err(py_err)?;
+        let scorer = self.schema_scorer(schema, keep, output_column)?;
         PySchema::new(plain_schema(&scorer.output_schema())).into_pyarrow(py)
     }
 
@@ -460,14 +468,7 @@ impl PyTask {
         keep: Option<Vec<String>>,
         output_column: Option<String>,
     ) -> PyResult<Vec<String>> {
-        let binding = Binding {
-            keep,
-            output_column,
-            max_row_errors: 0,
-        };
-        let scorer = self
-            .scorer(&schema.into_inner(), &binding)
-            .map_err(py_err)?;
+        let scorer = self.schema_scorer(schema, keep, output_column)?;
         Ok(scorer.input_columns().to_vec())
     }
 

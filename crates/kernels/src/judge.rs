@@ -58,20 +58,7 @@ pub fn parse_label(reply: &str, labels: &[&str], keys: &[&str]) -> LabelReply {
             _ => None,
         };
         if let Some(value) = members[..keys.len()].iter().find_map(Option::as_ref) {
-            let owned;
-            let text = match value {
-                serde_json::Value::String(s) => s.as_str(),
-                other => {
-                    owned = other.to_string();
-                    owned.as_str()
-                }
-            };
-            let label = match_label(text.trim().trim_matches(QUOTES), labels);
-            let from = if label.is_some() {
-                ParsedFrom::Json
-            } else {
-                ParsedFrom::Invalid
-            };
+            let (label, from) = json_label(value, labels);
             return LabelReply {
                 label,
                 reasoning,
@@ -182,6 +169,26 @@ fn json_members(reply: &str, names: &[&str]) -> Option<Vec<Option<serde_json::Va
         de.end().ok()?;
         Some(members)
     })
+}
+
+/// The label a JSON answer's value names: read from JSON, or invalid when it names none of
+/// `labels` (an explicit answer outside the labels is not guessed from the prose).
+fn json_label(value: &serde_json::Value, labels: &[&str]) -> (Option<String>, ParsedFrom) {
+    let owned;
+    let text = match value {
+        serde_json::Value::String(s) => s.as_str(),
+        other => {
+            owned = other.to_string();
+            owned.as_str()
+        }
+    };
+    let label = match_label(text.trim().trim_matches(QUOTES), labels);
+    let from = if label.is_some() {
+        ParsedFrom::Json
+    } else {
+        ParsedFrom::Invalid
+    };
+    (label, from)
 }
 
 /// Where a reply's JSON answer is looked for, in order: the whole reply, the body of its first
@@ -381,16 +388,7 @@ mod tests {
         });
         if let Some(obj) = obj {
             if let Some(value) = keys.iter().find_map(|k| obj.get(*k)) {
-                let text = match value {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let label = match_label(text.trim().trim_matches(QUOTES), labels);
-                let from = if label.is_some() {
-                    ParsedFrom::Json
-                } else {
-                    ParsedFrom::Invalid
-                };
+                let (label, from) = json_label(value, labels);
                 return LabelReply {
                     label,
                     reasoning: obj
