@@ -7,9 +7,9 @@
 //! variables (`AWS_*`, `AZURE_*`, `GOOGLE_*`, read by `object_store`'s `from_env`), then from
 //! the options, which override them. The pipeline is synchronous (rayon workers), so every
 //! call here blocks on one small shared tokio runtime; the requests themselves run
-//! concurrently on it: [`Object::get_ranges`] sends one ranged GET per range (large ranges in
-//! parts), all at once, and never merges ranges across a gap, so a read fetches only the
-//! bytes it asked for. Errors ([`StorageError`]) name the URL and never carry credentials:
+//! concurrently on it: [`Object::get_ranges`] sends one ranged GET per run of adjacent ranges
+//! (large ranges in parts), all at once, and never merges ranges across a gap, so a read
+//! fetches only the bytes it asked for. Errors ([`StorageError`]) name the URL and never carry credentials:
 //! messages are built from the URL the user gave and the store's error, which holds paths, not
 //! keys.
 
@@ -577,8 +577,9 @@ impl Object {
         Ok(v.pop().unwrap_or_default())
     }
 
-    /// The bytes of each of `ranges`, fetched concurrently: one ranged GET per range, a range
-    /// over 8 MiB in 8 MiB parts. Ranges are never merged across a gap.
+    /// The bytes of each of `ranges`, fetched concurrently: one ranged GET per run of adjacent
+    /// ranges (at most 8 MiB; a range over 8 MiB in 8 MiB parts). Ranges are never merged
+    /// across a gap, so only the bytes asked for are fetched.
     pub fn get_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>, StorageError> {
         for r in ranges {
             if r.end > self.size || r.start > r.end {
@@ -591,28 +592,15 @@ impl Object {
                 ));
             }
         }
-        let parts: Vec<(usize, Range<u64>)> = ranges
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| {
-                let mut at = r.start;
-                let mut v = Vec::new();
-                while at < r.end {
-                    let end = (at + PART).min(r.end);
-                    v.push((i, at..end));
-                    at = end;
-                }
-                v
-            })
-            .collect();
+        let fetches = plan_fetches(ranges);
         let fetched: Vec<Result<Bytes, object_store::Error>> = block_on(async {
-            let handles: Vec<_> = parts
+            let handles: Vec<_> = fetches
                 .iter()
-                .map(|(_, r)| {
+                .map(|f| {
                     let (store, path, r) = (
                         Arc::clone(&self.loc.store),
                         self.loc.path.clone(),
-                        r.clone(),
+                        f.span.clone(),
                     );
                     tokio::spawn(async move { store.get_range(&path, r).await })
                 })
@@ -627,8 +615,9 @@ impl Object {
             out
         });
         let mut pieces: Vec<Vec<Bytes>> = vec![Vec::new(); ranges.len()];
-        for ((i, r), got) in parts.into_iter().zip(fetched) {
+        for (f, got) in fetches.into_iter().zip(fetched) {
             let b = got.map_err(|e| self.loc.store_error("read", e))?;
+            let r = f.span;
             if b.len() as u64 != r.end - r.start {
                 return Err(StorageError::new(
                     &self.loc.url,
@@ -641,7 +630,9 @@ impl Object {
                 )
                 .with_hint("the object may have changed during the run; run again"));
             }
-            pieces[i].push(b);
+            for (i, within) in f.pieces {
+                pieces[i].push(b.slice(within));
+            }
         }
         Ok(pieces
             .into_iter()
@@ -677,9 +668,84 @@ impl Object {
     }
 }
 
+/// One ranged GET of [`Object::get_ranges`]: its span of the object, and which part of it
+/// (bytes within the span) belongs to which asked range, in order.
+struct Fetch {
+    span: Range<u64>,
+    pieces: Vec<(usize, Range<usize>)>,
+}
+
+/// The GETs for `ranges`: in order of offset, a range extends the previous GET when it starts
+/// where that one ends and the two fit in `PART` bytes (object stores charge, and a slow
+/// server takes its time, per request); a range over `PART` bytes is cut into parts.
+fn plan_fetches(ranges: &[Range<u64>]) -> Vec<Fetch> {
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_by_key(|&i| ranges[i].start);
+    let mut fetches: Vec<Fetch> = Vec::new();
+    for i in order {
+        let mut at = ranges[i].start;
+        while at < ranges[i].end {
+            let end = (at + PART).min(ranges[i].end);
+            match fetches.last_mut() {
+                Some(f) if f.span.end == at && end - f.span.start <= PART => {
+                    let from = (at - f.span.start) as usize;
+                    f.pieces.push((i, from..from + (end - at) as usize));
+                    f.span.end = end;
+                }
+                _ => fetches.push(Fetch {
+                    span: at..end,
+                    pieces: vec![(i, 0..(end - at) as usize)],
+                }),
+            }
+            at = end;
+        }
+    }
+    fetches
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Adjacent ranges share a GET up to `PART` bytes, a gap or an overlap never does, a large
+    /// range is cut into parts, and every range gets back exactly its bytes, in the order asked.
+    #[test]
+    fn fetches_merge_adjacent_ranges_only() {
+        let p = PART;
+        let ranges = [
+            20..30,
+            0..10,
+            10..20,
+            31..40,
+            35..36,
+            100..100 + 2 * p + 5,
+            100 + 2 * p + 5..100 + 2 * p + 9,
+        ];
+        let plan: Vec<(Range<u64>, Vec<(usize, Range<usize>)>)> = plan_fetches(&ranges)
+            .into_iter()
+            .map(|f| (f.span, f.pieces))
+            .collect();
+        let p = p as usize;
+        assert_eq!(
+            plan,
+            vec![
+                (0..30, vec![(1, 0..10), (2, 10..20), (0, 20..30)]),
+                (31..40, vec![(3, 0..9)]),
+                (35..36, vec![(4, 0..1)]),
+                (100..100 + PART, vec![(5, 0..p)]),
+                (100 + PART..100 + 2 * PART, vec![(5, 0..p)]),
+                (
+                    100 + 2 * PART..100 + 2 * PART + 9,
+                    vec![(5, 0..5), (6, 5..9)]
+                ),
+            ]
+        );
+        // A run of adjacent ranges stops at `PART` bytes.
+        let halves = [0..PART / 2 + 1, PART / 2 + 1..PART, PART..PART + 1];
+        let spans: Vec<Range<u64>> = plan_fetches(&halves).into_iter().map(|f| f.span).collect();
+        assert_eq!(spans, vec![0..PART, PART..PART + 1]);
+        assert!(plan_fetches(&[5..5]).is_empty());
+    }
 
     #[test]
     fn urls_are_told_from_paths() {
