@@ -721,7 +721,8 @@ mod tests {
             100..100 + 2 * p + 5,
             100 + 2 * p + 5..100 + 2 * p + 9,
         ];
-        let plan: Vec<(Range<u64>, Vec<(usize, Range<usize>)>)> = plan_fetches(&ranges)
+        type Pieces = Vec<(usize, Range<usize>)>;
+        let plan: Vec<(Range<u64>, Pieces)> = plan_fetches(&ranges)
             .into_iter()
             .map(|f| (f.span, f.pieces))
             .collect();
@@ -744,7 +745,8 @@ mod tests {
         let halves = [0..PART / 2 + 1, PART / 2 + 1..PART, PART..PART + 1];
         let spans: Vec<Range<u64>> = plan_fetches(&halves).into_iter().map(|f| f.span).collect();
         assert_eq!(spans, vec![0..PART, PART..PART + 1]);
-        assert!(plan_fetches(&[5..5]).is_empty());
+        let empty = 5..5;
+        assert!(plan_fetches(std::slice::from_ref(&empty)).is_empty());
     }
 
     #[test]
