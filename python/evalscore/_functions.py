@@ -60,7 +60,7 @@ def metric_merge(fn: Callable[[Any, Any], Any], parts: List[bytes]) -> bytes:
 def _number(v: Any, where: str) -> Optional[float]:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+    if isinstance(v, bool) or not hasattr(v, "__float__"):
         raise TypeError(
             f"returned {where}a {_describe(v)}; a finish function returns a number, None, or a "
             "dict of label to number"

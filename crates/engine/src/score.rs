@@ -347,24 +347,30 @@ pub(crate) fn score_batch(
                     }
                     groups.get(&m.group_by)
                 };
-                let folded = match (&m.python, plan.functions.as_deref()) {
-                    (Some(spec), Some(functions)) => state.update_user(
+                let folded = match &m.python {
+                    // Binding refuses a task whose python metrics have no functions.
+                    Some(spec) => state.update_user(
                         inputs
                             .first()
                             .copied()
                             .ok_or_else(|| internal(&"metric input"))?,
                         keys,
-                        &crate::functions::Fold { functions, spec },
+                        &crate::functions::Fold {
+                            functions: plan
+                                .functions
+                                .as_deref()
+                                .ok_or_else(|| internal(&"python metric functions"))?,
+                            spec,
+                        },
                     ),
-                    (Some(_), None) => Err(evalscore_metrics::MetricError(
-                        "no functions were given for this python metric".to_owned(),
-                    )),
-                    (None, _) => state.update(&inputs, keys),
+                    None => state.update(&inputs, keys),
                 };
+                // A user function's failure is its own message; the built-in folds fail only
+                // on their bounds.
                 folded.map_err(|e| RowError {
                 row: 0,
                 message: format!("scorer `{}`: metric `{}`: {e}", spec.key, m.name),
-                hint: Some("metric states are bounded (docs/errors-and-limits.md, Limits): fold a field with fewer distinct values, or group by fewer columns".to_owned()),
+                hint: m.python.is_none().then(|| "metric states are bounded (docs/errors-and-limits.md, Limits): fold a field with fewer distinct values, or group by fewer columns".to_owned()),
                 whole_file: true,
                 ..RowError::default()
             })?;

@@ -213,7 +213,8 @@ fn function_scorers_and_python_metrics_fold_merge_and_finish() {
     let (counter, f) = functions();
     let scorer = bind(TASK, &b.schema(), Some(f)).unwrap();
     // Forty batches of 100 rows: the python metric's partial states are merged by `add` as
-    // they pile up, whichever way the states are combined.
+    // they pile up (compacted past the pending limit, as a caller merging many states does).
+    let task = Task::from_yaml(TASK, &[]).unwrap();
     let mut total = scorer.empty_states();
     for _ in 0..40 {
         let (scores, states) = scorer.score(&b).unwrap();
@@ -221,7 +222,9 @@ fn function_scorers_and_python_metrics_fold_merge_and_finish() {
         total
             .merge(&States::from_bytes(&states.to_bytes().unwrap()).unwrap())
             .unwrap();
+        total.compact_user(&task, counter.as_ref()).unwrap();
     }
+    assert!(counter.merges.load(Ordering::Relaxed) > 0);
     let report = scorer.finish(&total).unwrap();
     let rows = &report.metrics;
     // Per 100 rows: 20 null outputs (missing); "A" on rows 1 mod 5 against answers A/B/C
@@ -248,7 +251,6 @@ fn function_scorers_and_python_metrics_fold_merge_and_finish() {
         .map(|i| first.as_primitive::<Float64Type>().value(i))
         .sum();
     assert_eq!(y.value, Some(odd / 50.0));
-    assert!(counter.merges.load(Ordering::Relaxed) > 0);
     // The float function: lengths of "A", "Bee", "C{i}", "Ab" as the score; null rows 0.0.
     let len = scores.column_by_name("len__is_correct").unwrap();
     let len = len.as_primitive::<Float64Type>();
@@ -367,7 +369,7 @@ fn the_file_pipeline_runs_functions_and_the_cli_path_refuses_them() {
         e.message
     );
     assert!(!dir.path().join("refused").exists());
-    // The Float64 scores of the float function survive the file: a pass mask and a score.
+    // The python metric and the built-in mean agree through the file pipeline too.
     let first: f64 = find(&summary.metrics, "py_mean", "value", None, None)
         .value
         .unwrap();
@@ -375,4 +377,17 @@ fn the_file_pipeline_runs_functions_and_the_cli_path_refuses_them() {
         .value
         .unwrap();
     assert_eq!(first, mean);
+    // The float function's scores (lengths, not a pass mask) survive the file: its mean is
+    // the library's over the same rows.
+    let len_mean = |rows: &[MetricRow]| {
+        rows.iter()
+            .find(|r| r.scorer == "len" && r.metric == "mean" && r.stat == "value")
+            .and_then(|r| r.value)
+            .unwrap()
+    };
+    let scorer = bind(TASK, &b.schema(), Some(functions().1)).unwrap();
+    let (_, states) = scorer.score(&b).unwrap();
+    let library = scorer.finish(&states).unwrap();
+    assert!(len_mean(&library.metrics) > 1.0);
+    assert_eq!(len_mean(&summary.metrics), len_mean(&library.metrics));
 }
