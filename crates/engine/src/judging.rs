@@ -83,7 +83,6 @@ pub struct JudgeProgress {
 
 /// The judge side of a bound task: the cache, each model's endpoint and counters.
 pub struct JudgeRuntime {
-    cache_path: Option<PathBuf>,
     /// The cache, shared by every window (it takes its one connection in turn).
     cache: Option<Cache>,
     offline: bool,
@@ -105,7 +104,7 @@ impl std::fmt::Debug for JudgeRuntime {
     // The endpoints hold API keys: never printed.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JudgeRuntime")
-            .field("cache_path", &self.cache_path)
+            .field("cache_path", &self.cache_path())
             .field("offline", &self.offline)
             .field("models", &self.models.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
@@ -135,10 +134,11 @@ impl JudgeRuntime {
                 })?)
             }
         };
-        let cache = match &cache_path {
-            Some(p) => Some(Cache::open(p).map_err(cache_error)?),
-            None => None,
-        };
+        let cache = cache_path
+            .as_deref()
+            .map(Cache::open)
+            .transpose()
+            .map_err(cache_error)?;
         if cache.is_none() && opts.offline {
             return Err(
                 Error::new("--offline needs the judge cache, and --no-cache turns it off")
@@ -190,7 +190,6 @@ impl JudgeRuntime {
             );
         }
         Ok(Some(JudgeRuntime {
-            cache_path,
             cache,
             offline: opts.offline,
             models,
@@ -229,7 +228,7 @@ impl JudgeRuntime {
 
     /// The cache file, unless the cache is off.
     pub fn cache_path(&self) -> Option<&std::path::Path> {
-        self.cache_path.as_deref()
+        self.cache.as_ref().map(Cache::path)
     }
 
     /// Whether `key` is cached (false without a cache).
@@ -911,6 +910,8 @@ fn read_replies(
                 Vec::with_capacity(rows),
                 Vec::with_capacity(rows),
             );
+            // The reasoning is a second read of the reply: only when it is written.
+            let keep_reasoning = want("reasoning");
             for r in replies {
                 let parsed = r
                     .as_ref()
@@ -925,7 +926,11 @@ fn read_replies(
                     g.is_some() && s >= *pass_threshold,
                 ))));
                 grade.push(g);
-                reasons.push(r.as_ref().and_then(|r| reasoning(&r.content)));
+                reasons.push(
+                    r.as_ref()
+                        .filter(|_| keep_reasoning)
+                        .and_then(|r| reasoning(&r.content)),
+                );
             }
             fields.insert("score", Arc::new(Float64Array::from(score)));
             fields.insert("is_correct", Arc::new(Float64Array::from(correct)));

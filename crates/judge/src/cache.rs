@@ -96,9 +96,7 @@ fn reply(r: &rusqlite::Row<'_>) -> rusqlite::Result<CachedReply> {
 
 /// The row id of `key`.
 fn row_id(key: &Key) -> i64 {
-    let mut head = [0u8; 8];
-    head.copy_from_slice(&key.0[..8]);
-    i64::from_le_bytes(head)
+    key.head() as i64
 }
 
 fn put_on(conn: &Connection, key: &Key, reply: &CachedReply) -> rusqlite::Result<()> {
@@ -133,18 +131,14 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
         if !old(conn)? {
             return Ok(());
         }
+        // The columns of `GET` first, so that `reply` reads them.
         let mut st =
-            conn.prepare("SELECT key, content, prompt_tokens, completion_tokens FROM replies")?;
+            conn.prepare("SELECT content, prompt_tokens, completion_tokens, key FROM replies")?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             // Keys that are not hex SHA-256s were never asked for: left behind.
-            if let Some(key) = Key::from_hex(&r.get::<_, String>(0)?) {
-                let reply = CachedReply {
-                    content: r.get(1)?,
-                    prompt_tokens: r.get::<_, i64>(2)?.max(0) as u64,
-                    completion_tokens: r.get::<_, i64>(3)?.max(0) as u64,
-                };
-                put_on(conn, &key, &reply)?;
+            if let Some(key) = Key::from_hex(&r.get::<_, String>(3)?) {
+                put_on(conn, &key, &reply(r)?)?;
             }
         }
         drop(rows);
@@ -167,6 +161,11 @@ pub struct Cache {
 }
 
 impl Cache {
+    /// The cache file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Opens (creating if needed) the cache at `path`, in WAL mode, so readers never block the
     /// writer and a killed process loses at most the reply being written.
     pub fn open(path: &Path) -> Result<Cache, CacheError> {

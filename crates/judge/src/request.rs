@@ -10,6 +10,14 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 pub struct Key(pub [u8; 32]);
 
 impl Key {
+    /// The key's first 8 bytes, little-endian: a SHA-256 is uniform, so they serve as its hash
+    /// and as the cache's row id.
+    pub fn head(&self) -> u64 {
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&self.0[..8]);
+        u64::from_le_bytes(head)
+    }
+
     /// The key of `canonical` (the bytes of a request's canonical JSON).
     pub fn of(canonical: &[u8]) -> Key {
         Key(Sha256::digest(canonical).into())
@@ -67,9 +75,7 @@ impl std::fmt::Debug for Key {
 impl Hash for Key {
     /// A SHA-256 is already uniform: its first 8 bytes are a good hash (see [`KeyHasher`]).
     fn hash<H: Hasher>(&self, state: &mut H) {
-        let mut head = [0u8; 8];
-        head.copy_from_slice(&self.0[..8]);
-        state.write_u64(u64::from_le_bytes(head));
+        state.write_u64(self.head());
     }
 }
 
