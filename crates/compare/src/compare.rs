@@ -1,5 +1,5 @@
 //! Pairing two runs' rows by key and comparing every common score column, overall and per
-//! group; the outputs `compare.parquet`, `compare.json` and the stdout table.
+//! group; the outputs `compare.parquet` and `compare.json` (the CLI prints the rows as a table).
 
 use crate::runs::{read_scores, RunScores};
 use crate::stats::{self, Paired};
@@ -210,88 +210,6 @@ impl Comparison {
                     .kind(ErrorKind::Internal)
             },
         )
-    }
-
-    /// The stdout table: one line per row, then the gate.
-    pub fn table(&self) -> String {
-        let header = [
-            "column", "group", "pairs", "base", "new", "diff", "interval", "p", "p_holm", "verdict",
-        ];
-        let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.4}"));
-        let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), p_text);
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| {
-                vec![
-                    r.column.clone(),
-                    r.group.clone().unwrap_or_else(|| "(all)".to_owned()),
-                    r.n_pairs.to_string(),
-                    f(r.base_mean),
-                    f(r.new_mean),
-                    r.diff
-                        .map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}")),
-                    match (r.ci_low, r.ci_high) {
-                        (Some(l), Some(h)) => format!("[{l:+.4}, {h:+.4}]"),
-                        _ => "-".to_owned(),
-                    },
-                    p(r.p_value),
-                    p(r.p_value_holm),
-                    r.verdict.to_owned(),
-                ]
-            })
-            .collect();
-        let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-        for r in &rows {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |cells: Vec<String>| {
-            let mut l = String::new();
-            for (i, c) in cells.iter().enumerate() {
-                let pad = " ".repeat(widths[i].saturating_sub(c.chars().count()));
-                if (2..9).contains(&i) {
-                    l.push_str(&pad);
-                    l.push_str(c);
-                } else {
-                    l.push_str(c);
-                    l.push_str(&pad);
-                }
-                l.push_str("  ");
-            }
-            l.trim_end().to_owned() + "\n"
-        };
-        let mut out = line(header.iter().map(|h| h.to_string()).collect());
-        out.push_str(&line(widths.iter().map(|w| "-".repeat(*w)).collect()));
-        for r in rows {
-            out.push_str(&line(r));
-        }
-        out.push_str(&format!(
-            "\n{} rows in base, {} in new; {} only in base, {} only in new\n",
-            self.base_rows,
-            self.new_rows,
-            self.rows.first().map_or(0, |r| r.only_base),
-            self.rows.first().map_or(0, |r| r.only_new),
-        ));
-        match self.options.max_drop {
-            None => out.push_str("gate: off (pass --max-drop to turn it on)\n"),
-            Some(x) => {
-                let regressed = self
-                    .rows
-                    .iter()
-                    .filter(|r| r.verdict == "regressed")
-                    .count();
-                if regressed > 0 {
-                    out.push_str(&format!(
-                        "gate: FAILED, {regressed} comparison(s) regressed by more than {x}\n"
-                    ));
-                } else {
-                    out.push_str(&format!("gate: passed (max drop {x})\n"));
-                }
-            }
-        }
-        out
     }
 }
 

@@ -113,14 +113,6 @@ fn check_run_id(id: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Parses `KEY=VALUE` for `--label`.
-pub fn parse_label(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
-        _ => Err(format!("`{s}` is not KEY=VALUE")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -179,9 +171,5 @@ mod tests {
             ("model".to_owned(), "b".to_owned()),
         ];
         assert_eq!(err(None, &twice), "`--label model=...` is given twice");
-        assert_eq!(parse_label("k=v=w").unwrap(), ("k".into(), "v=w".into()));
-        assert_eq!(parse_label("k=").unwrap(), ("k".into(), String::new()));
-        assert_eq!(parse_label("=v").unwrap_err(), "`=v` is not KEY=VALUE");
-        assert_eq!(parse_label("kv").unwrap_err(), "`kv` is not KEY=VALUE");
     }
 }

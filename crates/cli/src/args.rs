@@ -1,0 +1,206 @@
+//! The command line: clap's structs for every command and option.
+
+use crate::key_value::{parse_label, parse_set};
+use clap::{Parser, Subcommand};
+use evalscore_engine::RowErrorLimit;
+use std::path::PathBuf;
+
+/// Score LLM evaluation results stored in Parquet or JSONL with declarative scorers.
+#[derive(Debug, Parser)]
+#[command(name = "evalscore", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Score every input row with the task's scorers and write scores and metrics to --out.
+    Run(RunArgs),
+    /// The judge-model reply cache.
+    #[command(subcommand)]
+    Judge(JudgeCommand),
+    /// Compare two runs row by row: paired differences, intervals, p-values and verdicts in
+    /// DIR/compare.parquet and DIR/compare.json; exit 1 when --max-drop's gate fails.
+    Compare(CompareArgs),
+    /// Write a self-contained HTML report of a run (and of its comparison with --baseline).
+    Report(ReportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline run's --out folder.
+    pub base: PathBuf,
+    /// The new run's --out folder.
+    pub new: PathBuf,
+    /// The folder that receives compare.parquet and compare.json.
+    #[arg(long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// The kept columns that pair the rows of the two runs.
+    #[arg(
+        long = "key",
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        default_value = "id"
+    )]
+    pub key: Vec<String>,
+    /// A kept column whose values group correlated rows: cluster-robust standard errors.
+    #[arg(long = "cluster", value_name = "COL")]
+    pub cluster: Option<String>,
+    /// A kept column: every comparison again per value of it.
+    #[arg(long = "group-by", value_name = "COL")]
+    pub group_by: Option<String>,
+    /// The confidence of the intervals; p < 1 − C is significant.
+    #[arg(long = "confidence", value_name = "C", default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Turns the gate on: exit 1 when a significant drop is larger than X.
+    #[arg(long = "max-drop", value_name = "X")]
+    pub max_drop: Option<f64>,
+    /// Replace outputs already in --out.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The run's --out folder.
+    pub run: PathBuf,
+    /// A baseline run's --out folder: adds the comparison (forest plot, flipped rows).
+    #[arg(long = "baseline", value_name = "BASE_DIR")]
+    pub baseline: Option<PathBuf>,
+    /// The kept columns that pair the rows with the baseline.
+    #[arg(
+        long = "key",
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        default_value = "id"
+    )]
+    pub key: Vec<String>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Store an OpenAI Batch API output file (JSONL) in the judge cache: each successful
+    /// line's reply under its `custom_id`; failed lines are counted and left out.
+    Import {
+        /// The Batch API output file.
+        results: PathBuf,
+        /// The cache file (default: $XDG_CACHE_HOME/evalscore/judge.sqlite, else
+        /// ~/.cache/evalscore/judge.sqlite).
+        #[arg(long = "cache", value_name = "PATH")]
+        cache: Option<PathBuf>,
+    },
+    /// Write every judge request of TASK over the inputs that the cache does not hold, as
+    /// OpenAI Batch API input files (`custom_id` = the cache key), at most 50,000 a file:
+    /// --out first, then NAME.2.jsonl, NAME.3.jsonl, ...
+    Export(ExportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The task definition (YAML).
+    pub task: PathBuf,
+    /// A Parquet file, a JSONL file or a directory of Parquet files; repeatable.
+    #[arg(long = "input", required = true, value_name = "PATH")]
+    pub inputs: Vec<PathBuf>,
+    /// The first Batch API input file (JSONL).
+    #[arg(long = "out", value_name = "FILE")]
+    pub out: PathBuf,
+    /// Fill or override a `<< config.NAME >>` value; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// The column holding the model output (default: `output`).
+    #[arg(long = "output-column", value_name = "COL")]
+    pub output_column: Option<String>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Replace request files already there.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+/// Where judge replies are cached.
+#[derive(Debug, clap::Args)]
+pub struct CacheArgs {
+    /// The judge reply cache (default: $XDG_CACHE_HOME/evalscore/judge.sqlite, else
+    /// ~/.cache/evalscore/judge.sqlite).
+    #[arg(long = "cache", value_name = "PATH", conflicts_with = "no_cache")]
+    pub cache: Option<PathBuf>,
+    /// Use no judge cache: every judge request is sent.
+    #[arg(long = "no-cache")]
+    pub no_cache: bool,
+}
+
+impl CacheArgs {
+    pub fn choice(&self) -> evalscore_engine::JudgeCache {
+        match (&self.cache, self.no_cache) {
+            (_, true) => evalscore_engine::JudgeCache::Off,
+            (Some(p), false) => evalscore_engine::JudgeCache::Path(p.clone()),
+            (None, false) => evalscore_engine::JudgeCache::Default,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The task definition (YAML).
+    pub task: PathBuf,
+    /// A Parquet file, a JSONL file (.jsonl/.ndjson, also .gz/.zst) or a directory of Parquet
+    /// files, local or an object storage URL (s3://, gs://, az://, abfss://, https://; a URL
+    /// ending in `/` is a prefix of Parquet objects); repeatable.
+    #[arg(long = "input", required = true, value_name = "PATH")]
+    pub inputs: Vec<PathBuf>,
+    /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
+    /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
+    #[arg(long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Fill or override a `<< config.NAME >>` value; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// Input columns copied to scores.parquet (default: `id` when the input has it).
+    #[arg(long = "keep", value_name = "COL[,COL...]", value_delimiter = ',')]
+    pub keep: Option<Vec<String>>,
+    /// The column holding the model output (default: `output`).
+    #[arg(long = "output-column", value_name = "COL")]
+    pub output_column: Option<String>,
+    /// Worker threads, 1 to 1024 (default: one per core).
+    #[arg(long = "threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// Replace outputs already in --out.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Rows whose data a scorer cannot use (an MCQA ground truth that is not one character,
+    /// a template that fails on the row) that are scored 0.0 and listed in run.json instead
+    /// of stopping the run: a count, or a share of the rows such as `0.1%`.
+    #[arg(long = "max-row-errors", value_name = "N|N%", default_value = "0", value_parser = RowErrorLimit::parse)]
+    pub max_row_errors: RowErrorLimit,
+    /// No progress line and no warnings on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Send no judge request: model-graded rows are scored from the cache, and a row whose
+    /// reply is not cached is a row error.
+    #[arg(long)]
+    pub offline: bool,
+    /// The run's id in the outputs' `run_id` columns (default: a fresh UUIDv7).
+    #[arg(long = "run-id", value_name = "ID")]
+    pub run_id: Option<String>,
+    /// A label in the outputs' `labels` column (a JSON object); repeatable.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// Also add the `run_id` column to scores.parquet.
+    #[arg(long = "run-columns")]
+    pub run_columns: bool,
+    /// An object storage setting over the environment's (e.g. `aws_endpoint=http://...`,
+    /// `aws_region=eu-west-1`, `azure_storage_account_name=...`); repeatable. Never printed.
+    // Parsed after clap (`key_value::storage_options`): clap would echo a malformed value.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
+}

@@ -1,0 +1,150 @@
+//! `evalscore compare`: writes compare.parquet and compare.json, prints the table and the
+//! gate; exit 1 when the gate fails.
+
+use crate::args::CompareArgs;
+use crate::table;
+use evalscore_compare::compare::p_text;
+use evalscore_compare::{CompareOptions, Comparison};
+use evalscore_engine::Error;
+use std::process::ExitCode;
+
+pub fn compare(a: CompareArgs) -> Result<ExitCode, Error> {
+    let c = evalscore_compare::compare(&CompareOptions {
+        base: a.base,
+        new: a.new,
+        key: a.key,
+        cluster: a.cluster,
+        group_by: a.group_by,
+        confidence: a.confidence,
+        max_drop: a.max_drop,
+    })?;
+    evalscore_compare::write(&c, &a.out, a.overwrite)?;
+    print!("{}", render(&c));
+    Ok(ExitCode::from(if c.gate_failed() { 1 } else { 0 }))
+}
+
+/// The stdout table: one line per comparison, the row counts, then the gate.
+fn render(c: &Comparison) -> String {
+    const HEADER: [&str; 10] = [
+        "column", "group", "pairs", "base", "new", "diff", "interval", "p", "p_holm", "verdict",
+    ];
+    // `pairs` to `p_holm` are numbers.
+    let right: Vec<bool> = (0..HEADER.len()).map(|i| (2..9).contains(&i)).collect();
+    let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.4}"));
+    let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), p_text);
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.column.clone(),
+                r.group.clone().unwrap_or_else(|| "(all)".to_owned()),
+                r.n_pairs.to_string(),
+                f(r.base_mean),
+                f(r.new_mean),
+                r.diff
+                    .map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}")),
+                match (r.ci_low, r.ci_high) {
+                    (Some(l), Some(h)) => format!("[{l:+.4}, {h:+.4}]"),
+                    _ => "-".to_owned(),
+                },
+                p(r.p_value),
+                p(r.p_value_holm),
+                r.verdict.to_owned(),
+            ]
+        })
+        .collect();
+    let mut out = table::render(&HEADER, &rows, &right);
+    out.push_str(&format!(
+        "\n{} rows in base, {} in new; {} only in base, {} only in new\n",
+        c.base_rows,
+        c.new_rows,
+        c.rows.first().map_or(0, |r| r.only_base),
+        c.rows.first().map_or(0, |r| r.only_new),
+    ));
+    match c.options.max_drop {
+        None => out.push_str("gate: off (pass --max-drop to turn it on)\n"),
+        Some(x) => {
+            let regressed = c.rows.iter().filter(|r| r.verdict == "regressed").count();
+            if regressed > 0 {
+                out.push_str(&format!(
+                    "gate: FAILED, {regressed} comparison(s) regressed by more than {x}\n"
+                ));
+            } else {
+                out.push_str(&format!("gate: passed (max drop {x})\n"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use evalscore_compare::CompareRow;
+
+    fn row(
+        group: Option<&str>,
+        diff: Option<f64>,
+        p: Option<f64>,
+        verdict: &'static str,
+    ) -> CompareRow {
+        CompareRow {
+            column: "exact__is_correct".to_owned(),
+            group: group.map(str::to_owned),
+            test: "mcnemar",
+            n_pairs: 143,
+            missing_pairs: 0,
+            only_base: 7,
+            only_new: 10,
+            n_clusters: None,
+            base_mean: Some(0.7483),
+            new_mean: diff.map(|d| 0.7483 + d),
+            diff,
+            diff_se: None,
+            ci_low: diff.map(|d| d - 0.05),
+            ci_high: diff.map(|d| d + 0.05),
+            p_value: p,
+            p_value_holm: p.map(|p| (p * 2.0).min(1.0)),
+            pass_to_fail: 0,
+            fail_to_pass: 0,
+            min_detectable_diff: None,
+            verdict,
+            pass_to_fail_keys: Vec::new(),
+            fail_to_pass_keys: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_table_then_the_counts_then_the_gate() {
+        let mut options = CompareOptions::new("base", "new");
+        options.max_drop = Some(0.05);
+        let mut c = Comparison {
+            options,
+            rows: vec![
+                row(None, Some(-0.1119), Some(0.000763), "regressed"),
+                row(Some("chemistry"), None, None, "tied"),
+            ],
+            only_base_keys: Vec::new(),
+            only_new_keys: Vec::new(),
+            base_rows: 150,
+            new_rows: 153,
+        };
+        assert_eq!(
+            render(&c),
+            "column             group      pairs    base     new     diff            interval        p  p_holm  verdict\n\
+             -----------------  ---------  -----  ------  ------  -------  ------------------  -------  ------  ---------\n\
+             exact__is_correct  (all)        143  0.7483  0.6364  -0.1119  [-0.1619, -0.0619]  7.63e-4  0.0015  regressed\n\
+             exact__is_correct  chemistry    143  0.7483       -        -                   -        -       -  tied\n\
+             \n\
+             150 rows in base, 153 in new; 7 only in base, 10 only in new\n\
+             gate: FAILED, 1 comparison(s) regressed by more than 0.05\n"
+        );
+        c.rows.truncate(0);
+        c.options.max_drop = None;
+        assert!(render(&c).ends_with(
+            "\n150 rows in base, 153 in new; 0 only in base, 0 only in new\n\
+             gate: off (pass --max-drop to turn it on)\n"
+        ));
+    }
+}

@@ -1,0 +1,67 @@
+//! `evalscore run`: scores the inputs, shows progress on a terminal, prints the summary.
+
+use crate::args::RunArgs;
+use crate::key_value::storage_options;
+use crate::progress::Progress;
+use crate::summary;
+use evalscore_engine::{Error, JudgeOptions, JudgeProgress, RunOptions};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+    register_signals();
+    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let progress = Progress::stderr();
+    let quiet = args.quiet;
+    let opts = RunOptions {
+        task: args.task,
+        inputs: args.inputs,
+        out_dir: args.out,
+        sets: args.sets,
+        keep: args.keep,
+        output_column: args.output_column,
+        threads: args.threads.map_or(0, usize::from),
+        overwrite: args.overwrite,
+        max_row_errors: args.max_row_errors,
+        progress: show_progress.then(|| {
+            let p = progress.clone();
+            Box::new(move |done, total| p.rows(done, total)) as Box<dyn Fn(u64, u64) + Sync>
+        }),
+        warn: (!quiet)
+            .then(|| Box::new(|w: &str| eprintln!("warning: {w}")) as Box<dyn Fn(&str) + Sync>),
+        judge: JudgeOptions {
+            cache: args.cache.choice(),
+            offline: args.offline,
+        },
+        judge_progress: show_progress.then(|| {
+            let p = progress.clone();
+            Box::new(move |j| p.judge(j)) as Box<dyn Fn(JudgeProgress) + Sync>
+        }),
+        run_id: args.run_id,
+        labels: args.labels,
+        run_columns: args.run_columns,
+        storage_options: storage_options(&args.storage_options)?,
+        functions: None,
+    };
+    let result = evalscore_engine::run(&opts);
+    progress.clear();
+    print!("{}", summary::render(&result?));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT, SIGTERM and SIGHUP stop the run between batches; it removes its temporary files
+/// and exits with 128 + the signal's number, as a shell reports a killed command.
+fn register_signals() {
+    let flag = evalscore_engine::interrupt_flag();
+    #[cfg(unix)]
+    let signals = [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ];
+    #[cfg(not(unix))]
+    let signals = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+    for sig in signals {
+        let _ = signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&flag), sig as usize);
+    }
+}
