@@ -69,6 +69,11 @@ impl Progress {
         self.bar.set_message(judge_text(&j));
     }
 
+    /// Prints a warning on its own line on stderr, the progress line (if shown) below it.
+    pub fn warn(&self, warning: &str) {
+        self.bar.suspend(|| eprintln!("warning: {warning}"));
+    }
+
     /// Removes the line, if it was drawn.
     pub fn clear(&self) {
         self.bar.finish_and_clear();

@@ -12,7 +12,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     register_signals();
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let progress = Progress::stderr();
-    let quiet = args.quiet;
     let opts = RunOptions {
         task: args.task,
         inputs: args.inputs,
@@ -27,8 +26,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
             let p = progress.clone();
             Box::new(move |done, total| p.rows(done, total)) as Box<dyn Fn(u64, u64) + Sync>
         }),
-        warn: (!quiet)
-            .then(|| Box::new(|w: &str| eprintln!("warning: {w}")) as Box<dyn Fn(&str) + Sync>),
+        warn: (!args.quiet).then(|| {
+            let p = progress.clone();
+            Box::new(move |w: &str| p.warn(w)) as Box<dyn Fn(&str) + Sync>
+        }),
         judge: JudgeOptions {
             cache: args.cache.choice(),
             offline: args.offline,

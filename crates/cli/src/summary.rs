@@ -5,6 +5,7 @@ use crate::table;
 use evalscore_engine::RunSummary;
 use std::collections::HashMap;
 
+/// The groups of a metric row as `COL=VALUE` pairs, comma-separated (overall rows: empty).
 fn group_text(columns: &[String], values: &[Option<String>]) -> String {
     columns
         .iter()
