@@ -5,14 +5,26 @@
     res = task.score(table)          # anything with __arrow_c_stream__ (pyarrow, Polars, pandas)
     res.scores, res.metrics, res.confusion, res.to_dict()
 
-See docs/python.md for the whole API, `evalscore.spark` and `evalscore.ray`.
+See docs/python.md for the whole API, `evalscore.spark` and `evalscore.ray`. The annotations
+here are the package's types (`py.typed`); the extension's are in `_evalscore.pyi`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from ._evalscore import (
     DataError,
@@ -24,6 +36,9 @@ from ._evalscore import (
     __version__,
     read_task as _read_task,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "Task",
@@ -62,7 +77,17 @@ class Result:
     """What `Task.score` and `Task.finish` give: scores (None after `finish`), metrics,
     confusion and metrics.json's content."""
 
-    def __init__(self, scores: Any, metrics: Any, confusion: Any, metrics_json: str):
+    scores: Optional[pa.Table]
+    metrics: pa.Table
+    confusion: pa.Table
+
+    def __init__(
+        self,
+        scores: Optional[pa.Table],
+        metrics: pa.Table,
+        confusion: pa.Table,
+        metrics_json: str,
+    ) -> None:
         self.scores = scores
         self.metrics = metrics
         self.confusion = confusion
@@ -89,7 +114,7 @@ class Task:
         path: Optional[str] = None,
         base_dir: Optional[str] = None,
         functions: Optional[Mapping[str, Callable[..., Any]]] = None,
-    ):
+    ) -> None:
         self._text = text
         self._sets = dict(sets or {})
         self._path = None if path is None else os.fspath(path)

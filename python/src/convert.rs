@@ -1,0 +1,53 @@
+//! Arrow data between the engine and pyarrow: arrays handed to Python functions, and score
+//! batches with dictionary columns as their value type.
+
+use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use evalscore_engine::{Error, ErrorKind};
+use pyo3::prelude::*;
+use pyo3_arrow::PyArray;
+use std::sync::Arc;
+
+pub(crate) fn to_py<'py>(py: Python<'py>, a: &ArrayRef) -> PyResult<Bound<'py, PyAny>> {
+    let array = PyArray::from_array_ref(Arc::clone(a));
+    // `to_pyarrow` borrows the wrapper for the token's lifetime; the pyarrow array it makes
+    // owns its data, so it outlives the wrapper.
+    let out = array.to_pyarrow(py)?.unbind();
+    Ok(out.into_bound(py))
+}
+
+/// `schema` with dictionary columns as their value type: scores.parquet's columns as a reader
+/// of the file sees them (the engine encodes `completion_validity` as a dictionary).
+pub(crate) fn plain_schema(schema: &SchemaRef) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Dictionary(_, v) => {
+                    Arc::new(f.as_ref().clone().with_data_type(v.as_ref().clone()))
+                }
+                _ => Arc::clone(f),
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// A score batch in [`plain_schema`].
+pub(crate) fn plain(batch: RecordBatch) -> Result<RecordBatch, Error> {
+    let schema = plain_schema(&batch.schema());
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| cast(c, f.data_type()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::new(format!("internal error: {e}")).kind(ErrorKind::Internal))?;
+    RecordBatch::try_new_with_options(
+        schema,
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )
+    .map_err(|e| Error::new(format!("internal error: {e}")).kind(ErrorKind::Internal))
+}

@@ -1,0 +1,394 @@
+//! `_Task`: a parsed task, bound to the schema of the data it is given, with the methods the
+//! Python package calls (score, merge, finish, run), and `read_task`.
+
+use crate::convert::{plain, plain_schema};
+use crate::errors::{internal, py_err};
+use crate::functions::functions_of;
+use crate::scoring::score_stream;
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use evalscore_engine::{
+    library, BindOptions, Error, ErrorKind, Functions, RowErrorLimit, RunOptions, Scorer, States,
+    Task,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use pyo3_arrow::input::AnyRecordBatch;
+use pyo3_arrow::{PyRecordBatch, PySchema, PyTable};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// How score batches are bound: the library's `BindOptions`, comparable.
+#[derive(Debug, Clone, PartialEq)]
+struct Binding {
+    keep: Option<Vec<String>>,
+    output_column: Option<String>,
+    max_row_errors: u64,
+}
+
+/// A scorer bound to one input schema, reused while batches keep that schema.
+struct BoundScorer {
+    schema: SchemaRef,
+    binding: Binding,
+    scorer: Arc<Scorer>,
+}
+
+/// A parsed task and what it was parsed from.
+#[pyclass(name = "_Task", module = "evalscore._evalscore", frozen)]
+pub(crate) struct PyTask {
+    text: String,
+    sets: Vec<(String, String)>,
+    path: Option<PathBuf>,
+    base_dir: Option<PathBuf>,
+    task: Task,
+    functions: Option<Functions>,
+    bound: Mutex<Option<BoundScorer>>,
+}
+
+impl PyTask {
+    fn parse(&self) -> Result<Task, Error> {
+        parse(
+            &self.text,
+            &self.sets,
+            self.path.as_deref(),
+            self.base_dir.as_deref(),
+        )
+    }
+
+    /// The scorer for `schema`: the last one when schema and options are the same.
+    fn scorer(&self, schema: &SchemaRef, binding: &Binding) -> Result<Arc<Scorer>, Error> {
+        let mut bound = self.bound.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = bound.as_ref() {
+            if &b.binding == binding && b.schema.as_ref() == schema.as_ref() {
+                return Ok(Arc::clone(&b.scorer));
+            }
+        }
+        let scorer = Arc::new(Scorer::new(
+            self.parse()?,
+            schema,
+            &BindOptions {
+                keep: binding.keep.clone(),
+                output_column: binding.output_column.clone(),
+                max_row_errors: binding.max_row_errors,
+                functions: self.functions.clone(),
+                ..BindOptions::default()
+            },
+        )?);
+        *bound = Some(BoundScorer {
+            schema: Arc::clone(schema),
+            binding: binding.clone(),
+            scorer: Arc::clone(&scorer),
+        });
+        Ok(scorer)
+    }
+
+    /// The scorer for a schema alone (no rows are scored, so no row-error budget).
+    fn schema_scorer(
+        &self,
+        schema: PySchema,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+    ) -> PyResult<Arc<Scorer>> {
+        let binding = Binding {
+            keep,
+            output_column,
+            max_row_errors: 0,
+        };
+        self.scorer(&schema.into_inner(), &binding).map_err(py_err)
+    }
+
+    fn merged(&self, states: &[Vec<u8>]) -> Result<States, Error> {
+        let mut total = library::empty_states(&self.task);
+        for (i, b) in states.iter().enumerate() {
+            let s = States::from_bytes(b)
+                .map_err(|e| Error::new(format!("states {}: {}", i + 1, e.message)))?;
+            total.merge(&s)?;
+            if let Some(f) = self.functions.as_deref() {
+                total.compact_user(&self.task, f)?;
+            }
+        }
+        Ok(total)
+    }
+}
+
+fn parse(
+    text: &str,
+    sets: &[(String, String)],
+    path: Option<&std::path::Path>,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Task, Error> {
+    Task::from_yaml_in(text, sets, base_dir).map_err(|t| match path {
+        Some(p) => Error::task(p, t),
+        None => {
+            let e = Error::new(match t.location {
+                Some(l) => format!("task, {l}: {}", t.message),
+                None => format!("task: {}", t.message),
+            })
+            .kind(ErrorKind::Task);
+            match t.hint {
+                Some(h) => e.hint(h),
+                None => e,
+            }
+        }
+    })
+}
+
+#[pymethods]
+impl PyTask {
+    /// Parses a task. `path` names the file in messages (as the CLI does); `base_dir` is where
+    /// relative paths in the task are found.
+    #[new]
+    #[pyo3(signature = (text, sets, path=None, base_dir=None, functions=None))]
+    fn new(
+        text: String,
+        sets: Vec<(String, String)>,
+        path: Option<PathBuf>,
+        base_dir: Option<PathBuf>,
+        functions: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let task = parse(&text, &sets, path.as_deref(), base_dir.as_deref()).map_err(py_err)?;
+        Ok(PyTask {
+            text,
+            sets,
+            path,
+            base_dir,
+            task,
+            functions: functions_of(functions)?,
+            bound: Mutex::new(None),
+        })
+    }
+
+    /// The task's warnings (ignored keys, deprecated options).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.task.warnings.clone()
+    }
+
+    /// The scorer keys, in task order.
+    #[getter]
+    fn scorer_keys(&self) -> Vec<String> {
+        self.task.scorers.iter().map(|s| s.key.clone()).collect()
+    }
+
+    /// Scores every batch of `data` on `threads` threads (0: one per core): (the score table
+    /// or None, the merged states as bytes).
+    #[pyo3(signature = (data, keep, output_column, max_row_errors, want_scores, threads=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn score<'py>(
+        &self,
+        py: Python<'py>,
+        data: AnyRecordBatch,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+        max_row_errors: u64,
+        want_scores: bool,
+        threads: usize,
+    ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyBytes>)> {
+        let binding = Binding {
+            keep,
+            output_column,
+            max_row_errors,
+        };
+        let reader = data.into_reader()?;
+        let schema = reader.schema();
+        let scorer = self.scorer(&schema, &binding).map_err(py_err)?;
+        let functions = self.functions.clone();
+        let task = &self.task;
+        let result = py.detach(move || {
+            score_stream(
+                &scorer,
+                reader,
+                threads,
+                want_scores,
+                functions.as_deref().map(|f| (task, f)),
+            )
+        });
+        let (batches, states) = result.map_err(py_err)?;
+        let bytes = states.to_bytes().map_err(py_err)?;
+        let table = if want_scores {
+            let schema = plain_schema(
+                &self
+                    .scorer(&schema, &binding)
+                    .map_err(py_err)?
+                    .output_schema(),
+            );
+            Some(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
+        } else {
+            None
+        };
+        Ok((table, PyBytes::new(py, &bytes)))
+    }
+
+    /// Scores one record batch: (its score batch as pyarrow, its states as bytes).
+    #[pyo3(signature = (batch, keep, output_column, max_row_errors))]
+    fn score_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch: PyRecordBatch,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+        max_row_errors: u64,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
+        let batch = batch.into_inner();
+        let binding = Binding {
+            keep,
+            output_column,
+            max_row_errors,
+        };
+        let scorer = self.scorer(&batch.schema(), &binding).map_err(py_err)?;
+        let (scores, states) = py
+            .detach(move || {
+                let (scores, states) = scorer.score(&batch)?;
+                Ok::<_, Error>((plain(scores)?, states.to_bytes()?))
+            })
+            .map_err(py_err)?;
+        Ok((
+            PyRecordBatch::new(scores).into_pyarrow(py)?,
+            PyBytes::new(py, &states),
+        ))
+    }
+
+    /// The schema of the score batches for input `schema`.
+    #[pyo3(signature = (schema, keep, output_column))]
+    fn output_schema<'py>(
+        &self,
+        py: Python<'py>,
+        schema: PySchema,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let scorer = self.schema_scorer(schema, keep, output_column)?;
+        PySchema::new(plain_schema(&scorer.output_schema())).into_pyarrow(py)
+    }
+
+    /// The columns of input `schema` that the task reads, in schema order.
+    #[pyo3(signature = (schema, keep, output_column))]
+    fn input_columns(
+        &self,
+        schema: PySchema,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+    ) -> PyResult<Vec<String>> {
+        let scorer = self.schema_scorer(schema, keep, output_column)?;
+        Ok(scorer.input_columns().to_vec())
+    }
+
+    /// Merges serialized states (any order) into one.
+    fn merge<'py>(&self, py: Python<'py>, states: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+        let total = self.merged(&states).map_err(py_err)?;
+        Ok(PyBytes::new(py, &total.to_bytes().map_err(py_err)?))
+    }
+
+    /// The figures of merged states: (metrics, confusion, metrics.json's text).
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        states: Vec<Vec<u8>>,
+        allow_row_errors: bool,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String)> {
+        let total = self.merged(&states).map_err(py_err)?;
+        let report = library::report(
+            &self.task,
+            &total,
+            allow_row_errors,
+            self.functions.as_deref(),
+        )
+        .map_err(py_err)?;
+        let json =
+            library::metrics_json(&self.task, &total, &report, allow_row_errors).map_err(py_err)?;
+        let metrics = report.metrics_batch().map_err(py_err)?;
+        let confusion = report.confusion_batch().map_err(py_err)?;
+        let table = |b: RecordBatch, py| {
+            let schema = b.schema();
+            PyTable::try_new(vec![b], schema)?.into_pyarrow(py)
+        };
+        let text = serde_json::to_string(&json).map_err(internal)?;
+        Ok((table(metrics, py)?, table(confusion, py)?, text))
+    }
+
+    /// The CLI's `evalscore run`: the five files in `out`. Returns the rows scored.
+    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<PathBuf>,
+        out: PathBuf,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+        threads: usize,
+        overwrite: bool,
+        max_row_errors: String,
+    ) -> PyResult<u64> {
+        let limit = RowErrorLimit::parse(&max_row_errors).map_err(|m| {
+            py_err(Error::new(format!("max_row_errors: {m}")).kind(ErrorKind::Other))
+        })?;
+        // A task from text runs from a copy in a temporary file, next to its base folder so
+        // that relative paths in it resolve alike.
+        let (task_path, _guard) = match &self.path {
+            Some(p) => (p.clone(), None),
+            None => {
+                let mut b = tempfile::Builder::new();
+                b.prefix(".evalscore-task-").suffix(".yaml");
+                let f = match &self.base_dir {
+                    Some(d) => b.tempfile_in(d),
+                    None => b.tempfile(),
+                }
+                .and_then(|f| std::fs::write(f.path(), &self.text).map(|_| f))
+                .map_err(|e| {
+                    py_err(
+                        Error::new("cannot write the task to a temporary file")
+                            .caused_by(e.to_string()),
+                    )
+                })?;
+                (f.path().to_path_buf(), Some(f))
+            }
+        };
+        let sets = self.sets.clone();
+        let functions = self.functions.clone();
+        // RunOptions holds callbacks that are not Send: it is built on the detached thread.
+        let summary = py
+            .detach(move || {
+                evalscore_engine::run(&RunOptions {
+                    task: task_path,
+                    inputs,
+                    out_dir: out,
+                    sets,
+                    keep,
+                    output_column,
+                    threads,
+                    overwrite,
+                    max_row_errors: limit,
+                    functions,
+                    ..RunOptions::default()
+                })
+            })
+            .map_err(py_err)?;
+        Ok(summary.rows)
+    }
+}
+
+/// A task file's text, read as the CLI reads it (the same errors).
+#[pyfunction]
+pub(crate) fn read_task(path: PathBuf) -> PyResult<String> {
+    match std::fs::metadata(&path) {
+        Ok(m) if !m.is_file() => {
+            return Err(py_err(
+                Error::new(format!(
+                    "task file `{}` is not a regular file",
+                    path.display()
+                ))
+                .kind(ErrorKind::Task)
+                .hint("point TASK.yaml at a task file"),
+            ))
+        }
+        _ => {}
+    }
+    std::fs::read_to_string(&path).map_err(|e| {
+        py_err(
+            Error::new(format!("cannot read task file `{}`", path.display()))
+                .caused_by(e.to_string())
+                .hint("check the TASK.yaml path"),
+        )
+    })
+}
