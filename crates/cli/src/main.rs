@@ -364,9 +364,9 @@ fn judge_import(results: &std::path::Path, cache: Option<PathBuf>) -> ExitCode {
             Some("pass `--cache PATH`"),
         );
     };
-    let file = match std::fs::File::open(results) {
+    let file = match evalscore_judge::open_batch_output(results) {
         Ok(f) => f,
-        Err(e) => return fail(format!("cannot read `{}`: {e}", results.display()), None),
+        Err(e) => return fail(e.to_string(), None),
     };
     let name = results.display().to_string();
     let stored = evalscore_judge::Cache::open(&path)
