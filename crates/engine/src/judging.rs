@@ -163,6 +163,13 @@ impl JudgeRuntime {
                     ))
                 })?),
             };
+            if let (Some(k), Some(var), false) = (&api_key, &spec.api_key_env, opts.offline) {
+                if let Some(problem) = evalscore_judge::api_key_problem(k) {
+                    return Err(Error::new(format!("the API key in `{var}` (models.{key}.api_key_env) {problem}"))
+                        .kind(crate::ErrorKind::Task)
+                        .hint("remove the line ending or the pasted space from the key (a key file saved on Windows ends its line with a carriage return)"));
+                }
+            }
             let live = Arc::new(Live::default());
             let pace = Pace::new(spec.requests_per_minute, spec.tokens_per_minute);
             let endpoint = Endpoint {
@@ -176,6 +183,7 @@ impl JudgeRuntime {
                 pace: pace.is_limited().then(|| Arc::new(Mutex::new(pace))),
                 gate: Some(Arc::new(Gate::new(spec.concurrency as usize))),
                 live: Some(Arc::clone(&live)),
+                interrupt: Some(crate::interrupt_flag()),
             };
             models.insert(
                 key.to_owned(),
@@ -287,7 +295,7 @@ impl JudgeRuntime {
             self.offline,
             &mut stats,
         )
-        .map_err(cache_error);
+        .map_err(|e| window_error(model_key, &model.base_url, e));
         *lock(&model.waited) += started.elapsed();
         // Counted even when the cache failed midway: those requests were sent.
         add_stats(&mut lock(&model.stats), &stats);
@@ -361,6 +369,17 @@ fn error_text(e: &Error) -> String {
         cause = c.source();
     }
     s
+}
+
+/// A window that stopped early: the cache failed, a signal, or the endpoint is down.
+fn window_error(model_key: &str, base_url: &str, e: evalscore_judge::WindowError) -> Error {
+    use evalscore_judge::WindowError;
+    match e {
+        WindowError::Cache(e) => cache_error(e),
+        WindowError::Interrupted => Error::new(e.to_string()).kind(crate::ErrorKind::Interrupted),
+        WindowError::Unreachable { .. } => Error::new(format!("judge model `{model_key}` ({base_url}) is unreachable: {e}"))
+            .hint("check the model's base_url and that its server is up; the replies received so far are in the judge cache, so a rerun sends only the rest"),
+    }
 }
 
 fn cache_error(e: evalscore_judge::CacheError) -> Error {

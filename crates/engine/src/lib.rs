@@ -356,7 +356,9 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         );
         ticking.store(false, std::sync::atomic::Ordering::Relaxed);
         scanned
-    })?;
+    })
+    // A signal can surface as the failure of the judge requests it stopped: it is the cause.
+    .map_err(|e| check_interrupt().err().unwrap_or(e))?;
     check_interrupt()?;
     let written = writer.finish()?;
     if written != total || done != total {

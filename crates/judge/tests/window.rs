@@ -63,6 +63,7 @@ fn endpoint(concurrency: usize) -> Endpoint {
         pace: None,
         gate: None,
         live: None,
+        interrupt: None,
     }
 }
 

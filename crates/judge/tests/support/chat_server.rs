@@ -1,7 +1,8 @@
 //! An OpenAI-compatible chat-completions server on 127.0.0.1 for tests: it reads each request
 //! (HTTP/1.1 keep-alive, one thread per connection, bodies by `Content-Length`) and answers
 //! with what the test's handler returns for it, so each test decides the replies and counts
-//! what it is sent. Shared by the judge crate's and the CLI's tests (`#[path]`).
+//! what it is sent; [`serve_answers`] also adds headers (`Retry-After`, `Location`) or never
+//! answers. Shared by the judge crate's and the CLI's tests (`#[path]`).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 /// One request as the server read it.
 pub struct Request {
-    /// The body, read as JSON.
+    /// The body, read as JSON (null when there is none).
     pub body: serde_json::Value,
     /// The `Authorization` header's value, if any.
     pub authorization: Option<String>,
@@ -30,6 +31,14 @@ impl Reply {
             body: completion(content),
         }
     }
+}
+
+/// What the server does with one request ([`serve_answers`]).
+pub enum Answer {
+    /// A reply, with more header lines (`("Retry-After", "5")`, `("Location", ...)`).
+    Reply(Reply, Vec<(&'static str, String)>),
+    /// Reads the request and never answers; the connection stays open.
+    Hang,
 }
 
 /// A chat completion whose assistant message is `content`, costing 10 prompt and 2
@@ -52,6 +61,11 @@ pub fn last_message(body: &serde_json::Value) -> &str {
 /// Serves `handler` on 127.0.0.1 for the rest of the test; returns the base URL
 /// (`http://127.0.0.1:PORT/v1`).
 pub fn serve(handler: impl Fn(Request) -> Reply + Send + Sync + 'static) -> String {
+    serve_answers(move |req| Answer::Reply(handler(req), Vec::new()))
+}
+
+/// [`serve`] with a handler that may add headers or never answer.
+pub fn serve_answers(handler: impl Fn(Request) -> Answer + Send + Sync + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let handler = Arc::new(handler);
@@ -66,7 +80,7 @@ pub fn serve(handler: impl Fn(Request) -> Reply + Send + Sync + 'static) -> Stri
 }
 
 /// Answers the requests of one connection until the client closes it.
-fn connection(stream: TcpStream, handler: &dyn Fn(Request) -> Reply) {
+fn connection(stream: TcpStream, handler: &dyn Fn(Request) -> Answer) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     loop {
         let (mut len, mut any, mut authorization) = (0, false, None);
@@ -92,20 +106,35 @@ fn connection(stream: TcpStream, handler: &dyn Fn(Request) -> Reply) {
         }
         let mut body = vec![0; len];
         reader.read_exact(&mut body).unwrap();
-        let reply = handler(Request {
-            body: serde_json::from_slice(&body).unwrap(),
+        let answer = handler(Request {
+            // A request without a body (a GET) reads as null.
+            body: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
             authorization,
         });
+        let (reply, headers) = match answer {
+            Answer::Reply(reply, headers) => (reply, headers),
+            Answer::Hang => {
+                // Holds the connection open until the client goes away.
+                let mut rest = Vec::new();
+                let _ = reader.read_to_end(&mut rest);
+                return;
+            }
+        };
         let reason = match reply.status {
             200 => "OK",
+            302 => "Found",
             429 => "Too Many Requests",
             500 => "Internal Server Error",
             _ => "Status",
         };
+        let extra: String = headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .collect();
         let mut out = &stream;
         let _ = write!(
             out,
-            "HTTP/1.1 {} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+            "HTTP/1.1 {} {reason}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\n\r\n{}",
             reply.status,
             reply.body.len(),
             reply.body
