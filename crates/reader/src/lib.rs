@@ -633,7 +633,7 @@ fn open_remote(object: evalscore_storage::Object, format: Format) -> Result<Inpu
                 ReadError::at(&path, format!("unsupported schema: {m}"))
                     .with_hint("flatten the deepest columns, or drop those the task does not use")
             })?;
-            let footer_sha256 = hex(&Sha256::digest(footer));
+            let footer_sha256 = format!("{:x}", Sha256::digest(footer));
             let data_end = object.size() - footer.len() as u64;
             let sparse = remote::Sparse::new(object.size(), vec![(tail_start, tail.clone())]);
             let mut file = open_parquet(&path, &sparse, footer_sha256, data_end)?;
@@ -864,12 +864,7 @@ fn footer(path: &Path) -> Result<(String, u64), ReadError> {
     f.seek(SeekFrom::Start(start)).map_err(io)?;
     let mut buf = Vec::with_capacity((len - start) as usize);
     f.take(len - start).read_to_end(&mut buf).map_err(io)?;
-    Ok((hex(&Sha256::digest(&buf)), start))
-}
-
-/// Lower-case hex of `bytes` (SHA-256 digests in run.json).
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok((format!("{:x}", Sha256::digest(&buf)), start))
 }
 
 /// Two files share a schema when they have the same column names in the same order with the
