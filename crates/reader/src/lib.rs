@@ -27,6 +27,7 @@ pub use scan::scan_ordered;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
+use evalscore_storage::{Location, StoreUrl};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
@@ -132,14 +133,14 @@ impl Inputs {
         }
         let mut files = Vec::new();
         for p in paths {
-            match p.to_str().filter(|s| evalscore_storage::is_url(s)) {
-                Some(url) => {
-                    for (object, format) in expand_url(url, storage_options)? {
+            match Location::from_path(p) {
+                Location::Remote(url) => {
+                    for (object, format) in expand_url(&url, storage_options)? {
                         files.push(open_remote(object, format)?);
                     }
                 }
-                None => {
-                    for (path, format) in expand(p)? {
+                Location::Local(p) => {
+                    for (path, format) in expand(&p)? {
                         files.push(open_file(&path, format)?);
                     }
                 }
@@ -566,24 +567,23 @@ fn read_range(
 /// The objects a URL names: one object, or (a URL ending in `/`) every `*.parquet` directly
 /// under the prefix, sorted by key, as a local directory's files are.
 fn expand_url(
-    url: &str,
+    url: &StoreUrl,
     options: &[(String, String)],
 ) -> Result<Vec<(evalscore_storage::Object, Format)>, ReadError> {
-    let loc = evalscore_storage::Location::parse(url, options).map_err(remote::read_error)?;
+    let loc = url.connect(options).map_err(remote::read_error)?;
     if loc.is_prefix() {
         let found = loc.list(".parquet").map_err(remote::read_error)?;
         if found.is_empty() {
-            return Err(
-                ReadError::at(Path::new(url), "prefix holds no Parquet files (*.parquet)")
-                    .with_hint(
-                        "point `--input` at Parquet objects or a prefix of them (ending in `/`)",
-                    ),
-            );
+            return Err(ReadError::at(
+                Path::new(url.as_str()),
+                "prefix holds no Parquet files (*.parquet)",
+            )
+            .with_hint("point `--input` at Parquet objects or a prefix of them (ending in `/`)"));
         }
         return Ok(found.into_iter().map(|o| (o, Format::Parquet)).collect());
     }
     let object = loc.object().map_err(remote::read_error)?;
-    let format = match jsonl_kind(Path::new(url)) {
+    let format = match jsonl_kind(Path::new(url.as_str())) {
         Some(_) => Format::Jsonl,
         None => Format::Parquet,
     };
