@@ -125,9 +125,15 @@ fn read_range(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use arrow::array::{ArrayRef, Int64Array, ListBuilder, StringArray, StringBuilder};
+    use arrow::array::{
+        ArrayRef, Int64Array, ListBuilder, RecordBatch, StringArray, StringBuilder,
+    };
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowWriter;
     use parquet::file::properties::WriterProperties;
+    use std::path::Path;
+    use std::sync::Arc;
 
     /// Two row groups (3 and 5 rows) of a required Int64 `id`, a string `output` and a list
     /// of strings `choices`; `id` is written in pages of at most 2 rows.
