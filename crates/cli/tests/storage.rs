@@ -926,7 +926,10 @@ fn create_only_writes_refuse_an_existing_object() {
         ("s3://evals/marker.json", &s3_opts),
         ("az://evals/marker.json", &az_opts),
     ] {
-        let loc = evalscore_storage::Location::parse(url, opts).unwrap();
+        let loc = evalscore_storage::StoreUrl::parse(url)
+            .unwrap()
+            .connect(opts)
+            .unwrap();
         assert!(!loc.exists().unwrap());
         loc.put(b"first".to_vec(), false).unwrap();
         let e = loc.put(b"second".to_vec(), false).unwrap_err();

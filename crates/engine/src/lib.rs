@@ -41,7 +41,7 @@ pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 pub use run_identity::RunIdentity;
 
-use evalscore_reader::{hex, scan_ordered, Inputs, ReadError};
+use evalscore_reader::{scan_ordered, Inputs, ReadError};
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::path::PathBuf;
@@ -248,7 +248,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             .caused_by(e.to_string())
             .hint("check the TASK.yaml path")
     })?;
-    let task_sha = hex(&Sha256::digest(text.as_bytes()));
+    let task_sha = format!("{:x}", Sha256::digest(text.as_bytes()));
     let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
         .map_err(|e| Error::task(&opts.task, e))?;
     let warn = |w: &str| {

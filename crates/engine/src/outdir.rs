@@ -20,6 +20,7 @@
 //! command, names its holder's PID.
 
 use crate::{Error, ErrorKind};
+use evalscore_storage::Location;
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
 use std::io::{Read, Write};
@@ -132,7 +133,7 @@ pub(crate) fn refuse_outputs(
 /// Only `run` uploads its outputs (output/remote.rs); elsewhere an `s3://` path would become
 /// a local folder named `s3:`.
 pub fn refuse_url(path: &Path) -> Result<(), Error> {
-    if path.to_str().is_some_and(evalscore_storage::is_url) {
+    if let Location::Remote(_) = Location::from_path(path) {
         return Err(Error::new(format!(
             "`{}` is an object storage URL; this command writes to local files only",
             path.display()
