@@ -4,7 +4,8 @@
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
-use evalscore_task::{RowContext, Task};
+use evalscore_scorers::Task;
+use evalscore_task::RowContext;
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -166,7 +167,7 @@ fn exercise(text: &str, batch: &RecordBatch) {
         model_output_raw: None,
     };
     for s in &task.scorers {
-        for t in s.kind.templates() {
+        for t in s.scorer.templates() {
             let _ = t.evaluate(&ctx);
         }
     }

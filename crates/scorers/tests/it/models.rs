@@ -1,7 +1,8 @@
 //! The task's `models:` map: defaults, every option, and located errors for bad values.
 #![allow(clippy::unwrap_used)]
 
-use evalscore_task::{ModelSpec, Task};
+use evalscore_scorers::Task;
+use evalscore_task::ModelSpec;
 
 const SCORERS: &str = "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n";
 

@@ -8,7 +8,8 @@ use arrow::array::{
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields, Schema};
-use evalscore_task::{RowContext, Task, TemplateOutput};
+use evalscore_scorers::Task;
+use evalscore_task::{RowContext, TemplateOutput};
 use std::sync::Arc;
 
 /// `options: list<struct<key, text>>`, `meta: struct<tags: list<string>, n: int64>`,
@@ -84,7 +85,7 @@ fn task_with(template: &str) -> Task {
 
 fn eval(template: &str, ctx: &RowContext<'_>) -> Result<TemplateOutput, (usize, String)> {
     let task = task_with(template);
-    task.scorers[0].kind.templates()[0]
+    task.scorers[0].scorer.templates()[0]
         .evaluate(ctx)
         .map_err(|e| (e.row, e.message))
 }
