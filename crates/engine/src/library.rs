@@ -252,7 +252,8 @@ impl Scorer {
         crate::functions::check(&task, opts.functions.as_deref())
             .map_err(|t| task_error(t, source.map(|(task_path, _)| task_path)))?;
         plan.functions = opts.functions.clone();
-        plan.judge = JudgeRuntime::new(&task, &opts.judge)?.map(std::sync::Arc::new);
+        plan.judge = JudgeRuntime::new(&task.models, &task.model_keys(), &opts.judge)?
+            .map(std::sync::Arc::new);
         Ok(Scorer {
             task,
             plan,

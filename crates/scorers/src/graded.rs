@@ -1,10 +1,12 @@
 //! What the graded scorers (`f1`, `rouge`, `bleu`, `chrf`, `levenshtein`, `similarity`) share:
 //! a `score` in [0, 1] against the expected strings, and `is_correct = score >= threshold`.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::expected::ExpectedList;
 use crate::input::{row_err, score_array, TextInput};
 use crate::row_error::internal;
-use crate::{BatchInput, ParseCx, RowError, ScoreColumns, Scorer};
+use crate::row_error::RowError;
+use crate::scorer::{ParseCx, Scorer};
 use arrow::array::ArrayRef;
 use evalscore_judge::cosine;
 use evalscore_kernels::{graded, graded_by, Lexical, RougeVariant};
@@ -182,7 +184,8 @@ impl Scorer for GradedScorer {
                     )
                     .map_err(|err| row_err(Some(expected), err))?;
                     let texts: Vec<String> = first_row.keys().cloned().collect();
-                    let vectors = crate::judge::embeddings(judge, model_key, &texts, &first_row)?;
+                    let vectors =
+                        crate::judge::embed::embeddings(judge, model_key, &texts, &first_row)?;
                     graded_by(
                         v.column,
                         e.references(),

@@ -13,6 +13,7 @@
 //!   and each model's endpoint ([`judge::JudgeRuntime`]).
 //! - [`reference::render`] writes docs/scorer-reference.md from the registry.
 
+mod batch;
 mod expected;
 pub mod functions;
 mod graded;
@@ -25,11 +26,12 @@ pub mod registry;
 mod row_error;
 mod scorer;
 pub mod scorers;
+mod spec;
 mod task;
 
+pub use batch::{BatchInput, Fields, ScoreColumns};
 pub use functions::{Functions, UserFunctions};
 pub use row_error::{internal, CellRef, RowError};
-pub use scorer::{
-    BatchInput, Fields, OptionDoc, ParseCx, ScoreColumns, Scorer, ScorerType, VALUE_OPTION,
-};
-pub use task::{ScorerSpec, Task};
+pub use scorer::{OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+pub use spec::ScorerSpec;
+pub use task::Task;

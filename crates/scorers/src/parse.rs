@@ -5,7 +5,7 @@
 
 use crate::registry;
 use crate::scorer::ParseCx;
-use crate::task::ScorerSpec;
+use crate::spec::ScorerSpec;
 use evalscore_task::{
     did_you_mean, parse_metric, sanitize, Location, ModelSpec, Node, Purpose, ScorerOptions,
     TaskError, TemplateCompiler,

@@ -2,16 +2,14 @@
 //! options and parser), and [`Scorer`], one scorer of a task bound to its options (its fields,
 //! templates and scoring of a batch).
 
-use crate::functions::UserFunctions;
-use crate::input::{parse_extract, parse_normalize, TextInput};
-use crate::judge::{JudgeCtx, Judged};
+use crate::batch::{BatchInput, ScoreColumns};
+use crate::input::options::{parse_extract, parse_normalize};
+use crate::input::TextInput;
+use crate::judge::runtime::Judged;
 use crate::row_error::RowError;
-use arrow::array::ArrayRef;
 use evalscore_kernels::{Extractor, Normalizer};
-use evalscore_task::{
-    FunctionRef, ModelSpec, RowContext, ScorerField, ScorerOptions, TaskError, Template,
-};
-use std::collections::{BTreeMap, BTreeSet};
+use evalscore_task::{FunctionRef, ModelSpec, ScorerField, ScorerOptions, TaskError, Template};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// One option key of a scorer kind, for unknown-key errors and the generated reference.
@@ -156,38 +154,4 @@ impl std::ops::DerefMut for ParseCx<'_> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.options
     }
-}
-
-/// One batch as a scorer reads it.
-#[derive(Clone, Copy)]
-pub struct BatchInput<'a> {
-    pub ctx: &'a RowContext<'a>,
-    pub rows: usize,
-    /// The fields to build: the written ones and those metrics read, so that an unused
-    /// `value` or `expected` text costs nothing.
-    pub needed: &'a BTreeSet<&'static str>,
-    /// The model endpoints and this batch's replies, for scorers with a model.
-    pub judge: Option<&'a JudgeCtx<'a>>,
-    /// The user functions, for `custom` with `function:`.
-    pub functions: Option<&'a dyn UserFunctions>,
-}
-
-impl BatchInput<'_> {
-    /// Whether field `name` is to be built.
-    pub fn want(&self, name: &str) -> bool {
-        self.needed.contains(name)
-    }
-}
-
-/// A scorer's fields by name.
-pub type Fields = BTreeMap<&'static str, ArrayRef>;
-
-/// One scorer's fields for one batch.
-#[derive(Debug, Default)]
-pub struct ScoreColumns {
-    pub fields: Fields,
-    /// Rows with a null value (or ground truth): scored 0.0 and counted as missing.
-    pub missing: u64,
-    /// Judge replies that could not be read (`judge_status = invalid`).
-    pub invalid: u64,
 }

@@ -1,13 +1,10 @@
 //! The typed task: each scorer bound to its options, with its metrics.
 
 use crate::parse::{assign_keys, parse_scorer, TaskScope};
-use crate::scorer::Scorer;
+use crate::spec::ScorerSpec;
 use evalscore_kernels::pattern;
-use evalscore_task::{
-    FunctionRef, Location, MetricSpec, ModelSpec, Purpose, TaskDocument, TaskError,
-    TemplateCompiler,
-};
-use std::collections::BTreeMap;
+use evalscore_task::{FunctionRef, ModelSpec, TaskDocument, TaskError, TemplateCompiler};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// A parsed, validated task definition.
@@ -27,23 +24,6 @@ pub struct Task {
     /// SHA-256 of the task text after `<< config.NAME >>` substitution: two tasks with the
     /// same fingerprint score alike, so their metric states may be merged.
     pub fingerprint: [u8; 32],
-}
-
-/// One scorer of the task: what every scorer has, and the scorer bound to its own options.
-#[derive(Debug)]
-pub struct ScorerSpec {
-    /// Warehouse-safe unique key: `[A-Za-z0-9_]` only.
-    pub key: String,
-    /// The scorer type as written (`string_equals`, ...).
-    pub scorer_type: String,
-    pub display_name: Option<String>,
-    pub purpose: Purpose,
-    pub scorer: Box<dyn Scorer>,
-    pub metrics: Vec<MetricSpec>,
-    /// `write_scores: false`: the scorer's per-row fields are computed for its metrics but not
-    /// written to scores.parquet (default true).
-    pub write_scores: bool,
-    pub location: Option<Location>,
 }
 
 impl Task {
@@ -104,6 +84,14 @@ impl Task {
         self.scorers.iter().any(|s| {
             s.scorer.value().is_none() || s.scorer.templates().iter().any(|t| t.uses_model_output())
         })
+    }
+
+    /// The `models:` entries its scorers ask (judges, `similarity` by embedding).
+    pub fn model_keys(&self) -> BTreeSet<&str> {
+        self.scorers
+            .iter()
+            .filter_map(|s| s.scorer.model_key())
+            .collect()
     }
 
     /// Every user function the task names, in task order, each with what names it (for

@@ -1,22 +1,22 @@
 //! The text a scorer scores: the `value:` template (default: the model output), then
 //! `extract:`, with the `normalize:` steps that the kernels apply to both sides.
 
-mod options;
-mod text;
+pub(crate) mod options;
+pub mod text;
 
-pub(crate) use options::{parse_extract, parse_normalize};
 pub use text::{
     evaluate_any, is_list, list_as_text, row_err, score_array, template_err, text, Text,
 };
 
+use crate::batch::{BatchInput, Fields, ScoreColumns};
 use crate::row_error::RowError;
-use crate::scorer::{BatchInput, Fields, ScoreColumns};
 use evalscore_kernels::{Extractor, Normalizer};
 use evalscore_task::Template;
 use evalscore_text::TextColumn;
 use std::sync::Arc;
 
-/// A scorer's `value:`, `extract:` and `normalize:`, from [`crate::ParseCx::text_input`].
+/// A scorer's `value:`, `extract:` and `normalize:`, from
+/// [`ParseCx::text_input`](crate::scorer::ParseCx::text_input).
 #[derive(Debug)]
 pub struct TextInput {
     value: Option<Template>,

@@ -2,10 +2,11 @@
 //! fixed set of choices, each worth a score. Each kind's file holds its [`ChoiceFamily`]
 //! (prompt, parts, default scores); this is what they share.
 
+use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
 use crate::judge::parse::{model, pass_threshold, score_value};
-use crate::judge::{JudgeKind, JudgeScorer, Prompt, ReadOut, Replies};
+use crate::judge::window::Prompt;
 use crate::row_error::RowError;
-use crate::{ParseCx, Scorer};
+use crate::scorer::{ParseCx, Scorer};
 use arrow::array::Float64Array;
 use evalscore_kernels::judge::parse_label;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -63,16 +64,16 @@ impl ChoiceJudge {
         }
         let choices = choices(cx)?;
         let pass_threshold = pass_threshold(cx, 1.0)?;
-        Ok(Box::new(JudgeScorer {
+        Ok(Box::new(JudgeScorer::new(
             model_key,
             model,
-            kind: ChoiceJudge {
+            ChoiceJudge {
                 family,
                 parts,
                 choices,
                 pass_threshold,
             },
-        }))
+        )))
     }
 }
 

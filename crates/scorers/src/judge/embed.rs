@@ -1,7 +1,7 @@
 //! Embeddings for `similarity` with `method: embedding`: one request per distinct text,
 //! through the judges' window, cache and limits.
 
-use crate::judge::{lock, JudgeCtx};
+use crate::judge::runtime::{lock, JudgeCtx};
 use crate::row_error::RowError;
 use evalscore_judge::{embeddings_of, EmbeddingRequest, Key, WindowRequest};
 use std::collections::{BTreeMap, HashMap};

@@ -1,7 +1,7 @@
 //! What the judge kinds' parsers share: the `models:` entry a scorer asks (`model_key`), and
 //! the typed options (`pass_threshold`, numbers, labels, scores), each error at its line.
 
-use crate::{OptionDoc, ParseCx};
+use crate::scorer::{OptionDoc, ParseCx};
 use evalscore_task::{literal_list, ModelSpec, Node, TaskError};
 use std::collections::BTreeMap;
 

@@ -2,17 +2,42 @@
 //! limits and concurrency gate) and counters, and the fetch of a window's replies into a
 //! batch's memo (identical requests sent once, cached replies reused).
 
-use crate::judge::Memo;
-use crate::task::Task;
+use crate::row_error::RowError;
 use evalscore_judge::{
-    judge_keyed, Cache, CacheError, Endpoint, Gate, Key, KeyMap, Live, Pace, RetryPolicy, Stats,
-    WindowRequest,
+    judge_keyed, Cache, CacheError, CachedReply, ChatRequest, Endpoint, Gate, JudgeError, Key,
+    KeyMap, Live, Pace, RetryPolicy, Stats, WindowRequest,
 };
+use evalscore_task::{ModelSpec, RowContext};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// A batch's replies of one scorer with a model, by request key.
+pub type Memo = Mutex<KeyMap<Result<CachedReply, JudgeError>>>;
+
+/// What a scorer with a model reads besides the rows: the runtime and this batch's replies
+/// so far.
+#[derive(Clone, Copy)]
+pub struct JudgeCtx<'a> {
+    pub runtime: &'a JudgeRuntime,
+    pub memo: &'a Memo,
+}
+
+/// The judge side of a model-graded scorer (`Scorer::judge`).
+pub trait Judged: Send + Sync {
+    /// Sends this batch's windows into `memo` ahead of scoring. Failures are left for the
+    /// scoring pass to meet again and report (a prompt that cannot be rendered, a cache that
+    /// fails): nothing is lost here.
+    fn prefetch(&self, runtime: &JudgeRuntime, ctx: &RowContext<'_>, rows: usize, memo: &Memo);
+    /// Every row's request (`None`: a missing row), for `evalscore judge export`.
+    fn requests(
+        &self,
+        ctx: &RowContext<'_>,
+        rows: usize,
+    ) -> Result<Vec<Option<ChatRequest>>, RowError>;
+}
 
 /// The judge side of a run could not be set up, or a fetch failed outside any one row.
 #[derive(Debug, thiserror::Error)]
@@ -135,15 +160,16 @@ impl std::fmt::Debug for JudgeRuntime {
 }
 
 impl JudgeRuntime {
-    /// The runtime of `task`'s judge scorers; `None` when it has none. Opens the cache (so a
-    /// cache that cannot be opened fails the run before any row is read) and reads each used
-    /// model's API key from its `api_key_env`.
-    pub fn new(task: &Task, opts: &JudgeOptions) -> Result<Option<JudgeRuntime>, RuntimeError> {
-        let used: BTreeSet<&str> = task
-            .scorers
-            .iter()
-            .filter_map(|s| s.scorer.model_key())
-            .collect();
+    /// The runtime of the `used` entries of `models` (a task's [`model_keys`]); `None` when
+    /// none is used. Opens the cache (so a cache that cannot be opened fails the run before
+    /// any row is read) and reads each used model's API key from its `api_key_env`.
+    ///
+    /// [`model_keys`]: crate::Task::model_keys
+    pub fn new(
+        models: &BTreeMap<String, ModelSpec>,
+        used: &BTreeSet<&str>,
+        opts: &JudgeOptions,
+    ) -> Result<Option<JudgeRuntime>, RuntimeError> {
         if used.is_empty() {
             return Ok(None);
         }
@@ -162,9 +188,10 @@ impl JudgeRuntime {
         if cache.is_none() && opts.offline {
             return Err(RuntimeError::OfflineWithoutCache);
         }
+        let specs = models;
         let mut models = BTreeMap::new();
-        for key in used {
-            let Some(spec) = task.models.get(key) else {
+        for &key in used {
+            let Some(spec) = specs.get(key) else {
                 continue;
             };
             let api_key = match &spec.api_key_env {

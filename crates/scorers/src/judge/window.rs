@@ -5,19 +5,36 @@
 //! batch's memo ([`JudgeRuntime::fetch`]: identical requests sent once, cached replies
 //! reused, only the requests to send built), and a failed request is a row error at its row.
 
-use crate::input::{text, Text};
-use crate::judge::{
-    lock, JudgeKind, JudgeRuntime, JudgeScorer, Memo, Prompt, JUDGE_PARSER_VERSION,
-};
+use crate::input::text::{text, Text};
+use crate::judge::runtime::{lock, JudgeRuntime, Memo};
 use crate::row_error::{CellRef, RowError};
 use arrow::array::{ArrayRef, RecordBatch};
 use evalscore_judge::{ChatKeys, ChatRequest, JudgeError, Key, Message};
-use evalscore_task::{ModelSpec, RowContext};
+use evalscore_task::{ModelSpec, RowContext, Template};
 use evalscore_text::TextColumn;
 use std::borrow::Cow;
 
 /// Rows a judge window holds at most.
 pub(crate) const WINDOW_ROWS: usize = 4096;
+
+/// The version of the reply parsers (`evalscore_kernels::judge`), part of every request's cache
+/// key: a parser that reads replies differently must not reuse scores cached for another.
+pub const JUDGE_PARSER_VERSION: u32 = 1;
+
+/// A judge kind's prompt: its templates and how their texts make the messages.
+pub(crate) enum Prompt<'a> {
+    /// A system message (the template's text, then `instruction`) and a user message.
+    SystemUser {
+        system: Option<&'a Template>,
+        user: &'a Template,
+        instruction: String,
+    },
+    /// One user message, `message` of the parts' texts (`None`: the model output).
+    User {
+        parts: Vec<Option<&'a Template>>,
+        message: Box<dyn Fn(&[&str]) -> String + 'a>,
+    },
+}
 
 /// A slice of a batch and its model output, owning what a [`RowContext`] borrows.
 pub(crate) struct SlicedCtx {
@@ -202,9 +219,16 @@ impl<'j> Prompts<'j> {
     }
 }
 
-impl<K: JudgeKind> JudgeScorer<K> {
-    /// The keys of this scorer's requests (they differ only in their messages).
-    pub(crate) fn chat_keys(&self) -> ChatKeys {
+/// The endpoint a judge scorer asks: its `models:` key and entry.
+#[derive(Debug)]
+pub(crate) struct Asked {
+    pub model_key: String,
+    pub model: ModelSpec,
+}
+
+impl Asked {
+    /// The keys of this endpoint's requests (they differ only in their messages).
+    pub fn chat_keys(&self) -> ChatKeys {
         ChatKeys::new(
             &self.model.base_url,
             &self.model.model,
@@ -215,17 +239,8 @@ impl<K: JudgeKind> JudgeScorer<K> {
         )
     }
 
-    /// Renders the prompts of the `rows` rows of `ctx`.
-    pub(crate) fn prompts(
-        &self,
-        ctx: &RowContext<'_>,
-        rows: usize,
-    ) -> Result<Prompts<'_>, RowError> {
-        Prompts::render(&self.model, self.kind.prompt(), ctx, rows)
-    }
-
     /// Gets into `memo` the replies of a window's rows (`keys`, `None` for a missing row).
-    pub(crate) fn fetch_window(
+    pub fn fetch_window(
         &self,
         runtime: &JudgeRuntime,
         memo: &Memo,
@@ -256,7 +271,7 @@ impl<K: JudgeKind> JudgeScorer<K> {
 
     /// Checks that every row of a window (rows `start..` of the batch, `keys` as in
     /// [`Prompts::keys`]) has its reply in `memo`; a failed request is a row error at its row.
-    pub(crate) fn check_window(
+    pub fn check_window(
         &self,
         memo: &Memo,
         start: usize,

@@ -1,7 +1,9 @@
 //! `check_injection` (Baserun): a heuristic list of prompt-injection patterns.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::ArrayRef;
 use evalscore_kernels::check_injection;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -22,7 +24,7 @@ impl ScorerType for CheckInjection {
     }
 
     fn options(&self) -> &'static [OptionDoc] {
-        &[crate::VALUE_OPTION]
+        &[crate::scorer::VALUE_OPTION]
     }
 
     fn example(&self) -> &'static str {

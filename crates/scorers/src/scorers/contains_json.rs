@@ -1,9 +1,11 @@
 //! `contains_json` (promptfoo's `contains-json`): some substring of the value is a JSON object
 //! or array, fitting `schema:` when one is given.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{score_array, TextInput};
 use crate::kernel_options::parse_schema;
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::ArrayRef;
 use evalscore_kernels::{contains_json, JsonSchema};
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -25,7 +27,7 @@ impl ScorerType for ContainsJson {
     fn options(&self) -> &'static [OptionDoc] {
         const OPTIONS: &[OptionDoc] = &[
             OptionDoc::optional("schema", "a JSON Schema, inline or the path of a JSON file"),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

@@ -2,9 +2,11 @@
 //! user `function:` (the Python package's `functions=`) over the value and ground-truth
 //! columns.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, text, TextInput};
+use crate::row_error::RowError;
 use crate::row_error::{internal, CellRef};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, StringArray};
 use evalscore_task::{FunctionRef, ScorerField, TaskError, Template};
 use std::sync::Arc;
@@ -27,7 +29,7 @@ impl ScorerType for Custom {
                 OptionDoc::optional("condition", "a minijinja expression over `value`, `ground_truth`, `sample` and `solver_output`; this or `function`"),
                 OptionDoc::optional("function", "the name of a function given to the Python package's `functions=`; this or `condition`"),
                 OptionDoc::optional("ground_truth", "template of the ground truth the condition or function sees"),
-                crate::VALUE_OPTION,
+                crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

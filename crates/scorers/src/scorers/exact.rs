@@ -1,8 +1,10 @@
 //! `exact` (AgenticAssure): the value is the expected output, character for character;
 //! `details` shows where they first differ.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, text, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::ArrayRef;
 use evalscore_kernels::exact;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -24,7 +26,7 @@ impl ScorerType for Exact {
     fn options(&self) -> &'static [OptionDoc] {
         const OPTIONS: &[OptionDoc] = &[
             OptionDoc::required("expected_output", "template of the expected text"),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

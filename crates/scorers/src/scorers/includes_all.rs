@@ -1,8 +1,10 @@
 //! `includes_all` (promptfoo's `contains-all`): every expected string is in the value.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::expected::ExpectedList;
 use crate::input::{row_err, score_array, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_kernels::includes_all;
 use evalscore_task::{ScorerField, TaskError, Template};
 
@@ -25,7 +27,7 @@ impl ScorerType for IncludesAll {
                 "expected",
                 "the strings: a literal list, a list column, or a JSON or Python list text",
             ),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

@@ -4,7 +4,7 @@
 //! takes a variant, is its own file.
 
 use crate::graded::{GradedScorer, Measure};
-use crate::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_kernels::Lexical;
 use evalscore_task::TaskError;
 
@@ -65,7 +65,11 @@ impl ScorerType for LexicalScorerType {
     }
 
     fn options(&self) -> &'static [OptionDoc] {
-        &[EXPECTED_OPTION, THRESHOLD_OPTION, crate::VALUE_OPTION]
+        &[
+            EXPECTED_OPTION,
+            THRESHOLD_OPTION,
+            crate::scorer::VALUE_OPTION,
+        ]
     }
 
     fn example(&self) -> &'static str {

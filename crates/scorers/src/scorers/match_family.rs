@@ -2,8 +2,10 @@
 //! `includes` (contains one), `fuzzy_match` (contains one, or is contained in one), and with
 //! `not_` their negations. One kind with a mode; each name is one mode.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{evaluate_any, is_list, list_as_text, row_err, score_array, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{ArrayRef, StringArray};
 use evalscore_kernels::{match_check, text_as_list, Expected, MatchMode, Needles};
 use evalscore_task::{ScorerField, TaskError, Template, TemplateKind, TemplateOutput};
@@ -32,7 +34,7 @@ impl ScorerType for MatchFamily {
     fn options(&self) -> &'static [OptionDoc] {
         const OPTIONS: &[OptionDoc] = &[
                 OptionDoc::required("expected", "one string or a list: a literal, a literal list, a list column, or a JSON or Python list text"),
-                crate::VALUE_OPTION,
+                crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

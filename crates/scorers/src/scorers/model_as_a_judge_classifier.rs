@@ -2,9 +2,11 @@
 //! is one of `correct_labels`.
 
 use crate::input::text;
+use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
 use crate::judge::parse::{labels, model, MODEL_KEY};
-use crate::judge::{JudgeKind, JudgeScorer, Prompt, ReadOut, Replies};
-use crate::{OptionDoc, ParseCx, RowError, Scorer, ScorerType};
+use crate::judge::window::Prompt;
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{Float64Array, StringArray};
 use evalscore_kernels::judge::parse_label;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -65,17 +67,17 @@ impl ScorerType for ModelAsAJudgeClassifier {
                 format!("label `{l}` is in both `correct_labels` and `incorrect_labels`"),
             ));
         }
-        Ok(Box::new(JudgeScorer {
+        Ok(Box::new(JudgeScorer::new(
             model_key,
             model,
-            kind: Classifier {
+            Classifier {
                 system_prompt,
                 user_prompt,
                 correct_labels,
                 incorrect_labels,
                 ground_truth_label,
             },
-        }))
+        )))
     }
 }
 

@@ -1,9 +1,11 @@
 //! `model_as_a_judge_scorer` (AI GO!, seed 003): the judge gives a grade in
 //! `[score_min, score_max]`, rescaled to a score in [0, 1].
 
+use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
 use crate::judge::parse::{model, number_option, pass_threshold, MODEL_KEY};
-use crate::judge::{JudgeKind, JudgeScorer, Prompt, ReadOut, Replies};
-use crate::{OptionDoc, ParseCx, RowError, Scorer, ScorerType};
+use crate::judge::window::Prompt;
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{Float64Array, StringArray};
 use evalscore_kernels::judge::{parse_grade, reasoning};
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -64,17 +66,17 @@ impl ScorerType for ModelAsAJudgeScorer {
             ));
         }
         let pass_threshold = pass_threshold(cx, 0.5)?;
-        Ok(Box::new(JudgeScorer {
+        Ok(Box::new(JudgeScorer::new(
             model_key,
             model,
-            kind: Grader {
+            Grader {
                 system_prompt,
                 user_prompt,
                 score_min,
                 score_max,
                 pass_threshold,
             },
-        }))
+        )))
     }
 }
 

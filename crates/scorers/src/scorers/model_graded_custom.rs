@@ -1,9 +1,9 @@
 //! `model_graded_custom` (Baserun, seed 002): the task's own prompt and choices, each worth a
 //! score.
 
+use crate::judge::choice::{ChoiceFamily, ChoiceJudge};
 use crate::judge::parse::{score_value, MODEL_KEY, PASS_THRESHOLD};
-use crate::judge::{ChoiceFamily, ChoiceJudge};
-use crate::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_task::TaskError;
 
 /// The kind `model_graded_custom`.

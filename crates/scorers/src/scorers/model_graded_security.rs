@@ -1,9 +1,9 @@
 //! `model_graded_security` (Baserun, seed 002): the judge says whether a text is malicious;
 //! the score is safety.
 
+use crate::judge::choice::{choice_scores, ChoiceFamily, ChoiceJudge};
 use crate::judge::parse::{CHOICE_SCORES, MODEL_KEY, PASS_THRESHOLD};
-use crate::judge::{choice_scores, ChoiceFamily, ChoiceJudge};
-use crate::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_task::TaskError;
 
 /// The kind `model_graded_security`.

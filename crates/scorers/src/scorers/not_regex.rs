@@ -1,8 +1,10 @@
 //! `not_regex` (promptfoo's `not-regex`): the value does not contain a match of `pattern`.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{score_array, TextInput};
 use crate::kernel_options::pattern_error;
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_kernels::not_regex;
 use evalscore_kernels::pattern::SearchPattern;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -26,7 +28,7 @@ impl ScorerType for NotRegex {
                 "pattern",
                 "a regular expression (Rust syntax) that must not match",
             ),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

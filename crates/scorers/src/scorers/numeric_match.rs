@@ -1,8 +1,10 @@
 //! `numeric_match` (inspect_ai's `match(numeric=True)`): the value's number equals the
 //! expected number within a tolerance.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, text, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_kernels::{numeric_match, Tolerance};
 use evalscore_task::{ScorerField, TaskError, Template};
 
@@ -30,7 +32,7 @@ impl ScorerType for NumericMatch {
                 "rel_tolerance",
                 "largest difference relative to the expected number (>= 0, default 0)",
             ),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

@@ -1,8 +1,10 @@
 //! `pass_fail` (AgenticAssure): a non-empty output that holds the expected output, or any
 //! non-empty output without one.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, text, Text, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_kernels::pass_fail;
 use evalscore_task::{ScorerField, TaskError, Template};
 
@@ -25,7 +27,7 @@ impl ScorerType for PassFail {
                 "expected_output",
                 "template of a text the value must contain",
             ),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

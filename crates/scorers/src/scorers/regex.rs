@@ -1,9 +1,11 @@
 //! `regex` (AgenticAssure): `pattern` is found in the value; with `ground_truth`, its first
 //! capture group must also equal the ground truth.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, text, TextInput};
 use crate::kernel_options::pattern_error;
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{ArrayRef, StringArray};
 use evalscore_kernels::pattern::SearchPattern;
 use evalscore_kernels::regex_check;
@@ -33,7 +35,7 @@ impl ScorerType for Regex {
                 "ground_truth",
                 "template the first capture group must equal",
             ),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

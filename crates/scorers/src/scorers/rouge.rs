@@ -2,8 +2,8 @@
 //! best reference, a graded scorer (`score` and `is_correct = score >= threshold`).
 
 use crate::graded::{rouge_variant, GradedScorer, Measure};
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use crate::scorers::lexical::{EXPECTED_OPTION, THRESHOLD_OPTION};
-use crate::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_kernels::Lexical;
 use evalscore_task::TaskError;
 
@@ -25,7 +25,7 @@ impl ScorerType for Rouge {
             EXPECTED_OPTION,
             THRESHOLD_OPTION,
             OptionDoc::required("variant", "`rouge1`, `rouge2` or `rougeL`"),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

@@ -2,8 +2,8 @@
 //! cosine similarity of embeddings from an endpoint of `models:` (`method: embedding`).
 
 use crate::graded::{rouge_variant, GradedScorer, Measure};
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use crate::scorers::lexical::{EXPECTED_OPTION, THRESHOLD_OPTION};
-use crate::{OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_kernels::Lexical;
 use evalscore_task::{did_you_mean, TaskError};
 
@@ -30,7 +30,7 @@ impl ScorerType for Similarity {
                 OptionDoc::required("method", "`f1`, `rouge`, `chrf`, `levenshtein` or `embedding`"),
                 OptionDoc::optional("variant", "with `method: rouge` (required there): `rouge1`, `rouge2` or `rougeL`"),
                 OptionDoc::optional("model_key", "with `method: embedding` (required there): the embedding endpoint's key in `models:`"),
-                crate::VALUE_OPTION,
+                crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

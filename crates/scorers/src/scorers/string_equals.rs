@@ -1,8 +1,10 @@
 //! `string_equals` (AI GO!'s seed scorer): the value equals the ground truth, byte for byte
 //! (arrow's `eq` kernel), or after `normalize:`.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, text, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{ArrayRef, BooleanArray};
 use evalscore_kernels::{missing_count, string_equals, string_equals_normalized};
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -24,7 +26,7 @@ impl ScorerType for StringEquals {
     fn options(&self) -> &'static [OptionDoc] {
         const OPTIONS: &[OptionDoc] = &[
             OptionDoc::required("ground_truth", "template of the expected text"),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

@@ -1,8 +1,10 @@
 //! `string_equals_mcqa` (AI GO!'s multiple-choice scorer): the first character of the value
 //! against a single-character ground-truth choice, among the row's `choices`.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, template_err, text, TextInput};
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::ArrayRef;
 use evalscore_kernels::{
     missing_count, parse_choice_list, string_equals_mcqa_with, Choices, KernelError,
@@ -33,7 +35,7 @@ impl ScorerType for StringEqualsMcqa {
                 "choices",
                 "the row's choices: a list column, a JSON or Python list text, or a literal list",
             ),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
             OptionDoc::optional(
                 "ground_truth_choice_field",
                 "deprecated: the column of `ground_truth_choice`",

@@ -1,9 +1,11 @@
 //! `valid_json` (Baserun): the whole value is one JSON text (RFC 8259), fitting `schema:`
 //! when one is given.
 
+use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, TextInput};
 use crate::kernel_options::parse_schema;
-use crate::{BatchInput, OptionDoc, ParseCx, RowError, ScoreColumns, Scorer, ScorerType};
+use crate::row_error::RowError;
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::ArrayRef;
 use evalscore_kernels::{valid_json, JsonSchema};
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -26,7 +28,7 @@ impl ScorerType for ValidJson {
     fn options(&self) -> &'static [OptionDoc] {
         const OPTIONS: &[OptionDoc] = &[
             OptionDoc::optional("schema", "a JSON Schema, inline or the path of a JSON file"),
-            crate::VALUE_OPTION,
+            crate::scorer::VALUE_OPTION,
         ];
         OPTIONS
     }

@@ -1,4 +1,6 @@
-//! More 0/1 checks: `numeric_match`, `includes_all`, `not_regex`, `contains_json`.
+//! 0/1 checks of what the value contains: its number (`numeric_match`), every expected
+//! string (`includes_all`), no match of a pattern (`not_regex`), a JSON object or array
+//! (`contains_json`).
 
 use crate::checks::{regex_check, CheckOutput, ExpectedReader};
 use crate::extract::last_number;
