@@ -105,3 +105,16 @@ fn reference_doc_is_up_to_date() {
         assert!(committed.contains(&format!("`{name}`")), "{name}");
     }
 }
+
+/// docs/contributing.md walks through `not_regex`, showing its whole file: the file as it is.
+#[test]
+fn contributing_shows_not_regex_as_it_is() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let doc = std::fs::read_to_string(format!("{root}/docs/contributing.md")).unwrap();
+    let file =
+        std::fs::read_to_string(format!("{root}/crates/scorers/src/scorers/not_regex.rs")).unwrap();
+    assert!(
+        doc.contains(&format!("```rust\n{file}```")),
+        "docs/contributing.md must show crates/scorers/src/scorers/not_regex.rs as it is"
+    );
+}
