@@ -12,6 +12,12 @@ use evalscore_kernels::judge::parse_label;
 use evalscore_task::{ScorerField, TaskError, Template};
 use std::sync::Arc;
 
+/// The user message of a family, from the parts' rendered texts and the choices.
+pub(crate) type PromptFn = fn(&[&str], &[(String, f64)]) -> String;
+
+/// How a kind reads its choices and their scores from the scorer's options.
+pub(crate) type ChoicesFn = fn(&ParseCx<'_>) -> Result<Vec<(String, f64)>, TaskError>;
+
 /// A `model_graded_*` kind's fixed parts.
 #[derive(Debug)]
 pub(crate) struct ChoiceFamily {
@@ -24,7 +30,7 @@ pub(crate) struct ChoiceFamily {
     /// task gives the choices (`choices:`).
     pub default_choices: &'static [(&'static str, f64)],
     /// The user message, from the parts' rendered texts in `parts` order and the choices.
-    pub prompt: fn(&[&str], &[(String, f64)]) -> String,
+    pub prompt: PromptFn,
 }
 
 /// A bound `model_graded_*` judge.
@@ -51,7 +57,7 @@ impl ChoiceJudge {
     pub fn parse(
         cx: &mut ParseCx<'_>,
         family: &'static ChoiceFamily,
-        choices: fn(&ParseCx<'_>) -> Result<Vec<(String, f64)>, TaskError>,
+        choices: ChoicesFn,
     ) -> Result<Box<dyn Scorer>, TaskError> {
         let (model_key, model) = model(cx)?;
         let mut parts = Vec::new();

@@ -1,9 +1,9 @@
-//! Model-graded scorers: a [`JudgeScorer`] asks the endpoint of `models:` that its
-//! `model_key` names, with a prompt its [`JudgeKind`] renders, and its kind reads the replies
-//! with the deterministic parsers of `evalscore_kernels::judge`.
+//! Model-graded scorers: a judge scorer (`kind::JudgeScorer`) asks the endpoint of `models:`
+//! that its `model_key` names, with a prompt its kind (`kind::JudgeKind`) renders, and its
+//! kind reads the replies with the deterministic parsers of `evalscore_kernels::judge`.
 //!
-//! Per batch, judge scorer and window of at most 4,096 rows ([`window`], [`kind`]): the prompts are
-//! rendered, each row's request key is computed from the rendered texts, the window's replies
+//! Per batch, judge scorer and window of at most 4,096 rows (`window`, `kind`): the prompts
+//! are rendered, each row's request key is computed from the rendered texts, the window's replies
 //! are fetched into the batch's memo by the [`JudgeRuntime`] (identical requests sent once,
 //! cached replies reused, at most the model's `concurrency` in flight over all workers), and
 //! each reply is read. While a batch's windows are sent (by a helper thread, [`prefetch`]),

@@ -21,6 +21,9 @@ pub(crate) const WINDOW_ROWS: usize = 4096;
 /// key: a parser that reads replies differently must not reuse scores cached for another.
 pub const JUDGE_PARSER_VERSION: u32 = 1;
 
+/// Composes one user message from the texts of a prompt's parts.
+pub(crate) type MessageFn<'a> = Box<dyn Fn(&[&str]) -> String + 'a>;
+
 /// A judge kind's prompt: its templates and how their texts make the messages.
 pub(crate) enum Prompt<'a> {
     /// A system message (the template's text, then `instruction`) and a user message.
@@ -32,7 +35,7 @@ pub(crate) enum Prompt<'a> {
     /// One user message, `message` of the parts' texts (`None`: the model output).
     User {
         parts: Vec<Option<&'a Template>>,
-        message: Box<dyn Fn(&[&str]) -> String + 'a>,
+        message: MessageFn<'a>,
     },
 }
 
@@ -78,9 +81,7 @@ enum Shape<'j> {
         fixed: Option<String>,
     },
     /// One user message composed from `texts`.
-    User {
-        message: Box<dyn Fn(&[&str]) -> String + 'j>,
-    },
+    User { message: MessageFn<'j> },
 }
 
 /// A row's messages, borrowing the window's texts where it can.

@@ -42,7 +42,7 @@ impl ScorerType for Custom {
         let condition = cx.condition("condition")?;
         let function = cx.function("function")?;
         let check = match (condition, function) {
-            (Some(c), None) => Check::Condition(c),
+            (Some(c), None) => Check::Condition(Box::new(c)),
             (None, Some(f)) => Check::Function(f),
             (None, None) => {
                 return Err(cx
@@ -71,7 +71,7 @@ impl ScorerType for Custom {
 /// What decides a row: exactly one of `condition` and `function`.
 #[derive(Debug)]
 enum Check {
-    Condition(Template),
+    Condition(Box<Template>),
     Function(FunctionRef),
 }
 
@@ -96,7 +96,7 @@ impl Scorer for CustomScorer {
 
     fn templates(&self) -> Vec<&Template> {
         let condition = match &self.check {
-            Check::Condition(c) => Some(c),
+            Check::Condition(c) => Some(c.as_ref()),
             Check::Function(_) => None,
         };
         condition
