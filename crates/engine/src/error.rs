@@ -3,6 +3,7 @@
 //! prints as `Caused by:` lines), and what the user can do (`hint`).
 
 use evalscore_reader::ReadError;
+use evalscore_scorers::judge::RuntimeError;
 use evalscore_task::TaskError;
 use std::path::Path;
 
@@ -131,6 +132,27 @@ impl Error {
             kind: ErrorKind::Input,
             cause: None,
             hint: e.hint,
+        }
+    }
+}
+
+impl From<RuntimeError> for Error {
+    /// The judge side of a run could not be set up: a task problem (an API key variable that
+    /// is not set), a cache problem, or a bug.
+    fn from(e: RuntimeError) -> Self {
+        let hint = e.hint();
+        let mut err = Error::new(e.to_string()).kind(match &e {
+            RuntimeError::MissingApiKey { .. } | RuntimeError::BadApiKey { .. } => ErrorKind::Task,
+            RuntimeError::Interrupted => ErrorKind::Interrupted,
+            RuntimeError::ModelNotSetUp(_) => ErrorKind::Internal,
+            _ => ErrorKind::Other,
+        });
+        if let RuntimeError::Cache(c) = &e {
+            err = err.caused_by(c.to_string());
+        }
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
         }
     }
 }

@@ -8,11 +8,11 @@
 //! file is written under a temporary name and renamed into place when complete; parts of an
 //! earlier export beyond the new set are refused, or with `--overwrite` removed.
 
-use crate::judging::JudgeOptions;
 use crate::library::{BindOptions, Scorer};
 use crate::model_output::model_output_text;
 use crate::{Error, ErrorKind, Task};
 use evalscore_reader::Inputs;
+use evalscore_scorers::judge::JudgeOptions;
 use evalscore_task::RowContext;
 use std::collections::HashSet;
 use std::io::Write;
@@ -56,7 +56,7 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
     })?;
     let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
         .map_err(|e| Error::task(&opts.task, e))?;
-    if !task.scorers.iter().any(|s| s.kind.judge().is_some()) {
+    if !task.scorers.iter().any(|s| s.scorer.judge().is_some()) {
         return Err(Error::new(format!(
             "task `{}` has no model-graded scorer, so there is nothing to export",
             opts.task.display()
@@ -125,7 +125,7 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
                     model_output: model_output.as_ref(),
                     model_output_raw: raw,
                 };
-                let lines = crate::judging::uncached_requests(
+                let lines = evalscore_scorers::judge::uncached_requests(
                     task,
                     runtime,
                     &ctx,

@@ -19,7 +19,6 @@ mod bitscores;
 mod error;
 pub mod export;
 pub mod functions;
-pub mod judging;
 pub mod library;
 mod model_output;
 pub mod outdir;
@@ -28,14 +27,15 @@ pub mod plan;
 mod row_error;
 pub mod run_identity;
 pub mod score;
-mod scorers;
 mod time;
 
 pub use error::{Cause, Error, ErrorKind};
-pub use evalscore_task::Task;
+pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
+/// The scorer registry: every scorer type and its options.
+pub use evalscore_scorers::registry;
+pub use evalscore_scorers::Task;
 pub use export::{export_requests, ExportOptions, ExportSummary};
 pub use functions::{Functions, UserFunctions};
-pub use judging::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 pub use library::{BindOptions, Report, Scorer, States};
 pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
@@ -379,10 +379,10 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             .scorers
             .iter()
             .zip(states.invalid())
-            .filter(|(s, _)| s.kind.judge().is_some())
+            .filter(|(s, _)| s.scorer.judge().is_some())
             .map(|(s, n)| (s.key.clone(), serde_json::json!(n)))
             .collect();
-        judging::stats_json(rt, invalid)
+        output::run_json::judge_json(rt, invalid)
     });
     let missing_named: Vec<(String, u64)> = task
         .scorers

@@ -4,7 +4,7 @@
 //! `run.json` last).
 
 mod remote;
-mod run_json;
+pub(crate) mod run_json;
 mod scores;
 pub(crate) mod tables;
 
@@ -17,8 +17,8 @@ use crate::outdir::{io_error, parquet_error, OutDir};
 use crate::Error;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use evalscore_scorers::Task;
 use evalscore_storage::Location;
-use evalscore_task::Task;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
