@@ -1,0 +1,86 @@
+//! Starts llama.cpp's `llama-server` with SmolLM2-135M on 127.0.0.1 for a test: built and
+//! cached by `scripts/setup/llama-server.sh` (run here; instant once cached).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The running server; killed when dropped.
+pub struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs the setup script and returns (server binary, model file).
+pub fn installed() -> (PathBuf, PathBuf) {
+    let [server, model] =
+        crate::setup::installed("llama-server.sh", ["LLAMA_SERVER", "LLAMA_MODEL"]);
+    (server, model)
+}
+
+pub fn start() -> (Server, String) {
+    start_with(&[])
+}
+
+/// [`start`] with more server arguments (`--embeddings`, ...).
+pub fn start_with(extra: &[&str]) -> (Server, String) {
+    let (server, model) = installed();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(server)
+        .args(["-m"])
+        .arg(model)
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "-c",
+            "2048",
+            "-t",
+            "2",
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server(child);
+    let base = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    loop {
+        if healthy(port) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "llama-server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    (server, format!("{base}/v1"))
+}
+
+/// Whether `GET /health` answers 200 (the model is loaded); plain HTTP/1.0 over a socket, so
+/// the tests need no HTTP client of their own.
+fn healthy(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    if s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).is_ok() && head.ends_with(b" 200")
+}
