@@ -3,15 +3,23 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The running server; killed when dropped.
-pub struct Server(Child);
+/// One server at a time in a test binary, as when each test file was a binary of its own:
+/// the other tests of the binary keep running beside it and need the other core.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The running server; killed when dropped, which lets the next test start its own.
+pub struct Server {
+    child: Child,
+    _turn: MutexGuard<'static, ()>,
+}
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -28,6 +36,8 @@ pub fn start() -> (Server, String) {
 
 /// [`start`] with more server arguments (`--embeddings`, ...).
 pub fn start_with(extra: &[&str]) -> (Server, String) {
+    // A test that failed while holding the turn has already given its server back.
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let (server, model) = installed();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -44,15 +54,19 @@ pub fn start_with(extra: &[&str]) -> (Server, String) {
             &port.to_string(),
             "-c",
             "2048",
+            // One thread: llama.cpp's threads wait for each other at every step of a token, so
+            // when another test (or program) takes a core, a second thread stalls the first
+            // and a request takes many times longer (past the judge's timeout). One thread
+            // alone never waits for another.
             "-t",
-            "2",
+            "1",
         ])
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = Server(child);
+    let server = Server { child, _turn: turn };
     let base = format!("http://127.0.0.1:{port}");
     let started = Instant::now();
     loop {
