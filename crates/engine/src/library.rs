@@ -258,7 +258,7 @@ impl Scorer {
             &opts.judge,
             Some(crate::interrupt_flag()),
         )?
-            .map(std::sync::Arc::new);
+        .map(std::sync::Arc::new);
         Ok(Scorer {
             task,
             plan,

@@ -2,8 +2,9 @@
 //! on 127.0.0.1: an API key that cannot be a header, signals while a request hangs, a dead
 //! endpoint, a cache that cannot store, two runs creating the default cache at once, a
 //! redirect, and `judge import` / `judge export` on files that are not what they should be.
-use evalscore_test_support::chat_server;
+#![allow(clippy::unwrap_used)]
 use chat_server::{Answer, Reply};
+use evalscore_test_support::chat_server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,6 +2,7 @@
 //! 127.0.0.1, built and cached by `scripts/setup/llama-server.sh`) asked for long answers, one
 //! slot at a time, so that requests wait on the server. The run must stop within seconds,
 //! not when the generations end.
+#![allow(clippy::unwrap_used)]
 use evalscore_test_support::llama;
 
 use std::process::{Command, Stdio};

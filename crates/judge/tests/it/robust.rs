@@ -3,12 +3,13 @@
 //! asks to wait forever or claims absurd token counts, a redirect, a cache that cannot store
 //! or was made by another version, two processes creating one cache, and Batch API output
 //! files that are not files, have endless lines or are not UTF-8.
-use evalscore_test_support::chat_server;
+#![allow(clippy::unwrap_used)]
 use chat_server::{Answer, Reply};
 use evalscore_judge::{
     dead_after, judge_window, open_batch_output, send, Cache, CacheError, ChatRequest, Endpoint,
     JudgeError, Message, RetryPolicy, Stats, WindowError, IMPORT_LINE_LIMIT,
 };
+use evalscore_test_support::chat_server;
 use std::io::{BufRead, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
