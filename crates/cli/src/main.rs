@@ -352,10 +352,12 @@ fn main_inner() -> ExitCode {
 /// `evalscore judge import`: prints what it stored; errors in the usual shape, exit 2.
 fn judge_import(results: &std::path::Path, cache: Option<PathBuf>) -> ExitCode {
     let fail = |message: String, hint: Option<&str>| {
-        eprintln!("error: {message}");
-        if let Some(h) = hint {
-            eprintln!("hint: {h}");
-        }
+        let e = Error::new(message);
+        let e = match hint {
+            Some(h) => e.with_hint(h),
+            None => e,
+        };
+        eprint!("{}", render_error(&e));
         ExitCode::from(2)
     };
     let Some(path) = cache.or_else(evalscore_judge::default_cache_path) else {
@@ -500,19 +502,10 @@ fn run_command(args: RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Renders an error in uv's shape: `error:`, indented `Caused by:` lines, `hint:`.
+/// Renders an error in uv's shape: `error:`, indented `Caused by:` lines, `hint:`
+/// (`evalscore_error::render`, the one renderer).
 fn render_error(e: &Error) -> String {
-    let mut s = format!("error: {}\n", e.message);
-    // The source chain, as uv prints it.
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        s.push_str(&format!("  Caused by: {c}\n"));
-        cause = c.source();
-    }
-    if let Some(h) = &e.hint {
-        s.push_str(&format!("hint: {h}\n"));
-    }
-    s
+    evalscore_engine::render(e)
 }
 
 /// The message and place of the most recent panic, for `main` to print once it has unwound.

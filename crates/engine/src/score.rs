@@ -6,7 +6,7 @@ use crate::output::{EncodedRowGroup, ScoreEncoder};
 use crate::plan::Plan;
 use crate::row_error::{internal, RowError, RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::scorers::{score_scorer, Scored};
-use crate::{Error, ErrorKind};
+use crate::{Error, ErrorExt, ErrorKind};
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
 use evalscore_metrics::{GroupKeys, Grouped};
