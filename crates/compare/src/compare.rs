@@ -137,25 +137,6 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
     let (group_by, cluster) = (o.group_by.as_deref(), o.cluster.as_deref());
     let base = runs::open(&o.base, "base", &o.key, group_by, cluster)?;
     let new = runs::open(&o.new, "new", &o.key, group_by, cluster)?;
-    let layout = Layout::new(base.rows().max(new.rows()), partition_rows)?;
-    let mut dict = Dict::default();
-    let base_rows = base.scan(&layout, &mut dict, true, "base")?;
-    let duplicate = |run: &runs::Run, rows: &runs::Scanned| -> Result<(), Error> {
-        match join::first_duplicate(rows, run.scores.len())? {
-            None => Ok(()),
-            Some((key, first, second)) => Err(CompareError::DuplicateKey {
-                path: run.path.clone(),
-                key: o.key.join(","),
-                value: key_json(&key, &run.key_int),
-                first: first + 1,
-                second: second + 1,
-            }
-            .into()),
-        }
-    };
-    duplicate(&base, &base_rows)?;
-    let new_rows = new.scan(&layout, &mut dict, false, "new")?;
-    duplicate(&new, &new_rows)?;
     for (option, name, b, n) in [
         ("--group-by", &o.group_by, &base.group, &new.group),
         ("--cluster", &o.cluster, &base.cluster, &new.cluster),
@@ -183,10 +164,28 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
         new: new.path.clone(),
         columns: ScoreColumns::new(&base.scores, &new.scores),
     };
-    // Without `--cluster` the join cannot fail, so it is not run for nothing.
-    if common.is_empty() && o.cluster.is_none() {
+    if common.is_empty() {
         return Err(no_common().into());
     }
+    let layout = Layout::new(base.rows().max(new.rows()), partition_rows)?;
+    let mut dict = Dict::default();
+    let base_rows = base.scan(&layout, &mut dict, true, "base")?;
+    let duplicate = |run: &runs::Run, rows: &runs::Scanned| -> Result<(), Error> {
+        match join::first_duplicate(rows, run.scores.len())? {
+            None => Ok(()),
+            Some((key, first, second)) => Err(CompareError::DuplicateKey {
+                path: run.path.clone(),
+                key: o.key.join(","),
+                value: key_json(&key, &run.key_int),
+                first: first + 1,
+                second: second + 1,
+            }
+            .into()),
+        }
+    };
+    duplicate(&base, &base_rows)?;
+    let new_rows = new.scan(&layout, &mut dict, false, "new")?;
+    duplicate(&new, &new_rows)?;
     for (b, n) in &common {
         for (run, rows, col) in [(&base, &base_rows, *b), (&new, &new_rows, *n)] {
             if let Some((row, value)) = rows.first_infinite[col] {
@@ -222,9 +221,6 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
             name: name.clone(),
         }
         .into());
-    }
-    if common.is_empty() {
-        return Err(no_common().into());
     }
     let names: Vec<String> = common
         .iter()
