@@ -160,10 +160,10 @@ pub(crate) fn join(
             }
         }
         let mut pairs = spill.store(&format!("pairs-{p}"))?;
-        for i in 0..rows.len() {
+        for (i, k) in partner.iter().enumerate() {
             rec.clear();
             let (bg, bc) = (rows.group[i], rows.cluster[i]);
-            match partner[i] {
+            match *k {
                 NONE => {
                     rec.u64(NO_ROW);
                     let g = if cols.base_group { bg } else { NONE };
