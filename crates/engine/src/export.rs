@@ -10,7 +10,7 @@
 
 use crate::library::{BindOptions, Scorer};
 use crate::model_output::model_output_text;
-use crate::{Error, ErrorKind, Task};
+use crate::{Error, ErrorExt, ErrorKind, Task};
 use evalscore_reader::Inputs;
 use evalscore_scorers::judge::JudgeOptions;
 use evalscore_task::RowContext;

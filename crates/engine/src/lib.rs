@@ -21,7 +21,6 @@ pub mod export;
 pub mod functions;
 pub mod library;
 mod model_output;
-pub mod outdir;
 mod output;
 pub mod plan;
 mod row_error;
@@ -29,7 +28,9 @@ pub mod run_identity;
 pub mod score;
 mod time;
 
-pub use error::{Cause, Error, ErrorKind};
+pub use error::{render, Cause, Error, ErrorExt, ErrorKind};
+/// The output folder, written all or nothing (crate `evalscore-outdir`).
+pub use evalscore_outdir as outdir;
 pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 /// The scorer registry: every scorer type and its options.
 pub use evalscore_scorers::registry;
@@ -41,7 +42,7 @@ pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 pub use run_identity::RunIdentity;
 
-use evalscore_reader::{scan_ordered, Inputs, ReadError};
+use evalscore_reader::{scan_ordered, Inputs};
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::path::PathBuf;
@@ -477,12 +478,6 @@ fn work_items(units: &[evalscore_reader::Unit], total: u64, threads: usize) -> V
         items.push(start..units.len());
     }
     items
-}
-
-impl From<ReadError> for Error {
-    fn from(e: ReadError) -> Self {
-        Error::read(e)
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 use crate::output::{ConfusionRow, MetricRow};
 use crate::plan::{Plan, PlanError, PlanOptions};
 use crate::score::{score_batch, RowBudget, UnitResult};
-use crate::{Error, RunIdentity};
+use crate::{Error, ErrorExt, RunIdentity};
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{Schema, SchemaRef};

@@ -5,7 +5,7 @@ use crate::model_output::model_output_text;
 use crate::output::{EncodedRowGroup, ScoreEncoder};
 use crate::plan::Plan;
 use crate::row_error::{internal, RowError, RowErrorRecord, ROW_ERRORS_LISTED};
-use crate::{Error, ErrorKind};
+use crate::{Error, ErrorExt, ErrorKind};
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
 use evalscore_metrics::{GroupKeys, Grouped};

@@ -338,3 +338,147 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
         )
     );
 }
+
+/// `dir/scores.parquet` with `id`, a score and a column nested `levels` structs deep.
+/// Written on a thread with a large stack: the writer recurses once per level. Without the
+/// embedded Arrow schema, as other writers make it.
+fn deep_scores(dir: &Path, levels: usize) {
+    use arrow::array::StructArray;
+    use arrow::datatypes::Field;
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("scores.parquet");
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut deep: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+            for _ in 0..levels {
+                let field = Arc::new(Field::new("a", deep.data_type().clone(), true));
+                deep = Arc::new(StructArray::from(vec![(field, deep)]));
+            }
+            let batch = RecordBatch::try_from_iter(vec![
+                ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+                (
+                    "exact__is_correct",
+                    Arc::new(Float64Array::from(vec![1.0, 0.0])),
+                ),
+                ("deep", deep),
+            ])
+            .unwrap();
+            let f = std::fs::File::create(&path).unwrap();
+            let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
+                .with_skip_arrow_metadata(true);
+            let mut w =
+                parquet::arrow::ArrowWriter::try_new_with_options(f, batch.schema(), options)
+                    .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// Run folders travel between teams and CI jobs: a `scores.parquet` whose schema nests
+/// thousands of structs deep (which overflowed the decoder's stack: SIGABRT, no message) is
+/// refused by the reader's checks, for `compare` and for `report --baseline`.
+#[test]
+fn a_scores_file_nested_too_deep_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fixtures().join("new");
+    let deep = dir.path().join("deep");
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::copy(good.join("scores.parquet"), run.join("scores.parquet")).unwrap();
+    std::fs::write(run.join("run.json"), "{}").unwrap();
+    std::fs::write(run.join("metrics.json"), "{}").unwrap();
+    for levels in [500, 5000] {
+        deep_scores(&deep, levels);
+        let want = format!(
+            "error: {}: unsupported schema: the schema nests deeper than 64 levels\n\
+             hint: flatten the deepest columns, or drop those the task does not use\n",
+            deep.join("scores.parquet").display()
+        );
+        assert_eq!(compare_err(&good, &deep, &[]), want);
+        assert_eq!(compare_err(&deep, &good, &[]), want);
+        let page = dir.path().join("report.html");
+        let o = evalscore()
+            .arg("report")
+            .arg(&run)
+            .arg("--baseline")
+            .arg(&deep)
+            .arg("-o")
+            .arg(&page)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(String::from_utf8(o.stderr).unwrap(), want);
+        assert!(!page.exists());
+    }
+}
+
+/// Scores of +inf or -inf are refused, naming the file, the row and the column; finite
+/// scores whose sum or difference overflows (1e308 against -1e308, or a run of 1e308
+/// compared with itself) are refused naming the column. Neither panics in the statistics.
+#[test]
+fn infinite_and_overflowing_scores_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = || Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef;
+    let scores = |name: &str, v: Vec<f64>| {
+        let d = dir.path().join(name);
+        write_scores(
+            &d,
+            vec![("id", ids()), ("x__score", Arc::new(Float64Array::from(v)))],
+        );
+        d
+    };
+    let plain = scores("plain", vec![0.5, 0.5, 1.0]);
+    let inf = scores("inf", vec![0.5, f64::INFINITY, 1.0]);
+    let minus = scores("minus", vec![0.5, 0.5, f64::NEG_INFINITY]);
+    let hint = "hint: compare needs finite scores (null and NaN count as missing pairs); fix what wrote this value\n";
+    assert_eq!(
+        compare_err(&inf, &plain, &[]),
+        format!(
+            "error: `{}` row 2: the score column `x__score` holds inf\n{hint}",
+            inf.join("scores.parquet").display()
+        )
+    );
+    assert_eq!(
+        compare_err(&plain, &minus, &["--group-by", "nope"]),
+        format!(
+            "error: --group-by `nope`: neither `{0}` nor `{1}` has that column\n\
+             hint: keep it in the run: `evalscore run --keep id,nope`\n",
+            plain.join("scores.parquet").display(),
+            minus.join("scores.parquet").display()
+        )
+    );
+    assert_eq!(
+        compare_err(&plain, &minus, &[]),
+        format!(
+            "error: `{}` row 3: the score column `x__score` holds -inf\n{hint}",
+            minus.join("scores.parquet").display()
+        )
+    );
+    let overflow = "error: the score column `x__score` holds values too large to compare: their sum or a difference overflows a 64-bit float\n\
+                    hint: rescale the column in both runs, e.g. divide it by a power of ten\n";
+    let high = scores("high", vec![1e308, -1e308, 0.0]);
+    let low = scores("low", vec![-1e308, 1e308, 0.0]);
+    assert_eq!(compare_err(&high, &low, &[]), overflow);
+    let big = scores("big", vec![1e308, 1e308, 1e308]);
+    assert_eq!(compare_err(&big, &big, &[]), overflow);
+    // Large values whose sums and differences stay finite are compared.
+    let half = scores("half", vec![4e307, -4e307, 0.0]);
+    let o = evalscore()
+        .arg("compare")
+        .arg(&half)
+        .arg(&half)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -111,6 +111,24 @@ impl RuntimeError {
     }
 }
 
+impl evalscore_error::Diagnostic for RuntimeError {
+    /// A task problem (an API key variable unset or unusable), a signal, a bug, or another
+    /// failure (the cache, the endpoint).
+    fn kind(&self) -> evalscore_error::ErrorKind {
+        use evalscore_error::ErrorKind;
+        match self {
+            RuntimeError::MissingApiKey { .. } | RuntimeError::BadApiKey { .. } => ErrorKind::Task,
+            RuntimeError::Interrupted => ErrorKind::Interrupted,
+            RuntimeError::ModelNotSetUp(_) => ErrorKind::Internal,
+            _ => ErrorKind::Other,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        RuntimeError::hint(self)
+    }
+}
+
 /// Where judge replies are cached.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum JudgeCache {

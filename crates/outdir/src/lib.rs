@@ -1,4 +1,7 @@
-//! An output folder written all or nothing. A command writes its files into a fresh hidden
+//! The output folder of `run`, `compare` and `report`, written all or nothing, and the errors
+//! of writing it ([`io_error`], [`parquet_error`]: a full disk gets its own hint).
+//!
+//! A command writes its files into a fresh hidden
 //! staging folder inside the output folder (`.evalscore-PID-RANDOM.tmp/`), and commits by
 //! renames: the previous set moves into the staging folder (its completion marker, `run.json`
 //! for a run, first), the new set moves out (its marker last), then the staging folder and the
@@ -19,7 +22,7 @@
 //! One command at a time writes a folder: `.evalscore.lock`, locked (`flock`) for the whole
 //! command, names its holder's PID.
 
-use crate::{Error, ErrorKind};
+use evalscore_error::{Error, ErrorKind};
 use evalscore_storage::Location;
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
@@ -67,13 +70,13 @@ pub fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
     let full = is_disk_full(&e);
     let err = Error::new(format!("cannot {what} `{}`", path.display()))
         .kind(ErrorKind::Output)
-        .source_from(&e);
+        .with_source(e);
     if full {
-        err.hint(
+        err.with_hint(
             "the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written",
         )
     } else {
-        err.hint("check that the `--out` folder is writable")
+        err.with_hint("check that the `--out` folder is writable")
     }
 }
 
@@ -82,13 +85,13 @@ pub fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     let full = io_source(&e).is_some_and(is_disk_full);
     let err = Error::new(format!("cannot write `{}`", path.display()))
         .kind(ErrorKind::Output)
-        .caused_by(e.to_string());
+        .with_source(e);
     if full {
-        err.hint(
+        err.with_hint(
             "the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written",
         )
     } else {
-        err.hint("check that the `--out` folder is writable and has free space")
+        err.with_hint("check that the `--out` folder is writable and has free space")
     }
 }
 
@@ -111,12 +114,7 @@ fn io_source(e: &parquet::errors::ParquetError) -> Option<&std::io::Error> {
 
 /// An error naming the outputs `present` in the output `place` (a local folder or an object
 /// storage prefix: `kind`), unless there are none.
-pub(crate) fn refuse_outputs(
-    place: &str,
-    verb: &str,
-    present: &[&str],
-    kind: &str,
-) -> Result<(), Error> {
+pub fn refuse_outputs(place: &str, verb: &str, present: &[&str], kind: &str) -> Result<(), Error> {
     if present.is_empty() {
         return Ok(());
     }
@@ -125,7 +123,7 @@ pub(crate) fn refuse_outputs(
         present.join(", ")
     ))
     .kind(ErrorKind::Output)
-    .hint(format!(
+    .with_hint(format!(
         "pass `--overwrite` to replace them, or choose another `--out` {kind}"
     )))
 }
@@ -139,7 +137,7 @@ pub fn refuse_url(path: &Path) -> Result<(), Error> {
             path.display()
         ))
         .kind(ErrorKind::Output)
-        .hint("write to a local path, or use `evalscore run`, whose `--out` may be an s3://, gs://, az:// or abfss:// prefix"));
+        .with_hint("write to a local path, or use `evalscore run`, whose `--out` may be an s3://, gs://, az:// or abfss:// prefix"));
     }
     Ok(())
 }
@@ -247,7 +245,7 @@ impl OutDir {
                     dest.display()
                 ))
                 .kind(ErrorKind::Output)
-                .hint("remove it, or choose another `--out` folder"));
+                .with_hint("remove it, or choose another `--out` folder"));
             }
         }
         let mut moved_old: Vec<(PathBuf, &Path)> = Vec::new();
@@ -287,7 +285,7 @@ impl OutDir {
                 self.staging.clone()
             };
             result.map_err(|e: Error| {
-                e.hint(format!(
+                e.with_hint(format!(
                     "the previous outputs could not all be put back; they are in `{}`",
                     kept.display()
                 ))
@@ -367,7 +365,7 @@ fn lock_folder(dir: &Path) -> Result<(File, PathBuf), Error> {
                     dir.display()
                 ))
                 .kind(ErrorKind::Output)
-                .hint("wait for it to finish, or choose another `--out` folder"));
+                .with_hint("wait for it to finish, or choose another `--out` folder"));
             }
             Err(std::fs::TryLockError::Error(e)) => {
                 return Err(io_error("lock", &path, e));
