@@ -4,7 +4,7 @@
 //! in the base run's row order. [`PairReader`] then hands every base row back in file
 //! order, merging the partitions, for the statistics.
 
-use crate::compare::KEYS_LISTED;
+use crate::comparison::KEYS_LISTED;
 use crate::error::CompareError;
 use crate::runs::Scanned;
 use crate::spill::{Record, Records, SpillDir, Store, NONE, NO_ROW};

@@ -23,6 +23,7 @@
 
 mod charts;
 pub mod compare;
+mod comparison;
 mod error;
 mod join;
 mod output;

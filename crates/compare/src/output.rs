@@ -1,7 +1,7 @@
 //! The outputs of a comparison: `compare.parquet` and `compare.json` (the CLI prints the rows
 //! as a table).
 
-use crate::compare::{CompareRow, Comparison, COMPARE_FILES};
+use crate::comparison::{CompareRow, Comparison, COMPARE_FILES};
 use crate::error::CompareError;
 use crate::stats;
 use arrow::array::{ArrayRef, Float64Builder, StringBuilder, UInt64Builder};

@@ -5,7 +5,7 @@
 //! residuals (or each cluster's residuals). Memory holds one accumulator per column and
 //! group, not the pairs.
 
-use crate::compare::{CompareRow, KEYS_LISTED};
+use crate::comparison::{CompareRow, KEYS_LISTED};
 use crate::error::CompareError;
 use crate::join::{Joined, Pair, PairReader};
 use crate::runs::{key_json, Dict, Scanned};
