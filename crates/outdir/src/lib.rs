@@ -128,13 +128,22 @@ pub fn refuse_outputs(place: &str, verb: &str, present: &[&str], kind: &str) -> 
     )))
 }
 
+/// `path` as messages show it: a URL (`s3://...`, `https://...`) without the credentials it
+/// may hold (its password, query, a web URL's user name), any other path as it is.
+pub fn shown_path(path: &Path) -> PathBuf {
+    match Location::from_path(path) {
+        Location::Remote(url) => PathBuf::from(url.shown()),
+        Location::Local(p) => p,
+    }
+}
+
 /// Only `run` uploads its outputs (output/remote.rs); elsewhere an `s3://` path would become
 /// a local folder named `s3:`.
 pub fn refuse_url(path: &Path) -> Result<(), Error> {
-    if let Location::Remote(_) = Location::from_path(path) {
+    if let Location::Remote(url) = Location::from_path(path) {
+        // `url` shows itself without credentials.
         return Err(Error::new(format!(
-            "`{}` is an object storage URL; this command writes to local files only",
-            path.display()
+            "`{url}` is an object storage URL; this command writes to local files only"
         ))
         .kind(ErrorKind::Output)
         .with_hint("write to a local path, or use `evalscore run`, whose `--out` may be an s3://, gs://, az:// or abfss:// prefix"));
