@@ -26,7 +26,7 @@ use evalscore_error::{Error, ErrorKind};
 use evalscore_storage::Location;
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -383,9 +383,18 @@ fn lock_folder(dir: &Path) -> Result<(File, PathBuf), Error> {
         if !same_file(&file, &path) {
             continue;
         }
-        file.set_len(0)
-            .and_then(|()| file.write_all(std::process::id().to_string().as_bytes()))
-            .map_err(|e| io_error("write the lock file", &path, e))?;
+        // The PID is written before the file is cut to its length, so a full disk fails on
+        // the write; a lock file that cannot name its holder is removed (still locked, as on
+        // drop) rather than left empty in the folder.
+        let pid = std::process::id().to_string();
+        let written = file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| file.write_all(pid.as_bytes()))
+            .and_then(|()| file.set_len(pid.len() as u64));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&path);
+            return Err(io_error("write the lock file", &path, e));
+        }
         return Ok((file, path));
     }
     Err(Error::new(format!(
