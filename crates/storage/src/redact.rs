@@ -53,13 +53,33 @@ pub(crate) fn secrets(options: &[(String, String)]) -> Vec<String> {
         }
         all.push(v);
     }
+    finish(all, 8)
+}
+
+/// What a store's set-up error must not show: [`secrets`], and every other option's value
+/// too (an endpoint may hold a password, and a set-up error quotes the values it refuses;
+/// its message names the option instead). Only `true`/`false` and values under 4 bytes,
+/// which would blank out ordinary words, are left.
+pub(crate) fn setup_secrets(options: &[(String, String)]) -> Vec<String> {
+    let mut all = secrets(options);
+    all.extend(
+        options
+            .iter()
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false")),
+    );
+    finish(all, 4)
+}
+
+/// `all` with each value also as a message may escape it (`\n`, `\"`), without those under
+/// `min` bytes, longest first (so a secret holding another is blanked whole).
+fn finish(mut all: Vec<String>, min: usize) -> Vec<String> {
     let escaped: Vec<String> = all
         .iter()
         .map(|v| format!("{v:?}").trim_matches('"').to_owned())
         .collect();
     all.extend(escaped);
-    all.retain(|v| v.len() >= 8);
-    // Longest first, so a secret holding another is blanked whole.
+    all.retain(|v| v.len() >= min);
     all.sort_by_key(|v| std::cmp::Reverse(v.len()));
     all.dedup();
     all

@@ -4,7 +4,7 @@
 
 use crate::error::chain;
 use crate::location::StoreUrl;
-use crate::redact::{redact, secrets};
+use crate::redact::{redact, secrets, setup_secrets};
 use crate::StorageError;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
@@ -96,12 +96,13 @@ impl StoreUrl {
             }
         };
         // A setting's value may be the error's subject (a service account's JSON given where
-        // a path was expected is shown as the path it could not open), so its text is
-        // redacted like a request's.
+        // a path was expected is shown as the path it could not open), so every option's
+        // value is blanked out of it, besides the secrets a request's error hides.
         let store = built.map_err(|e| {
+            let hidden = setup_secrets(options);
             StorageError::new(
                 url,
-                format!("cannot set up the store: {}", redact(&chain(&e), &secrets)),
+                format!("cannot set up the store: {}", redact(&chain(&e), &hidden)),
             )
                 .with_hint("check the URL and the storage settings (environment variables and `--storage-option`)")
         })?;
