@@ -18,6 +18,21 @@ fn evalscore_in(dir: &Path, env: &[(&str, String)], args: &[&str]) -> std::proce
     c.args(args).output().unwrap()
 }
 
+/// `evalscore run qa.yaml --input s3://evals/qa.parquet --out OUT` against the S3 server at
+/// `endpoint`.
+fn qa_run_to(dir: &Path, endpoint: &str, out: &str) -> std::process::Output {
+    let qa = examples().join("qa.yaml");
+    let args = [
+        "run",
+        qa.to_str().unwrap(),
+        "--input",
+        "s3://evals/qa.parquet",
+        "--out",
+        out,
+    ];
+    evalscore_in(dir, &s3_env(endpoint), &args)
+}
+
 /// A failure (exit 2) whose stderr is `want` and holds no secret.
 fn refused(o: &std::process::Output, want: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
@@ -100,24 +115,27 @@ fn credentials_in_urls_are_never_shown() {
     let report = format!("az://AKIA:{SECRET}@evals/r/report.html");
     let o = evalscore_in(d, &[], &["report", "run1", "-o", &report]);
     refused(&o, &local_only("az://AKIA@evals/r"));
-    let o = evalscore_in(d, &[], &["report", &remote_run, "-o", "r.html"]);
-    assert!(
-        !String::from_utf8_lossy(&o.stderr).contains(SECRET),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(o.status.code(), Some(2));
-    let o = evalscore_in(
-        d,
-        &[],
-        &["report", "run1", "--baseline", &remote_run, "-o", "r.html"],
-    );
-    assert!(
-        !String::from_utf8_lossy(&o.stderr).contains(SECRET),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(o.status.code(), Some(2));
+    // A report of a run folder that is a URL, or with one as its baseline.
+    for args in [
+        vec!["report", remote_run.as_str(), "-o", "r.html"],
+        vec![
+            "report",
+            "run1",
+            "--baseline",
+            remote_run.as_str(),
+            "-o",
+            "r.html",
+        ],
+    ] {
+        let o = evalscore_in(d, &[], &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(!err.contains(SECRET), "{err}");
+        assert!(
+            err.contains(" run folder `s3://AKIA@evals/run1/` does not exist\n"),
+            "{err}"
+        );
+    }
 }
 
 /// `GOOGLE_APPLICATION_CREDENTIALS` holding the service account's JSON itself (a fake one,
@@ -164,22 +182,9 @@ fn a_lost_reply_to_the_run_json_put_is_checked_and_the_run_succeeds() {
     );
     let proxy = proxy(s3.port);
     let dir = tempfile::tempdir().unwrap();
-    let qa = examples().join("qa.yaml");
     for (out, how) in [("cut", Lost::Cut), ("unavailable", Lost::Unavailable)] {
         proxy.rules.lock().unwrap().lose_reply = Some((format!("PUT /evals/{out}/run.json "), how));
-        let url = format!("s3://evals/{out}/");
-        let o = evalscore_in(
-            dir.path(),
-            &s3_env(&proxy.endpoint()),
-            &[
-                "run",
-                qa.to_str().unwrap(),
-                "--input",
-                "s3://evals/qa.parquet",
-                "--out",
-                &url,
-            ],
-        );
+        let o = qa_run_to(dir.path(), &proxy.endpoint(), &format!("s3://evals/{out}/"));
         assert!(
             o.status.success(),
             "{how:?}: {}",
@@ -206,18 +211,7 @@ fn a_lost_reply_to_the_run_json_put_is_checked_and_the_run_succeeds() {
         rules.lose_reply = Some(("PUT /evals/unknown/run.json ".into(), Lost::Cut));
         rules.forbid = Some("HEAD /evals/unknown/run.json ".into());
     }
-    let o = evalscore_in(
-        dir.path(),
-        &s3_env(&proxy.endpoint()),
-        &[
-            "run",
-            qa.to_str().unwrap(),
-            "--input",
-            "s3://evals/qa.parquet",
-            "--out",
-            "s3://evals/unknown/",
-        ],
-    );
+    let o = qa_run_to(dir.path(), &proxy.endpoint(), "s3://evals/unknown/");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(

@@ -116,25 +116,17 @@ pub fn proxy(upstream: u16) -> Proxy {
                     if is_request {
                         requests.lock().unwrap().push(line.clone());
                         heads.lock().unwrap().push(text);
-                        let r = rules.lock().unwrap();
+                        let mut r = rules.lock().unwrap();
                         if r.hold.as_ref().is_some_and(|h| line.contains(h.as_str())) {
                             held.store(true, Ordering::SeqCst);
                             drop(r);
                             std::thread::sleep(Duration::from_secs(3600));
                             return;
                         }
-                        let lose = r
-                            .lose_reply
-                            .as_ref()
-                            .is_some_and(|(l, _)| line.contains(l.as_str()));
-                        drop(r);
-                        if lose {
-                            let mut r = rules.lock().unwrap();
-                            if let Some((_, how)) = r.lose_reply.take() {
-                                losing.store(1 + how as u8, Ordering::SeqCst);
-                            }
+                        let lose = r.lose_reply.take_if(|(l, _)| line.contains(l.as_str()));
+                        if let Some((_, how)) = lose {
+                            losing.store(1 + how as u8, Ordering::SeqCst);
                         }
-                        let r = rules.lock().unwrap();
                         if r.forbid.as_ref().is_some_and(|f| line.contains(f.as_str())) {
                             let body = "<Error><Code>AccessDenied</Code><Message>refused by the test proxy</Message></Error>";
                             let _ = client.write_all(
