@@ -22,7 +22,7 @@ pub fn run_file(dir: &Path, file: &str, what: &str) -> Result<PathBuf, Error> {
     if !dir.is_dir() {
         return Err(CompareError::NoRunFolder {
             what: what.to_owned(),
-            dir: dir.to_path_buf(),
+            dir: evalscore_outdir::shown_path(dir),
         }
         .into());
     }

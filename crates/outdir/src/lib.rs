@@ -26,7 +26,7 @@ use evalscore_error::{Error, ErrorKind};
 use evalscore_storage::Location;
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -128,13 +128,22 @@ pub fn refuse_outputs(place: &str, verb: &str, present: &[&str], kind: &str) -> 
     )))
 }
 
+/// `path` as messages show it: a URL (`s3://...`, `https://...`) without the credentials it
+/// may hold (its password, query, a web URL's user name), any other path as it is.
+pub fn shown_path(path: &Path) -> PathBuf {
+    match Location::from_path(path) {
+        Location::Remote(url) => PathBuf::from(url.shown()),
+        Location::Local(p) => p,
+    }
+}
+
 /// Only `run` uploads its outputs (output/remote.rs); elsewhere an `s3://` path would become
 /// a local folder named `s3:`.
 pub fn refuse_url(path: &Path) -> Result<(), Error> {
-    if let Location::Remote(_) = Location::from_path(path) {
+    if let Location::Remote(url) = Location::from_path(path) {
+        // `url` shows itself without credentials.
         return Err(Error::new(format!(
-            "`{}` is an object storage URL; this command writes to local files only",
-            path.display()
+            "`{url}` is an object storage URL; this command writes to local files only"
         ))
         .kind(ErrorKind::Output)
         .with_hint("write to a local path, or use `evalscore run`, whose `--out` may be an s3://, gs://, az:// or abfss:// prefix"));
@@ -374,9 +383,18 @@ fn lock_folder(dir: &Path) -> Result<(File, PathBuf), Error> {
         if !same_file(&file, &path) {
             continue;
         }
-        file.set_len(0)
-            .and_then(|()| file.write_all(std::process::id().to_string().as_bytes()))
-            .map_err(|e| io_error("write the lock file", &path, e))?;
+        // The PID is written before the file is cut to its length, so a full disk fails on
+        // the write; a lock file that cannot name its holder is removed (still locked, as on
+        // drop) rather than left empty in the folder.
+        let pid = std::process::id().to_string();
+        let written = file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| file.write_all(pid.as_bytes()))
+            .and_then(|()| file.set_len(pid.len() as u64));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&path);
+            return Err(io_error("write the lock file", &path, e));
+        }
         return Ok((file, path));
     }
     Err(Error::new(format!(

@@ -15,16 +15,20 @@ pub struct StorageError {
     pub not_found: bool,
     /// A create-only write found the object already there.
     pub already_exists: bool,
+    /// A write failed and whether the object was written anyway could not be checked.
+    pub unknown_outcome: bool,
 }
 
 impl StorageError {
     pub(crate) fn new(url: &str, message: impl Into<String>) -> StorageError {
         StorageError {
-            url: url.to_owned(),
+            // Whatever path built it, the error shows the URL without credentials.
+            url: crate::without_credentials(url),
             message: message.into(),
             hint: None,
             not_found: false,
             already_exists: false,
+            unknown_outcome: false,
         }
     }
 

@@ -28,6 +28,6 @@ mod store;
 mod write;
 
 pub use error::StorageError;
-pub use location::{Location, StoreUrl, SCHEMES};
+pub use location::{without_credentials, Location, StoreUrl, SCHEMES};
 pub use read::Object;
 pub use store::StorePath;

@@ -18,7 +18,7 @@ impl StorePath {
                 name.to_ascii_lowercase().ends_with(&suffix).then(|| {
                     let mut loc = self.child(&name);
                     loc.path = m.location.clone();
-                    Object { loc, size: m.size }
+                    Object::new(loc, &m)
                 })
             })
             .collect();

@@ -61,6 +61,13 @@ impl StoreUrl {
         &self.text
     }
 
+    /// The URL as messages show it: without its query, its password, and a web URL's user
+    /// name ([`without_credentials`]). The same as given for every URL [`StoreUrl::connect`]
+    /// accepts.
+    pub fn shown(&self) -> String {
+        without_credentials(&self.text)
+    }
+
     /// Whether this is an `http://` or `https://` URL (a web server: read-only).
     pub fn is_web(&self) -> bool {
         let scheme = self.text.split_once("://").map_or("", |(s, _)| s);
@@ -88,16 +95,15 @@ impl StoreUrl {
     /// so such a URL is refused, and they are not repeated. (`abfss://CONTAINER@ACCOUNT...`
     /// names its container there.)
     pub(crate) fn checked(&self) -> Result<url::Url, StorageError> {
-        let url = self.as_str();
-        let parsed = url::Url::parse(url)
-            .map_err(|e| StorageError::new(url, format!("not a valid URL: {e}")))?;
+        let parsed = url::Url::parse(self.as_str())
+            .map_err(|e| StorageError::new(&self.shown(), format!("not a valid URL: {e}")))?;
         let web = matches!(parsed.scheme(), "http" | "https");
         if parsed.query().is_some()
             || parsed.password().is_some()
             || (web && !parsed.username().is_empty())
         {
             return Err(StorageError::new(
-                without_secrets(&parsed).as_str(),
+                &self.shown(),
                 "a URL with a query string or user credentials is not supported",
             )
             .with_hint(
@@ -108,31 +114,41 @@ impl StoreUrl {
     }
 }
 
-/// `url` without its query, its password, and a web URL's user name.
-fn without_secrets(url: &url::Url) -> url::Url {
-    let mut shown = url.clone();
-    shown.set_query(None);
-    let _ = shown.set_password(None);
-    if matches!(url.scheme(), "http" | "https") {
-        let _ = shown.set_username("");
-    }
-    shown
+/// `text`, a URL as the user gave it (valid or not: it is shown by the error that refuses
+/// it), without what may be a secret: the query (a presigned URL's signature, a SAS token),
+/// the password, and a web URL's user name. Worked out on the text, as the URL parser may be
+/// what refused it. A non-web URL keeps its user name: `abfss://CONTAINER@ACCOUNT...` names
+/// its container there.
+pub fn without_credentials(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_owned();
+    };
+    let web = scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = match authority.rsplit_once('@') {
+        None => authority.to_owned(),
+        Some(_) if web => authority.rsplit_once('@').map_or("", |(_, h)| h).to_owned(),
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(u, _)| u);
+            format!("{user}@{host}")
+        }
+    };
+    let tail = tail.split_once('?').map_or(tail, |(t, _)| t);
+    format!("{scheme}://{host}{tail}")
 }
 
+/// [`StoreUrl::shown`]: a message that names the URL never repeats a secret in it, on any
+/// path, including those that fail before [`StoreUrl::connect`] refuses such a URL.
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.shown())
     }
 }
 
 impl fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Not the text as given: it may hold a signature or a password until `checked`
-        // refuses it.
-        let shown = url::Url::parse(&self.text)
-            .map(|u| without_secrets(&u).to_string())
-            .unwrap_or_else(|_| "<not a valid URL>".to_owned());
-        f.debug_tuple("StoreUrl").field(&shown).finish()
+        f.debug_tuple("StoreUrl").field(&self.shown()).finish()
     }
 }
 
@@ -189,9 +205,48 @@ mod tests {
             format!("{u:?}"),
             "StoreUrl(\"https://h.example/x.parquet\")"
         );
-        assert_eq!(
-            u.to_string(),
-            "https://user:pass@h.example/x.parquet?sig=abc"
-        );
+        assert_eq!(u.to_string(), "https://h.example/x.parquet");
+        assert_eq!(u.as_str(), "https://user:pass@h.example/x.parquet?sig=abc");
+    }
+
+    /// URLs the parser refuses (a bad port, a space in the host) are shown without their
+    /// credentials too: their error comes before the check of credentials.
+    #[test]
+    fn credentials_are_left_out_of_any_url_text() {
+        for (given, shown) in [
+            (
+                "s3://AKIA:pw-secret@bucket:99999/x/",
+                "s3://AKIA@bucket:99999/x/",
+            ),
+            ("s3://user:pw-secret@bu cket/x/", "s3://user@bu cket/x/"),
+            (
+                "https://user:pw-secret@h.example/out/",
+                "https://h.example/out/",
+            ),
+            ("HTTP://pw-secret@h:1/x?sig=pw-secret", "HTTP://h:1/x"),
+            ("az://c/x.parquet?sig=pw-secret#f", "az://c/x.parquet"),
+            ("gs://b@c:pw-secret@d/k", "gs://b@c@d/k"),
+            (
+                "abfss://c@a.dfs.core.windows.net/k",
+                "abfss://c@a.dfs.core.windows.net/k",
+            ),
+            ("s3://b/k@v:1", "s3://b/k@v:1"),
+        ] {
+            let u = StoreUrl::parse(given).unwrap();
+            assert_eq!(u.shown(), shown, "{given}");
+            assert_eq!(u.to_string(), shown, "{given}");
+        }
+        for bad in [
+            "s3://AKIA:pw-secret@bucket:99999/x/",
+            "s3://u:pw-secret@bu cket/x",
+        ] {
+            let e = StoreUrl::parse(bad)
+                .unwrap()
+                .checked()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(": not a valid URL: "), "{e}");
+            assert!(!e.contains("pw-secret"), "{e}");
+        }
     }
 }

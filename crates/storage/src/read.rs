@@ -1,10 +1,13 @@
-//! Reading objects: a HEAD for an object's size, then ranged GETs, concurrent, one per run
-//! of adjacent ranges; never merged across a gap, so only the bytes asked for are fetched.
+//! Reading objects: a HEAD for an object's size and version (its ETag), then ranged GETs,
+//! concurrent, one per run of adjacent ranges; never merged across a gap, so only the bytes
+//! asked for are fetched. Every ranged GET is pinned to the version the HEAD saw
+//! (`If-Match: ETAG`), so an object replaced between two reads (a Parquet file's footer and
+//! its column chunks) is an error, never bytes of another file read under the old footer.
 
 use crate::runtime::block_on;
 use crate::{StorageError, StorePath};
 use bytes::Bytes;
-use object_store::ObjectStoreExt;
+use object_store::{GetOptions, ObjectStore, ObjectStoreExt};
 use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
@@ -13,14 +16,11 @@ use std::sync::Arc;
 const PART: u64 = 8 << 20;
 
 impl StorePath {
-    /// The object here: its size, from a HEAD request.
+    /// The object here: its size and version, from a HEAD request.
     pub fn object(&self) -> Result<Object, StorageError> {
         let meta =
             block_on(self.store.head(&self.path)).map_err(|e| self.store_error("read input", e))?;
-        Ok(Object {
-            loc: self.clone(),
-            size: meta.size,
-        })
+        Ok(Object::new(self.clone(), &meta))
     }
 
     /// Whether an object is here (a HEAD that finds nothing is `false`; other failures are
@@ -34,14 +34,34 @@ impl StorePath {
     }
 }
 
-/// One object, with its size.
+/// One object, with its size and the version its reads are pinned to.
 #[derive(Debug, Clone)]
 pub struct Object {
     pub(crate) loc: StorePath,
     pub(crate) size: u64,
+    /// The ETag the object had when it was found (HEAD or listing); `None` when the store
+    /// gives none, or a weak one (a plain web server may), and then reads are not pinned.
+    pub(crate) e_tag: Option<String>,
 }
 
 impl Object {
+    pub(crate) fn new(loc: StorePath, meta: &object_store::ObjectMeta) -> Object {
+        // A listing may give the ETag unquoted (Azure's does), a HEAD quoted: `If-Match`
+        // takes the quoted form. A weak ETag (`W/"..."`) never matches `If-Match` (a strong
+        // comparison), so it pins nothing.
+        let e_tag = match meta.e_tag.as_deref() {
+            None => None,
+            Some(t) if t.starts_with("W/") => None,
+            Some(t) if t.starts_with('"') => Some(t.to_owned()),
+            Some(t) => Some(format!("\"{t}\"")),
+        };
+        Object {
+            loc,
+            size: meta.size,
+            e_tag,
+        }
+    }
+
     /// The object's URL.
     pub fn url(&self) -> &str {
         &self.loc.url
@@ -77,12 +97,12 @@ impl Object {
             let handles: Vec<_> = fetches
                 .iter()
                 .map(|f| {
-                    let (store, path, r) = (
-                        Arc::clone(&self.loc.store),
-                        self.loc.path.clone(),
-                        f.span.clone(),
-                    );
-                    tokio::spawn(async move { store.get_range(&path, r).await })
+                    let (store, path) = (Arc::clone(&self.loc.store), self.loc.path.clone());
+                    let options = GetOptions {
+                        if_match: self.e_tag.clone(),
+                        ..GetOptions::new().with_range(Some(f.span.clone()))
+                    };
+                    tokio::spawn(async move { store.get_opts(&path, options).await?.bytes().await })
                 })
                 .collect();
             let mut out = Vec::with_capacity(handles.len());
@@ -96,7 +116,10 @@ impl Object {
         });
         let mut pieces: Vec<Vec<Bytes>> = vec![Vec::new(); ranges.len()];
         for (f, got) in fetches.into_iter().zip(fetched) {
-            let b = got.map_err(|e| self.loc.store_error("read", e))?;
+            let b = got.map_err(|e| match e {
+                object_store::Error::Precondition { .. } => self.replaced(),
+                e => self.loc.store_error("read", e),
+            })?;
             let r = f.span;
             if b.len() as u64 != r.end - r.start {
                 return Err(StorageError::new(
@@ -128,6 +151,16 @@ impl Object {
                 }
             })
             .collect())
+    }
+
+    /// The error of a read refused because the object is no longer the version that was
+    /// opened (its ETag changed).
+    fn replaced(&self) -> StorageError {
+        StorageError::new(
+            &self.loc.url,
+            "the object was replaced while it was being read (its ETag changed since it was opened)",
+        )
+        .with_hint("run again once nothing writes the input; its bytes were not mixed with the new object's")
     }
 
     /// Copies the whole object into `to`, 32 MiB at a time (four ranged GETs at once), so

@@ -4,7 +4,7 @@
 
 use crate::error::chain;
 use crate::location::StoreUrl;
-use crate::redact::secrets;
+use crate::redact::{redact, secrets, setup_secrets};
 use crate::StorageError;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
@@ -41,8 +41,9 @@ impl StoreUrl {
     pub fn connect(&self, options: &[(String, String)]) -> Result<StorePath, StorageError> {
         let parsed = self.checked()?;
         let url = self.as_str();
+        let secrets = secrets(options);
         let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| {
-            StorageError::new(url, format!("not a storage URL: {e}"))
+            StorageError::new(url, format!("not a storage URL: {}", redact(&e.to_string(), &secrets)))
                 .with_hint("use s3://BUCKET/KEY, gs://BUCKET/KEY, az://CONTAINER/KEY, abfss://CONTAINER@ACCOUNT.dfs.core.windows.net/KEY or https://HOST/PATH")
         })?;
         let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
@@ -94,8 +95,15 @@ impl StoreUrl {
                     .with_hint("use s3://, gs://, az://, abfss:// or https:// URLs"))
             }
         };
+        // A setting's value may be the error's subject (a service account's JSON given where
+        // a path was expected is shown as the path it could not open), so every option's
+        // value is blanked out of it, besides the secrets a request's error hides.
         let store = built.map_err(|e| {
-            StorageError::new(url, format!("cannot set up the store: {}", chain(&e)))
+            let hidden = setup_secrets(options);
+            StorageError::new(
+                url,
+                format!("cannot set up the store: {}", redact(&chain(&e), &hidden)),
+            )
                 .with_hint("check the URL and the storage settings (environment variables and `--storage-option`)")
         })?;
         let path = ObjectPath::from_url_path(path)
@@ -104,7 +112,7 @@ impl StoreUrl {
             store,
             path,
             url: url.to_owned(),
-            secrets: Arc::new(secrets(options)),
+            secrets: Arc::new(secrets),
         })
     }
 }

@@ -3,7 +3,9 @@
 
 use crate::runtime::block_on;
 use crate::{StorageError, StorePath};
-use object_store::{MultipartUpload, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{
+    GetOptions, MultipartUpload, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+};
 use std::io::Read;
 
 /// Bytes of one part of a multipart upload (S3's minimum is 5 MiB).
@@ -14,6 +16,13 @@ const UPLOAD_CONCURRENCY: usize = 4;
 impl StorePath {
     /// Writes `bytes` here in one PUT: create-only (a conditional PUT, `If-None-Match: *`)
     /// unless `overwrite`.
+    ///
+    /// A PUT whose reply is lost after the store committed it (a cut connection, a gateway's
+    /// 503 that the retry turns into a 412 against our own object) is not taken for a
+    /// failure: after any failure the object is looked at (HEAD, then a GET pinned to the
+    /// ETag it gave), and when it holds exactly `bytes` the write succeeded. A failure whose
+    /// outcome that look cannot tell is the PUT's error, marked
+    /// [`StorageError::unknown_outcome`].
     pub fn put(&self, bytes: Vec<u8>, overwrite: bool) -> Result<(), StorageError> {
         let mode = if overwrite {
             PutMode::Overwrite
@@ -24,12 +33,50 @@ impl StorePath {
             mode,
             ..PutOptions::default()
         };
-        block_on(
+        let sent = PutPayload::from(bytes.clone());
+        let Err(e) = block_on(self.store.put_opts(&self.path, sent, opts)) else {
+            return Ok(());
+        };
+        let mut err = self.store_error("write", e);
+        match self.holds(&bytes) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(err),
+            Err(_) => {
+                err.unknown_outcome = true;
+                Err(err)
+            }
+        }
+    }
+
+    /// Whether the object here holds exactly `bytes` (no object is `false`).
+    fn holds(&self, bytes: &[u8]) -> Result<bool, StorageError> {
+        let meta = match block_on(self.store.head(&self.path)) {
+            Ok(meta) => meta,
+            Err(object_store::Error::NotFound { .. }) => return Ok(false),
+            Err(e) => return Err(self.store_error("check the object", e)),
+        };
+        if meta.size != bytes.len() as u64 {
+            return Ok(false);
+        }
+        let options = GetOptions {
+            if_match: meta.e_tag.clone(),
+            ..GetOptions::new()
+        };
+        let got = block_on(async {
             self.store
-                .put_opts(&self.path, PutPayload::from(bytes), opts),
-        )
-        .map(|_| ())
-        .map_err(|e| self.store_error("write", e))
+                .get_opts(&self.path, options)
+                .await?
+                .bytes()
+                .await
+        });
+        match got {
+            Ok(b) => Ok(b == bytes),
+            // Replaced or removed since the HEAD: not ours any more either way.
+            Err(
+                object_store::Error::NotFound { .. } | object_store::Error::Precondition { .. },
+            ) => Ok(false),
+            Err(e) => Err(self.store_error("check the object", e)),
+        }
     }
 
     /// Uploads the local file `from` here as a multipart upload, parts sent concurrently.

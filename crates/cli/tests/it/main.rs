@@ -21,3 +21,4 @@ mod report;
 mod robustness;
 mod run_identity;
 mod storage;
+mod storage_secrets;

@@ -7,7 +7,10 @@
 //! Existing outputs are refused without `--overwrite` when the run starts and again before
 //! the upload. With `--overwrite`, the old `run.json` is deleted first, so the prefix is
 //! never marked complete while it holds a mix of two runs. A failed upload deletes what it
-//! had uploaded (a failed multipart upload is aborted), and leaves no `run.json`; a run killed
+//! had uploaded (a failed multipart upload is aborted), and leaves no `run.json`. A `run.json`
+//! PUT whose reply is lost is checked against the object (`StorePath::put`): when it holds
+//! this run's `run.json` the run succeeded; when that cannot be checked, the data files stay,
+//! so a `run.json` is never without them. A run killed
 //! outright (SIGKILL) leaves at most some data files and no `run.json`, and its unfinished
 //! multipart parts to the bucket's lifecycle rules. Object stores have no locks, so the
 //! `.evalscore.lock` of a local folder has no counterpart here.
@@ -94,6 +97,7 @@ impl RemoteOut {
             marker_loc.delete().map_err(storage_error)?;
         }
         let mut uploaded: Vec<StorePath> = Vec::new();
+        let mut unknown = false;
         let result = (|| -> Result<(), Error> {
             for name in data {
                 crate::check_interrupt()?;
@@ -109,14 +113,21 @@ impl RemoteOut {
             })?;
             marker_loc
                 .put(bytes, self.overwrite)
-                .map_err(|e| match e.already_exists {
-                    true => storage_error(e).hint(
-                        "another run finished into this prefix meanwhile; pass `--overwrite` to replace it, or choose another `--out` prefix",
-                    ),
-                    false => storage_error(e),
+                .map_err(|e| {
+                    unknown = e.unknown_outcome;
+                    match (e.unknown_outcome, e.already_exists) {
+                        (true, _) => storage_error(e).with_hint(format!(
+                            "whether `{marker}` was written could not be checked, so the files uploaded before it were left in place; check the prefix, and run again with `--overwrite`"
+                        )),
+                        (false, true) => storage_error(e).hint(
+                            "another run finished into this prefix meanwhile; pass `--overwrite` to replace it, or choose another `--out` prefix",
+                        ),
+                        (false, false) => storage_error(e),
+                    }
                 })
         })();
-        if result.is_err() {
+        // `run.json` may be there when its PUT's outcome is unknown: its data stays with it.
+        if result.is_err() && !unknown {
             // Best effort: a delete that fails too leaves a data file without a `run.json`,
             // which marks it as not a finished run.
             for loc in &uploaded {

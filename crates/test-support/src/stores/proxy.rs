@@ -1,9 +1,10 @@
 //! A TCP proxy in front of a store: it counts the bytes the server sends, drops connections
-//! mid-response, refuses a request with 403, or holds one forever.
+//! mid-response, refuses a request with 403, holds one forever, or forwards one and loses
+//! the server's reply to it.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,6 +17,19 @@ pub struct Rules {
     pub forbid: Option<String>,
     /// A request whose line contains this is never forwarded nor answered.
     pub hold: Option<String>,
+    /// The next request whose line contains this is forwarded, and the server's reply to it
+    /// (the store has done the request) never reaches the client: the connection is cut
+    /// instead, or answered `503 Service Unavailable` (a gateway's view of it).
+    pub lose_reply: Option<(String, Lost)>,
+}
+
+/// How [`Rules::lose_reply`] loses a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lost {
+    /// The connection is closed without a reply.
+    Cut,
+    /// The client is answered 503 and the connection closed.
+    Unavailable,
 }
 
 pub struct Proxy {
@@ -72,6 +86,9 @@ pub fn proxy(upstream: u16) -> Proxy {
                 }
             };
             let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            // 0: forward replies; else the `Lost` (1 + its index) of the reply to come.
+            let losing = Arc::new(AtomicU8::new(0));
+            let losing2 = Arc::clone(&losing);
             let (rules, held, requests, heads) = (
                 Arc::clone(&rules),
                 Arc::clone(&held),
@@ -99,12 +116,16 @@ pub fn proxy(upstream: u16) -> Proxy {
                     if is_request {
                         requests.lock().unwrap().push(line.clone());
                         heads.lock().unwrap().push(text);
-                        let r = rules.lock().unwrap();
+                        let mut r = rules.lock().unwrap();
                         if r.hold.as_ref().is_some_and(|h| line.contains(h.as_str())) {
                             held.store(true, Ordering::SeqCst);
                             drop(r);
                             std::thread::sleep(Duration::from_secs(3600));
                             return;
+                        }
+                        let lose = r.lose_reply.take_if(|(l, _)| line.contains(l.as_str()));
+                        if let Some((_, how)) = lose {
+                            losing.store(1 + how as u8, Ordering::SeqCst);
                         }
                         if r.forbid.as_ref().is_some_and(|f| line.contains(f.as_str())) {
                             let body = "<Error><Code>AccessDenied</Code><Message>refused by the test proxy</Message></Error>";
@@ -137,6 +158,17 @@ pub fn proxy(upstream: u16) -> Proxy {
                         Ok(0) | Err(_) => break,
                         Ok(n) => n,
                     };
+                    let lost = losing2.load(Ordering::SeqCst);
+                    if lost != 0 {
+                        if lost == 1 + Lost::Unavailable as u8 {
+                            let _ = client.write_all(
+                                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                            );
+                        }
+                        let _ = client.shutdown(Shutdown::Both);
+                        let _ = server.shutdown(Shutdown::Both);
+                        return;
+                    }
                     let mut n = n as u64;
                     if let Some(after) = cut_after {
                         if total + n >= after {

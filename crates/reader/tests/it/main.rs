@@ -1,0 +1,5 @@
+//! The reader crate's integration tests, in one test binary: a module per area.
+//! `cargo test -p evalscore-reader --test it remote::` runs one module's tests.
+#![allow(clippy::unwrap_used)]
+
+mod remote;

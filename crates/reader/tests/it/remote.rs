@@ -1,0 +1,81 @@
+//! Remote inputs against a real S3 server (moto).
+
+use arrow::array::{Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use evalscore_reader::{Inputs, ReadError};
+use evalscore_test_support::stores::*;
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A Parquet file of one string column, every value `value`, stored plainly (no
+/// compression, dictionary or statistics): files of two values of one length differ only in
+/// their data bytes, and both decode.
+fn parquet_of(value: &str) -> Vec<u8> {
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "answer",
+        DataType::Utf8,
+        false,
+    )]));
+    let column = StringArray::from(vec![value; 100]);
+    let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(column)]).unwrap();
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::None)
+        .build();
+    let mut out = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut out, schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    out
+}
+
+/// The `answer` values of every unit of `inputs`, or the first error.
+fn answers(inputs: &Inputs) -> Result<Vec<String>, ReadError> {
+    let mut got = Vec::new();
+    for unit in inputs.units() {
+        inputs.read_unit(&unit, &["answer".to_owned()], |b| {
+            // As text whatever the string type the reader hands out (a view, say).
+            let a = arrow::compute::cast(b.column(0), &DataType::Utf8).unwrap();
+            let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+            got.extend((0..a.len()).map(|i| a.value(i).to_owned()));
+            Ok::<(), ReadError>(())
+        })?;
+    }
+    Ok(got)
+}
+
+/// A remote Parquet file replaced after its footer was read and before its column chunks
+/// are, by a file of the same size and footer whose values differ: the read is an error
+/// naming the URL, never the new file's values decoded under the old footer.
+#[test]
+fn a_parquet_file_replaced_after_its_footer_is_read_is_an_error() {
+    let server = moto();
+    create_bucket(server.port, "evals");
+    let (old, new) = (parquet_of("Paris"), parquet_of("Rome!"));
+    assert_eq!(old.len(), new.len());
+    put_object(server.port, "evals", "qa.parquet", &old);
+    let options: Vec<(String, String)> = [
+        ("aws_endpoint", format!("http://127.0.0.1:{}", server.port)),
+        ("aws_allow_http", "true".into()),
+        ("aws_access_key_id", "testing".into()),
+        ("aws_secret_access_key", "s3-secret-never-printed".into()),
+        ("aws_region", "us-east-1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    let url = "s3://evals/qa.parquet";
+    let open = || Inputs::open_with(&[PathBuf::from(url)], &options).unwrap();
+    let inputs = open();
+    // Replaced between the footer (read when opened) and the chunks (read below).
+    put_object(server.port, "evals", "qa.parquet", &new);
+    let e = answers(&inputs).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)")
+    );
+    // Opened again, the new file reads as usual.
+    assert_eq!(answers(&open()).unwrap(), vec!["Rome!"; 100]);
+}
