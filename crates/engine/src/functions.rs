@@ -67,7 +67,7 @@ pub(crate) fn metric_values(values: &dyn Array) -> Result<ArrayRef, MetricError>
         DataType::Dictionary(_, v) => v.as_ref().clone(),
         _ => return Ok(a),
     };
-    cast(&a, &target).map_err(|e| MetricError(e.to_string()))
+    cast(&a, &target).map_err(MetricError::Arrow)
 }
 
 /// A `python` metric's three functions as the metrics crate's [`UserFold`].
@@ -82,20 +82,29 @@ impl UserFold for Fold<'_> {
         let values = metric_values(values)?;
         self.functions
             .metric_update(name, &values)
-            .map_err(|m| MetricError(format!("function `{name}` failed: {m}")))
+            .map_err(|message| MetricError::Function {
+                name: name.clone(),
+                message,
+            })
     }
 
     fn merge(&self, parts: &[Vec<u8>]) -> Result<Vec<u8>, MetricError> {
         let name = &self.spec.merge.name;
         self.functions
             .metric_merge(name, parts)
-            .map_err(|m| MetricError(format!("function `{name}` failed: {m}")))
+            .map_err(|message| MetricError::Function {
+                name: name.clone(),
+                message,
+            })
     }
 
     fn finish(&self, state: &[u8]) -> Result<Vec<(Option<String>, Option<f64>)>, MetricError> {
         let name = &self.spec.finish.name;
         self.functions
             .metric_finish(name, state)
-            .map_err(|m| MetricError(format!("function `{name}` failed: {m}")))
+            .map_err(|message| MetricError::Function {
+                name: name.clone(),
+                message,
+            })
     }
 }

@@ -28,7 +28,9 @@ pub mod run_identity;
 pub mod score;
 mod time;
 
-pub use error::{render, Cause, Error, ErrorExt, ErrorKind};
+pub use error::{
+    read_task_file, render, AvailableColumns, Cause, EngineError, Error, ErrorExt, ErrorKind,
+};
 /// The output folder, written all or nothing (crate `evalscore-outdir`).
 pub use evalscore_outdir as outdir;
 pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
@@ -69,11 +71,10 @@ pub fn interrupted() -> Option<usize> {
 pub(crate) fn check_interrupt() -> Result<(), Error> {
     match interrupted() {
         None => Ok(()),
-        Some(sig) => Err(Error::new(format!(
-            "interrupted by {}; no output was written",
-            signal_name(sig)
-        ))
-        .kind(ErrorKind::Interrupted)),
+        Some(sig) => Err(EngineError::Interrupted {
+            signal: signal_name(sig),
+        }
+        .into()),
     }
 }
 
@@ -231,24 +232,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     let started_at = run_identity
         .started_at
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    // Checked before reading: a FIFO would block and `/dev/zero` would never end.
-    match std::fs::metadata(&opts.task) {
-        Ok(m) if !m.is_file() => {
-            return Err(Error::new(format!(
-                "task file `{}` is not a regular file (a {})",
-                opts.task.display(),
-                evalscore_reader::file_kind(&m)
-            ))
-            .kind(ErrorKind::Task)
-            .hint("point TASK.yaml at a task file"))
-        }
-        _ => {}
-    }
-    let text = std::fs::read_to_string(&opts.task).map_err(|e| {
-        Error::new(format!("cannot read task file `{}`", opts.task.display()))
-            .caused_by(e.to_string())
-            .hint("check the TASK.yaml path")
-    })?;
+    let text = error::read_task_file(&opts.task, true)?;
     let task_sha = format!("{:x}", Sha256::digest(text.as_bytes()));
     let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
         .map_err(|e| Error::task(&opts.task, e))?;
@@ -363,11 +347,12 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     check_interrupt()?;
     let written = writer.finish()?;
     if written != total || done != total {
-        return Err(Error::new(format!(
-            "internal check failed: read {done} rows of {total} and wrote {written} score rows"
-        ))
-        .kind(ErrorKind::Internal)
-        .hint("no output was written; please report this"));
+        return Err(EngineError::RowCount {
+            done,
+            total,
+            written,
+        }
+        .into());
     }
 
     let allowed = scorer.allow_row_errors;

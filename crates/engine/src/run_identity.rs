@@ -94,9 +94,8 @@ fn usage(message: String) -> Error {
 
 fn check_run_id(id: &str) -> Result<(), Error> {
     if id.is_empty() {
-        return Err(
-            usage("`--run-id` is empty".to_owned()).hint("leave `--run-id` out for a fresh UUIDv7")
-        );
+        return Err(usage("`--run-id` is empty".to_owned())
+            .with_hint("leave `--run-id` out for a fresh UUIDv7"));
     }
     if id.len() > MAX_RUN_ID_BYTES {
         return Err(usage(format!(

@@ -14,7 +14,7 @@ pub(crate) use scores::{EncodedRowGroup, ScoreEncoder, ScoresWriter};
 pub use tables::{ConfusionRow, MetricRow};
 
 use crate::outdir::{io_error, parquet_error, OutDir};
-use crate::Error;
+use crate::{EngineError, Error};
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_scorers::Task;
@@ -43,10 +43,7 @@ pub(crate) const RUN_ID_COLUMN: &str = "run_id";
 /// already have a column of that name (a kept input column).
 pub(crate) fn check_run_column(schema: &SchemaRef) -> Result<(), Error> {
     if schema.field_with_name(RUN_ID_COLUMN).is_ok() {
-        return Err(Error::new(format!(
-            "`--run-columns` adds a `{RUN_ID_COLUMN}` column to scores.parquet, which already has one"
-        ))
-        .hint("leave the input's `run_id` out of `--keep`, or drop `--run-columns`"));
+        return Err(EngineError::RunColumnPresent(RUN_ID_COLUMN).into());
     }
     Ok(())
 }
@@ -125,9 +122,7 @@ impl Outputs {
         groups: &[String],
         run: &crate::RunIdentity,
     ) -> Result<(), Error> {
-        let batch = tables::metrics_batch(rows, groups, run).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })?;
+        let batch = tables::metrics_batch(rows, groups, run).map_err(EngineError::Arrow)?;
         self.write_parquet(1, &batch)
     }
 
@@ -137,9 +132,7 @@ impl Outputs {
         groups: &[String],
         run: &crate::RunIdentity,
     ) -> Result<(), Error> {
-        let batch = tables::confusion_batch(rows, groups, run).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })?;
+        let batch = tables::confusion_batch(rows, groups, run).map_err(EngineError::Arrow)?;
         self.write_parquet(2, &batch)
     }
 
@@ -176,9 +169,7 @@ impl Outputs {
     }
 
     fn write_json(&self, i: usize, v: &Value) -> Result<(), Error> {
-        let mut text = serde_json::to_string_pretty(v).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })?;
+        let mut text = serde_json::to_string_pretty(v).map_err(EngineError::Json)?;
         text.push('\n');
         self.dir.write_bytes(i, text.as_bytes())
     }
