@@ -194,14 +194,7 @@ impl BatchWriter {
         if self.current.is_none() || self.in_file == BATCH_FILE_REQUESTS {
             self.close()?;
             let target = batch_file_name(&self.out, self.files.len() + 1);
-            let tmp = target.with_file_name(format!(
-                ".{}.evalscore-{}.tmp",
-                target
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                std::process::id()
-            ));
+            let tmp = temporary_name(&target);
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -237,14 +230,7 @@ impl BatchWriter {
     fn finish(mut self, overwrite: bool) -> Result<(u64, Vec<PathBuf>), Error> {
         if self.files.is_empty() {
             let target = self.out.clone();
-            let tmp = target.with_file_name(format!(
-                ".{}.evalscore-{}.tmp",
-                target
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                std::process::id()
-            ));
+            let tmp = temporary_name(&target);
             std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -299,6 +285,18 @@ impl BatchWriter {
             let _ = std::fs::remove_file(tmp);
         }
     }
+}
+
+/// The hidden name `target` is written under until it is complete.
+fn temporary_name(target: &Path) -> PathBuf {
+    target.with_file_name(format!(
+        ".{}.evalscore-{}.tmp",
+        target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ))
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> Error {

@@ -131,23 +131,13 @@ pub fn report(
     } else {
         states
     };
-    let group_columns = crate::plan::group_columns(task);
-    Ok(Report {
-        metrics: crate::plan::metric_rows(
-            &group_columns,
-            task,
-            &states.metrics,
-            &states.missing,
-            &states.invalid,
-            allow_row_errors.then_some(states.row_errors.as_slice()),
-            states.rows,
-        ),
-        confusion: crate::plan::confusion_rows(&group_columns, task, &states.metrics),
-        group_columns,
-        rows: states.rows,
+    Ok(states.report(
+        task,
+        crate::plan::group_columns(task),
+        allow_row_errors,
         // Merged states belong to no one run: a fresh identity, as a new scorer gets.
-        run: RunIdentity::starting_now(),
-    })
+        RunIdentity::starting_now(),
+    ))
 }
 
 /// metrics.json's content for `report`, the figures of `states` for `task` (see [`report`]).
@@ -158,20 +148,13 @@ pub fn metrics_json(
     allow_row_errors: bool,
 ) -> Result<serde_json::Value, Error> {
     check_task(task, states)?;
-    let named = |counts: &[u64]| -> Vec<(String, u64)> {
-        task.scorers
-            .iter()
-            .map(|s| s.key.clone())
-            .zip(counts.iter().copied())
-            .collect()
-    };
-    let row_errors = named(&states.row_errors);
+    let row_errors = named(task, &states.row_errors);
     Ok(crate::output::tables::metrics_json(
         task,
         &report.metrics,
         &report.confusion,
         &report.group_columns,
-        &named(&states.missing),
+        &named(task, &states.missing),
         allow_row_errors.then_some(row_errors.as_slice()),
         states.rows,
         &report.run,
@@ -190,6 +173,15 @@ pub fn empty_states(task: &Task) -> States {
         rows: 0,
         invalid: vec![0; n],
     }
+}
+
+/// Per-scorer `counts` named by the scorers' keys, in task order.
+pub(crate) fn named(task: &Task, counts: &[u64]) -> Vec<(String, u64)> {
+    task.scorers
+        .iter()
+        .map(|s| s.key.clone())
+        .zip(counts.iter().copied())
+        .collect()
 }
 
 /// States folded by another task cannot be read with this one's scorers.
@@ -377,21 +369,12 @@ impl Scorer {
             }
             _ => states,
         };
-        Ok(Report {
-            metrics: self.plan.metric_rows(
-                &self.task,
-                &states.metrics,
-                &states.missing,
-                &states.invalid,
-                self.allow_row_errors
-                    .then_some(states.row_errors.as_slice()),
-                states.rows,
-            ),
-            confusion: self.plan.confusion_rows(&self.task, &states.metrics),
-            group_columns: self.plan.group_columns.clone(),
-            rows: states.rows,
-            run: self.run.clone(),
-        })
+        Ok(states.report(
+            &self.task,
+            self.plan.group_columns.clone(),
+            self.allow_row_errors,
+            self.run.clone(),
+        ))
     }
 
     /// The run identity [`Scorer::finish`]'s reports carry: by default a fresh UUIDv7 made
@@ -439,6 +422,31 @@ fn task_error(t: evalscore_task::TaskError, task_path: Option<&Path>) -> Error {
 }
 
 impl States {
+    /// The figures of these (finished) states over `group_columns`, carrying `run`.
+    fn report(
+        &self,
+        task: &Task,
+        group_columns: Vec<String>,
+        allow_row_errors: bool,
+        run: RunIdentity,
+    ) -> Report {
+        Report {
+            metrics: crate::plan::metric_rows(
+                &group_columns,
+                task,
+                &self.metrics,
+                &self.missing,
+                &self.invalid,
+                allow_row_errors.then_some(self.row_errors.as_slice()),
+                self.rows,
+            ),
+            confusion: crate::plan::confusion_rows(&group_columns, task, &self.metrics),
+            group_columns,
+            rows: self.rows,
+            run,
+        }
+    }
+
     /// Whether any metric is a `python` metric (folded by user functions).
     pub fn has_user_metrics(&self) -> bool {
         self.metrics.iter().flatten().any(Grouped::is_user)
@@ -626,7 +634,20 @@ impl States {
     }
 }
 
-/// The first 12 hex digits of a fingerprint, for messages.
+/// The first 12 hex digits of a fingerprint (a SHA-256), for messages.
 fn short(f: &[u8; 32]) -> String {
-    f[..6].iter().map(|b| format!("{b:02x}")).collect()
+    format!(
+        "{:.12x}",
+        sha2::digest::Output::<sha2::Sha256>::from_slice(f)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn short_is_the_first_twelve_hex_digits() {
+        let mut f = [0u8; 32];
+        f[..7].copy_from_slice(&[0x01, 0xab, 0x00, 0xff, 0x10, 0x0c, 0xee]);
+        assert_eq!(super::short(&f), "01ab00ff100c");
+    }
 }

@@ -340,33 +340,6 @@ impl Plan {
     pub(crate) fn empty_states(&self) -> Vec<Vec<Grouped>> {
         self.state_template.clone()
     }
-
-    /// The rows of metrics.parquet: each scorer's metrics in task order (overall figures,
-    /// then each group's), then its missing count.
-    pub(crate) fn metric_rows(
-        &self,
-        task: &Task,
-        states: &[Vec<Grouped>],
-        missing: &[u64],
-        invalid: &[u64],
-        row_errors: Option<&[u64]>,
-        rows: u64,
-    ) -> Vec<MetricRow> {
-        metric_rows(
-            &self.group_columns,
-            task,
-            states,
-            missing,
-            invalid,
-            row_errors,
-            rows,
-        )
-    }
-
-    /// The rows of confusion.parquet: every non-zero cell of every binary and multiclass metric.
-    pub(crate) fn confusion_rows(&self, task: &Task, states: &[Vec<Grouped>]) -> Vec<ConfusionRow> {
-        confusion_rows(&self.group_columns, task, states)
-    }
 }
 
 /// Empty metric states of every metric of `task`, per scorer.
@@ -413,7 +386,8 @@ fn spread(
     out
 }
 
-/// [`Plan::metric_rows`] over the given group-by columns; needs no schema.
+/// The rows of metrics.parquet over the given group-by columns: each scorer's metrics in task
+/// order (overall figures, then each group's), then its missing count. Needs no schema.
 pub(crate) fn metric_rows(
     group_columns: &[String],
     task: &Task,
@@ -463,7 +437,7 @@ pub(crate) fn metric_rows(
     out
 }
 
-/// [`Plan::confusion_rows`] over the given group-by columns; needs no schema.
+/// The rows of confusion.parquet over the given group-by columns. Needs no schema.
 pub(crate) fn confusion_rows(
     group_columns: &[String],
     task: &Task,
