@@ -42,6 +42,17 @@ pub enum EngineError {
     },
     #[error("interrupted by {signal}; no output was written")]
     Interrupted { signal: String },
+    #[error("`--run-id` is empty")]
+    RunIdEmpty,
+    #[error("`--run-id` is {len} bytes long; at most {max} are allowed")]
+    RunIdTooLong { len: usize, max: usize },
+    /// `id` as `escape_debug` shows it.
+    #[error("`--run-id {id}` holds {c:?}; a run id has no whitespace or control characters")]
+    RunIdCharacter { id: String, c: char },
+    #[error("`--label ={0}` has an empty key")]
+    LabelEmptyKey(String),
+    #[error("`--label {0}=...` is given twice")]
+    LabelTwice(String),
     #[error("internal check failed: read {done} rows of {total} and wrote {written} score rows")]
     RowCount { done: u64, total: u64, written: u64 },
     /// A check that should never fail; `kind` is [`ErrorKind::Internal`] unless it says otherwise.
@@ -243,6 +254,7 @@ impl Diagnostic for EngineError {
             E::Row { hint, .. } => return hint.clone(),
             E::Storage(e) => return e.hint.clone(),
             E::RowCount { .. } => "no output was written; please report this",
+            E::RunIdEmpty => "leave `--run-id` out for a fresh UUIDv7",
             E::NeedsFunctions => "finish the states where the task's functions were given",
             E::StatesOfAnotherTask { .. } => {
                 "finish states with the task file, and --set values, that produced them"
