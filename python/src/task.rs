@@ -8,8 +8,8 @@ use crate::scoring::score_stream;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use evalscore_engine::{
-    library, BindOptions, Error, ErrorExt, ErrorKind, Functions, RowErrorLimit, RunOptions, Scorer,
-    States, Task,
+    library, read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions, RowErrorLimit,
+    RunOptions, Scorer, States, Task,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -117,19 +117,12 @@ fn parse(
     path: Option<&std::path::Path>,
     base_dir: Option<&std::path::Path>,
 ) -> Result<Task, Error> {
-    Task::from_yaml_in(text, sets, base_dir).map_err(|t| match path {
-        Some(p) => Error::task(p, t),
-        None => {
-            let e = Error::new(match t.location {
-                Some(l) => format!("task, {l}: {}", t.message),
-                None => format!("task: {}", t.message),
-            })
-            .kind(ErrorKind::Task);
-            match t.hint {
-                Some(h) => e.hint(h),
-                None => e,
-            }
+    Task::from_yaml_in(text, sets, base_dir).map_err(|error| {
+        EngineError::Task {
+            path: path.map(std::path::Path::to_path_buf),
+            error,
         }
+        .into()
     })
 }
 
@@ -371,24 +364,5 @@ impl PyTask {
 /// A task file's text, read as the CLI reads it (the same errors).
 #[pyfunction]
 pub(crate) fn read_task(path: PathBuf) -> PyResult<String> {
-    match std::fs::metadata(&path) {
-        Ok(m) if !m.is_file() => {
-            return Err(py_err(
-                Error::new(format!(
-                    "task file `{}` is not a regular file",
-                    path.display()
-                ))
-                .kind(ErrorKind::Task)
-                .hint("point TASK.yaml at a task file"),
-            ))
-        }
-        _ => {}
-    }
-    std::fs::read_to_string(&path).map_err(|e| {
-        py_err(
-            Error::new(format!("cannot read task file `{}`", path.display()))
-                .caused_by(e.to_string())
-                .hint("check the TASK.yaml path"),
-        )
-    })
+    read_task_file(&path, false).map_err(|e| py_err(e.into()))
 }

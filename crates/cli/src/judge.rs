@@ -20,7 +20,7 @@ fn import(results: &Path, cache: Option<PathBuf>) -> Result<(), Error> {
         .or_else(evalscore_judge::default_cache_path)
         .ok_or_else(|| {
             Error::new("no judge cache path: neither XDG_CACHE_HOME nor HOME is set")
-                .hint("pass `--cache PATH`")
+                .with_hint("pass `--cache PATH`")
         })?;
     let file = evalscore_judge::open_batch_output(results)
         .map_err(|e| Error::new(e.to_string()).kind(ErrorKind::Input))?;

@@ -34,7 +34,7 @@ pub fn storage_options(given: &[String]) -> Result<Vec<(String, String)>, Error>
                     "`--storage-option` number {} is not KEY=VALUE",
                     i + 1
                 ))
-                .hint(
+                .with_hint(
                     "write `--storage-option aws_region=eu-west-1`; see docs/storage.md for the keys",
                 )
             })

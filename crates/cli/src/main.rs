@@ -44,7 +44,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|| "unknown panic".to_owned());
             let e = Error::new(format!("internal error: {msg}"))
                 .kind(ErrorKind::Internal)
-                .hint("this is a bug in evalscore; please report it with the command line and the task file. No output was written");
+                .with_hint("this is a bug in evalscore; please report it with the command line and the task file. No output was written");
             eprint!("{}", evalscore_engine::render(&e));
             ExitCode::from(2)
         }

@@ -1,14 +1,286 @@
 //! The engine's errors are [`evalscore_error::Error`]s (re-exported here, with the renderer):
 //! what failed (a message naming the file, row and column, or the task line and column), of
 //! which [`ErrorKind`], the chain of causes (`source()`, which the CLI prints as `Caused by:`
-//! lines), and what the user can do (`hint`). [`ErrorExt`] adds the constructors from the
-//! errors of the crates below the engine; a reader's error, and the judge runtime's, convert
-//! with `?`.
+//! lines), and what the user can do (`hint`).
+//!
+//! The engine's own failures are [`EngineError`] variants, each with its kind and hint
+//! ([`Diagnostic`]), so `?` turns one into an [`Error`]. [`ErrorExt`] keeps the short
+//! constructors from the errors of the crates below the engine; a reader's error, and the
+//! judge runtime's, convert with `?`.
 
+use evalscore_error::Diagnostic;
 pub use evalscore_error::{render, Cause, Error, ErrorKind};
 use evalscore_reader::ReadError;
+use evalscore_storage::StorageError;
 use evalscore_task::TaskError;
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// What the engine itself refuses or fails at. The text of each variant is the message users
+/// see; a `#[source]` is printed below it as `Caused by:`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The task file is a folder, a FIFO, a device: reading it would fail or never end.
+    #[error("task file `{}` is not a regular file{}", path.display(), what.map(|w| format!(" (a {w})")).unwrap_or_default())]
+    TaskNotAFile {
+        path: PathBuf,
+        /// What it is instead, when the message says it.
+        what: Option<&'static str>,
+    },
+    #[error("cannot read task file `{}`", path.display())]
+    TaskUnreadable {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// An error in the task, located in the task file when its path is known.
+    #[error("{}", task_message(path.as_deref(), error))]
+    Task {
+        path: Option<PathBuf>,
+        error: TaskError,
+    },
+    #[error("interrupted by {signal}; no output was written")]
+    Interrupted { signal: String },
+    #[error("`--run-id` is empty")]
+    RunIdEmpty,
+    #[error("`--run-id` is {len} bytes long; at most {max} are allowed")]
+    RunIdTooLong { len: usize, max: usize },
+    /// `id` as `escape_debug` shows it.
+    #[error("`--run-id {id}` holds {c:?}; a run id has no whitespace or control characters")]
+    RunIdCharacter { id: String, c: char },
+    #[error("`--label ={0}` has an empty key")]
+    LabelEmptyKey(String),
+    #[error("`--label {0}=...` is given twice")]
+    LabelTwice(String),
+    #[error("internal check failed: read {done} rows of {total} and wrote {written} score rows")]
+    RowCount { done: u64, total: u64, written: u64 },
+    /// A check that should never fail; `kind` is [`ErrorKind::Internal`] unless it says otherwise.
+    #[error("internal error: {message}")]
+    Internal { message: String, kind: ErrorKind },
+    /// An Arrow kernel failed on data the engine built itself.
+    #[error("internal error: {0}")]
+    Arrow(#[source] arrow::error::ArrowError),
+    #[error("internal error: column `{column}`: {source}")]
+    ArrowColumn {
+        column: String,
+        #[source]
+        source: arrow::error::ArrowError,
+    },
+    #[error("internal error: {0}")]
+    Json(#[source] serde_json::Error),
+    /// A row a scorer could not score, or a model output column that cannot be read:
+    /// `at` names the row (`row 3`, `data.parquet, row 12`) or the file.
+    #[error("{at}: {message}")]
+    Row {
+        at: String,
+        message: String,
+        kind: ErrorKind,
+        hint: Option<String>,
+    },
+    #[error("the task has python metrics, whose figures need their functions")]
+    NeedsFunctions,
+    #[error("scorer `{scorer}`: metric `{metric}`: {source}")]
+    UserMetric {
+        scorer: String,
+        metric: String,
+        #[source]
+        source: evalscore_metrics::MetricError,
+    },
+    #[error("these states are of another task (task fingerprint {states}, this task is {task})")]
+    StatesOfAnotherTask { states: String, task: String },
+    #[error("these states do not fit the task (its scorers and metrics differ)")]
+    StatesDoNotFit,
+    #[error(
+        "cannot merge states of another task (task fingerprint {other}, these are of {these})"
+    )]
+    MergeAnotherTask { other: String, these: String },
+    #[error("cannot merge states of different tasks (their scorers and metrics differ)")]
+    MergeDifferentTasks,
+    #[error("cannot merge states: {0}")]
+    MergeMetric(#[source] evalscore_metrics::MetricError),
+    #[error("cannot serialize states: {0}")]
+    SerializeStates(#[source] postcard::Error),
+    #[error("not evalscore states (the bytes do not start with `ESST`)")]
+    NotStates,
+    #[error("the states end before their version")]
+    StatesEndBeforeVersion,
+    #[error("states of format version {version}; this build reads versions 1 to {newest}")]
+    StatesVersion { version: u16, newest: u16 },
+    #[error("the states end before their task fingerprint")]
+    StatesEndBeforeFingerprint,
+    #[error("the states have {0} bytes after their end")]
+    StatesTrailing(usize),
+    #[error("damaged states: {0}")]
+    DamagedStates(#[source] postcard::Error),
+    #[error("batch column `{column}` has type {found}, but the scorer was bound to {bound}")]
+    BatchColumnType {
+        column: String,
+        found: arrow::datatypes::DataType,
+        bound: arrow::datatypes::DataType,
+    },
+    #[error("the batch has no column `{0}`, which the task reads")]
+    BatchColumnMissing(String),
+    #[error("the input{} has two columns named `{column}`", file.as_ref().map(|p| format!(" (`{}`)", p.display())).unwrap_or_default())]
+    DuplicateInputColumn {
+        file: Option<PathBuf>,
+        column: String,
+    },
+    /// `who` says which scorer needs it (or is empty), `origin` where the name came from.
+    #[error("{who}the input has no model output column `{column}`{origin}")]
+    NoModelOutputColumn {
+        who: String,
+        column: String,
+        origin: &'static str,
+        #[source]
+        available: AvailableColumns,
+    },
+    #[error("`--keep` names column `{column}`, which the input does not have")]
+    KeepMissing {
+        column: String,
+        #[source]
+        available: AvailableColumns,
+    },
+    #[error("`--keep` names column `{0}` twice")]
+    KeepTwice(String),
+    #[error(
+        "kept columns `{first}` and `{second}` would both be named `{name}` in scores.parquet"
+    )]
+    KeepCollide {
+        first: String,
+        second: String,
+        name: String,
+    },
+    #[error("two output columns would be named `{0}`")]
+    OutputColumnTwice(String),
+    #[error("`--run-columns` adds a `{0}` column to scores.parquet, which already has one")]
+    RunColumnPresent(&'static str),
+    #[error("`{0}`: an http(s):// URL is an input only; outputs go to object storage")]
+    WebOutput(String),
+    #[error("cannot create a temporary folder for the outputs")]
+    Staging(#[source] io::Error),
+    #[error("cannot read the staged `{file}`")]
+    StagedUnreadable {
+        file: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    /// An object storage failure while writing the outputs.
+    #[error(transparent)]
+    Storage(StorageError),
+    #[error("task `{}` has no model-graded scorer, so there is nothing to export", task.display())]
+    NothingToExport { task: PathBuf },
+    #[error("`judge export` sends nothing; --offline has no meaning here")]
+    ExportOffline,
+    #[error("`{}` already exists", path.display())]
+    AlreadyExists { path: PathBuf },
+    #[error("cannot create `{}`", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot write `{}`", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot remove `{}`, left by an earlier export", path.display())]
+    RemoveStale {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot put `{}` in place", path.display())]
+    Rename {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// The input's columns, named under an error about a column it does not have.
+#[derive(Debug, thiserror::Error)]
+#[error("available columns: {0}")]
+pub struct AvailableColumns(pub String);
+
+/// `task file `t.yaml`, line 3, column 5: MESSAGE`, or `task, line 3, column 5: MESSAGE`
+/// when the task came as text.
+fn task_message(path: Option<&Path>, e: &TaskError) -> String {
+    let at = match path {
+        Some(p) => format!("task file `{}`", p.display()),
+        None => "task".to_owned(),
+    };
+    match e.location {
+        Some(l) => format!("{at}, {l}: {}", e.message),
+        None => format!("{at}: {}", e.message),
+    }
+}
+
+const OVERWRITE_HINT: &str = "pass --overwrite to replace it, or choose another --out";
+
+impl Diagnostic for EngineError {
+    fn kind(&self) -> ErrorKind {
+        use EngineError as E;
+        match self {
+            E::TaskNotAFile { .. } | E::Task { .. } | E::NothingToExport { .. } => ErrorKind::Task,
+            E::Interrupted { .. } => ErrorKind::Interrupted,
+            E::RowCount { .. } | E::Arrow(_) | E::ArrowColumn { .. } | E::Json(_) => {
+                ErrorKind::Internal
+            }
+            E::Internal { kind, .. } | E::Row { kind, .. } => *kind,
+            E::UserMetric { .. } => ErrorKind::Data,
+            E::DuplicateInputColumn { .. } => ErrorKind::Input,
+            E::WebOutput(_)
+            | E::Staging(_)
+            | E::StagedUnreadable { .. }
+            | E::Storage(_)
+            | E::AlreadyExists { .. }
+            | E::Create { .. }
+            | E::Write { .. }
+            | E::RemoveStale { .. }
+            | E::Rename { .. } => ErrorKind::Output,
+            _ => ErrorKind::Other,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        use EngineError as E;
+        let hint = match self {
+            E::TaskNotAFile { .. } => "point TASK.yaml at a task file",
+            E::TaskUnreadable { .. } => "check the TASK.yaml path",
+            E::Task { error, .. } => return error.hint.clone(),
+            E::Row { hint, .. } => return hint.clone(),
+            E::Storage(e) => return e.hint.clone(),
+            E::RowCount { .. } => "no output was written; please report this",
+            E::RunIdEmpty => "leave `--run-id` out for a fresh UUIDv7",
+            E::NeedsFunctions => "finish the states where the task's functions were given",
+            E::StatesOfAnotherTask { .. } => {
+                "finish states with the task file, and --set values, that produced them"
+            }
+            E::MergeAnotherTask { .. } => {
+                "merge only states that the same task file, with the same --set values, produced"
+            }
+            E::BatchColumnType { .. } => "bind a scorer to this batch's schema, or cast the column",
+            E::DuplicateInputColumn { .. } => "rename one of them in the export",
+            E::NoModelOutputColumn { .. } => "name the model output column with `--output-column COL` (or `definition.output_column`), or give the scorer a `value:` template",
+            E::KeepMissing { .. } => "list existing columns, separated by commas: `--keep id,subject`",
+            E::KeepTwice(_) | E::KeepCollide { .. } => "keep each column once; names are made warehouse-safe by replacing characters outside A-Z, a-z, 0-9 and _ with _",
+            E::OutputColumnTwice(_) => "rename the kept column or give the scorer another `key:`",
+            E::RunColumnPresent(_) => {
+                "leave the input's `run_id` out of `--keep`, or drop `--run-columns`"
+            }
+            E::WebOutput(_) => {
+                "use an s3://, gs://, az:// or abfss:// prefix, or a local folder, as `--out`"
+            }
+            E::Staging(_) => "the outputs are written locally (TMPDIR) before the upload; check the temporary folder",
+            E::AlreadyExists { .. } => OVERWRITE_HINT,
+            _ => return None,
+        };
+        Some(hint.to_owned())
+    }
+}
 
 /// [`Error`]'s constructors from the task and reader crates' errors, called as
 /// `Error::task(path, e)` and `Error::read(e)` where this trait is in scope.
@@ -22,18 +294,32 @@ pub trait ErrorExt {
 
 impl ErrorExt for Error {
     fn task(path: &Path, e: TaskError) -> Error {
-        let at = match e.location {
-            Some(l) => format!("task file `{}`, {l}", path.display()),
-            None => format!("task file `{}`", path.display()),
-        };
-        let err = Error::new(format!("{at}: {}", e.message)).kind(ErrorKind::Task);
-        match e.hint {
-            Some(h) => err.with_hint(h),
-            None => err,
+        EngineError::Task {
+            path: Some(path.to_path_buf()),
+            error: e,
         }
+        .into()
     }
 
     fn read(e: ReadError) -> Error {
         Error::from(e)
     }
+}
+
+/// The text of a task file, refused before it is read when it is not a regular file (a FIFO
+/// would block and `/dev/zero` would never end). `say_what` adds what it is to the message.
+pub fn read_task_file(path: &Path, say_what: bool) -> Result<String, EngineError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(EngineError::TaskNotAFile {
+                path: path.to_path_buf(),
+                what: say_what.then(|| evalscore_reader::file_kind(&m)),
+            })
+        }
+        _ => {}
+    }
+    std::fs::read_to_string(path).map_err(|source| EngineError::TaskUnreadable {
+        path: path.to_path_buf(),
+        source,
+    })
 }

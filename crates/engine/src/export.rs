@@ -10,7 +10,7 @@
 
 use crate::library::{BindOptions, Scorer};
 use crate::model_output::model_output_text;
-use crate::{Error, ErrorExt, ErrorKind, Task};
+use crate::{EngineError, Error, ErrorExt, ErrorKind, Task};
 use evalscore_reader::Inputs;
 use evalscore_scorers::judge::JudgeOptions;
 use evalscore_task::RowContext;
@@ -49,24 +49,21 @@ pub fn batch_file_name(out: &Path, n: usize) -> PathBuf {
 
 /// Writes the Batch API input files of every uncached judge request.
 pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
-    let text = std::fs::read_to_string(&opts.task).map_err(|e| {
-        Error::new(format!("cannot read task file `{}`", opts.task.display()))
-            .caused_by(e.to_string())
-            .hint("check the TASK.yaml path")
-    })?;
+    let text =
+        std::fs::read_to_string(&opts.task).map_err(|source| EngineError::TaskUnreadable {
+            path: opts.task.clone(),
+            source,
+        })?;
     let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
         .map_err(|e| Error::task(&opts.task, e))?;
     if !task.scorers.iter().any(|s| s.scorer.judge().is_some()) {
-        return Err(Error::new(format!(
-            "task `{}` has no model-graded scorer, so there is nothing to export",
-            opts.task.display()
-        ))
-        .kind(ErrorKind::Task));
+        return Err(EngineError::NothingToExport {
+            task: opts.task.clone(),
+        }
+        .into());
     }
     if opts.judge.offline {
-        return Err(Error::new(
-            "`judge export` sends nothing; --offline has no meaning here",
-        ));
+        return Err(EngineError::ExportOffline.into());
     }
     crate::outdir::refuse_url(&opts.out)?;
     let inputs = Inputs::open(&opts.inputs).map_err(Error::read)?;
@@ -87,15 +84,17 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
     )?;
     let (task, plan) = (&scorer.task, &scorer.plan);
     let Some(runtime) = plan.judge.as_deref() else {
-        return Err(Error::new("internal error: no judge runtime").kind(ErrorKind::Internal));
+        return Err(EngineError::Internal {
+            message: "no judge runtime".to_owned(),
+            kind: ErrorKind::Internal,
+        }
+        .into());
     };
     // Refuse before writing anything: the whole set of files is the export.
     let parts = evalscore_judge::batch_parts_present(&opts.out);
     for f in std::iter::once(opts.out.clone()).chain(parts.into_iter().map(|(_, f)| f)) {
         if !opts.overwrite && std::fs::symlink_metadata(&f).is_ok() {
-            return Err(Error::new(format!("`{}` already exists", f.display()))
-                .kind(ErrorKind::Output)
-                .hint("pass --overwrite to replace it, or choose another --out"));
+            return Err(EngineError::AlreadyExists { path: f }.into());
         }
     }
     let mut writer = BatchWriter::new(&opts.out);
@@ -109,9 +108,14 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
                 crate::check_interrupt()?;
                 let model_output = match &plan.output_column {
                     Some(name) => match batch.column_by_name(name) {
-                        Some(col) => Some(model_output_text(col, name).map_err(|e| {
-                            Error::new(format!("{}: {}", path.display(), e.message))
-                        })?),
+                        Some(col) => {
+                            Some(model_output_text(col, name).map_err(|e| EngineError::Row {
+                                at: path.display().to_string(),
+                                message: e.message,
+                                kind: ErrorKind::Other,
+                                hint: None,
+                            })?)
+                        }
                         None => None,
                     },
                     None => None,
@@ -132,18 +136,15 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
                     batch.num_rows(),
                     &mut seen,
                 )
-                .map_err(|e| {
-                    let err = Error::new(format!(
-                        "{}, row {}: {}",
+                .map_err(|e| EngineError::Row {
+                    at: format!(
+                        "{}, row {}",
                         path.display(),
-                        unit.first_row + done + e.row as u64 + 1,
-                        e.message
-                    ))
-                    .kind(ErrorKind::Data);
-                    match e.hint {
-                        Some(h) => err.hint(h),
-                        None => err,
-                    }
+                        unit.first_row + done + e.row as u64 + 1
+                    ),
+                    message: e.message,
+                    kind: ErrorKind::Data,
+                    hint: e.hint,
                 })?;
                 for line in lines {
                     writer.line(&line)?;
@@ -193,22 +194,14 @@ impl BatchWriter {
         if self.current.is_none() || self.in_file == BATCH_FILE_REQUESTS {
             self.close()?;
             let target = batch_file_name(&self.out, self.files.len() + 1);
-            let tmp = target.with_file_name(format!(
-                ".{}.evalscore-{}.tmp",
-                target
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                std::process::id()
-            ));
+            let tmp = temporary_name(&target);
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(&tmp)
-                .map_err(|e| {
-                    Error::new(format!("cannot create `{}`", tmp.display()))
-                        .kind(ErrorKind::Output)
-                        .caused_by(e.to_string())
+                .map_err(|source| EngineError::Create {
+                    path: tmp.clone(),
+                    source,
                 })?;
             self.files.push((tmp.clone(), target));
             self.current = Some((std::io::BufWriter::new(f), tmp));
@@ -237,14 +230,7 @@ impl BatchWriter {
     fn finish(mut self, overwrite: bool) -> Result<(u64, Vec<PathBuf>), Error> {
         if self.files.is_empty() {
             let target = self.out.clone();
-            let tmp = target.with_file_name(format!(
-                ".{}.evalscore-{}.tmp",
-                target
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                std::process::id()
-            ));
+            let tmp = temporary_name(&target);
             std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -261,18 +247,15 @@ impl BatchWriter {
             }
             if !overwrite {
                 self.abandon();
-                return Err(Error::new(format!("`{}` already exists", stale.display()))
-                    .kind(ErrorKind::Output)
-                    .hint("pass --overwrite to replace it, or choose another --out"));
+                return Err(EngineError::AlreadyExists { path: stale }.into());
             }
-            if let Err(e) = std::fs::remove_file(&stale) {
+            if let Err(source) = std::fs::remove_file(&stale) {
                 self.abandon();
-                return Err(Error::new(format!(
-                    "cannot remove `{}`, left by an earlier export",
-                    stale.display()
-                ))
-                .kind(ErrorKind::Output)
-                .caused_by(e.to_string()));
+                return Err(EngineError::RemoveStale {
+                    path: stale,
+                    source,
+                }
+                .into());
             }
         }
         if !overwrite {
@@ -281,18 +264,15 @@ impl BatchWriter {
                 .iter()
                 .find(|(_, t)| std::fs::symlink_metadata(t).is_ok())
             {
-                let message = format!("`{}` already exists", target.display());
+                let path = target.clone();
                 self.abandon();
-                return Err(Error::new(message)
-                    .kind(ErrorKind::Output)
-                    .hint("pass --overwrite to replace it, or choose another --out"));
+                return Err(EngineError::AlreadyExists { path }.into());
             }
         }
         for (tmp, target) in &self.files {
-            std::fs::rename(tmp, target).map_err(|e| {
-                Error::new(format!("cannot put `{}` in place", target.display()))
-                    .kind(ErrorKind::Output)
-                    .caused_by(e.to_string())
+            std::fs::rename(tmp, target).map_err(|source| EngineError::Rename {
+                path: target.clone(),
+                source,
             })?;
             done.push(target.clone());
         }
@@ -307,10 +287,24 @@ impl BatchWriter {
     }
 }
 
-fn write_error(path: &Path, e: std::io::Error) -> Error {
-    Error::new(format!("cannot write `{}`", path.display()))
-        .kind(ErrorKind::Output)
-        .caused_by(e.to_string())
+/// The hidden name `target` is written under until it is complete.
+fn temporary_name(target: &Path) -> PathBuf {
+    target.with_file_name(format!(
+        ".{}.evalscore-{}.tmp",
+        target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ))
+}
+
+fn write_error(path: &Path, source: std::io::Error) -> Error {
+    EngineError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+    .into()
 }
 
 #[cfg(test)]

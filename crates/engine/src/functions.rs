@@ -67,7 +67,7 @@ pub(crate) fn metric_values(values: &dyn Array) -> Result<ArrayRef, MetricError>
         DataType::Dictionary(_, v) => v.as_ref().clone(),
         _ => return Ok(a),
     };
-    cast(&a, &target).map_err(|e| MetricError(e.to_string()))
+    cast(&a, &target).map_err(MetricError::Arrow)
 }
 
 /// A `python` metric's three functions as the metrics crate's [`UserFold`].
@@ -80,22 +80,24 @@ impl UserFold for Fold<'_> {
     fn update(&self, values: &dyn Array) -> Result<Vec<u8>, MetricError> {
         let name = &self.spec.function.name;
         let values = metric_values(values)?;
-        self.functions
-            .metric_update(name, &values)
-            .map_err(|m| MetricError(format!("function `{name}` failed: {m}")))
+        failed(name, self.functions.metric_update(name, &values))
     }
 
     fn merge(&self, parts: &[Vec<u8>]) -> Result<Vec<u8>, MetricError> {
         let name = &self.spec.merge.name;
-        self.functions
-            .metric_merge(name, parts)
-            .map_err(|m| MetricError(format!("function `{name}` failed: {m}")))
+        failed(name, self.functions.metric_merge(name, parts))
     }
 
     fn finish(&self, state: &[u8]) -> Result<Vec<(Option<String>, Option<f64>)>, MetricError> {
         let name = &self.spec.finish.name;
-        self.functions
-            .metric_finish(name, state)
-            .map_err(|m| MetricError(format!("function `{name}` failed: {m}")))
+        failed(name, self.functions.metric_finish(name, state))
     }
+}
+
+/// A user function's result, its failure (the text of what it raised) named by the function.
+fn failed<T>(name: &str, result: Result<T, String>) -> Result<T, MetricError> {
+    result.map_err(|message| MetricError::Function {
+        name: name.to_owned(),
+        message,
+    })
 }

@@ -14,7 +14,7 @@
 use crate::output::{ConfusionRow, MetricRow};
 use crate::plan::{Plan, PlanError, PlanOptions};
 use crate::score::{score_batch, RowBudget, UnitResult};
-use crate::{Error, ErrorExt, RunIdentity};
+use crate::{EngineError, Error, RunIdentity};
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{Schema, SchemaRef};
@@ -97,18 +97,15 @@ impl Report {
     /// metrics.parquet's table: the schema and rows the CLI writes, ending in the run
     /// identity columns (`run_id`, `run_started_at`, `labels`) of [`Report::run`].
     pub fn metrics_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run).map_err(
-            |e| Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal),
-        )
+        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run)
+            .map_err(|e| EngineError::Arrow(e).into())
     }
 
     /// confusion.parquet's table: the schema and rows the CLI writes, with the same run
     /// identity columns.
     pub fn confusion_batch(&self) -> Result<RecordBatch, Error> {
         crate::output::tables::confusion_batch(&self.confusion, &self.group_columns, &self.run)
-            .map_err(|e| {
-                Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-            })
+            .map_err(|e| EngineError::Arrow(e).into())
     }
 }
 
@@ -126,10 +123,7 @@ pub fn report(
     check_task(task, states)?;
     let finished;
     let states = if states.has_user_metrics() {
-        let functions = functions.ok_or_else(|| {
-            Error::new("the task has python metrics, whose figures need their functions")
-                .hint("finish the states where the task's functions were given")
-        })?;
+        let functions = functions.ok_or(EngineError::NeedsFunctions)?;
         let mut s = states.clone();
         s.finish_user(task, functions)?;
         finished = s;
@@ -137,23 +131,13 @@ pub fn report(
     } else {
         states
     };
-    let group_columns = crate::plan::group_columns(task);
-    Ok(Report {
-        metrics: crate::plan::metric_rows(
-            &group_columns,
-            task,
-            &states.metrics,
-            &states.missing,
-            &states.invalid,
-            allow_row_errors.then_some(states.row_errors.as_slice()),
-            states.rows,
-        ),
-        confusion: crate::plan::confusion_rows(&group_columns, task, &states.metrics),
-        group_columns,
-        rows: states.rows,
+    Ok(states.report(
+        task,
+        crate::plan::group_columns(task),
+        allow_row_errors,
         // Merged states belong to no one run: a fresh identity, as a new scorer gets.
-        run: RunIdentity::starting_now(),
-    })
+        RunIdentity::starting_now(),
+    ))
 }
 
 /// metrics.json's content for `report`, the figures of `states` for `task` (see [`report`]).
@@ -164,20 +148,13 @@ pub fn metrics_json(
     allow_row_errors: bool,
 ) -> Result<serde_json::Value, Error> {
     check_task(task, states)?;
-    let named = |counts: &[u64]| -> Vec<(String, u64)> {
-        task.scorers
-            .iter()
-            .map(|s| s.key.clone())
-            .zip(counts.iter().copied())
-            .collect()
-    };
-    let row_errors = named(&states.row_errors);
+    let row_errors = named(task, &states.row_errors);
     Ok(crate::output::tables::metrics_json(
         task,
         &report.metrics,
         &report.confusion,
         &report.group_columns,
-        &named(&states.missing),
+        &named(task, &states.missing),
         allow_row_errors.then_some(row_errors.as_slice()),
         states.rows,
         &report.run,
@@ -198,21 +175,27 @@ pub fn empty_states(task: &Task) -> States {
     }
 }
 
+/// Per-scorer `counts` named by the scorers' keys, in task order.
+pub(crate) fn named(task: &Task, counts: &[u64]) -> Vec<(String, u64)> {
+    task.scorers
+        .iter()
+        .map(|s| s.key.clone())
+        .zip(counts.iter().copied())
+        .collect()
+}
+
 /// States folded by another task cannot be read with this one's scorers.
 fn check_task(task: &Task, states: &States) -> Result<(), Error> {
     let shape: Vec<usize> = task.scorers.iter().map(|s| s.metrics.len()).collect();
     if states.fingerprint != task.fingerprint {
-        return Err(Error::new(format!(
-            "these states are of another task (task fingerprint {}, this task is {})",
-            short(&states.fingerprint),
-            short(&task.fingerprint)
-        ))
-        .hint("finish states with the task file, and --set values, that produced them"));
+        return Err(EngineError::StatesOfAnotherTask {
+            states: short(&states.fingerprint),
+            task: short(&task.fingerprint),
+        }
+        .into());
     }
     if states.metrics.iter().map(Vec::len).collect::<Vec<_>>() != shape {
-        return Err(Error::new(
-            "these states do not fit the task (its scorers and metrics differ)",
-        ));
+        return Err(EngineError::StatesDoNotFit.into());
     }
     Ok(())
 }
@@ -246,7 +229,7 @@ impl Scorer {
         )
         .map_err(|e| match e {
             PlanError::Task(t) => task_error(t, source.map(|(task_path, _)| task_path)),
-            PlanError::Other(e) => e,
+            PlanError::Other(e) => e.into(),
         })?;
         let mut plan = plan;
         crate::functions::check(&task, opts.functions.as_deref())
@@ -331,12 +314,11 @@ impl Scorer {
             &self.budget,
             &mut bad,
         )
-        .map_err(|e| {
-            let mut err = Error::new(format!("row {}: {}", e.row + 1, e.message));
-            if let Some(h) = e.hint {
-                err = err.hint(h);
-            }
-            err
+        .map_err(|e| EngineError::Row {
+            at: format!("row {}", e.row + 1),
+            message: e.message,
+            kind: crate::ErrorKind::Other,
+            hint: e.hint,
         })?;
         // Row errors are counted in `acc.row_errors`; their details are the CLI's (run.json).
         drop(bad);
@@ -348,9 +330,9 @@ impl Scorer {
                 if c.data_type() == f.data_type() {
                     Ok(c.clone())
                 } else {
-                    cast(c, f.data_type()).map_err(|e| {
-                        Error::new(format!("internal error: column `{}`: {e}", f.name()))
-                            .kind(crate::ErrorKind::Internal)
+                    cast(c, f.data_type()).map_err(|source| EngineError::ArrowColumn {
+                        column: f.name().clone(),
+                        source,
                     })
                 }
             })
@@ -360,7 +342,7 @@ impl Scorer {
             columns,
             &arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
         )
-        .map_err(|e| Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal))?;
+        .map_err(EngineError::Arrow)?;
         Ok((
             scores,
             States {
@@ -387,21 +369,12 @@ impl Scorer {
             }
             _ => states,
         };
-        Ok(Report {
-            metrics: self.plan.metric_rows(
-                &self.task,
-                &states.metrics,
-                &states.missing,
-                &states.invalid,
-                self.allow_row_errors
-                    .then_some(states.row_errors.as_slice()),
-                states.rows,
-            ),
-            confusion: self.plan.confusion_rows(&self.task, &states.metrics),
-            group_columns: self.plan.group_columns.clone(),
-            rows: states.rows,
-            run: self.run.clone(),
-        })
+        Ok(states.report(
+            &self.task,
+            self.plan.group_columns.clone(),
+            self.allow_row_errors,
+            self.run.clone(),
+        ))
     }
 
     /// The run identity [`Scorer::finish`]'s reports carry: by default a fresh UUIDv7 made
@@ -424,17 +397,14 @@ impl Scorer {
             ) {
                 (Ok(f), Some(t)) if f.data_type() == t => {}
                 (Ok(f), Some(t)) => {
-                    return Err(Error::new(format!(
-                        "batch column `{name}` has type {}, but the scorer was bound to {t}",
-                        f.data_type()
-                    ))
-                    .hint("bind a scorer to this batch's schema, or cast the column"))
+                    return Err(EngineError::BatchColumnType {
+                        column: name.clone(),
+                        found: f.data_type().clone(),
+                        bound: t.clone(),
+                    }
+                    .into())
                 }
-                (Err(_), _) => {
-                    return Err(Error::new(format!(
-                        "the batch has no column `{name}`, which the task reads"
-                    )))
-                }
+                (Err(_), _) => return Err(EngineError::BatchColumnMissing(name.clone()).into()),
                 (Ok(_), None) => {}
             }
         }
@@ -444,23 +414,39 @@ impl Scorer {
 
 /// A task error as the library reports it: located in the task file when its path is known.
 fn task_error(t: evalscore_task::TaskError, task_path: Option<&Path>) -> Error {
-    match task_path {
-        Some(p) => Error::task(p, t),
-        None => {
-            let e = Error::new(match t.location {
-                Some(l) => format!("task, {l}: {}", t.message),
-                None => format!("task: {}", t.message),
-            })
-            .kind(crate::ErrorKind::Task);
-            match t.hint {
-                Some(h) => e.hint(h),
-                None => e,
-            }
-        }
+    EngineError::Task {
+        path: task_path.map(Path::to_path_buf),
+        error: t,
     }
+    .into()
 }
 
 impl States {
+    /// The figures of these (finished) states over `group_columns`, carrying `run`.
+    fn report(
+        &self,
+        task: &Task,
+        group_columns: Vec<String>,
+        allow_row_errors: bool,
+        run: RunIdentity,
+    ) -> Report {
+        Report {
+            metrics: crate::plan::metric_rows(
+                &group_columns,
+                task,
+                &self.metrics,
+                &self.missing,
+                &self.invalid,
+                allow_row_errors.then_some(self.row_errors.as_slice()),
+                self.rows,
+            ),
+            confusion: crate::plan::confusion_rows(&group_columns, task, &self.metrics),
+            group_columns,
+            rows: self.rows,
+            run,
+        }
+    }
+
     /// Whether any metric is a `python` metric (folded by user functions).
     pub fn has_user_metrics(&self) -> bool {
         self.metrics.iter().flatten().any(Grouped::is_user)
@@ -478,9 +464,10 @@ impl States {
         for (scorer, states) in task.scorers.iter().zip(self.metrics.iter_mut()) {
             for (m, state) in scorer.metrics.iter().zip(states.iter_mut()) {
                 if let Some(spec) = &m.python {
-                    f(state, spec).map_err(|e| {
-                        Error::new(format!("scorer `{}`: metric `{}`: {e}", scorer.key, m.name))
-                            .kind(crate::ErrorKind::Data)
+                    f(state, spec).map_err(|source| EngineError::UserMetric {
+                        scorer: scorer.key.clone(),
+                        metric: m.name.clone(),
+                        source,
                     })?;
                 }
             }
@@ -519,25 +506,19 @@ impl States {
     /// these. The result does not depend on the order of merges.
     pub fn merge(&mut self, other: &States) -> Result<(), Error> {
         if self.fingerprint != other.fingerprint {
-            return Err(Error::new(format!(
-                "cannot merge states of another task (task fingerprint {}, these are of {})",
-                short(&other.fingerprint),
-                short(&self.fingerprint)
-            ))
-            .hint(
-                "merge only states that the same task file, with the same --set values, produced",
-            ));
+            return Err(EngineError::MergeAnotherTask {
+                other: short(&other.fingerprint),
+                these: short(&self.fingerprint),
+            }
+            .into());
         }
         let shape = |s: &States| -> Vec<usize> { s.metrics.iter().map(Vec::len).collect() };
         if shape(self) != shape(other) || self.missing.len() != other.missing.len() {
-            return Err(Error::new(
-                "cannot merge states of different tasks (their scorers and metrics differ)",
-            ));
+            return Err(EngineError::MergeDifferentTasks.into());
         }
         for (a, b) in self.metrics.iter_mut().zip(&other.metrics) {
             for (x, y) in a.iter_mut().zip(b) {
-                x.merge(y)
-                    .map_err(|e| Error::new(format!("cannot merge states: {e}")))?;
+                x.merge(y).map_err(EngineError::MergeMetric)?;
             }
         }
         for (a, b) in self.missing.iter_mut().zip(&other.missing) {
@@ -601,29 +582,28 @@ impl States {
         out.extend_from_slice(STATES_MAGIC);
         out.extend_from_slice(&STATES_FORMAT_VERSION.to_le_bytes());
         out.extend_from_slice(&self.fingerprint);
-        postcard::to_extend(self, out)
-            .map_err(|e| Error::new(format!("cannot serialize states: {e}")))
+        Ok(postcard::to_extend(self, out).map_err(EngineError::SerializeStates)?)
     }
 
     /// States from [`States::to_bytes`]; other magic bytes, another version or damaged
     /// bytes are an error saying which.
     pub fn from_bytes(bytes: &[u8]) -> Result<States, Error> {
         let Some(rest) = bytes.strip_prefix(STATES_MAGIC.as_slice()) else {
-            return Err(Error::new(
-                "not evalscore states (the bytes do not start with `ESST`)",
-            ));
+            return Err(EngineError::NotStates.into());
         };
         let Some((version, body)) = rest.split_first_chunk::<2>() else {
-            return Err(Error::new("the states end before their version"));
+            return Err(EngineError::StatesEndBeforeVersion.into());
         };
         let version = u16::from_le_bytes(*version);
         if version != STATES_FORMAT_VERSION && version != 1 {
-            return Err(Error::new(format!(
-                "states of format version {version}; this build reads versions 1 to {STATES_FORMAT_VERSION}"
-            )));
+            return Err(EngineError::StatesVersion {
+                version,
+                newest: STATES_FORMAT_VERSION,
+            }
+            .into());
         }
         let Some((fingerprint, body)) = body.split_first_chunk::<32>() else {
-            return Err(Error::new("the states end before their task fingerprint"));
+            return Err(EngineError::StatesEndBeforeFingerprint.into());
         };
         let read = if version == 1 {
             postcard::take_from_bytes::<StatesV1>(body).map(|(s, rest)| {
@@ -648,16 +628,26 @@ impl States {
                 fingerprint: *fingerprint,
                 ..s
             }),
-            Ok((_, extra)) => Err(Error::new(format!(
-                "the states have {} bytes after their end",
-                extra.len()
-            ))),
-            Err(e) => Err(Error::new(format!("damaged states: {e}"))),
+            Ok((_, extra)) => Err(EngineError::StatesTrailing(extra.len()).into()),
+            Err(e) => Err(EngineError::DamagedStates(e).into()),
         }
     }
 }
 
-/// The first 12 hex digits of a fingerprint, for messages.
+/// The first 12 hex digits of a fingerprint (a SHA-256), for messages.
 fn short(f: &[u8; 32]) -> String {
-    f[..6].iter().map(|b| format!("{b:02x}")).collect()
+    format!(
+        "{:.12x}",
+        sha2::digest::Output::<sha2::Sha256>::from_slice(f)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn short_is_the_first_twelve_hex_digits() {
+        let mut f = [0u8; 32];
+        f[..7].copy_from_slice(&[0x01, 0xab, 0x00, 0xff, 0x10, 0x0c, 0xee]);
+        assert_eq!(super::short(&f), "01ab00ff100c");
+    }
 }

@@ -1,7 +1,7 @@
 //! What a run reads and writes, decided and checked before any row is read.
 
 use crate::output::{ConfusionRow, MetricRow};
-use crate::Error;
+use crate::{AvailableColumns, EngineError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_kernels::readable_as_text;
 use evalscore_metrics::{ClassMode, Grouped, StateKind};
@@ -19,7 +19,7 @@ pub const DEFAULT_OUTPUT_COLUMN: &str = "output";
 #[derive(Debug)]
 pub enum PlanError {
     Task(TaskError),
-    Other(Error),
+    Other(EngineError),
 }
 
 /// The resolved shape of a run.
@@ -126,18 +126,10 @@ impl Plan {
         let mut names = BTreeSet::new();
         for f in schema.fields() {
             if !names.insert(f.name().as_str()) {
-                let source = opts
-                    .source
-                    .map(|p| format!(" (`{}`)", p.display()))
-                    .unwrap_or_default();
-                return Err(PlanError::Other(
-                    Error::new(format!(
-                        "the input{source} has two columns named `{}`",
-                        f.name()
-                    ))
-                    .kind(crate::ErrorKind::Input)
-                    .hint("rename one of them in the export"),
-                ));
+                return Err(PlanError::Other(EngineError::DuplicateInputColumn {
+                    file: opts.source.map(Path::to_path_buf),
+                    column: f.name().clone(),
+                }));
             }
         }
         for s in &task.scorers {
@@ -172,13 +164,12 @@ impl Plan {
                 } else {
                     ""
                 };
-                return Err(PlanError::Other(
-                    Error::new(format!(
-                        "{who}the input has no model output column `{name}`{origin}"
-                    ))
-                    .caused_by(format!("available columns: {}", column_list(schema)))
-                    .hint("name the model output column with `--output-column COL` (or `definition.output_column`), or give the scorer a `value:` template"),
-                ));
+                return Err(PlanError::Other(EngineError::NoModelOutputColumn {
+                    who,
+                    column: name,
+                    origin,
+                    available: AvailableColumns(column_list(schema)),
+                }));
             }
             Some(name)
         } else {
@@ -195,13 +186,10 @@ impl Plan {
         let mut seen = BTreeSet::new();
         for k in &keep_names {
             let Some((_, f)) = schema.column_with_name(k) else {
-                return Err(PlanError::Other(
-                    Error::new(format!(
-                        "`--keep` names column `{k}`, which the input does not have"
-                    ))
-                    .caused_by(format!("available columns: {}", column_list(schema)))
-                    .hint("list existing columns, separated by commas: `--keep id,subject`"),
-                ));
+                return Err(PlanError::Other(EngineError::KeepMissing {
+                    column: k.clone(),
+                    available: AvailableColumns(column_list(schema)),
+                }));
             };
             let name = sanitize(k);
             // Strings are read as views; the output keeps the plain string type warehouses expect.
@@ -216,12 +204,15 @@ impl Plan {
                 .iter()
                 .find(|(_, f): &&(String, Arc<Field>)| *f.name() == name)
             {
-                let message = if other == k {
-                    format!("`--keep` names column `{k}` twice")
+                return Err(PlanError::Other(if other == k {
+                    EngineError::KeepTwice(k.clone())
                 } else {
-                    format!("kept columns `{other}` and `{k}` would both be named `{name}` in scores.parquet")
-                };
-                return Err(PlanError::Other(Error::new(message).hint("keep each column once; names are made warehouse-safe by replacing characters outside A-Z, a-z, 0-9 and _ with _")));
+                    EngineError::KeepCollide {
+                        first: other.clone(),
+                        second: k.clone(),
+                        name,
+                    }
+                }));
             }
             seen.insert(name.clone());
             keep.push((k.clone(), Arc::clone(&field)));
@@ -247,10 +238,7 @@ impl Plan {
             for name in &written {
                 let col = format!("{}__{name}", s.key);
                 if !seen.insert(col.clone()) {
-                    return Err(PlanError::Other(
-                        Error::new(format!("two output columns would be named `{col}`"))
-                            .hint("rename the kept column or give the scorer another `key:`"),
-                    ));
+                    return Err(PlanError::Other(EngineError::OutputColumnTwice(col)));
                 }
                 let kind = fields.iter().find(|f| f.name == *name).map(|f| f.kind);
                 let dt = match kind {
@@ -352,33 +340,6 @@ impl Plan {
     pub(crate) fn empty_states(&self) -> Vec<Vec<Grouped>> {
         self.state_template.clone()
     }
-
-    /// The rows of metrics.parquet: each scorer's metrics in task order (overall figures,
-    /// then each group's), then its missing count.
-    pub(crate) fn metric_rows(
-        &self,
-        task: &Task,
-        states: &[Vec<Grouped>],
-        missing: &[u64],
-        invalid: &[u64],
-        row_errors: Option<&[u64]>,
-        rows: u64,
-    ) -> Vec<MetricRow> {
-        metric_rows(
-            &self.group_columns,
-            task,
-            states,
-            missing,
-            invalid,
-            row_errors,
-            rows,
-        )
-    }
-
-    /// The rows of confusion.parquet: every non-zero cell of every binary and multiclass metric.
-    pub(crate) fn confusion_rows(&self, task: &Task, states: &[Vec<Grouped>]) -> Vec<ConfusionRow> {
-        confusion_rows(&self.group_columns, task, states)
-    }
 }
 
 /// Empty metric states of every metric of `task`, per scorer.
@@ -425,7 +386,8 @@ fn spread(
     out
 }
 
-/// [`Plan::metric_rows`] over the given group-by columns; needs no schema.
+/// The rows of metrics.parquet over the given group-by columns: each scorer's metrics in task
+/// order (overall figures, then each group's), then its missing count. Needs no schema.
 pub(crate) fn metric_rows(
     group_columns: &[String],
     task: &Task,
@@ -475,7 +437,7 @@ pub(crate) fn metric_rows(
     out
 }
 
-/// [`Plan::confusion_rows`] over the given group-by columns; needs no schema.
+/// The rows of confusion.parquet over the given group-by columns. Needs no schema.
 pub(crate) fn confusion_rows(
     group_columns: &[String],
     task: &Task,

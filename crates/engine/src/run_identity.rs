@@ -1,7 +1,7 @@
 //! Run identity: which run a row of metrics.parquet, confusion.parquet or scores.parquet came
 //! from, so the outputs of many runs load into one warehouse table.
 
-use crate::{Error, ErrorKind};
+use crate::{EngineError, Error};
 use chrono::{DateTime, SubsecRound, Utc};
 use std::collections::BTreeMap;
 
@@ -52,10 +52,10 @@ impl RunIdentity {
         }
         for (k, v) in labels {
             if k.is_empty() {
-                return Err(usage(format!("`--label ={v}` has an empty key")));
+                return Err(EngineError::LabelEmptyKey(v.clone()).into());
             }
             if run.labels.insert(k.clone(), v.clone()).is_some() {
-                return Err(usage(format!("`--label {k}=...` is given twice")));
+                return Err(EngineError::LabelTwice(k.clone()).into());
             }
         }
         Ok(run)
@@ -88,27 +88,21 @@ impl RunIdentity {
     }
 }
 
-fn usage(message: String) -> Error {
-    Error::new(message).kind(ErrorKind::Other)
-}
-
-fn check_run_id(id: &str) -> Result<(), Error> {
+fn check_run_id(id: &str) -> Result<(), EngineError> {
     if id.is_empty() {
-        return Err(
-            usage("`--run-id` is empty".to_owned()).hint("leave `--run-id` out for a fresh UUIDv7")
-        );
+        return Err(EngineError::RunIdEmpty);
     }
     if id.len() > MAX_RUN_ID_BYTES {
-        return Err(usage(format!(
-            "`--run-id` is {} bytes long; at most {MAX_RUN_ID_BYTES} are allowed",
-            id.len()
-        )));
+        return Err(EngineError::RunIdTooLong {
+            len: id.len(),
+            max: MAX_RUN_ID_BYTES,
+        });
     }
     if let Some(c) = id.chars().find(|c| c.is_whitespace() || c.is_control()) {
-        return Err(usage(format!(
-            "`--run-id {}` holds {c:?}; a run id has no whitespace or control characters",
-            id.escape_debug()
-        )));
+        return Err(EngineError::RunIdCharacter {
+            id: id.escape_debug().to_string(),
+            c,
+        });
     }
     Ok(())
 }

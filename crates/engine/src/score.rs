@@ -5,7 +5,7 @@ use crate::model_output::model_output_text;
 use crate::output::{EncodedRowGroup, ScoreEncoder};
 use crate::plan::Plan;
 use crate::row_error::{internal, RowError, RowErrorRecord, ROW_ERRORS_LISTED};
-use crate::{Error, ErrorExt, ErrorKind};
+use crate::{EngineError, Error, ErrorExt, ErrorKind};
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
 use evalscore_metrics::{GroupKeys, Grouped};
@@ -176,32 +176,32 @@ fn score_unit(
             }
         }
         let out = scored.map_err(|e| {
-            let mut message = if e.whole_file {
-                format!("{}: {}", path.display(), e.message)
+            let at = if e.whole_file {
+                path.display().to_string()
             } else {
-                format!(
-                    "{}, row {}: {}",
-                    path.display(),
-                    first_row + e.row as u64 + 1,
-                    e.message
-                )
+                format!("{}, row {}", path.display(), first_row + e.row as u64 + 1)
             };
+            let mut message = e.message;
             if let Some(n) = e.over_limit.filter(|_| budget.limit > 0) {
                 message.push_str(&format!(
                     " ({n} row errors, more than the {} that --max-row-errors allows)",
                     budget.limit
                 ));
             }
-            let kind = if e.per_row {
-                ErrorKind::Data
-            } else {
-                ErrorKind::Input
+            let hint = match e.hint {
+                Some(h) => Some(h),
+                None if e.per_row && budget.limit == 0 => Some("no output was written; `--max-row-errors N` (or `N%`) scores up to N such rows 0.0 and lists them in run.json".to_owned()),
+                None => None,
             };
-            let err = Error::new(message).kind(kind);
-            match e.hint {
-                Some(h) => err.hint(h),
-                None if e.per_row && budget.limit == 0 => err.hint("no output was written; `--max-row-errors N` (or `N%`) scores up to N such rows 0.0 and lists them in run.json"),
-                None => err,
+            EngineError::Row {
+                at,
+                message,
+                kind: if e.per_row {
+                    ErrorKind::Data
+                } else {
+                    ErrorKind::Input
+                },
+                hint,
             }
         })?;
         encoder.write(&out, batch.num_rows())?;

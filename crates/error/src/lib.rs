@@ -140,12 +140,6 @@ impl Error {
         self
     }
 
-    /// The same as [`Error::with_hint`], for code written before it; new code calls
-    /// `with_hint`.
-    pub fn hint(self, hint: impl Into<String>) -> Self {
-        self.with_hint(hint)
-    }
-
     /// Adds the typed error `e` (and its own causes) at the end of the chain, kept as it is.
     pub fn with_source(mut self, e: impl Into<BoxError>) -> Self {
         self.append(e.into());
@@ -369,9 +363,9 @@ mod tests {
     }
 
     #[test]
-    fn source_from_copies_a_borrowed_chain_and_hint_is_with_hint() {
+    fn source_from_copies_a_borrowed_chain() {
         let io = denied();
-        let e = Error::new("m").source_from(&Io(io)).hint("h");
+        let e = Error::new("m").source_from(&Io(io)).with_hint("h");
         assert_eq!(e.causes(), ["cannot open `a.parquet`", "permission denied"]);
         assert_eq!(e.hint.as_deref(), Some("h"));
         let e = e.with_source(std::io::Error::other("disk gone"));

@@ -23,6 +23,7 @@
 mod batch_files;
 mod cache;
 mod client;
+mod diagnostic;
 mod embed;
 mod halt;
 mod pace;

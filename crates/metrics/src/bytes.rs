@@ -22,35 +22,40 @@ impl Grouped {
         let mut out = Vec::with_capacity(64);
         out.extend_from_slice(STATE_MAGIC);
         out.extend_from_slice(&STATE_FORMAT_VERSION.to_le_bytes());
-        postcard::to_extend(self, out)
-            .map_err(|e| MetricError(format!("cannot serialize a metric state: {e}")))
+        postcard::to_extend(self, out).map_err(|source| MetricError::Bytes {
+            what: "cannot serialize a metric state",
+            source,
+        })
     }
 
     /// A state from [`Grouped::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Grouped, MetricError> {
         let Some(rest) = bytes.strip_prefix(STATE_MAGIC.as_slice()) else {
-            return Err(MetricError(
+            return Err(MetricError::Invalid(
                 "not an evalscore metric state (the bytes do not start with `ESMS`)".to_owned(),
             ));
         };
         let Some((version, body)) = rest.split_first_chunk::<2>() else {
-            return Err(MetricError(
+            return Err(MetricError::Invalid(
                 "a metric state ends before its version".to_owned(),
             ));
         };
         let version = u16::from_le_bytes(*version);
         if version != STATE_FORMAT_VERSION {
-            return Err(MetricError(format!(
+            return Err(MetricError::Invalid(format!(
                 "a metric state of format version {version}; this build reads version {STATE_FORMAT_VERSION}"
             )));
         }
         match postcard::take_from_bytes::<Grouped>(body) {
             Ok((g, [])) => Ok(g),
-            Ok((_, extra)) => Err(MetricError(format!(
+            Ok((_, extra)) => Err(MetricError::Invalid(format!(
                 "a metric state has {} bytes after its end",
                 extra.len()
             ))),
-            Err(e) => Err(MetricError(format!("a damaged metric state: {e}"))),
+            Err(source) => Err(MetricError::Bytes {
+                what: "a damaged metric state",
+                source,
+            }),
         }
     }
 }

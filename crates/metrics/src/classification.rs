@@ -42,11 +42,11 @@ pub struct Confusion {
 /// Labels as text in any string layout (numbers in their display form).
 pub(crate) fn text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
     let a: ArrayRef = arrow::array::make_array(a.to_data());
-    evalscore_text::to_text(&a, "labels").map_err(|e| MetricError(e.to_string()))
+    evalscore_text::to_text(&a, "labels").map_err(MetricError::Text)
 }
 
 pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
-    TextColumn::new(a.as_ref(), "labels").map_err(|e| MetricError(e.to_string()))
+    TextColumn::new(a.as_ref(), "labels").map_err(MetricError::Text)
 }
 
 /// A ratio, null when the denominator is zero.
@@ -135,9 +135,8 @@ impl Confusion {
             None => {
                 let is = |a: &ArrayRef, v: &str| -> Result<BooleanBuffer, MetricError> {
                     let scalar = cast(&StringArray::from(vec![v]), a.data_type())
-                        .map_err(|e| MetricError(e.to_string()))?;
-                    let eq =
-                        cmp::eq(a, &Scalar::new(scalar)).map_err(|e| MetricError(e.to_string()))?;
+                        .map_err(MetricError::Arrow)?;
+                    let eq = cmp::eq(a, &Scalar::new(scalar)).map_err(MetricError::Arrow)?;
                     // A null label is neither class.
                     Ok(match eq.nulls() {
                         Some(n) => eq.values() & n.inner(),

@@ -70,7 +70,7 @@ impl Frequency {
         let mut counts = vec![0u64; words.len()];
         self.nulls += downcast_dictionary_array! {
             values => count_keys(values.keys(), &mut counts)?,
-            t => return Err(MetricError(format!("cannot count a {t} column"))),
+            t => return Err(MetricError::Invalid(format!("cannot count a {t} column"))),
         };
         self.n += values.len() as u64;
         for (k, c) in counts.into_iter().enumerate().filter(|(_, c)| *c > 0) {
@@ -136,7 +136,9 @@ fn count_keys<K: ArrowDictionaryKeyType>(
             *c += 1;
             Ok(())
         }
-        None => Err(MetricError("a dictionary key is out of range".to_owned())),
+        None => Err(MetricError::Invalid(
+            "a dictionary key is out of range".to_owned(),
+        )),
     };
     match keys.nulls().filter(|n| n.null_count() > 0) {
         None => {

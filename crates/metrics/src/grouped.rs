@@ -25,8 +25,9 @@ impl GroupKeys {
             .iter()
             .map(|c| match c.data_type() {
                 DataType::Utf8 => Ok(c.clone()),
-                t => cast(c, &DataType::Utf8)
-                    .map_err(|e| MetricError(format!("cannot group by a column of type {t}: {e}"))),
+                t => cast(c, &DataType::Utf8).map_err(|e| {
+                    MetricError::Invalid(format!("cannot group by a column of type {t}: {e}"))
+                }),
             })
             .collect::<Result<_, _>>()?;
         let cols: Vec<_> = text.iter().map(|c| c.as_string::<i32>()).collect();
@@ -91,7 +92,7 @@ impl Grouped {
             let idx = UInt32Array::from(rows.clone());
             let taken: Vec<ArrayRef> = inputs
                 .iter()
-                .map(|a| take(*a, &idx, None).map_err(|e| MetricError(e.to_string())))
+                .map(|a| take(*a, &idx, None).map_err(MetricError::Arrow))
                 .collect::<Result<_, _>>()?;
             let refs: Vec<&dyn Array> = taken.iter().map(|a| a.as_ref()).collect();
             match self.groups.get_mut(key) {
@@ -118,13 +119,13 @@ impl Grouped {
         fold: &dyn UserFold,
     ) -> Result<(), MetricError> {
         let MetricState::User(u) = &mut self.overall else {
-            return Err(MetricError("not a user metric".to_owned()));
+            return Err(MetricError::Invalid("not a user metric".to_owned()));
         };
         u.update_with(values, fold)?;
         let Some(keys) = keys else { return Ok(()) };
         for (key, rows) in keys.keys.iter().zip(&keys.rows) {
             let idx = UInt32Array::from(rows.clone());
-            let taken = take(values, &idx, None).map_err(|e| MetricError(e.to_string()))?;
+            let taken = take(values, &idx, None).map_err(MetricError::Arrow)?;
             if !self.groups.contains_key(key) {
                 if self.groups.len() >= crate::MAX_GROUPS {
                     return Err(too_many_groups());
@@ -169,7 +170,7 @@ impl Grouped {
     /// Folds `other`, a state of the same metric (the same kind and options), into this one.
     pub fn merge(&mut self, other: &Grouped) -> Result<(), MetricError> {
         if self.kind != other.kind {
-            return Err(MetricError(format!(
+            return Err(MetricError::Invalid(format!(
                 "cannot merge a state of {:?} into a state of {:?}",
                 other.kind, self.kind
             )));
@@ -226,7 +227,7 @@ impl Grouped {
 }
 
 fn too_many_groups() -> MetricError {
-    MetricError(format!(
+    MetricError::Invalid(format!(
         "the group-by columns have more than {} distinct groups, the limit of a metric",
         crate::MAX_GROUPS
     ))

@@ -34,7 +34,6 @@ pub use user::{UserFold, UserState, USER_PARTS_PENDING};
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Float64Type};
-use std::fmt;
 
 /// Most distinct values a `frequency` metric counts (per group): memory stays bounded by
 /// the limits, not by the input.
@@ -118,17 +117,43 @@ pub enum MetricState {
     User(UserState),
 }
 
-/// A metric could not fold its input.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricError(pub String);
-
-impl fmt::Display for MetricError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A metric could not fold, merge or read its state.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricError {
+    /// What the metric cannot use: its input, its size, another state, its bytes.
+    #[error("{0}")]
+    Invalid(String),
+    /// An Arrow kernel failed on the metric's input (a cast, a take, a comparison).
+    #[error(transparent)]
+    Arrow(#[from] arrow::error::ArrowError),
+    /// Labels that cannot be read as text.
+    #[error(transparent)]
+    Text(#[from] evalscore_text::TextError),
+    /// A state's bytes could not be written or read.
+    #[error("{what}: {source}")]
+    Bytes {
+        what: &'static str,
+        #[source]
+        source: postcard::Error,
+    },
+    /// A `python` metric's function failed, with the text of what it raised.
+    #[error("function `{name}` failed: {message}")]
+    Function { name: String, message: String },
 }
 
-impl std::error::Error for MetricError {}
+/// A metric's failure is about the data it folds ([`ErrorKind::Data`]), except an Arrow
+/// kernel's failure on it, which is a bug ([`ErrorKind::Internal`]).
+///
+/// [`ErrorKind::Data`]: evalscore_error::ErrorKind::Data
+/// [`ErrorKind::Internal`]: evalscore_error::ErrorKind::Internal
+impl evalscore_error::Diagnostic for MetricError {
+    fn kind(&self) -> evalscore_error::ErrorKind {
+        match self {
+            MetricError::Arrow(_) => evalscore_error::ErrorKind::Internal,
+            _ => evalscore_error::ErrorKind::Data,
+        }
+    }
+}
 
 impl MetricState {
     /// An empty state.
@@ -164,7 +189,7 @@ impl MetricState {
     pub fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
         let first = inputs
             .first()
-            .ok_or_else(|| MetricError("a metric needs an input".to_owned()))?;
+            .ok_or_else(|| MetricError::Invalid("a metric needs an input".to_owned()))?;
         if let Some(mask) = first.as_boolean_opt() {
             if let MetricState::Mean(m, _) | MetricState::StdDev(m) = self {
                 m.update_mask(mask);
@@ -180,13 +205,13 @@ impl MetricState {
             MetricState::Min(e) | MetricState::Max(e) => e.update(&numbers(*first)?),
             MetricState::Frequency(f) => f.update(*first)?,
             MetricState::Classification(c) => {
-                let pred = inputs
-                    .get(1)
-                    .ok_or_else(|| MetricError("classification needs two inputs".to_owned()))?;
+                let pred = inputs.get(1).ok_or_else(|| {
+                    MetricError::Invalid("classification needs two inputs".to_owned())
+                })?;
                 c.update(*first, *pred)?
             }
             MetricState::User(_) => {
-                return Err(MetricError(
+                return Err(MetricError::Invalid(
                     "a user metric folds through its functions (Grouped::update_user)".to_owned(),
                 ))
             }
@@ -198,10 +223,10 @@ impl MetricState {
     /// [`MAX_CONFUSION_CELLS`]), checked after every fold.
     fn check_size(&self) -> Result<(), MetricError> {
         match self {
-            MetricState::Frequency(f) if f.distinct() > MAX_DISTINCT_VALUES => Err(MetricError(
+            MetricState::Frequency(f) if f.distinct() > MAX_DISTINCT_VALUES => Err(MetricError::Invalid(
                 format!("the field has more than {MAX_DISTINCT_VALUES} distinct values, the limit of a frequency metric"),
             )),
-            MetricState::Classification(c) if c.pairs() > MAX_CONFUSION_CELLS => Err(MetricError(
+            MetricState::Classification(c) if c.pairs() > MAX_CONFUSION_CELLS => Err(MetricError::Invalid(
                 format!("the confusion matrix has more than {MAX_CONFUSION_CELLS} (actual, predicted) pairs, its limit"),
             )),
             _ => Ok(()),
@@ -219,7 +244,7 @@ impl MetricState {
             (MetricState::Classification(a), MetricState::Classification(b)) => a.merge(b),
             (MetricState::User(a), MetricState::User(b)) => a.merge(b),
             (a, b) => {
-                return Err(MetricError(format!(
+                return Err(MetricError::Invalid(format!(
                     "cannot merge {} state into {} state",
                     b.name(),
                     a.name()
@@ -287,10 +312,10 @@ fn numbers(values: &dyn Array) -> Result<arrow::array::Float64Array, MetricError
         DataType::Float64 => Ok(values.as_primitive::<Float64Type>().clone()),
         t if t.is_numeric() || *t == DataType::Boolean || *t == DataType::Null => {
             let a: ArrayRef = arrow::array::make_array(values.to_data());
-            let c = cast(&a, &DataType::Float64).map_err(|e| MetricError(e.to_string()))?;
+            let c = cast(&a, &DataType::Float64).map_err(MetricError::Arrow)?;
             Ok(c.as_primitive::<Float64Type>().clone())
         }
-        t => Err(MetricError(format!(
+        t => Err(MetricError::Invalid(format!(
             "a numeric metric needs numbers, got values of type {t}"
         ))),
     }

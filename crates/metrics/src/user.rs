@@ -105,7 +105,7 @@ mod tests {
             for p in parts {
                 total += String::from_utf8_lossy(p)
                     .parse::<f64>()
-                    .map_err(|e| MetricError(e.to_string()))?;
+                    .map_err(|e| MetricError::Invalid(e.to_string()))?;
             }
             Ok(total.to_string().into_bytes())
         }

@@ -2,10 +2,12 @@
 //! [`StorageError::from_store`], which blanks credentials out of its text.
 
 use crate::redact::redact;
-use std::fmt;
 
-/// An object storage failure: what was being done, on which URL, and why.
-#[derive(Debug, Clone, PartialEq)]
+/// An object storage failure: what was being done, on which URL, and why. The store's own
+/// error is kept only as text, with any credential in it blanked out: its `Display` (a
+/// request's URL, a response body) may hold secrets, so it is not kept as a source.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{url}: {message}")]
 pub struct StorageError {
     /// The URL as the user gave it (or the object's URL under a prefix).
     pub url: String,
@@ -88,15 +90,19 @@ impl StorageError {
     }
 }
 
-const CREDENTIALS_HINT: &str = "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)";
+/// Of [`ErrorKind::Other`](evalscore_error::ErrorKind::Other): whether the object was an
+/// input or an output is the caller's to say (the reader and the engine wrap it).
+impl evalscore_error::Diagnostic for StorageError {
+    fn kind(&self) -> evalscore_error::ErrorKind {
+        evalscore_error::ErrorKind::Other
+    }
 
-impl fmt::Display for StorageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.url, self.message)
+    fn hint(&self) -> Option<String> {
+        self.hint.clone()
     }
 }
 
-impl std::error::Error for StorageError {}
+const CREDENTIALS_HINT: &str = "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, GOOGLE_SERVICE_ACCOUNT, or `--storage-option`)";
 
 /// An error and its sources on one line, without repeating a source the error already shows.
 pub(crate) fn chain(e: &dyn std::error::Error) -> String {

@@ -24,12 +24,19 @@ impl fmt::Display for Location {
     }
 }
 
-/// An error in a task definition: what is wrong, where, and what to do about it.
-#[derive(Debug, Clone, PartialEq)]
+/// An error in a task definition: what is wrong, where, and what to do about it. The engine
+/// names the task file before it (`task file `t.yaml`, line 3, column 5: ...`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{message}", at(location))]
 pub struct TaskError {
     pub message: String,
     pub location: Option<Location>,
     pub hint: Option<String>,
+}
+
+/// `line L, column C: ` before a located message.
+fn at(location: &Option<Location>) -> String {
+    location.map(|l| format!("{l}: ")).unwrap_or_default()
 }
 
 impl TaskError {
@@ -47,16 +54,17 @@ impl TaskError {
     }
 }
 
-impl fmt::Display for TaskError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.location {
-            Some(loc) => write!(f, "{}: {}", loc, self.message),
-            None => f.write_str(&self.message),
-        }
+/// A task error is of [`ErrorKind::Task`](evalscore_error::ErrorKind::Task); the engine puts
+/// the task file's name before it when it knows it.
+impl evalscore_error::Diagnostic for TaskError {
+    fn kind(&self) -> evalscore_error::ErrorKind {
+        evalscore_error::ErrorKind::Task
+    }
+
+    fn hint(&self) -> Option<String> {
+        self.hint.clone()
     }
 }
-
-impl std::error::Error for TaskError {}
 
 /// The closest candidate to `word` by edit distance, if it is close enough to be a likely typo.
 pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {

@@ -1,7 +1,8 @@
 //! What the task language knows of every scorer: its purpose, the fields it produces per
 //! row, and the warehouse-safe names of its columns.
 
-/// Whether a scorer scores the solver output or does QA over it (seed: `ScorerPurpose`).
+/// Whether a scorer scores the solver output or does QA over it (the task file's `purpose`:
+/// docs/compatibility.md, "The task file").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
     Score,

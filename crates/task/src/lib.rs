@@ -1,6 +1,6 @@
 //! The task-file language of evalscore: what every task file shares, whatever its scorers.
 //!
-//! A task file is YAML in the shape of the AI GO! task definitions: `config:` values fill
+//! A task file is YAML in the shape docs/compatibility.md describes: `config:` values fill
 //! `<< config.NAME >>` placeholders ([`substitute_placeholders`]) before the YAML is parsed, and
 //! `definition.scorers` lists the scorers. [`TaskDocument::parse`] reads a task file up to its
 //! scorers: the YAML with every node's line and column ([`Node`], [`MapNode`]), the top-level

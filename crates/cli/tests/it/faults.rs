@@ -304,7 +304,7 @@ fn a_panic_in_a_worker_is_an_internal_error_and_leaves_no_file() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.starts_with(
-            "error: internal error: injected worker panic (EVALSCORE_TEST_PANIC) at crates/engine/src/lib.rs:"
+            "error: internal error: injected worker panic (EVALSCORE_TEST_PANIC) at crates/engine/src/pipeline.rs:"
         ),
         "{err}"
     );

@@ -117,10 +117,10 @@ fn fails(o: &Output, dir: &Path) -> String {
 const ANSWERS: [&str; 5] = ["B", "A", "C", "D", "A"];
 const OUTPUTS: [Option<&str>; 5] = [Some("B"), Some("A) yes"), Some("D"), Some("E"), None];
 
-/// AI GO!'s three documented `choices` forms (a literal list, a list column, and
+/// The three documented `choices` forms (a literal list, a list column, and
 /// `map(attribute='key') | list` over list<struct>) give the same scores.
 #[test]
-fn seed_001_choices_forms_agree_on_list_struct_data() {
+fn choices_forms_agree_on_list_struct_data() {
     let dir = tempfile::tempdir().unwrap();
     mcqa_parquet(&dir.path().join("in.parquet"), &ANSWERS, &OUTPUTS);
     let task = r#"definition:
@@ -205,7 +205,7 @@ fn struct_fields_in_templates_and_undefined_values() {
     );
 }
 
-/// AI GO!'s judge prompt reads `model_output.choices[0].message.content`: over a plain
+/// A judge prompt may read `model_output.choices[0].message.content`: over a plain
 /// text output it is the text.
 #[test]
 fn model_output_reads_as_a_chat_completion() {
@@ -238,7 +238,7 @@ fn model_output_reads_as_a_chat_completion() {
         .contains(&"rendered|string_equals|missing|missing|rows|count|∅|1|5".to_owned()));
 }
 
-/// AgenticAssure's PassFail "can run with just an output-produced check".
+/// `pass_fail` without `expected_output` only checks that an output was produced.
 #[test]
 fn pass_fail_without_expected_output_checks_an_output_was_produced() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,10 +14,9 @@ pub(crate) use scores::{EncodedRowGroup, ScoreEncoder, ScoresWriter};
 pub use tables::{ConfusionRow, MetricRow};
 
 use crate::outdir::{io_error, parquet_error, OutDir};
-use crate::Error;
+use crate::{EngineError, Error};
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use evalscore_scorers::Task;
 use evalscore_storage::Location;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -43,10 +42,7 @@ pub(crate) const RUN_ID_COLUMN: &str = "run_id";
 /// already have a column of that name (a kept input column).
 pub(crate) fn check_run_column(schema: &SchemaRef) -> Result<(), Error> {
     if schema.field_with_name(RUN_ID_COLUMN).is_ok() {
-        return Err(Error::new(format!(
-            "`--run-columns` adds a `{RUN_ID_COLUMN}` column to scores.parquet, which already has one"
-        ))
-        .hint("leave the input's `run_id` out of `--keep`, or drop `--run-columns`"));
+        return Err(EngineError::RunColumnPresent(RUN_ID_COLUMN).into());
     }
     Ok(())
 }
@@ -119,28 +115,10 @@ impl Outputs {
         Ok(writer)
     }
 
-    pub fn write_metrics(
-        &self,
-        rows: &[MetricRow],
-        groups: &[String],
-        run: &crate::RunIdentity,
-    ) -> Result<(), Error> {
-        let batch = tables::metrics_batch(rows, groups, run).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })?;
-        self.write_parquet(1, &batch)
-    }
-
-    pub fn write_confusion(
-        &self,
-        rows: &[ConfusionRow],
-        groups: &[String],
-        run: &crate::RunIdentity,
-    ) -> Result<(), Error> {
-        let batch = tables::confusion_batch(rows, groups, run).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })?;
-        self.write_parquet(2, &batch)
+    /// Writes metrics.parquet and confusion.parquet, the tables of `report`.
+    pub fn write_tables(&self, report: &crate::library::Report) -> Result<(), Error> {
+        self.write_parquet(1, &report.metrics_batch()?)?;
+        self.write_parquet(2, &report.confusion_batch()?)
     }
 
     fn write_parquet(&self, i: usize, batch: &RecordBatch) -> Result<(), Error> {
@@ -153,22 +131,9 @@ impl Outputs {
         f.sync_all().map_err(|e| io_error("write", path, e))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn write_metrics_json(
-        &self,
-        task: &Task,
-        rows: &[MetricRow],
-        confusion: &[ConfusionRow],
-        groups: &[String],
-        missing: &[(String, u64)],
-        row_errors: Option<&[(String, u64)]>,
-        total: u64,
-        run: &crate::RunIdentity,
-    ) -> Result<(), Error> {
-        let v = tables::metrics_json(
-            task, rows, confusion, groups, missing, row_errors, total, run,
-        );
-        self.write_json(3, &v)
+    /// Writes metrics.json (made by [`tables::metrics_json`]).
+    pub fn write_metrics_json(&self, v: &Value) -> Result<(), Error> {
+        self.write_json(3, v)
     }
 
     pub fn write_run_json(&self, info: &RunInfo<'_>) -> Result<(), Error> {
@@ -176,9 +141,7 @@ impl Outputs {
     }
 
     fn write_json(&self, i: usize, v: &Value) -> Result<(), Error> {
-        let mut text = serde_json::to_string_pretty(v).map_err(|e| {
-            Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-        })?;
+        let mut text = serde_json::to_string_pretty(v).map_err(EngineError::Json)?;
         text.push('\n');
         self.dir.write_bytes(i, text.as_bytes())
     }

@@ -16,7 +16,7 @@
 //! `.evalscore.lock` of a local folder has no counterpart here.
 
 use super::OUTPUT_FILES;
-use crate::{Error, ErrorKind};
+use crate::{EngineError, Error};
 use evalscore_storage::{StorageError, StorePath, StoreUrl};
 use std::path::Path;
 
@@ -27,11 +27,7 @@ pub(crate) struct RemoteOut {
 }
 
 fn storage_error(e: StorageError) -> Error {
-    let err = Error::new(e.to_string()).kind(ErrorKind::Output);
-    match e.hint {
-        Some(h) => err.hint(h),
-        None => err,
-    }
+    EngineError::Storage(e).into()
 }
 
 impl RemoteOut {
@@ -43,23 +39,14 @@ impl RemoteOut {
         options: &[(String, String)],
     ) -> Result<RemoteOut, Error> {
         if url.is_web() {
-            return Err(Error::new(format!(
-                "`{url}`: an http(s):// URL is an input only; outputs go to object storage"
-            ))
-            .kind(ErrorKind::Output)
-            .hint("use an s3://, gs://, az:// or abfss:// prefix, or a local folder, as `--out`"));
+            return Err(EngineError::WebOutput(url.to_string()).into());
         }
         let loc = url.as_prefix().connect(options).map_err(storage_error)?;
         let out = RemoteOut {
             staging: tempfile::Builder::new()
                 .prefix(".evalscore-out-")
                 .tempdir()
-                .map_err(|e| {
-                    Error::new("cannot create a temporary folder for the outputs")
-                        .kind(ErrorKind::Output)
-                        .caused_by(e.to_string())
-                        .hint("the outputs are written locally (TMPDIR) before the upload; check the temporary folder")
-                })?,
+                .map_err(EngineError::Staging)?,
             loc,
             overwrite,
         };
@@ -106,10 +93,11 @@ impl RemoteOut {
                 uploaded.push(to);
             }
             crate::check_interrupt()?;
-            let bytes = std::fs::read(from.join(marker)).map_err(|e| {
-                Error::new(format!("cannot read the staged `{marker}`"))
-                    .kind(ErrorKind::Output)
-                    .caused_by(e.to_string())
+            let bytes = std::fs::read(from.join(marker)).map_err(|source| {
+                EngineError::StagedUnreadable {
+                    file: marker,
+                    source,
+                }
             })?;
             marker_loc
                 .put(bytes, self.overwrite)
@@ -119,7 +107,7 @@ impl RemoteOut {
                         (true, _) => storage_error(e).with_hint(format!(
                             "whether `{marker}` was written could not be checked, so the files uploaded before it were left in place; check the prefix, and run again with `--overwrite`"
                         )),
-                        (false, true) => storage_error(e).hint(
+                        (false, true) => storage_error(e).with_hint(
                             "another run finished into this prefix meanwhile; pass `--overwrite` to replace it, or choose another `--out` prefix",
                         ),
                         (false, false) => storage_error(e),

@@ -2,7 +2,7 @@
 
 use crate::bitscores::{BitKind, BitScores};
 use crate::outdir::{io_error, parquet_error};
-use crate::Error;
+use crate::{EngineError, Error};
 use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, Field, SchemaRef};
 use bytes::Bytes;
@@ -378,16 +378,14 @@ impl ScoreEncoder {
             Some(id) => {
                 let keys = arrow::array::Int32Array::from(vec![0; rows]);
                 let run_id = arrow::array::DictionaryArray::try_new(keys, Arc::clone(id))
-                    .map_err(|e| Error::new(format!("internal error: {e}")))?;
+                    .map_err(|e| internal(&e.to_string()))?;
                 with_run_id = [columns, &[Arc::new(run_id) as ArrayRef]].concat();
                 &with_run_id
             }
         };
         let copied = self.copies.iter().filter(|c| c.is_some()).count();
         if columns.len() + copied != self.shared.schema.fields().len() {
-            return Err(Error::new(
-                "internal error: score schema and score columns differ",
-            ));
+            return Err(internal("score schema and score columns differ"));
         }
         let mut offset = 0;
         while offset < rows {
@@ -453,9 +451,7 @@ impl ScoreEncoder {
                         EncodedChunk::Raw(bytes, close)
                     }
                     Some(_) => {
-                        return Err(Error::new(
-                            "internal error: a copied column and its row group differ in rows",
-                        ))
+                        return Err(internal("a copied column and its row group differ in rows"))
                     }
                 };
                 chunks.push(chunk);
@@ -531,4 +527,13 @@ fn stored_close(
         column_index: None,
         offset_index: Some(offsets.build()),
     })
+}
+
+/// A check that should never fail (of kind Other, as these have always been reported).
+fn internal(message: &str) -> Error {
+    EngineError::Internal {
+        message: message.to_owned(),
+        kind: crate::ErrorKind::Other,
+    }
+    .into()
 }

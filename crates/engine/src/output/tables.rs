@@ -68,35 +68,39 @@ fn run_arrays(run: &RunIdentity, rows: usize) -> [ArrayRef; 3] {
 /// The schema of metrics.parquet: nine fixed columns, one nullable Utf8 column per group-by
 /// column, then the run identity columns. Later issues add rows, never change these columns.
 pub fn metrics_schema(groups: &[String]) -> SchemaRef {
-    let mut fields = vec![
-        Field::new("scorer", DataType::Utf8, false),
-        Field::new("scorer_type", DataType::Utf8, false),
-        Field::new("metric", DataType::Utf8, false),
-        Field::new("metric_type", DataType::Utf8, false),
-        Field::new("field", DataType::Utf8, false),
-        Field::new("stat", DataType::Utf8, false),
-        Field::new("label", DataType::Utf8, true),
-        Field::new("value", DataType::Float64, true),
-        Field::new("n", DataType::UInt64, false),
-    ];
-    fields.extend(
-        groups
-            .iter()
-            .map(|g| Field::new(evalscore_task::sanitize(g), DataType::Utf8, true)),
-    );
-    fields.extend(run_fields());
-    Arc::new(Schema::new(fields))
+    table_schema(
+        vec![
+            Field::new("scorer", DataType::Utf8, false),
+            Field::new("scorer_type", DataType::Utf8, false),
+            Field::new("metric", DataType::Utf8, false),
+            Field::new("metric_type", DataType::Utf8, false),
+            Field::new("field", DataType::Utf8, false),
+            Field::new("stat", DataType::Utf8, false),
+            Field::new("label", DataType::Utf8, true),
+            Field::new("value", DataType::Float64, true),
+            Field::new("n", DataType::UInt64, false),
+        ],
+        groups,
+    )
 }
 
 /// The schema of confusion.parquet, with the same group-by and run identity columns.
 pub fn confusion_schema(groups: &[String]) -> SchemaRef {
-    let mut fields = vec![
-        Field::new("scorer", DataType::Utf8, false),
-        Field::new("metric", DataType::Utf8, false),
-        Field::new("actual", DataType::Utf8, false),
-        Field::new("predicted", DataType::Utf8, false),
-        Field::new("count", DataType::UInt64, false),
-    ];
+    table_schema(
+        vec![
+            Field::new("scorer", DataType::Utf8, false),
+            Field::new("metric", DataType::Utf8, false),
+            Field::new("actual", DataType::Utf8, false),
+            Field::new("predicted", DataType::Utf8, false),
+            Field::new("count", DataType::UInt64, false),
+        ],
+        groups,
+    )
+}
+
+/// A table's `fixed` columns, then one nullable Utf8 column per group-by column (its name made
+/// warehouse-safe), then the run identity columns.
+fn table_schema(mut fields: Vec<Field>, groups: &[String]) -> SchemaRef {
     fields.extend(
         groups
             .iter()

@@ -22,7 +22,7 @@ fn frequency_distinct_values_are_bounded() {
         .update(&[distinct(MAX_DISTINCT_VALUES + 1).as_ref()])
         .unwrap_err();
     assert_eq!(
-        err.0,
+        err.to_string(),
         "the field has more than 100000 distinct values, the limit of a frequency metric"
     );
     // Merging two states under the limit can exceed it too.
@@ -44,7 +44,7 @@ fn groups_are_bounded() {
     let scores: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![1.0; n]));
     let err = g.update(&[scores.as_ref()], Some(&keys)).unwrap_err();
     assert_eq!(
-        err.0,
+        err.to_string(),
         "the group-by columns have more than 100000 distinct groups, the limit of a metric"
     );
 }
@@ -63,7 +63,7 @@ fn confusion_pairs_are_bounded() {
     let pred: ArrayRef = Arc::new(StringArray::from_iter_values((0..n).map(|_| "x")));
     let err = c.update(&[gt.as_ref(), pred.as_ref()]).unwrap_err();
     assert_eq!(
-        err.0,
+        err.to_string(),
         "the confusion matrix has more than 100000 (actual, predicted) pairs, its limit"
     );
 }

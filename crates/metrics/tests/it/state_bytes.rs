@@ -114,27 +114,27 @@ fn foreign_newer_damaged_and_mismatched_states_are_refused() {
     let s = fold(&kind, &[Some(1.0), Some(0.0)], &["a", "b"], 0, 2);
     let bytes = s.to_bytes().unwrap();
     assert_eq!(
-        Grouped::from_bytes(b"PAR1xxxx").unwrap_err().0,
+        Grouped::from_bytes(b"PAR1xxxx").unwrap_err().to_string(),
         "not an evalscore metric state (the bytes do not start with `ESMS`)"
     );
     let mut newer = bytes.clone();
     newer[4] = 2;
     assert_eq!(
-        Grouped::from_bytes(&newer).unwrap_err().0,
+        Grouped::from_bytes(&newer).unwrap_err().to_string(),
         "a metric state of format version 2; this build reads version 1"
     );
     assert_eq!(
-        Grouped::from_bytes(&bytes[..5]).unwrap_err().0,
+        Grouped::from_bytes(&bytes[..5]).unwrap_err().to_string(),
         "a metric state ends before its version"
     );
     assert!(Grouped::from_bytes(&bytes[..bytes.len() - 3])
         .unwrap_err()
-        .0
+        .to_string()
         .starts_with("a damaged metric state: "));
     let mut longer = bytes.clone();
     longer.push(0);
     assert_eq!(
-        Grouped::from_bytes(&longer).unwrap_err().0,
+        Grouped::from_bytes(&longer).unwrap_err().to_string(),
         "a metric state has 1 bytes after its end"
     );
     // A state of another metric (here another confidence) does not merge.
@@ -142,6 +142,6 @@ fn foreign_newer_damaged_and_mismatched_states_are_refused() {
     assert!(other
         .merge(&s)
         .unwrap_err()
-        .0
+        .to_string()
         .starts_with("cannot merge a state of Mean { confidence: 0.95 } into a state of Mean { confidence: 0.9 }"));
 }

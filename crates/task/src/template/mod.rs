@@ -38,8 +38,8 @@ pub use vector::*;
 
 /// The template variable holding the model output (`solver_output.output`).
 pub const MODEL_OUTPUT_VAR: &str = "solver_output";
-/// The model output as an object (`model_output.choices[0].message.content`), as seed
-/// judge prompts read it.
+/// The model output as an object (`model_output.choices[0].message.content`), as judge
+/// prompts written for chat completion replies read it.
 pub const MODEL_OUTPUT_OBJECT_VAR: &str = "model_output";
 /// The message of the error a template raises when it reaches something that does not exist.
 pub const UNDEFINED_MESSAGE: &str =
