@@ -7,6 +7,20 @@ use arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
 use assert_cmd::Command;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The files of a complete output folder, in name order.
+pub const OUTPUT_FILES: [&str; 5] = [
+    "confusion.parquet",
+    "metrics.json",
+    "metrics.parquet",
+    "run.json",
+    "scores.parquet",
+];
+
+/// One `string_equals` scorer comparing the output with `answer`.
+pub const QA_TASK: &str =
+    "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n";
 
 pub fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/examples")
@@ -16,6 +30,94 @@ pub fn evalscore() -> Command {
     let mut c = Command::cargo_bin("evalscore").expect("binary");
     c.env_remove("RUST_BACKTRACE");
     c
+}
+
+/// `evalscore run TASK --input INPUT --out OUT EXTRA...`, run to its end.
+pub fn run_task(task: &Path, input: &Path, out: &Path, extra: &[&str]) -> Output {
+    evalscore()
+        .arg("run")
+        .arg(task)
+        .arg("--input")
+        .arg(input)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run")
+}
+
+/// `o`, after checking that it exited 0 (else the test fails showing its stderr).
+pub fn succeeded(o: Output) -> Output {
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", lossy(&o.stderr));
+    o
+}
+
+/// `o`, after checking that it exited `code`.
+pub fn failed(o: Output, code: i32) -> Output {
+    assert_eq!(o.status.code(), Some(code), "stderr: {}", lossy(&o.stderr));
+    o
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("read JSON")).expect("JSON")
+}
+
+/// Space-separated words, for comparing lists of names.
+pub fn words(text: &str) -> Vec<String> {
+    text.split(' ').map(str::to_owned).collect()
+}
+
+/// A temporary folder holding `files` (name, text).
+pub fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    dir
+}
+
+/// A task file `t.yaml` and its input `in.jsonl` in a temporary folder, scored into `out`.
+pub struct Job {
+    pub dir: tempfile::TempDir,
+    pub task: PathBuf,
+    pub input: PathBuf,
+    pub out: PathBuf,
+}
+
+impl Job {
+    pub fn new(task: &str, input: &str) -> Job {
+        let dir = folder(&[("t.yaml", task), ("in.jsonl", input)]);
+        let path = |name: &str| dir.path().join(name);
+        let (task, input, out) = (path("t.yaml"), path("in.jsonl"), path("out"));
+        Job {
+            dir,
+            task,
+            input,
+            out,
+        }
+    }
+
+    /// `evalscore run` of the task on the input into `out`.
+    pub fn run(&self, extra: &[&str]) -> Output {
+        run_task(&self.task, &self.input, &self.out, extra)
+    }
+}
+
+/// JSON Lines text of `n` rows, row `i` made by `row(i)`.
+pub fn jsonl(n: usize, row: impl Fn(usize) -> String) -> String {
+    (0..n).map(|i| row(i) + "\n").collect()
 }
 
 pub fn read_parquet(path: &Path) -> RecordBatch {
@@ -71,15 +173,7 @@ pub fn column_names(b: &RecordBatch) -> Vec<String> {
 
 /// One metrics.parquet row as text, for exact comparison.
 pub fn metric_lines(b: &RecordBatch) -> Vec<String> {
-    let cols = [
-        "scorer",
-        "scorer_type",
-        "metric",
-        "metric_type",
-        "field",
-        "stat",
-        "label",
-    ];
+    let cols = words("scorer scorer_type metric metric_type field stat label");
     let text: Vec<Vec<Option<String>>> = cols.iter().map(|c| strings(b, c)).collect();
     let values = floats(b, "value");
     let n = uints(b, "n");

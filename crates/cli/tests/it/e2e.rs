@@ -17,13 +17,7 @@ fn run_ok(
         c.arg("--input").arg(i);
     }
     c.arg("--out").arg(out).args(extra);
-    let o = c.output().expect("run");
-    assert!(
-        o.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf8")
+    stdout(&succeeded(c.output().expect("run")))
 }
 
 #[test]
@@ -31,16 +25,7 @@ fn qa_parquet_all_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let stdout = run_ok("qa.yaml", &[&examples().join("qa.parquet")], &out, &[]);
-    assert_eq!(
-        files_in(&out),
-        [
-            "confusion.parquet",
-            "metrics.json",
-            "metrics.parquet",
-            "run.json",
-            "scores.parquet"
-        ]
-    );
+    assert_eq!(files_in(&out), OUTPUT_FILES);
 
     // Independent expectation from the input.
     let input = read_parquet(&examples().join("qa.parquet"));
@@ -101,20 +86,7 @@ fn qa_parquet_all_outputs() {
     let metrics = read_parquet(&out.join("metrics.parquet"));
     assert_eq!(
         column_names(&metrics),
-        [
-            "scorer",
-            "scorer_type",
-            "metric",
-            "metric_type",
-            "field",
-            "stat",
-            "label",
-            "value",
-            "n",
-            "run_id",
-            "run_started_at",
-            "labels"
-        ]
+        words("scorer scorer_type metric metric_type field stat label value n run_id run_started_at labels")
     );
     let lines = metric_lines(&metrics);
     assert_eq!(
@@ -197,8 +169,7 @@ fn qa_parquet_all_outputs() {
         "null must never become the text none"
     );
 
-    let mj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let mj = read_json(&out.join("metrics.json"));
     assert_eq!(mj["rows"], 300);
     assert_eq!(mj["scorers"][0]["key"], "exact");
     assert_eq!(mj["scorers"][0]["display_name"], "Exact match");
@@ -216,8 +187,7 @@ fn qa_parquet_all_outputs() {
         2 * counts.len() + 2
     );
 
-    let rj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let rj = read_json(&out.join("run.json"));
     assert_eq!(rj["evalscore_version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(rj["rows_scored"], 300);
     assert_eq!(rj["missing"]["exact"], 4);
@@ -430,8 +400,7 @@ fn directory_and_repeated_inputs_keep_input_order() {
     let expected: Vec<i64> = (0..3).flat_map(|_| 0..300).collect();
     assert_eq!(ids, expected);
     assert!(stdout.contains("900 rows scored"));
-    let rj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let rj = read_json(&out.join("run.json"));
     let paths: Vec<String> = rj["inputs"]
         .as_array()
         .unwrap()
@@ -460,16 +429,7 @@ fn overwrite_replaces_outputs() {
     );
     let s = read_parquet(&out.join("scores.parquet"));
     assert!(column_names(&s).contains(&"mcqa_fixed__is_correct".to_owned()));
-    assert_eq!(
-        files_in(&out),
-        [
-            "confusion.parquet",
-            "metrics.json",
-            "metrics.parquet",
-            "run.json",
-            "scores.parquet"
-        ]
-    );
+    assert_eq!(files_in(&out), OUTPUT_FILES);
 }
 
 #[test]
@@ -502,21 +462,7 @@ fn classification_metrics_groups_and_confusion_file() {
     let m = read_parquet(&out.join("metrics.parquet"));
     assert_eq!(
         column_names(&m),
-        [
-            "scorer",
-            "scorer_type",
-            "metric",
-            "metric_type",
-            "field",
-            "stat",
-            "label",
-            "value",
-            "n",
-            "subject",
-            "run_id",
-            "run_started_at",
-            "labels"
-        ]
+        words("scorer scorer_type metric metric_type field stat label value n subject run_id run_started_at labels")
     );
     let lines = metric_lines(&m);
     let subjects = strings(&m, "subject");
@@ -656,8 +602,7 @@ fn classification_metrics_groups_and_confusion_file() {
         stdout.contains("confusion matrix of judge / Judge\n"),
         "{stdout}"
     );
-    let mj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let mj = read_json(&out.join("metrics.json"));
     let judge_json = &mj["scorers"][0]["metrics"][1];
     assert_eq!(judge_json["name"], "Judge");
     assert_eq!(judge_json["confusion"].as_array().unwrap().len(), 4);
@@ -677,17 +622,8 @@ fn write_scores_false_keeps_metrics_but_no_columns() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(examples().join("qa.parquet"))
-        .arg("--out")
-        .arg(&out)
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let qa = examples().join("qa.parquet");
+    succeeded(run_task(&task, &qa, &out, &["--quiet"]));
     let scores = read_parquet(&out.join("scores.parquet"));
     assert_eq!(column_names(&scores), ["id", "a__is_correct"]);
     let lines = metric_lines(&read_parquet(&out.join("metrics.parquet")));
@@ -710,16 +646,7 @@ fn write_scores_false_keeps_metrics_but_no_columns() {
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      write_scores: no_thanks\n",
     )
     .unwrap();
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(examples().join("qa.parquet"))
-        .arg("--out")
-        .arg(dir.path().join("out2"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    let o = failed(run_task(&task, &qa, &dir.path().join("out2"), &[]), 2);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.starts_with(&format!(
