@@ -74,6 +74,15 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).expect("read JSON")).expect("JSON")
 }
 
+/// The `path` of every input a run.json lists.
+pub fn input_paths(run_json: &serde_json::Value) -> Vec<String> {
+    let inputs = run_json["inputs"].as_array().expect("inputs");
+    inputs
+        .iter()
+        .map(|i| i["path"].as_str().expect("path").to_owned())
+        .collect()
+}
+
 /// Space-separated words, for comparing lists of names.
 pub fn words(text: &str) -> Vec<String> {
     text.split(' ').map(str::to_owned).collect()

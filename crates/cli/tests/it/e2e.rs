@@ -4,6 +4,7 @@
 
 use crate::common::*;
 use sha2::{Digest, Sha256};
+use std::path::PathBuf;
 
 fn run_ok(
     task: &str,
@@ -20,11 +21,17 @@ fn run_ok(
     stdout(&succeeded(c.output().expect("run")))
 }
 
-#[test]
-fn qa_parquet_all_outputs() {
+/// `run_ok` of an example task on one example input, into `out` of a new temporary folder.
+fn run_example(task: &str, input: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let stdout = run_ok("qa.yaml", &[&examples().join("qa.parquet")], &out, &[]);
+    let stdout = run_ok(task, &[&examples().join(input)], &out, extra);
+    (dir, out, stdout)
+}
+
+#[test]
+fn qa_parquet_all_outputs() {
+    let (_dir, out, stdout) = run_example("qa.yaml", "qa.parquet", &[]);
     assert_eq!(files_in(&out), OUTPUT_FILES);
 
     // Independent expectation from the input.
@@ -249,14 +256,7 @@ fn jsonl_input_scores_like_parquet() {
 
 #[test]
 fn mcqa_edge_rows_and_choice_sources() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    run_ok(
-        "mcqa.yaml",
-        &[&examples().join("mcqa.parquet")],
-        &out,
-        &["--keep", "id,subject"],
-    );
+    let (_dir, out, _) = run_example("mcqa.yaml", "mcqa.parquet", &["--keep", "id,subject"]);
     let s = read_parquet(&out.join("scores.parquet"));
     assert_eq!(
         column_names(&s),
@@ -351,13 +351,10 @@ fn mcqa_edge_rows_and_choice_sources() {
 
 #[test]
 fn set_overrides_config_and_output_column_is_configurable() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
     // Score the answer column against itself via --set: every row with an answer is correct.
-    run_ok(
+    let (_dir, out, _) = run_example(
         "mcqa.yaml",
-        &[&examples().join("mcqa.parquet")],
-        &out,
+        "mcqa.parquet",
         &[
             "--set",
             "answer_column=answer",
@@ -401,12 +398,7 @@ fn directory_and_repeated_inputs_keep_input_order() {
     assert_eq!(ids, expected);
     assert!(stdout.contains("900 rows scored"));
     let rj = read_json(&out.join("run.json"));
-    let paths: Vec<String> = rj["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap().to_owned())
-        .collect();
+    let paths = input_paths(&rj);
     assert!(
         paths[0].ends_with("a.parquet")
             && paths[1].ends_with("b.parquet")
@@ -434,14 +426,7 @@ fn overwrite_replaces_outputs() {
 
 #[test]
 fn classification_metrics_groups_and_confusion_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let stdout = run_ok(
-        "classification.yaml",
-        &[&examples().join("qa.parquet")],
-        &out,
-        &[],
-    );
+    let (_dir, out, stdout) = run_example("classification.yaml", "qa.parquet", &[]);
     let input = read_parquet(&examples().join("qa.parquet"));
     let gt = strings(&input, "label_gt");
     let pred = strings(&input, "label_pred");
@@ -614,13 +599,11 @@ fn classification_metrics_groups_and_confusion_file() {
 
 #[test]
 fn write_scores_false_keeps_metrics_but_no_columns() {
-    let dir = tempfile::tempdir().unwrap();
-    let task = dir.path().join("t.yaml");
-    std::fs::write(
-        &task,
+    let dir = folder(&[(
+        "t.yaml",
         "definition:\n  scorers:\n    - type: string_equals\n      key: a\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n    - type: string_equals\n      key: b\n      write_scores: false\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n",
-    )
-    .unwrap();
+    )]);
+    let task = dir.path().join("t.yaml");
     let out = dir.path().join("out");
     let qa = examples().join("qa.parquet");
     succeeded(run_task(&task, &qa, &out, &["--quiet"]));

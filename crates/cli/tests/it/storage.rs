@@ -175,12 +175,7 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     assert_eq!(remote_metrics["run_id"], "nightly-1");
     let run_json: serde_json::Value = serde_json::from_slice(&get("run.json")).unwrap();
     assert_eq!(run_json["run_id"], "nightly-1");
-    let inputs: Vec<String> = run_json["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap().to_owned())
-        .collect();
+    let inputs = input_paths(&run_json);
     assert_eq!(
         inputs,
         [
