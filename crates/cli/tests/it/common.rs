@@ -2,12 +2,14 @@
 #![allow(clippy::unwrap_used)]
 #![allow(dead_code)]
 
-use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StructArray};
+use arrow::datatypes::Field;
 use arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
 use assert_cmd::Command;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::Arc;
 
 /// The files of a complete output folder, in name order.
 pub const OUTPUT_FILES: [&str; 5] = [
@@ -44,6 +46,32 @@ pub fn run_task(task: &Path, input: &Path, out: &Path, extra: &[&str]) -> Output
         .args(extra)
         .output()
         .expect("run")
+}
+
+/// `evalscore compare BASE NEW --out OUT EXTRA...`, run to its end.
+pub fn compare_runs(base: &Path, new: &Path, out: &Path, extra: &[&str]) -> Output {
+    evalscore()
+        .arg("compare")
+        .arg(base)
+        .arg(new)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("compare")
+}
+
+/// `evalscore report RUN --baseline BASE -o PAGE`, run to its end.
+pub fn report_against(run: &Path, baseline: &Path, page: &Path) -> Output {
+    evalscore()
+        .arg("report")
+        .arg(run)
+        .arg("--baseline")
+        .arg(baseline)
+        .arg("-o")
+        .arg(page)
+        .output()
+        .expect("report")
 }
 
 /// `o`, after checking that it exited 0 (else the test fails showing its stderr).
@@ -124,9 +152,82 @@ impl Job {
     }
 }
 
+/// Writes a Parquet file of the columns `columns(deep)`, where `deep` is an int64 column
+/// (1, 2) inside `levels` nested structs. Written on a thread with a large stack: the writer
+/// recurses once per level. Without the embedded Arrow schema, as other writers make it
+/// (arrow-rs's own flatbuffer reader refuses that schema beyond about 30 levels).
+pub fn write_deep_parquet(
+    path: &Path,
+    levels: usize,
+    columns: fn(ArrayRef) -> Vec<(&'static str, ArrayRef)>,
+) {
+    let path = path.to_path_buf();
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut deep: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+            for _ in 0..levels {
+                let field = Arc::new(Field::new("a", deep.data_type().clone(), true));
+                deep = Arc::new(StructArray::from(vec![(field, deep)]));
+            }
+            let batch = RecordBatch::try_from_iter(columns(deep)).expect("batch");
+            let f = File::create(&path).expect("create");
+            let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
+                .with_skip_arrow_metadata(true);
+            let mut w =
+                parquet::arrow::ArrowWriter::try_new_with_options(f, batch.schema(), options)
+                    .expect("writer");
+            w.write(&batch).expect("write");
+            w.close().expect("close");
+        })
+        .expect("thread")
+        .join()
+        .expect("join");
+}
+
 /// JSON Lines text of `n` rows, row `i` made by `row(i)`.
 pub fn jsonl(n: usize, row: impl Fn(usize) -> String) -> String {
     (0..n).map(|i| row(i) + "\n").collect()
+}
+
+/// The `evalscore` binary as a `std::process::Command`, which can also be spawned.
+pub fn evalscore_process() -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
+    c.env_remove("RUST_BACKTRACE");
+    c
+}
+
+/// `evalscore run task.yaml --input rows.jsonl --out OUT` in `dir`.
+pub fn run_in(dir: &Path, out: &str) -> std::process::Command {
+    let mut c = evalscore_process();
+    c.args(["run", "task.yaml", "--input", "rows.jsonl", "--out", out])
+        .current_dir(dir);
+    c
+}
+
+/// `evalscore judge export task.yaml --input rows.jsonl --out OUT` in `dir`.
+pub fn export_in(dir: &Path, out: &str) -> std::process::Command {
+    let mut c = evalscore_process();
+    c.args([
+        "judge",
+        "export",
+        "task.yaml",
+        "--input",
+        "rows.jsonl",
+        "--out",
+        out,
+    ])
+    .current_dir(dir);
+    c
+}
+
+/// Sends signal `sig` (`-INT`, `-TERM`...) to process `pid`.
+pub fn kill(sig: &str, pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
 }
 
 pub fn read_parquet(path: &Path) -> RecordBatch {
@@ -197,6 +298,17 @@ pub fn metric_lines(b: &RecordBatch) -> Vec<String> {
             parts.join("|")
         })
         .collect()
+}
+
+/// A column's values as text, whatever its type, nulls as `∅`, joined by ` | `.
+pub fn column_text(b: &RecordBatch, col: &str) -> String {
+    let a = b
+        .column_by_name(col)
+        .unwrap_or_else(|| panic!("no column {col}"));
+    let options = arrow::util::display::FormatOptions::default().with_null("∅");
+    let f = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options).expect("format");
+    let values: Vec<String> = (0..a.len()).map(|i| f.value(i).to_string()).collect();
+    values.join(" | ")
 }
 
 pub fn files_in(dir: &Path) -> Vec<String> {

@@ -3,12 +3,12 @@
 //! endpoint, a cache that cannot store, two runs creating the default cache at once, a
 //! redirect, and `judge import` / `judge export` on files that are not what they should be.
 #![allow(clippy::unwrap_used)]
-use chat_server::{Answer, Reply};
+use crate::common::{evalscore_process, export_in, kill, run_in};
+use chat_server::Answer;
 use evalscore_test_support::chat_server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 const KEY: &str = "sk-test-1234567890-secret";
@@ -29,10 +29,10 @@ definition:
     - type: model_as_a_judge_classifier
       key: cls
       model_key: judge
-      system_prompt: "Does the response correctly answer the question? Reply yes or no."
-      user_prompt: "Question: {{{{ sample.question }}}}\nResponse: {{{{ solver_output.output }}}}"
       correct_labels: ["yes"]
       incorrect_labels: ["no"]
+      user_prompt: "Question: {{{{ sample.question }}}}\nResponse: {{{{ solver_output.output }}}}"
+      system_prompt: "Does the response correctly answer the question? Reply yes or no."
 "#
     );
     if other {
@@ -71,13 +71,10 @@ impl Setup {
     /// `evalscore run task.yaml --input rows.jsonl --out out` + `extra`, with `key` in the
     /// key's variable and `XDG_CACHE_HOME` in the folder.
     fn command(&self, key: &str, extra: &[&str]) -> Command {
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
-        cmd.args(["run", "task.yaml", "--input", "rows.jsonl", "--out", "out"])
-            .args(extra)
+        let mut cmd = run_in(self.dir.path(), "out");
+        cmd.args(extra)
             .env("EVALSCORE_TEST_JUDGE_KEY", key)
-            .env("XDG_CACHE_HOME", self.path("xdg"))
-            .env_remove("RUST_BACKTRACE")
-            .current_dir(self.dir.path());
+            .env("XDG_CACHE_HOME", self.path("xdg"));
         cmd
     }
 
@@ -90,21 +87,8 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A server that counts requests and answers each with `answer`.
-fn counting(
-    answer: impl Fn(&chat_server::Request) -> Answer + Send + Sync + 'static,
-) -> (String, Arc<AtomicUsize>) {
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&seen);
-    let url = chat_server::serve_answers(move |req| {
-        count.fetch_add(1, Ordering::SeqCst);
-        answer(&req)
-    });
-    (url, seen)
-}
-
 fn yes() -> Answer {
-    Answer::Reply(Reply::ok("{\"prediction\": \"yes\"}"), Vec::new())
+    Answer::ok("{\"prediction\": \"yes\"}")
 }
 
 /// Every file in the folder, hidden ones included (none if it does not exist).
@@ -119,7 +103,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_key_with_a_carriage_return_stops_the_run_before_any_request_without_printing_it() {
-    let (url, seen) = counting(|_| yes());
+    let (url, seen) = chat_server::serve_counting(|_| yes());
     let s = Setup::new(&url, false, 3);
     for extra in [&[][..], &["--max-row-errors", "100%"][..]] {
         let o = s.run(&format!("{KEY}\r"), extra);
@@ -147,7 +131,7 @@ fn a_key_with_a_carriage_return_stops_the_run_before_any_request_without_printin
 #[cfg(unix)]
 #[test]
 fn signals_stop_a_run_whose_judge_requests_hang() {
-    let (url, seen) = counting(|_| Answer::Hang);
+    let (url, seen) = chat_server::serve_counting(|_| Answer::Hang);
     for other in [false, true] {
         let s = Setup::new(&url, other, 50);
         for (sig, code, name) in [
@@ -168,11 +152,7 @@ fn signals_stop_a_run_whose_judge_requests_hang() {
                 assert!(started.elapsed() < Duration::from_secs(30), "no request");
                 std::thread::sleep(Duration::from_millis(10));
             }
-            assert!(Command::new("kill")
-                .args([sig, &child.id().to_string()])
-                .status()
-                .unwrap()
-                .success());
+            kill(sig, child.id());
             let signalled = Instant::now();
             let o = child.wait_with_output().unwrap();
             // A behaviour bound, far above the second it takes: the requests wait 60 s each.
@@ -219,7 +199,7 @@ fn a_dead_endpoint_stops_the_run_with_one_error_naming_the_model_and_url() {
 
 #[test]
 fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
-    let (url, seen) = counting(|_| yes());
+    let (url, seen) = chat_server::serve_counting(|_| yes());
     let s = Setup::new(&url, true, 40);
     let cache = s.path("cache.sqlite");
     drop(evalscore_judge::Cache::open(&cache).unwrap());
@@ -246,7 +226,7 @@ fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
 /// run opens it: the run waits for the lock instead of failing with `database is locked`.
 #[test]
 fn a_run_opening_the_default_cache_while_another_creates_it_waits_for_the_lock() {
-    let (url, seen) = counting(|_| yes());
+    let (url, seen) = chat_server::serve_counting(|_| yes());
     let s = Setup::new(&url, false, 2);
     let cache = s.path("xdg/evalscore/judge.sqlite");
     std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
@@ -273,17 +253,9 @@ fn a_run_opening_the_default_cache_while_another_creates_it_waits_for_the_lock()
 
 #[test]
 fn a_redirected_judge_request_is_a_row_error_and_nothing_is_cached() {
-    let (elsewhere, other) = counting(|_| yes());
+    let (elsewhere, other) = chat_server::serve_counting(|_| yes());
     let location = format!("{elsewhere}/chat/completions");
-    let (url, seen) = counting(move |_| {
-        Answer::Reply(
-            Reply {
-                status: 302,
-                body: String::new(),
-            },
-            vec![("Location", location.clone())],
-        )
-    });
+    let (url, seen) = chat_server::serve_counting(move |_| Answer::redirect(&location));
     let s = Setup::new(&url, false, 1);
     let o = s.run(KEY, &["--cache", "cache.sqlite"]);
     assert_eq!(o.status.code(), Some(2));
@@ -300,7 +272,7 @@ fn a_redirected_judge_request_is_a_row_error_and_nothing_is_cached() {
 }
 
 fn import(results: &Path, cache: &Path) -> Output {
-    Command::new(assert_cmd::cargo::cargo_bin("evalscore"))
+    evalscore_process()
         .args(["judge", "import"])
         .arg(results)
         .arg("--cache")
@@ -346,23 +318,12 @@ fn judge_import_refuses_special_files_and_names_the_line_that_is_not_utf8() {
 fn judge_export_with_overwrite_removes_the_parts_of_an_earlier_larger_export() {
     let s = Setup::new("http://127.0.0.1:9/v1", false, 3);
     let export = |extra: &[&str]| {
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
-        cmd.args([
-            "judge",
-            "export",
-            "task.yaml",
-            "--input",
-            "rows.jsonl",
-            "--out",
-            "requests.jsonl",
-            "--cache",
-            "cache.sqlite",
-        ])
-        .args(extra)
-        .env("EVALSCORE_TEST_JUDGE_KEY", KEY)
-        .current_dir(s.dir.path())
-        .output()
-        .unwrap()
+        export_in(s.dir.path(), "requests.jsonl")
+            .args(["--cache", "cache.sqlite"])
+            .args(extra)
+            .env("EVALSCORE_TEST_JUDGE_KEY", KEY)
+            .output()
+            .unwrap()
     };
     // What an earlier export of more than 100,000 requests left.
     for part in ["requests.jsonl", "requests.2.jsonl", "requests.3.jsonl"] {

@@ -3,9 +3,9 @@
 //! slot at a time, so that requests wait on the server. The run must stop within seconds,
 //! not when the generations end.
 #![allow(clippy::unwrap_used)]
+use crate::common::{folder, kill, run_in};
 use evalscore_test_support::llama;
-
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[cfg(unix)]
@@ -13,11 +13,8 @@ use std::time::{Duration, Instant};
 fn sigint_stops_a_run_while_a_real_judge_generates() {
     // One slot: the second worker's request queues behind the first one's generation.
     let (_server, url) = llama::start_with(&["--parallel", "1"]);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("task.yaml"),
-        format!(
-            r#"
+    let task = format!(
+        r#"
 models:
   small:
     base_url: "{url}"
@@ -33,34 +30,18 @@ definition:
       model_key: small
       user_prompt: "Write a very long essay about the number {{{{ sample.id }}}}, then grade it."
 "#
-        ),
-    )
-    .unwrap();
+    );
     let rows: String = (0..64).map(|i| format!("{{\"id\": {i}}}\n")).collect();
-    std::fs::write(dir.path().join("rows.jsonl"), rows).unwrap();
-    let child = Command::new(assert_cmd::cargo::cargo_bin("evalscore"))
-        .args([
-            "run",
-            "task.yaml",
-            "--input",
-            "rows.jsonl",
-            "--out",
-            "out",
-            "--cache",
-            "cache.sqlite",
-        ])
-        .current_dir(dir.path())
+    let dir = folder(&[("task.yaml", &task), ("rows.jsonl", &rows)]);
+    let child = run_in(dir.path(), "out")
+        .args(["--cache", "cache.sqlite"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // Time for the run to start and its requests to reach the server.
     std::thread::sleep(Duration::from_secs(2));
-    assert!(Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
+    kill("-INT", child.id());
     let signalled = Instant::now();
     let o = child.wait_with_output().unwrap();
     // A behaviour bound: the generations take far longer (1,500 tokens each, one at a time).

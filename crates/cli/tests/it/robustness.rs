@@ -608,39 +608,16 @@ fn parquet_rows_and_columns(path: &Path) -> (i64, Vec<String>) {
 }
 
 /// A file with one column `deep`: an int64 inside `levels` nested structs (so at depth
-/// `levels + 1`), beside `answer` and `output`. Written on a thread with a large stack: the
-/// writer recurses once per level too. Without the embedded Arrow schema, as other writers
-/// make it (arrow-rs's own flatbuffer reader refuses that schema beyond about 30 levels).
+/// `levels + 1`), beside `answer` and `output`.
 fn deep_struct_file(path: &Path, levels: usize) {
-    let path = path.to_path_buf();
-    std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || {
-            let mut array: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
-            for _ in 0..levels {
-                let field = Arc::new(Field::new("a", array.data_type().clone(), true));
-                array = Arc::new(StructArray::from(vec![(field, array)]));
-            }
-            let answers: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
-            let batch = RecordBatch::try_new(
-                Arc::new(Schema::new(vec![
-                    Field::new("deep", array.data_type().clone(), true),
-                    Field::new("answer", DataType::Utf8, true),
-                    Field::new("output", DataType::Utf8, true),
-                ])),
-                vec![array, answers.clone(), answers],
-            )
-            .unwrap();
-            let f = std::fs::File::create(&path).unwrap();
-            let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
-                .with_skip_arrow_metadata(true);
-            let mut w = ArrowWriter::try_new_with_options(f, batch.schema(), options).unwrap();
-            w.write(&batch).unwrap();
-            w.close().unwrap();
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    write_deep_parquet(path, levels, |deep| {
+        let answers: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+        vec![
+            ("deep", deep),
+            ("answer", answers.clone()),
+            ("output", answers),
+        ]
+    });
 }
 
 /// A schema nested thousands deep overflows the decoder's stack; anything deeper than 64

@@ -6,6 +6,7 @@
 
 use evalscore_compare::stats::paired;
 use evalscore_compare::{compare, CompareOptions};
+use evalscore_test_support::figures::close;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,21 +18,6 @@ fn root() -> PathBuf {
 fn golden() -> Value {
     let text = std::fs::read_to_string(root().join("data/golden/compare.json")).expect("golden");
     serde_json::from_str(&text).expect("json")
-}
-
-fn close(what: &str, got: Option<f64>, want: &Value, relative: bool) {
-    match (got, want.as_f64()) {
-        (None, None) => {}
-        (Some(g), Some(w)) => {
-            let tol = if relative {
-                1e-12 * w.abs()
-            } else {
-                1e-12 * w.abs().max(1.0)
-            };
-            assert!((g - w).abs() <= tol, "{what}: got {g:e}, want {w:e}");
-        }
-        (g, _) => panic!("{what}: got {g:?}, want {want}"),
-    }
 }
 
 fn floats(v: &Value) -> Vec<f64> {

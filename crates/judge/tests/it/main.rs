@@ -2,6 +2,7 @@
 //! per area. `cargo test -p evalscore-judge --test it window::` runs one module's tests.
 
 mod cache;
+mod chat_requests;
 mod client;
 mod embed;
 mod llama_server;

@@ -4,31 +4,17 @@
 //! or was made by another version, two processes creating one cache, and Batch API output
 //! files that are not files, have endless lines or are not UTF-8.
 #![allow(clippy::unwrap_used)]
+use crate::chat_requests::request;
 use chat_server::{Answer, Reply};
 use evalscore_judge::{
     dead_after, judge_window, open_batch_output, send, Cache, CacheError, ChatRequest, Endpoint,
-    JudgeError, Message, RetryPolicy, Stats, WindowError, IMPORT_LINE_LIMIT,
+    JudgeError, RetryPolicy, Stats, WindowError, IMPORT_LINE_LIMIT,
 };
 use evalscore_test_support::chat_server;
 use std::io::{BufRead, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
-
-fn request(base_url: &str, question: &str) -> ChatRequest {
-    ChatRequest {
-        base_url: base_url.to_owned(),
-        model: "judge".to_owned(),
-        messages: vec![Message {
-            role: "user".to_owned(),
-            content: question.to_owned(),
-        }],
-        temperature: 0.0,
-        seed: None,
-        max_tokens: None,
-        parser_version: 1,
-    }
-}
 
 fn requests(base_url: &str, n: usize) -> Vec<ChatRequest> {
     (0..n)
@@ -58,21 +44,8 @@ fn endpoint(concurrency: usize, policy: RetryPolicy) -> Endpoint {
     }
 }
 
-/// A server that counts requests and answers each with `answer`.
-fn counting(
-    answer: impl Fn(&chat_server::Request) -> Answer + Send + Sync + 'static,
-) -> (String, Arc<AtomicUsize>) {
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&seen);
-    let url = chat_server::serve_answers(move |req| {
-        count.fetch_add(1, Ordering::SeqCst);
-        answer(&req)
-    });
-    (url, seen)
-}
-
 fn ok(content: &str) -> Answer {
-    Answer::Reply(Reply::ok(content), Vec::new())
+    Answer::ok(content)
 }
 
 /// Runs `f` on a thread and returns its result, or fails the test when it takes longer than
@@ -97,7 +70,7 @@ fn closed_port() -> String {
 
 #[test]
 fn a_key_that_is_not_visible_ascii_is_refused_unsent_and_never_printed() {
-    let (url, seen) = counting(|_| ok("yes"));
+    let (url, seen) = chat_server::serve_counting(|_| ok("yes"));
     let secret = "sk-live-0123456789abcdef";
     for (key, problem) in [
         (
@@ -138,7 +111,7 @@ fn a_key_that_is_not_visible_ascii_is_refused_unsent_and_never_printed() {
 
 #[test]
 fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
-    let (url, seen) = counting(|_| Answer::Hang);
+    let (url, seen) = chat_server::serve_counting(|_| Answer::Hang);
     let flag = Arc::new(AtomicUsize::new(0));
     let mut ep = endpoint(2, quick(5, Duration::from_secs(30)));
     ep.interrupt = Some(Arc::clone(&flag));
@@ -177,7 +150,7 @@ fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
     );
 
     // A flag already set sends nothing at all.
-    let (url, seen) = counting(|_| ok("yes"));
+    let (url, seen) = chat_server::serve_counting(|_| ok("yes"));
     let flag = Arc::new(AtomicUsize::new(15));
     let mut ep = endpoint(2, quick(0, Duration::from_secs(5)));
     ep.interrupt = Some(flag);
@@ -188,7 +161,7 @@ fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
 
 #[test]
 fn an_interrupt_ends_a_retry_after_wait() {
-    let (url, seen) = counting(|_| {
+    let (url, seen) = chat_server::serve_counting(|_| {
         Answer::Reply(
             Reply {
                 status: 429,
@@ -312,7 +285,7 @@ fn the_replies_before_an_endpoint_died_stay_in_the_cache() {
 
 #[test]
 fn retry_after_is_obeyed_only_up_to_its_cap() {
-    let (url, seen) = counting({
+    let (url, seen) = chat_server::serve_counting({
         let n = AtomicUsize::new(0);
         move |_| {
             if n.fetch_add(1, Ordering::SeqCst) == 0 {
@@ -365,7 +338,7 @@ fn absurd_token_counts_neither_overflow_nor_park_the_pace() {
         "usage": {"prompt_tokens": huge, "completion_tokens": huge}
     })
     .to_string();
-    let (url, _) = counting(move |_| {
+    let (url, _) = chat_server::serve_counting(move |_| {
         Answer::Reply(
             Reply {
                 status: 200,
@@ -401,17 +374,9 @@ fn absurd_token_counts_neither_overflow_nor_park_the_pace() {
 
 #[test]
 fn a_redirect_is_an_error_never_a_cached_reply() {
-    let (elsewhere, other) = counting(|_| ok("from elsewhere"));
+    let (elsewhere, other) = chat_server::serve_counting(|_| ok("from elsewhere"));
     let location = format!("{elsewhere}/chat/completions");
-    let (url, seen) = counting(move |_| {
-        Answer::Reply(
-            Reply {
-                status: 302,
-                body: String::new(),
-            },
-            vec![("Location", location.clone())],
-        )
-    });
+    let (url, seen) = chat_server::serve_counting(move |_| Answer::redirect(&location));
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
     let mut stats = Stats::default();
@@ -464,7 +429,7 @@ fn refusing_cache(dir: &std::path::Path) -> std::path::PathBuf {
 
 #[test]
 fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
-    let (url, seen) = counting(|_| ok("yes"));
+    let (url, seen) = chat_server::serve_counting(|_| ok("yes"));
     let dir = tempfile::tempdir().unwrap();
     let path = refusing_cache(dir.path());
     let cache = Cache::open(&path).unwrap();

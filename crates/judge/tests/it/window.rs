@@ -3,9 +3,8 @@
 //! they arrive, `--offline` served from the cache only.
 #![allow(clippy::unwrap_used)]
 
-use evalscore_judge::{
-    judge_window, Cache, ChatRequest, Endpoint, JudgeError, Message, RetryPolicy, Stats,
-};
+use crate::chat_requests::request;
+use evalscore_judge::{judge_window, Cache, ChatRequest, Endpoint, JudgeError, RetryPolicy, Stats};
 use evalscore_test_support::chat_server;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,21 +31,6 @@ fn server(pause: Duration) -> (String, Arc<Seen>) {
         chat_server::Reply::ok(&format!("re: {}", chat_server::last_message(&req.body)))
     });
     (url, seen)
-}
-
-fn request(base_url: &str, question: &str) -> ChatRequest {
-    ChatRequest {
-        base_url: base_url.to_owned(),
-        model: "judge".to_owned(),
-        messages: vec![Message {
-            role: "user".to_owned(),
-            content: question.to_owned(),
-        }],
-        temperature: 0.0,
-        seed: None,
-        max_tokens: None,
-        parser_version: 1,
-    }
 }
 
 fn endpoint(concurrency: usize) -> Endpoint {

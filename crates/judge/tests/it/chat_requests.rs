@@ -1,0 +1,19 @@
+//! Chat requests the tests send.
+
+use evalscore_judge::{ChatRequest, Message};
+
+/// A request of model `judge` at `base_url` with one user message, `question`.
+pub fn request(base_url: &str, question: &str) -> ChatRequest {
+    ChatRequest {
+        base_url: base_url.to_owned(),
+        model: "judge".to_owned(),
+        messages: vec![Message {
+            role: "user".to_owned(),
+            content: question.to_owned(),
+        }],
+        temperature: 0.0,
+        seed: None,
+        max_tokens: None,
+        parser_version: 1,
+    }
+}
