@@ -10,6 +10,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The files of a complete output folder, in name order.
 pub const OUTPUT_FILES: [&str; 5] = [
@@ -120,7 +121,9 @@ pub fn words(text: &str) -> Vec<String> {
 pub fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).expect("write");
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
     }
     dir
 }
@@ -185,6 +188,95 @@ pub fn write_deep_parquet(
         .expect("join");
 }
 
+/// A temporary folder to run `evalscore run` in, for the tests of bad input: runs there keep
+/// the paths in messages short.
+pub struct Case {
+    pub dir: tempfile::TempDir,
+    /// Options every run gets after `--out`.
+    extra: &'static [&'static str],
+}
+
+#[allow(clippy::new_without_default)]
+impl Case {
+    pub fn new() -> Self {
+        Self::with(&[])
+    }
+
+    /// Runs with `--quiet`.
+    pub fn quiet() -> Self {
+        Self::with(&["--quiet"])
+    }
+
+    fn with(extra: &'static [&'static str]) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Case { dir, extra }
+    }
+
+    /// The case with `t.yaml` holding `task`.
+    pub fn task(self, task: &str) -> Self {
+        self.write("t.yaml", task);
+        self
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes `name` (making its folder), holding `text`.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    /// `evalscore run ARGS --out OUT` in the folder: (exit code, stdout, stderr). A run still
+    /// going after 60 s is killed (exit code `None`), so a hang fails the test instead of
+    /// stalling it.
+    pub fn run_out(&self, args: &[&str], out: &str) -> (Option<i32>, String, String) {
+        let o = evalscore()
+            .current_dir(self.dir.path())
+            .arg("run")
+            .args(args)
+            .args(["--out", out])
+            .args(self.extra)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .expect("run");
+        (o.status.code(), stdout(&o), stderr(&o))
+    }
+
+    pub fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        self.run_out(args, "out")
+    }
+
+    /// Runs, expects exit 2 with an `error:` message and no new file in `out`; returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        self.fails_out(args, "out")
+    }
+
+    pub fn fails_out(&self, args: &[&str], out_name: &str) -> String {
+        let out = self.path(out_name);
+        let before = files_in(&out);
+        let (code, stdout, err) = self.run_out(args, out_name);
+        assert_eq!(code, Some(2), "stdout: {stdout}\nstderr: {err}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(err.starts_with("error: "), "{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{err}"
+        );
+        assert_eq!(files_in(&out), before, "no new files in the output folder");
+        err
+    }
+
+    pub fn succeeds(&self, args: &[&str]) -> String {
+        let (code, stdout, err) = self.run(args);
+        assert_eq!(code, Some(0), "stdout: {stdout}\nstderr: {err}");
+        stdout
+    }
+}
+
 /// JSON Lines text of `n` rows, row `i` made by `row(i)`.
 pub fn jsonl(n: usize, row: impl Fn(usize) -> String) -> String {
     (0..n).map(|i| row(i) + "\n").collect()
@@ -219,6 +311,16 @@ pub fn export_in(dir: &Path, out: &str) -> std::process::Command {
     ])
     .current_dir(dir);
     c
+}
+
+/// Waits for `child`, signalled just now, to end within `bound` (a behaviour bound, far
+/// above what stopping takes); its output.
+pub fn output_within(child: std::process::Child, bound: Duration, what: &str) -> Output {
+    let signalled = Instant::now();
+    let o = child.wait_with_output().expect("wait");
+    let took = signalled.elapsed();
+    assert!(took < bound, "{what}: {took:?}");
+    o
 }
 
 /// Sends signal `sig` (`-INT`, `-TERM`...) to process `pid`.

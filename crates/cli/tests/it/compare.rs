@@ -193,8 +193,8 @@ fn compare_err(base: &Path, new: &Path, extra: &[&str]) -> String {
 
 #[test]
 fn bad_inputs_are_clear_errors_with_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
     let good = fixtures().join("new");
+    let dir = tempfile::tempdir().unwrap();
     let nowhere = dir.path().join("nowhere");
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();

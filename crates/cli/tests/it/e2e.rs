@@ -379,12 +379,10 @@ fn set_overrides_config_and_output_column_is_configurable() {
 
 #[test]
 fn directory_and_repeated_inputs_keep_input_order() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = folder(&[("in/notes.txt", "not an input")]);
     let inputs = dir.path().join("in");
-    std::fs::create_dir(&inputs).unwrap();
     std::fs::copy(examples().join("qa.parquet"), inputs.join("b.parquet")).unwrap();
     std::fs::copy(examples().join("qa.parquet"), inputs.join("a.parquet")).unwrap();
-    std::fs::write(inputs.join("notes.txt"), "not an input").unwrap();
     let out = dir.path().join("out");
     let stdout = run_ok(
         "qa.yaml",

@@ -128,12 +128,10 @@ fn assert_complete(out: &Path, files: &[String], rows: usize) {
     let mut expected: Vec<&str> = evalscore_outputs().to_vec();
     expected.sort_unstable();
     assert_eq!(files, expected);
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let run = read_json(&out.join("run.json"));
     assert_eq!(run["rows_scored"], rows);
     assert_eq!(parquet_rows(&out.join("scores.parquet")), rows as i64);
-    let metrics: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let metrics = read_json(&out.join("metrics.json"));
     assert_eq!(metrics["rows"], rows);
     assert!(parquet_rows(&out.join("metrics.parquet")) > 0);
     parquet_rows(&out.join("confusion.parquet"));
@@ -147,23 +145,16 @@ fn sigkill_at_random_points_never_leaves_partial_outputs() {
     let input = dir.path().join("big.parquet");
     write_input(&input, ROWS, 20_000);
     std::fs::write(dir.path().join("t.yaml"), TASK).unwrap();
-    let start = |out: &Path| {
-        Command::new(bin())
-            .current_dir(dir.path())
-            .args([
-                "run",
-                "t.yaml",
-                "--input",
-                "big.parquet",
-                "--quiet",
-                "--out",
-            ])
+    let command = |out: &Path| {
+        let mut c = Command::new(bin());
+        c.current_dir(dir.path())
+            .args(["run", "t.yaml", "--input", "big.parquet", "--quiet"])
+            .arg("--out")
             .arg(out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
+            .stdout(Stdio::null());
+        c
     };
+    let start = |out: &Path| command(out).stderr(Stdio::null()).spawn().unwrap();
 
     // One undisturbed run sets the time scale.
     let t = Instant::now();
@@ -229,21 +220,7 @@ fn sigkill_at_random_points_never_leaves_partial_outputs() {
 
     // A later run into a folder a killed run left temporaries in removes them.
     if let Some(out) = last_killed_out {
-        let status = Command::new(bin())
-            .current_dir(dir.path())
-            .args([
-                "run",
-                "t.yaml",
-                "--input",
-                "big.parquet",
-                "--quiet",
-                "--overwrite",
-                "--out",
-            ])
-            .arg(&out)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
+        let status = command(&out).arg("--overwrite").status().unwrap();
         assert!(status.success());
         assert_finished(&out, ROWS);
     }

@@ -3,13 +3,13 @@
 //! endpoint, a cache that cannot store, two runs creating the default cache at once, a
 //! redirect, and `judge import` / `judge export` on files that are not what they should be.
 #![allow(clippy::unwrap_used)]
-use crate::common::{evalscore_process, export_in, kill, run_in};
+use crate::common::{evalscore_process, export_in, failed, kill, output_within, run_in};
 use chat_server::Answer;
-use evalscore_test_support::chat_server;
+use evalscore_test_support::{chat_server, wait};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KEY: &str = "sk-test-1234567890-secret";
 
@@ -147,20 +147,12 @@ fn signals_stop_a_run_whose_judge_requests_hang() {
                 .spawn()
                 .unwrap();
             // Both workers of the judge are waiting on their requests.
-            let started = Instant::now();
-            while seen.load(Ordering::SeqCst) < before + 2 {
-                assert!(started.elapsed() < Duration::from_secs(30), "no request");
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            wait::until(Duration::from_secs(30), "no request", || {
+                seen.load(Ordering::SeqCst) >= before + 2
+            });
             kill(sig, child.id());
-            let signalled = Instant::now();
-            let o = child.wait_with_output().unwrap();
-            // A behaviour bound, far above the second it takes: the requests wait 60 s each.
-            assert!(
-                signalled.elapsed() < Duration::from_secs(10),
-                "{name}: {:?}",
-                signalled.elapsed()
-            );
+            // The requests wait 60 s each.
+            let o = output_within(child, Duration::from_secs(10), name);
             assert_eq!(o.status.code(), Some(code), "{name}: {}", stderr(&o));
             assert_eq!(
                 stderr(&o),
@@ -181,12 +173,8 @@ fn a_dead_endpoint_stops_the_run_with_one_error_naming_the_model_and_url() {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     drop(listener);
     let s = Setup::new(&url, true, 200);
-    let o = s.run(
-        KEY,
-        &["--cache", "cache.sqlite", "--max-row-errors", "100%"],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
+    let args = ["--cache", "cache.sqlite", "--max-row-errors", "100%"];
+    let err = stderr(&failed(s.run(KEY, &args), 2));
     let head = format!(
         "error: rows.jsonl, row 1: scorer `cls`: judge model `judge` ({url}) is unreachable: 4 connection attempts in a row failed, the last: {url}/chat/completions: Connection Failed: Connect error: "
     );
@@ -210,8 +198,7 @@ fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
             "CREATE TRIGGER full BEFORE INSERT ON judge_replies BEGIN SELECT RAISE(ABORT, 'no room'); END;",
         )
         .unwrap();
-    let o = s.run(KEY, &["--cache", "cache.sqlite"]);
-    assert_eq!(o.status.code(), Some(2));
+    let o = failed(s.run(KEY, &["--cache", "cache.sqlite"]), 2);
     let sent = seen.load(Ordering::SeqCst);
     // Those in flight when the first store failed (2 workers), not 40, nor 80.
     assert!(sent <= 4, "{sent} requests for 40 rows");

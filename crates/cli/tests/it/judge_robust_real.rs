@@ -3,10 +3,10 @@
 //! slot at a time, so that requests wait on the server. The run must stop within seconds,
 //! not when the generations end.
 #![allow(clippy::unwrap_used)]
-use crate::common::{folder, kill, run_in};
+use crate::common::{failed, folder, kill, output_within, run_in};
 use evalscore_test_support::llama;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[cfg(unix)]
 #[test]
@@ -17,12 +17,12 @@ fn sigint_stops_a_run_while_a_real_judge_generates() {
         r#"
 models:
   small:
-    base_url: "{url}"
     model: smollm2
-    seed: 42
-    max_tokens: 1500
-    concurrency: 2
+    base_url: "{url}"
     timeout_s: 600
+    concurrency: 2
+    max_tokens: 1500
+    seed: 42
 definition:
   scorers:
     - type: model_as_a_judge_scorer
@@ -42,20 +42,8 @@ definition:
     // Time for the run to start and its requests to reach the server.
     std::thread::sleep(Duration::from_secs(2));
     kill("-INT", child.id());
-    let signalled = Instant::now();
-    let o = child.wait_with_output().unwrap();
-    // A behaviour bound: the generations take far longer (1,500 tokens each, one at a time).
-    assert!(
-        signalled.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        signalled.elapsed()
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    // The generations take far longer (1,500 tokens each, one at a time).
+    let o = failed(output_within(child, Duration::from_secs(10), "SIGINT"), 130);
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "error: interrupted by SIGINT; no output was written\n"

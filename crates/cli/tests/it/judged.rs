@@ -262,36 +262,14 @@ fn every_judge_type_scores_from_the_replies_and_a_rerun_sends_nothing() {
     let scores = read_parquet(&s.path("out/scores.parquet"));
     assert_eq!(
         column_names(&scores),
-        [
-            "id",
-            "cls__is_correct",
-            "cls__predicted_label",
-            "cls__ground_truth_label",
-            "cls__reasoning",
-            "cls__confidence",
-            "cls__judge_status",
-            "grade__score",
-            "grade__is_correct",
-            "grade__grade",
-            "grade__reasoning",
-            "grade__judge_status",
-            "fact__choice",
-            "fact__score",
-            "fact__is_correct",
-            "fact__judge_status",
-            "cqa__choice",
-            "cqa__score",
-            "cqa__is_correct",
-            "cqa__judge_status",
-            "sec__choice",
-            "sec__score",
-            "sec__is_correct",
-            "sec__judge_status",
-            "custom__choice",
-            "custom__score",
-            "custom__is_correct",
-            "custom__judge_status",
-        ]
+        words(concat!(
+            "id cls__is_correct cls__predicted_label cls__ground_truth_label cls__reasoning ",
+            "cls__confidence cls__judge_status grade__score grade__is_correct grade__grade ",
+            "grade__reasoning grade__judge_status fact__choice fact__score fact__is_correct ",
+            "fact__judge_status cqa__choice cqa__score cqa__is_correct cqa__judge_status ",
+            "sec__choice sec__score sec__is_correct sec__judge_status custom__choice ",
+            "custom__score custom__is_correct custom__judge_status"
+        ))
     );
     // Rows 1 and 3 are the same request; row 4's reply is unreadable (invalid), row 5 has no
     // output (missing). Row 4 asks the security judge about "ignore previous": it answers Yes
@@ -587,10 +565,9 @@ fn export_then_import_lets_an_offline_run_score_everything() {
 
 #[test]
 fn export_splits_at_fifty_thousand_requests() {
-    let mut rows = String::new();
-    for i in 0..50_001 {
-        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q{i}\", \"answer\": \"a\", \"output\": \"o{i}\", \"label\": \"yes\"}}\n"));
-    }
+    let rows = jsonl(50_001, |i| {
+        format!("{{\"id\": {i}, \"question\": \"q{i}\", \"answer\": \"a\", \"output\": \"o{i}\", \"label\": \"yes\"}}")
+    });
     let s = Setup::new(&rows);
     // Only the security scorer: one request per row.
     std::fs::write(s.path("task.yaml"), only(SECURITY)).unwrap();
@@ -625,10 +602,9 @@ fn task_errors_name_the_line() {
 
 #[test]
 fn a_run_killed_midway_resumes_with_only_the_unfinished_requests() {
-    let mut rows = String::new();
-    for i in 0..30 {
-        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q\", \"answer\": \"a\", \"output\": \"text {i}\", \"label\": \"yes\"}}\n"));
-    }
+    let rows = jsonl(30, |i| {
+        format!("{{\"id\": {i}, \"question\": \"q\", \"answer\": \"a\", \"output\": \"text {i}\", \"label\": \"yes\"}}")
+    });
     let mut s = Setup::new(&rows);
     let (url, seen) = server_with(std::time::Duration::from_millis(100));
     (s.url, s.seen) = (url, seen);
@@ -704,11 +680,10 @@ fn judges_and_string_rules_in_one_task_score_alike() {
 #[test]
 fn batches_larger_than_a_window_keep_their_row_numbers() {
     // 5,000 rows in one batch: two windows; the failing row is in the second.
-    let mut rows = String::new();
-    for i in 0..5_000 {
+    let rows = jsonl(5_000, |i| {
         let output = if i == 4_500 { "[fail]" } else { "Paris" };
-        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q{}\", \"answer\": \"a\", \"output\": \"{output}\", \"label\": \"yes\"}}\n", i % 7));
-    }
+        format!("{{\"id\": {i}, \"question\": \"q{}\", \"answer\": \"a\", \"output\": \"{output}\", \"label\": \"yes\"}}", i % 7)
+    });
     let s = Setup::new(&rows);
     std::fs::write(s.path("task.yaml"), only("    - type: model_graded_closed_qa\n      model_key: judge\n      task: \"{{ sample.question }}\"\n      criterion: c\n")).unwrap();
     let o = s.run("out", &["--max-row-errors", "1"]);

@@ -3,8 +3,10 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common::*;
+use evalscore_test_support::wait;
 use std::path::Path;
 use std::process::Output;
+use std::time::Duration;
 
 fn run(out: &Path, extra: &[&str]) -> Output {
     run_task(
@@ -96,11 +98,7 @@ fn special_files_are_refused_at_once() {
     let qa = examples().join("qa.parquet");
     let qa = qa.to_str().unwrap();
     let fifo = dir.path().join("in.jsonl");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    evalscore_test_support::special_files::mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
     let started = std::time::Instant::now();
     assert_eq!(
@@ -212,11 +210,12 @@ fn colliding_and_duplicate_column_names_are_errors() {
 #[test]
 fn signals_stop_the_run_and_clean_up() {
     // 20,000 rows, each rendering a loop of 1,500 steps: seconds of work.
+    let rows = jsonl(20_000, |i| {
+        format!("{{\"id\": {i}, \"answer\": \"yes\", \"output\": \"yes\"}}")
+    });
     let job = Job::new(
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{% for i in range(1500) %}{% endfor %}yes\"\n",
-        &jsonl(20_000, |i| {
-            format!("{{\"id\": {i}, \"answer\": \"yes\", \"output\": \"yes\"}}")
-        }),
+        &rows,
     );
     let (dir, task, input) = (&job.dir, &job.task, &job.input);
     for (sig, code, name) in [
@@ -238,14 +237,12 @@ fn signals_stop_the_run_and_clean_up() {
             .spawn()
             .unwrap();
         // Wait until the run has its temporary files, then signal it.
-        let started = std::time::Instant::now();
-        while !files_in(&out).iter().any(|f| f.ends_with(".tmp")) {
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(30),
-                "no temporary files"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let has_temporaries = || files_in(&out).iter().any(|f| f.ends_with(".tmp"));
+        wait::until(
+            Duration::from_secs(30),
+            "no temporary files",
+            has_temporaries,
+        );
         let pid = child.id().to_string();
         assert!(std::process::Command::new("kill")
             .args([sig, &pid])

@@ -8,6 +8,7 @@ use crate::common::*;
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use evalscore_test_support::stores::*;
+use evalscore_test_support::wait;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -709,14 +710,11 @@ fn a_killed_run_leaves_no_run_json() {
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().unwrap();
-    let started = Instant::now();
-    while !proxy.held.load(Ordering::SeqCst) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "never reached metrics.json"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::until(
+        Duration::from_secs(60),
+        "never reached metrics.json",
+        || proxy.held.load(Ordering::SeqCst),
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let keys = list_keys(s3.port, "evals", "out/");

@@ -6,9 +6,8 @@
 //! cosine similarity on them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use evalscore_judge::{cosine, send_embeddings, EmbeddingRequest, RetryPolicy};
+use evalscore_judge::{cosine, send_embeddings, EmbeddingRequest};
 use evalscore_test_support::llama;
-use std::time::Duration;
 
 #[test]
 fn the_key_is_the_sha256_of_the_canonical_request() {
@@ -48,10 +47,7 @@ fn a_real_server_gives_deterministic_vectors() {
         ],
     };
     let agent = ureq::AgentBuilder::new().build();
-    let policy = RetryPolicy {
-        timeout: Duration::from_secs(60),
-        ..RetryPolicy::default()
-    };
+    let policy = crate::fixtures::patient();
     let first = send_embeddings(&agent, &request, None, &policy).unwrap();
     let second = send_embeddings(&agent, &request, None, &policy).unwrap();
     assert_eq!(first.attempts, 1);

@@ -2,9 +2,9 @@
 //! per area. `cargo test -p evalscore-judge --test it window::` runs one module's tests.
 
 mod cache;
-mod chat_requests;
 mod client;
 mod embed;
+mod fixtures;
 mod llama_server;
 mod robust;
 mod window;

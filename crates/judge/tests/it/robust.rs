@@ -4,7 +4,7 @@
 //! or was made by another version, two processes creating one cache, and Batch API output
 //! files that are not files, have endless lines or are not UTF-8.
 #![allow(clippy::unwrap_used)]
-use crate::chat_requests::request;
+use crate::fixtures::request;
 use chat_server::{Answer, Reply};
 use evalscore_judge::{
     dead_after, judge_window, open_batch_output, send, Cache, CacheError, ChatRequest, Endpoint,
@@ -42,6 +42,17 @@ fn endpoint(concurrency: usize, policy: RetryPolicy) -> Endpoint {
         live: None,
         interrupt: None,
     }
+}
+
+/// [`judge_window`] online over `n` distinct requests to `url`.
+fn window(
+    url: &str,
+    n: usize,
+    cache: Option<&Cache>,
+    endpoint: &Endpoint,
+    stats: &mut Stats,
+) -> Result<Vec<Result<evalscore_judge::CachedReply, JudgeError>>, WindowError> {
+    judge_window(&requests(url, n), cache, endpoint, false, stats)
 }
 
 fn ok(content: &str) -> Answer {
@@ -129,13 +140,7 @@ fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
     let started = Instant::now();
     let got = within(Duration::from_secs(25), move || {
         let cache = Cache::open(&cache_path).unwrap();
-        let r = judge_window(
-            &requests(&url, 10),
-            Some(&cache),
-            &ep,
-            false,
-            &mut Stats::default(),
-        );
+        let r = window(&url, 10, Some(&cache), &ep, &mut Stats::default());
         (r.map(|_| ()), cache.len().unwrap())
     });
     signal.join().unwrap();
@@ -196,11 +201,11 @@ fn an_interrupt_ends_a_retry_after_wait() {
 fn a_dead_endpoint_stops_the_window_after_connection_failures_in_a_row() {
     let url = closed_port();
     let mut stats = Stats::default();
-    let r = judge_window(
-        &requests(&url, 50),
+    let r = window(
+        &url,
+        50,
         None,
         &endpoint(4, quick(5, Duration::from_secs(5))),
-        false,
         &mut stats,
     );
     let Err(WindowError::Unreachable { failures, last }) = r else {
@@ -268,11 +273,11 @@ fn the_replies_before_an_endpoint_died_stay_in_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
     let mut stats = Stats::default();
-    let r = judge_window(
-        &requests(&url, 10),
+    let r = window(
+        &url,
+        10,
         Some(&cache),
         &endpoint(1, quick(5, Duration::from_secs(5))),
-        false,
         &mut stats,
     );
     assert!(
@@ -348,11 +353,11 @@ fn absurd_token_counts_neither_overflow_nor_park_the_pace() {
         )
     });
     let mut stats = Stats::default();
-    let replies = judge_window(
-        &requests(&url, 3),
+    let replies = window(
+        &url,
+        3,
         None,
         &endpoint(2, quick(0, Duration::from_secs(5))),
-        false,
         &mut stats,
     )
     .unwrap();
@@ -380,11 +385,11 @@ fn a_redirect_is_an_error_never_a_cached_reply() {
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
     let mut stats = Stats::default();
-    let replies = judge_window(
-        &requests(&url, 1),
+    let replies = window(
+        &url,
+        1,
         Some(&cache),
         &endpoint(1, quick(3, Duration::from_secs(5))),
-        false,
         &mut stats,
     )
     .unwrap();
@@ -438,13 +443,7 @@ fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
         "judge cache `{}`: cannot store a reply: no room",
         path.display()
     );
-    let r = judge_window(
-        &requests(&url, 40),
-        Some(&cache),
-        &ep,
-        false,
-        &mut Stats::default(),
-    );
+    let r = window(&url, 40, Some(&cache), &ep, &mut Stats::default());
     let Err(WindowError::Cache(e @ CacheError::Store { .. })) = r else {
         panic!("{r:?}");
     };
@@ -453,13 +452,7 @@ fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
     // The requests in flight when the first store failed, at most one more per worker.
     assert!(sent <= 4, "{sent} requests sent");
     // The next window (the batch scored again) fails at once, sending nothing.
-    let r = judge_window(
-        &requests(&url, 40),
-        Some(&cache),
-        &ep,
-        false,
-        &mut Stats::default(),
-    );
+    let r = window(&url, 40, Some(&cache), &ep, &mut Stats::default());
     let Err(WindowError::Cache(e)) = r else {
         panic!("{r:?}");
     };
@@ -579,11 +572,7 @@ fn batch_output_files_must_be_regular_files() {
         )
     );
     let fifo = dir.path().join("fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    evalscore_test_support::special_files::mkfifo(&fifo);
     // Refused without opening it (opening a FIFO blocks until it has a writer).
     let err = within(Duration::from_secs(20), move || {
         open_batch_output(&fifo).unwrap_err().to_string()

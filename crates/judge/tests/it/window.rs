@@ -3,9 +3,9 @@
 //! they arrive, `--offline` served from the cache only.
 #![allow(clippy::unwrap_used)]
 
-use crate::chat_requests::request;
+use crate::fixtures::request;
 use evalscore_judge::{judge_window, Cache, ChatRequest, Endpoint, JudgeError, RetryPolicy, Stats};
-use evalscore_test_support::chat_server;
+use evalscore_test_support::{chat_server, wait};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -146,14 +146,9 @@ fn a_killed_run_resumes_with_only_the_unfinished_requests() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while seen.requests.load(Ordering::SeqCst) < 10 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the child sent nothing"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait::until(Duration::from_secs(60), "the child sent nothing", || {
+        seen.requests.load(Ordering::SeqCst) >= 10
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     let cache = Cache::open(&path).unwrap();

@@ -1,6 +1,7 @@
-//! Chat requests the tests send.
+//! Requests and retry policies the tests share.
 
-use evalscore_judge::{ChatRequest, Message};
+use evalscore_judge::{ChatRequest, Message, RetryPolicy};
+use std::time::Duration;
 
 /// A request of model `judge` at `base_url` with one user message, `question`.
 pub fn request(base_url: &str, question: &str) -> ChatRequest {
@@ -15,5 +16,13 @@ pub fn request(base_url: &str, question: &str) -> ChatRequest {
         seed: None,
         max_tokens: None,
         parser_version: 1,
+    }
+}
+
+/// The default retries with a 60 s timeout: a real server's first answer can be slow.
+pub fn patient() -> RetryPolicy {
+    RetryPolicy {
+        timeout: Duration::from_secs(60),
+        ..RetryPolicy::default()
     }
 }
