@@ -112,6 +112,16 @@ pub fn input_paths(run_json: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// Checks that `text` starts with `prefix` (else the test fails showing `text`).
+pub fn assert_starts(text: &str, prefix: &str) {
+    assert!(text.starts_with(prefix), "{text}");
+}
+
+/// Checks that `text` ends with `suffix` (else the test fails showing `text`).
+pub fn assert_ends(text: &str, suffix: &str) {
+    assert!(text.ends_with(suffix), "{text}");
+}
+
 /// Space-separated words, for comparing lists of names.
 pub fn words(text: &str) -> Vec<String> {
     text.split(' ').map(str::to_owned).collect()

@@ -282,6 +282,24 @@ fn exact_scores(b: &RecordBatch) -> Vec<f64> {
 
 /// 3 row groups of 1,000 rows, `id` required Int64 in 4 data pages of 250 rows each
 /// (dictionary-encoded, uncompressed: parquet's defaults), scored on one thread.
+/// Checks that `column` was decoded in every row group of `path`.
+fn assert_all_decoded(path: &Path, column: &str) {
+    let fo = footer(path);
+    for rg in 0..fo.num_row_groups() {
+        assert_decoded(&fo, rg, column);
+    }
+}
+
+/// Checks that `path` has `groups` row groups of `rows` rows, `column` decoded in each.
+fn assert_decoded_groups(path: &Path, groups: usize, rows: i64, column: &str) {
+    let fo = footer(path);
+    assert_eq!(fo.num_row_groups(), groups);
+    for rg in 0..groups {
+        assert_eq!(fo.row_group(rg).num_rows(), rows);
+        assert_decoded(&fo, rg, column);
+    }
+}
+
 /// `run`, then [`scores_of`] its output.
 fn run_scores(dir: &Path, task: &str, inputs: &[&Path], extra: &[&str]) -> (PathBuf, RecordBatch) {
     scores_of(&run(dir, task, inputs, extra))
@@ -529,11 +547,8 @@ fn id_read_by_a_template_is_decoded_with_the_same_values() {
     assert_eq!(exact_scores(&scores)[..6], [0.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
 
     // Decoded and encoded again: zstd, not the input's uncompressed chunk.
-    let fo = footer(&scores_path);
-    assert_eq!(fo.num_row_groups(), 3);
-    for rg in 0..3 {
-        assert_decoded(&fo, rg, "id");
-    }
+    assert_eq!(footer(&scores_path).num_row_groups(), 3);
+    assert_all_decoded(&scores_path, "id");
 }
 
 /// `group_by: [id]` reads `id` too: decoded, same values.
@@ -547,10 +562,7 @@ fn id_read_by_group_by_is_decoded_with_the_same_values() {
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_id_field(&scores, true);
     assert_exact(&scores, 200);
-    let fo = footer(&scores_path);
-    for rg in 0..fo.num_row_groups() {
-        assert_decoded(&fo, rg, "id");
-    }
+    assert_all_decoded(&scores_path, "id");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -591,12 +603,7 @@ fn small_row_groups_are_joined_when_nothing_is_copied() {
         (0..2000).map(|i| Some(answer(i))).collect::<Vec<_>>()
     );
     assert_exact(&scores, 2000);
-    let fo = footer(&scores_path);
-    assert_eq!(fo.num_row_groups(), 8);
-    for rg in 0..8 {
-        assert_eq!(fo.row_group(rg).num_rows(), 250);
-        assert_decoded(&fo, rg, "answer");
-    }
+    assert_decoded_groups(&scores_path, 8, 250, "answer");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -816,12 +823,7 @@ fn id_as_the_only_column_read_is_decoded() {
     assert_eq!(column_names(&scores), ["id", "exact__is_correct"]);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(exact_scores(&scores), vec![1.0; 2000]);
-    let fo = footer(&scores_path);
-    assert_eq!(fo.num_row_groups(), 2);
-    for rg in 0..2 {
-        assert_eq!(fo.row_group(rg).num_rows(), 1000);
-        assert_decoded(&fo, rg, "id");
-    }
+    assert_decoded_groups(&scores_path, 2, 1000, "id");
 }
 
 /// A kept column compressed with a codec not every reader has (brotli: Spark's parquet-mr

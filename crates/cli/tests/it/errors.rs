@@ -9,8 +9,24 @@ const MCQA_TASK: &str = "definition:\n  scorers:\n    - type: string_equals_mcqa
 
 /// The error of running the task `task` on qa.parquet.
 fn task_error(task: &str) -> String {
-    let c = Case::new().task(task);
-    c.fails(&["t.yaml", "--input", &ex("qa.parquet")])
+    fails_on(&Case::new().task(task), &ex("qa.parquet"))
+}
+
+/// A case with the one-scorer task [`QA_TASK`].
+fn qa_case() -> Case {
+    Case::new().task(QA_TASK)
+}
+
+/// The error of the case's task on `input`.
+fn fails_on(c: &Case, input: &str) -> String {
+    c.fails(&["t.yaml", "--input", input])
+}
+
+/// The error of [`QA_TASK`] on the input `name` holding `bytes`.
+fn input_error(name: &str, bytes: &[u8]) -> String {
+    let c = qa_case();
+    std::fs::write(c.path(name), bytes).unwrap();
+    fails_on(&c, name)
 }
 
 fn ex(name: &str) -> String {
@@ -19,58 +35,45 @@ fn ex(name: &str) -> String {
 
 #[test]
 fn missing_input_path() {
-    let c = Case::new().task(QA_TASK);
     assert_eq!(
-        c.fails(&["t.yaml", "--input", "nope.parquet"]),
+        fails_on(&qa_case(), "nope.parquet"),
         "error: nope.parquet: cannot read input: No such file or directory (os error 2)\nhint: check the `--input` path\n"
     );
 }
 
 #[test]
 fn directory_without_parquet_files() {
-    let c = Case::new().task(QA_TASK);
+    let c = qa_case();
     std::fs::create_dir(c.path("empty")).unwrap();
     assert_eq!(
-        c.fails(&["t.yaml", "--input", "empty"]),
+        fails_on(&c, "empty"),
         "error: empty: directory holds no Parquet files (*.parquet)\nhint: point `--input` at Parquet files or a directory of them\n"
     );
 }
 
 #[test]
 fn file_that_is_not_parquet() {
-    let c = Case::new().task(QA_TASK);
-    c.write(
+    let err = input_error(
         "junk.parquet",
-        "this is not parquet at all, just some bytes",
+        b"this is not parquet at all, just some bytes",
     );
-    let err = c.fails(&["t.yaml", "--input", "junk.parquet"]);
-    assert!(
-        err.starts_with("error: junk.parquet: not a readable Parquet file: "),
-        "{err}"
-    );
-    assert!(
-        err.ends_with(
-            "hint: the file may be truncated, still being written, or not Parquet at all\n"
-        ),
-        "{err}"
+    assert_starts(&err, "error: junk.parquet: not a readable Parquet file: ");
+    assert_ends(
+        &err,
+        "hint: the file may be truncated, still being written, or not Parquet at all\n",
     );
 }
 
 #[test]
 fn truncated_parquet() {
-    let c = Case::new().task(QA_TASK);
     let bytes = std::fs::read(examples().join("qa.parquet")).unwrap();
-    std::fs::write(c.path("half.parquet"), &bytes[..bytes.len() / 2]).unwrap();
-    let err = c.fails(&["t.yaml", "--input", "half.parquet"]);
-    assert!(
-        err.starts_with("error: half.parquet: not a readable Parquet file: "),
-        "{err}"
-    );
+    let err = input_error("half.parquet", &bytes[..bytes.len() / 2]);
+    assert_starts(&err, "error: half.parquet: not a readable Parquet file: ");
 }
 
 #[test]
 fn different_schemas_name_both_files_and_the_column() {
-    let c = Case::new().task(QA_TASK);
+    let c = qa_case();
     let err = c.fails(&[
         "t.yaml",
         "--input",
@@ -90,27 +93,19 @@ fn different_schemas_name_both_files_and_the_column() {
 
 #[test]
 fn jsonl_line_that_is_not_json() {
-    let c = Case::new().task(QA_TASK);
-    c.write(
-        "bad.jsonl",
-        "{\"answer\": \"a\", \"output\": \"a\"}\n{\"answer\": \"b\", \"output\": }\n",
-    );
+    let input = "{\"answer\": \"a\", \"output\": \"a\"}\n{\"answer\": \"b\", \"output\": }\n";
     assert_eq!(
-        c.fails(&["t.yaml", "--input", "bad.jsonl"]),
+        input_error("bad.jsonl", input.as_bytes()),
         "error: bad.jsonl, line 2: not valid JSON: expected value at line 1 column 27\nhint: every line of a JSON Lines file must be one JSON object\n"
     );
 }
 
 #[test]
 fn jsonl_invalid_utf8() {
-    let c = Case::new().task(QA_TASK);
-    std::fs::write(
-        c.path("bad.jsonl"),
-        b"{\"answer\": \"a\", \"output\": \"a\"}\n{\"answer\": \"\xff\", \"output\": \"b\"}\n",
-    )
-    .unwrap();
+    let input =
+        b"{\"answer\": \"a\", \"output\": \"a\"}\n{\"answer\": \"\xff\", \"output\": \"b\"}\n";
     assert_eq!(
-        c.fails(&["t.yaml", "--input", "bad.jsonl"]),
+        input_error("bad.jsonl", input),
         "error: bad.jsonl, line 2: invalid UTF-8 at byte 13 of the line\nhint: JSON Lines files must be UTF-8; re-export the file as UTF-8\n"
     );
 }
@@ -139,10 +134,7 @@ fn invalid_regex_is_a_load_error_at_its_line() {
     let err = task_error(
         "definition:\n  scorers:\n    - type: regex\n      pattern: \"(?i)answer: (\\\\d+\"\n",
     );
-    assert!(
-        err.starts_with("error: task file `t.yaml`, line 4, column 16: invalid regular expression in `regex.pattern`: unclosed group\nhint: patterns use Rust regex syntax"),
-        "{err}"
-    );
+    assert_starts(&err, "error: task file `t.yaml`, line 4, column 16: invalid regular expression in `regex.pattern`: unclosed group\nhint: patterns use Rust regex syntax");
 }
 
 #[test]
@@ -174,7 +166,14 @@ fn template_naming_a_missing_column_lists_the_columns() {
 #[test]
 fn template_syntax_error() {
     let err = task_error("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer | }}\"\n");
-    assert!(err.starts_with("error: task file `t.yaml`, line 4, column 21: template syntax error in `string_equals.ground_truth`: "), "{err}");
+    assert_starts(&err, "error: task file `t.yaml`, line 4, column 21: template syntax error in `string_equals.ground_truth`: ");
+}
+
+#[test]
+fn yaml_syntax_error_is_located() {
+    let err = task_error("definition:\n  scorers: [\n    {type: string_equals\n");
+    assert_starts(&err, "error: task file `t.yaml`, line ");
+    assert!(err.contains("invalid YAML: "), "{err}");
 }
 
 #[test]
@@ -186,15 +185,8 @@ fn placeholder_without_value() {
 }
 
 #[test]
-fn yaml_syntax_error_is_located() {
-    let err = task_error("definition:\n  scorers: [\n    {type: string_equals\n");
-    assert!(err.starts_with("error: task file `t.yaml`, line "), "{err}");
-    assert!(err.contains("invalid YAML: "), "{err}");
-}
-
-#[test]
 fn missing_model_output_column() {
-    let c = Case::new().task(QA_TASK);
+    let c = qa_case();
     assert_eq!(
         c.fails(&["t.yaml", "--input", &ex("qa.parquet"), "--output-column", "completion"]),
         "error: scorer `string_equals` has no `value:`, so it scores the model output, but the input has no model output column `completion` (from --output-column)\n  Caused by: available columns: id, question, subject, answer, output, label_gt, label_pred\nhint: name the model output column with `--output-column COL` (or `definition.output_column`), or give the scorer a `value:` template\n"
@@ -217,10 +209,10 @@ fn mcqa_ground_truth_that_is_not_one_character_names_row_column_value() {
 
 #[test]
 fn existing_outputs_are_not_overwritten() {
-    let c = Case::new().task(QA_TASK);
+    let c = qa_case();
     c.write("out/metrics.json", "{}");
     assert_eq!(
-        c.fails(&["t.yaml", "--input", &ex("qa.parquet")]),
+        fails_on(&c, &ex("qa.parquet")),
         "error: the output folder `out` already holds metrics.json\nhint: pass `--overwrite` to replace them, or choose another `--out` folder\n"
     );
     assert_eq!(
@@ -233,18 +225,18 @@ fn existing_outputs_are_not_overwritten() {
 fn a_failing_run_leaves_no_partial_files() {
     // The error is found while scoring (row 1), after the output files were opened.
     let c = Case::new().task(MCQA_TASK);
-    c.fails(&["t.yaml", "--input", &ex("qa.parquet")]);
+    fails_on(&c, &ex("qa.parquet"));
     assert_eq!(files_in(&c.path("out")), Vec::<String>::new());
 }
 
 #[test]
 fn unwritable_output_folder() {
-    let c = Case::new().task(QA_TASK);
+    let c = qa_case();
     c.write("file", "a file, not a folder");
     let err = c.fails_out(&["t.yaml", "--input", &ex("qa.parquet")], "file/sub");
-    assert!(
-        err.starts_with("error: cannot create the output folder `file/sub`\n  Caused by: "),
-        "{err}"
+    assert_starts(
+        &err,
+        "error: cannot create the output folder `file/sub`\n  Caused by: ",
     );
     assert!(Path::new(&c.path("file")).is_file());
 }

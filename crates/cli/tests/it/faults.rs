@@ -245,15 +245,12 @@ fn full_disk_exits_2_says_so_and_leaves_no_partial_file() {
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(o.stdout.is_empty());
-    assert!(
-        err.starts_with("error: cannot write `out/scores.parquet`\n  Caused by: "),
-        "{err}"
+    assert_starts(
+        &err,
+        "error: cannot write `out/scores.parquet`\n  Caused by: ",
     );
     assert!(err.contains("File too large (os error 27)"), "{err}");
-    assert!(
-        err.ends_with("hint: the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written\n"),
-        "{err}"
-    );
+    assert_ends(&err, "hint: the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written\n");
     assert_eq!(files_in(&out), Vec::<String>::new());
 }
 
@@ -279,16 +276,8 @@ fn a_panic_in_a_worker_is_an_internal_error_and_leaves_no_file() {
         .unwrap();
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.starts_with(
-            "error: internal error: injected worker panic (EVALSCORE_TEST_PANIC) at crates/engine/src/lib.rs:"
-        ),
-        "{err}"
-    );
-    assert!(
-        err.ends_with("\nhint: this is a bug in evalscore; please report it with the command line and the task file. No output was written\n"),
-        "{err}"
-    );
+    assert_starts(&err, "error: internal error: injected worker panic (EVALSCORE_TEST_PANIC) at crates/engine/src/lib.rs:");
+    assert_ends(&err, "\nhint: this is a bug in evalscore; please report it with the command line and the task file. No output was written\n");
     assert_eq!(err.lines().count(), 2, "{err}");
     assert_eq!(files_in(&dir.path().join("out")), Vec::<String>::new());
 }

@@ -198,17 +198,13 @@ fn struct_fields_in_templates_and_undefined_values() {
         "error: in.parquet, row 1: scorer `label`: template of `string_equals.ground_truth` failed: reaches an attribute, key or variable that does not exist (undefined value)\nhint: no output was written; `--max-row-errors N` (or `N%`) scores up to N such rows 0.0 and lists them in run.json\n"
     );
     let err = task_fails(&dir, "definition:\n  scorers:\n    - type: string_equals_mcqa\n      ground_truth_choice: \"{{ sample.answer }}\"\n      choices: \"{{ sample.options | map(attribute='label') | list }}\"\n");
-    assert!(
-        err.starts_with("error: in.parquet, row 1: scorer `string_equals_mcqa`: template of `string_equals_mcqa.choices` failed: reaches an attribute, key or variable that does not exist (undefined value)\n"),
-        "{err}"
-    );
+    assert_starts(&err, "error: in.parquet, row 1: scorer `string_equals_mcqa`: template of `string_equals_mcqa.choices` failed: reaches an attribute, key or variable that does not exist (undefined value)\n");
 }
 
 /// AI GO!'s judge prompt reads `model_output.choices[0].message.content`: over a plain
 /// text output it is the text.
 #[test]
 fn model_output_reads_as_a_chat_completion() {
-    let dir = mcqa_dir();
     let task = r#"definition:
   scorers:
     - type: string_equals
@@ -219,6 +215,7 @@ fn model_output_reads_as_a_chat_completion() {
       value: "<{{ model_output }}>"
       ground_truth: "<{{ solver_output.output }}>"
 "#;
+    let dir = mcqa_dir();
     let scores = scores_of_task(&dir, task);
     assert_eq!(
         floats(&scores, "string_equals__is_correct"),

@@ -3,12 +3,15 @@
 //! endpoint, a cache that cannot store, two runs creating the default cache at once, a
 //! redirect, and `judge import` / `judge export` on files that are not what they should be.
 #![allow(clippy::unwrap_used)]
-use crate::common::{evalscore_process, export_in, failed, kill, output_within, run_in};
+use crate::common::{
+    assert_ends, evalscore_process, export_in, failed, kill, output_within, run_in,
+};
 use chat_server::Answer;
 use evalscore_test_support::{chat_server, wait};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 const KEY: &str = "sk-test-1234567890-secret";
@@ -87,6 +90,12 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A [`Setup`] whose judge counts the requests and answers each `yes`.
+fn answering_yes(other: bool, n: usize) -> (Setup, Arc<AtomicUsize>) {
+    let (url, seen) = chat_server::serve_counting(|_| yes());
+    (Setup::new(&url, other, n), seen)
+}
+
 fn yes() -> Answer {
     Answer::ok("{\"prediction\": \"yes\"}")
 }
@@ -103,8 +112,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_key_with_a_carriage_return_stops_the_run_before_any_request_without_printing_it() {
-    let (url, seen) = chat_server::serve_counting(|_| yes());
-    let s = Setup::new(&url, false, 3);
+    let (s, seen) = answering_yes(false, 3);
     for extra in [&[][..], &["--max-row-errors", "100%"][..]] {
         let o = s.run(&format!("{KEY}\r"), extra);
         assert_eq!(o.status.code(), Some(2));
@@ -179,7 +187,7 @@ fn a_dead_endpoint_stops_the_run_with_one_error_naming_the_model_and_url() {
         "error: rows.jsonl, row 1: scorer `cls`: judge model `judge` ({url}) is unreachable: 4 connection attempts in a row failed, the last: {url}/chat/completions: Connection Failed: Connect error: "
     );
     assert!(err.starts_with(&head), "{err}");
-    assert!(err.ends_with("\nhint: check the model's base_url and that its server is up; the replies received so far are in the judge cache, so a rerun sends only the rest\n"), "{err}");
+    assert_ends(&err, "\nhint: check the model's base_url and that its server is up; the replies received so far are in the judge cache, so a rerun sends only the rest\n");
     assert_eq!(err.lines().count(), 2, "{err}");
     assert!(!err.contains(KEY));
     assert_eq!(files_in(&s.path("out")), Vec::<String>::new());
@@ -187,8 +195,7 @@ fn a_dead_endpoint_stops_the_run_with_one_error_naming_the_model_and_url() {
 
 #[test]
 fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
-    let (url, seen) = chat_server::serve_counting(|_| yes());
-    let s = Setup::new(&url, true, 40);
+    let (s, seen) = answering_yes(true, 40);
     let cache = s.path("cache.sqlite");
     drop(evalscore_judge::Cache::open(&cache).unwrap());
     // As a full disk would: every insert fails.
@@ -213,8 +220,7 @@ fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
 /// run opens it: the run waits for the lock instead of failing with `database is locked`.
 #[test]
 fn a_run_opening_the_default_cache_while_another_creates_it_waits_for_the_lock() {
-    let (url, seen) = chat_server::serve_counting(|_| yes());
-    let s = Setup::new(&url, false, 2);
+    let (s, seen) = answering_yes(false, 2);
     let cache = s.path("xdg/evalscore/judge.sqlite");
     std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
     let other = rusqlite::Connection::open(&cache).unwrap();

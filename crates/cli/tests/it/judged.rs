@@ -645,12 +645,12 @@ fn a_run_killed_midway_resumes_with_only_the_unfinished_requests() {
 
 #[test]
 fn judges_and_string_rules_in_one_task_score_alike() {
-    let s = Setup::new(ROWS);
     // A string rule first and last: the judge windows go out while they are scored.
     let task = TASK.replace(
         "  scorers:\n",
         "  scorers:\n    - type: string_equals\n      key: first\n      ground_truth: \"{{ sample.answer }}\"\n",
     ) + "    - type: string_equals\n      key: last\n      ground_truth: \"{{ sample.answer }}\"\n";
+    let s = Setup::new(ROWS);
     std::fs::write(s.path("task.yaml"), task).unwrap();
     ok(&s.run("out", &[]));
     assert_eq!(s.sent(), DISTINCT);

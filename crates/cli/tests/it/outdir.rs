@@ -173,11 +173,9 @@ fn colliding_and_duplicate_column_names_are_errors() {
     std::fs::write(task, QA_TASK).unwrap();
     let (code, err) = code_and_stderr(&job.run(&["--keep", "a.b,a b"]));
     assert_eq!(code, Some(2));
-    assert!(
-        err.starts_with(
-            "error: kept columns `a.b` and `a b` would both be named `a_b` in scores.parquet\n"
-        ),
-        "{err}"
+    assert_starts(
+        &err,
+        "error: kept columns `a.b` and `a b` would both be named `a_b` in scores.parquet\n",
     );
 
     // A Parquet file with two columns named `answer`.

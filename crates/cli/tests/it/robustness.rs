@@ -85,13 +85,13 @@ fn corrupted_page_in_a_middle_row_group_names_file_and_rows() {
     }
     std::fs::write(&p, &bytes).unwrap();
     let err = c.fails(&["t.yaml", "--input", "damaged.parquet"]);
-    assert!(
-        err.starts_with("error: damaged.parquet: cannot decode row group 2 (rows 2001 to 3000): "),
-        "{err}"
+    assert_starts(
+        &err,
+        "error: damaged.parquet: cannot decode row group 2 (rows 2001 to 3000): ",
     );
-    assert!(
-        err.ends_with("hint: the file is damaged; re-export it from its source\n"),
-        "{err}"
+    assert_ends(
+        &err,
+        "hint: the file is damaged; re-export it from its source\n",
     );
 }
 
@@ -129,9 +129,9 @@ fn corrupted_compressed_page_bytes_are_caught() {
     }
     std::fs::write(&p, &bytes).unwrap();
     let err = c.fails(&["t.yaml", "--input", "damaged.parquet"]);
-    assert!(
-        err.starts_with("error: damaged.parquet: cannot decode row group 1 (rows 2001 to 4000): "),
-        "{err}"
+    assert_starts(
+        &err,
+        "error: damaged.parquet: cannot decode row group 1 (rows 2001 to 4000): ",
     );
 }
 
@@ -178,7 +178,7 @@ fn alias_bomb_is_rejected_fast() {
     // A hang guard, not a speed check: the message below proves the alias limit stopped it
     // (an expanded bomb would run for minutes), and a busy machine must not fail the test.
     assert!(took < Duration::from_secs(20), "took {took:?}");
-    assert!(err.starts_with("error: task file `bomb.yaml`"), "{err}");
+    assert_starts(&err, "error: task file `bomb.yaml`");
     assert_eq!(err, "error: task file `bomb.yaml`, line 5, column 14: invalid YAML: the YAML is too large once aliases are expanded (too many events); limits: 20000 events, 1000 aliases and anchors, nesting depth 64\n");
 }
 

@@ -36,15 +36,16 @@ fn start_embedding_server() -> (llama::Server, String) {
 
 #[test]
 fn a_real_server_gives_deterministic_vectors() {
-    let (_server, base_url) = start_embedding_server();
+    let (_server, url) = start_embedding_server();
+    let input = [
+        "The cat sat on the mat.",
+        "Quarterly revenue grew by four percent.",
+        "The cat sat on the mat.",
+    ];
     let request = EmbeddingRequest {
-        base_url,
+        input: input.map(str::to_owned).to_vec(),
         model: "smollm2".to_owned(),
-        input: vec![
-            "The cat sat on the mat.".to_owned(),
-            "Quarterly revenue grew by four percent.".to_owned(),
-            "The cat sat on the mat.".to_owned(),
-        ],
+        base_url: url,
     };
     let agent = ureq::AgentBuilder::new().build();
     let policy = crate::fixtures::patient();

@@ -461,17 +461,23 @@ fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
     assert_eq!(cache.store_failure().unwrap().to_string(), expected);
 }
 
+/// The judge cache's table as this version makes it, with one more column `column`.
+fn replies_table(column: &str) -> String {
+    format!(
+        "CREATE TABLE judge_replies (id INTEGER PRIMARY KEY, key BLOB NOT NULL,
+               content TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+               completion_tokens INTEGER NOT NULL, {column});"
+    )
+}
+
 #[test]
 fn a_cache_made_by_another_version_is_refused_when_opened() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("newer.sqlite");
+    let newer = "model_version TEXT NOT NULL";
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch(
-            "CREATE TABLE judge_replies (id INTEGER PRIMARY KEY, key BLOB NOT NULL,
-               content TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
-               completion_tokens INTEGER NOT NULL, model_version TEXT NOT NULL);",
-        )
+        .execute_batch(&replies_table(newer))
         .unwrap();
     assert_eq!(
         Cache::open(&path).unwrap_err().to_string(),
@@ -479,13 +485,10 @@ fn a_cache_made_by_another_version_is_refused_when_opened() {
     );
     // A column with a default is filled by SQLite: usable.
     let path = dir.path().join("extra.sqlite");
+    let extra = replies_table("note TEXT NOT NULL DEFAULT ''");
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch(
-            "CREATE TABLE judge_replies (id INTEGER PRIMARY KEY, key BLOB NOT NULL,
-               content TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
-               completion_tokens INTEGER NOT NULL, note TEXT NOT NULL DEFAULT '');",
-        )
+        .execute_batch(&extra)
         .unwrap();
     let cache = Cache::open(&path).unwrap();
     cache

@@ -12,21 +12,24 @@ use evalscore_scorers::Task;
 use evalscore_task::{RowContext, TemplateOutput};
 use std::sync::Arc;
 
+/// A struct array of two nullable string fields named `names`, holding `values`.
+fn strings_struct(names: [&str; 2], values: [Vec<&str>; 2]) -> StructArray {
+    let fields = names.map(|n| Field::new(n, DataType::Utf8, true));
+    let columns = values.map(|v| Arc::new(StringArray::from(v)) as ArrayRef);
+    StructArray::new(Fields::from(fields.to_vec()), columns.to_vec(), None)
+}
+
 /// `options: list<struct<key, text>>`, `meta: struct<tags: list<string>, n: int64>`,
 /// `attrs: map<string, string>`; two rows.
 fn nested_batch() -> RecordBatch {
-    let kt = Fields::from(vec![
-        Field::new("key", DataType::Utf8, true),
-        Field::new("text", DataType::Utf8, true),
-    ]);
-    let entries = StructArray::new(
-        kt.clone(),
-        vec![
-            Arc::new(StringArray::from(vec!["A", "B", "C", "X", "Y"])) as ArrayRef,
-            Arc::new(StringArray::from(vec!["one", "two", "three", "ex", "why"])),
+    let entries = strings_struct(
+        ["key", "text"],
+        [
+            vec!["A", "B", "C", "X", "Y"],
+            vec!["one", "two", "three", "ex", "why"],
         ],
-        None,
     );
+    let kt = entries.fields().clone();
     let item = Arc::new(Field::new("item", DataType::Struct(kt), true));
     let options = ListArray::new(
         Arc::clone(&item),
@@ -231,18 +234,8 @@ fn model_output_is_a_chat_completion_for_text_json_and_struct_cells() {
     );
 
     // A struct cell in the chat-completion shape.
-    let msg_fields = Fields::from(vec![
-        Field::new("role", DataType::Utf8, true),
-        Field::new("content", DataType::Utf8, true),
-    ]);
-    let message = StructArray::new(
-        msg_fields.clone(),
-        vec![
-            Arc::new(StringArray::from(vec!["assistant"])) as ArrayRef,
-            Arc::new(StringArray::from(vec!["D"])),
-        ],
-        None,
-    );
+    let message = strings_struct(["role", "content"], [vec!["assistant"], vec!["D"]]);
+    let msg_fields = message.fields().clone();
     let choice_fields = Fields::from(vec![Field::new(
         "message",
         DataType::Struct(msg_fields),
