@@ -300,6 +300,20 @@ fn assert_decoded_groups(path: &Path, groups: usize, rows: i64, column: &str) {
     }
 }
 
+/// `task` on one thread over `n` rows with nullable ids (row groups and pages as `props`):
+/// the folder, the ids, and the path and contents of scores.parquet.
+fn run_on_nullable_ids(
+    task: &str,
+    n: usize,
+    props: WriterPropertiesBuilder,
+) -> (tempfile::TempDir, Vec<Option<i64>>, PathBuf, RecordBatch) {
+    let (dir, input) = workdir();
+    let ids = nullable_ids(n);
+    write_qa(&input, int64(&ids), true, props);
+    let (scores_path, scores) = run_scores(dir.path(), task, &[&input], &["--threads", "1"]);
+    (dir, ids, scores_path, scores)
+}
+
 /// `run`, then [`scores_of`] its output.
 fn run_scores(dir: &Path, task: &str, inputs: &[&Path], extra: &[&str]) -> (PathBuf, RecordBatch) {
     scores_of(&run(dir, task, inputs, extra))
@@ -554,11 +568,8 @@ fn id_read_by_a_template_is_decoded_with_the_same_values() {
 /// `group_by: [id]` reads `id` too: decoded, same values.
 #[test]
 fn id_read_by_group_by_is_decoded_with_the_same_values() {
-    let (dir, input) = workdir();
-    let ids = nullable_ids(200);
-    write_qa(&input, int64(&ids), true, props(100, 50));
     let task = "definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, group_by: [id]}\n";
-    let (scores_path, scores) = run_scores(dir.path(), task, &[&input], &["--threads", "1"]);
+    let (_dir, ids, scores_path, scores) = run_on_nullable_ids(task, 200, props(100, 50));
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_id_field(&scores, true);
     assert_exact(&scores, 200);
@@ -816,10 +827,7 @@ fn two_kept_only_columns_are_both_copied() {
 #[test]
 fn id_as_the_only_column_read_is_decoded() {
     let task = "definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      value: \"yes\"\n      ground_truth: \"yes\"\n";
-    let (dir, input) = workdir();
-    let ids = nullable_ids(2000);
-    write_qa(&input, int64(&ids), true, props(1000, 250));
-    let (scores_path, scores) = run_scores(dir.path(), task, &[&input], &["--threads", "1"]);
+    let (_dir, ids, scores_path, scores) = run_on_nullable_ids(task, 2000, props(1000, 250));
     assert_eq!(column_names(&scores), ["id", "exact__is_correct"]);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(exact_scores(&scores), vec![1.0; 2000]);

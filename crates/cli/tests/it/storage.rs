@@ -686,7 +686,8 @@ fn a_killed_run_leaves_no_run_json() {
     proxy.rules.lock().unwrap().hold = Some("POST /evals/out/metrics.json".into());
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
     cmd.current_dir(dir.path())
-        .args(["run", "qa.yaml"])
+        .arg("run")
+        .arg(examples().join("qa.yaml"))
         .args([
             "--input",
             "s3://evals/qa.parquet",
@@ -965,8 +966,9 @@ fn storage_options_override_the_environment_and_secrets_are_never_shown() {
         );
     }
 
+    let task = examples().join("qa.yaml");
     let refused = |args: &[&str], want: &str| {
-        let mut all = vec!["run", "qa.yaml"];
+        let mut all = vec!["run", task.to_str().unwrap()];
         all.extend_from_slice(args);
         if !args.contains(&"--out") {
             all.extend(["--out", "never"]);
