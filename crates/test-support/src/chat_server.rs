@@ -6,6 +6,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// One request as the server read it.
@@ -40,6 +41,22 @@ pub enum Answer {
     Hang,
 }
 
+impl Answer {
+    /// A 200 whose body is [`completion`]`(content)`, without more headers.
+    pub fn ok(content: &str) -> Answer {
+        Answer::Reply(Reply::ok(content), Vec::new())
+    }
+
+    /// A 302 pointing at `location`, with an empty body.
+    pub fn redirect(location: &str) -> Answer {
+        let reply = Reply {
+            status: 302,
+            body: String::new(),
+        };
+        Answer::Reply(reply, vec![("Location", location.to_owned())])
+    }
+}
+
 /// A chat completion whose assistant message is `content`, costing 10 prompt and 2
 /// completion tokens.
 pub fn completion(content: &str) -> String {
@@ -61,6 +78,19 @@ pub fn last_message(body: &serde_json::Value) -> &str {
 /// (`http://127.0.0.1:PORT/v1`).
 pub fn serve(handler: impl Fn(Request) -> Reply + Send + Sync + 'static) -> String {
     serve_answers(move |req| Answer::Reply(handler(req), Vec::new()))
+}
+
+/// [`serve_answers`] counting the requests it reads: returns the base URL and the count.
+pub fn serve_counting(
+    answer: impl Fn(&Request) -> Answer + Send + Sync + 'static,
+) -> (String, Arc<AtomicUsize>) {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&seen);
+    let url = serve_answers(move |req| {
+        count.fetch_add(1, Ordering::SeqCst);
+        answer(&req)
+    });
+    (url, seen)
 }
 
 /// [`serve`] with a handler that may add headers or never answer.

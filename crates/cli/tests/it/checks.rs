@@ -7,16 +7,8 @@ use crate::common::*;
 fn run(task: &str, input: &str) -> (tempfile::TempDir, arrow::array::RecordBatch) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = evalscore()
-        .arg("run")
-        .arg(examples().join(task))
-        .arg("--input")
-        .arg(examples().join(input))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (task, input) = (examples().join(task), examples().join(input));
+    succeeded(run_task(&task, &input, &out, &[]));
     let scores = read_parquet(&out.join("scores.parquet"));
     (dir, scores)
 }

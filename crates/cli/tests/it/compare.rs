@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use evalscore_test_support::figures::close;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,45 +19,6 @@ fn golden() -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-/// p-values to a relative 1e-12, other figures to 1e-12 (absolute up to 1).
-fn close(what: &str, got: Option<f64>, want: &Value, relative: bool) {
-    match (got, want.as_f64()) {
-        (None, None) => {}
-        (Some(g), Some(w)) => {
-            let tol = if relative {
-                1e-12 * w.abs()
-            } else {
-                1e-12 * w.abs().max(1.0)
-            };
-            assert!((g - w).abs() <= tol, "{what}: got {g:e}, want {w:e}");
-        }
-        (g, _) => panic!("{what}: got {g:?}, want {want}"),
-    }
-}
-
-const COLUMNS: [&str; 20] = [
-    "column",
-    "group",
-    "test",
-    "n_pairs",
-    "missing_pairs",
-    "only_base",
-    "only_new",
-    "n_clusters",
-    "base_mean",
-    "new_mean",
-    "diff",
-    "diff_se",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_value_holm",
-    "pass_to_fail",
-    "fail_to_pass",
-    "min_detectable_diff",
-    "verdict",
-];
-
 /// Clustered, grouped, 90%, with the gate on: three comparisons regress, exit 1; both files
 /// hold every golden figure.
 #[test]
@@ -66,13 +28,11 @@ fn gate_fails_and_files_match_the_golden_figures() {
     assert_eq!(want["options"]["cluster"], "passage");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
-    let o = evalscore()
-        .arg("compare")
-        .arg(fixtures().join("base"))
-        .arg(fixtures().join("new"))
-        .args(["--out"])
-        .arg(&out)
-        .args([
+    let o = compare_runs(
+        &fixtures().join("base"),
+        &fixtures().join("new"),
+        &out,
+        &[
             "--cluster",
             "passage",
             "--group-by",
@@ -81,9 +41,8 @@ fn gate_fails_and_files_match_the_golden_figures() {
             "0.9",
             "--max-drop",
             "0.05",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let stdout = String::from_utf8(o.stdout).unwrap();
     assert_eq!(o.status.code(), Some(1), "{stdout}");
     assert!(
@@ -110,7 +69,10 @@ fn gate_fails_and_files_match_the_golden_figures() {
     assert_eq!(files_in(&out), ["compare.json", "compare.parquet"]);
 
     let b = read_parquet(&out.join("compare.parquet"));
-    assert_eq!(column_names(&b), COLUMNS);
+    assert_eq!(
+        column_names(&b),
+        words("column group test n_pairs missing_pairs only_base only_new n_clusters base_mean new_mean diff diff_se ci_low ci_high p_value p_value_holm pass_to_fail fail_to_pass min_detectable_diff verdict")
+    );
     let rows = want["rows"].as_array().unwrap();
     assert_eq!(b.num_rows(), rows.len());
     let column = strings(&b, "column");
@@ -123,35 +85,20 @@ fn gate_fails_and_files_match_the_golden_figures() {
         assert_eq!(group[i].as_deref(), w["group"].as_str(), "{what}");
         assert_eq!(test[i].as_deref(), Some("cluster_t"), "{what}");
         assert_eq!(verdict[i].as_deref(), w["verdict"].as_str(), "{what}");
-        for c in [
-            "n_pairs",
-            "missing_pairs",
-            "only_base",
-            "only_new",
-            "pass_to_fail",
-            "fail_to_pass",
-            "n_clusters",
-        ] {
-            assert_eq!(Some(uints(&b, c)[i]), w[c].as_u64(), "{what} {c}");
+        for c in
+            words("n_pairs missing_pairs only_base only_new pass_to_fail fail_to_pass n_clusters")
+        {
+            assert_eq!(Some(uints(&b, &c)[i]), w[&c].as_u64(), "{what} {c}");
         }
-        for c in [
-            "base_mean",
-            "new_mean",
-            "diff",
-            "diff_se",
-            "ci_low",
-            "ci_high",
-            "min_detectable_diff",
-        ] {
-            close(&format!("{what} {c}"), floats(&b, c)[i], &w[c], false);
+        for c in words("base_mean new_mean diff diff_se ci_low ci_high min_detectable_diff") {
+            close(&format!("{what} {c}"), floats(&b, &c)[i], &w[&c], false);
         }
         for c in ["p_value", "p_value_holm"] {
             close(&format!("{what} {c}"), floats(&b, c)[i], &w[c], true);
         }
     }
 
-    let j: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let j = read_json(&out.join("compare.json"));
     assert_eq!(j["gate"], "failed");
     assert_eq!(j["key"], serde_json::json!(["id"]));
     assert_eq!(j["cluster"], "passage");
@@ -178,15 +125,12 @@ fn without_max_drop_the_gate_is_off_and_the_files_are_refused_then_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cmp");
     let run = |extra: &[&str]| {
-        evalscore()
-            .arg("compare")
-            .arg(fixtures().join("base"))
-            .arg(fixtures().join("new"))
-            .arg("--out")
-            .arg(&out)
-            .args(extra)
-            .output()
-            .unwrap()
+        compare_runs(
+            &fixtures().join("base"),
+            &fixtures().join("new"),
+            &out,
+            extra,
+        )
     };
     let o = run(&[]);
     let stdout = String::from_utf8(o.stdout).unwrap();
@@ -224,8 +168,7 @@ fn without_max_drop_the_gate_is_off_and_the_files_are_refused_then_replaced() {
     // A drop of 0.112 is within a 0.5 allowance: tied, exit 0.
     let o = run(&["--max-drop", "0.5", "--overwrite"]);
     assert_eq!(o.status.code(), Some(0));
-    let j: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let j = read_json(&out.join("compare.json"));
     assert_eq!(j["gate"], "passed");
     assert_eq!(files_in(&out), ["compare.json", "compare.parquet"]);
 }
@@ -242,15 +185,7 @@ fn write_scores(dir: &Path, cols: Vec<(&str, ArrayRef)>) {
 fn compare_err(base: &Path, new: &Path, extra: &[&str]) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let o = evalscore()
-        .arg("compare")
-        .arg(base)
-        .arg(new)
-        .arg("--out")
-        .arg(&out)
-        .args(extra)
-        .output()
-        .unwrap();
+    let o = compare_runs(base, new, &out, extra);
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists(), "no output folder on errors");
     String::from_utf8(o.stderr).unwrap()
@@ -258,9 +193,11 @@ fn compare_err(base: &Path, new: &Path, extra: &[&str]) -> String {
 
 #[test]
 fn bad_inputs_are_clear_errors_with_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
     let good = fixtures().join("new");
+    let dir = tempfile::tempdir().unwrap();
     let nowhere = dir.path().join("nowhere");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
     assert_eq!(
         compare_err(&nowhere, &good, &[]),
         format!(
@@ -268,8 +205,6 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
             nowhere.display()
         )
     );
-    let empty = dir.path().join("empty");
-    std::fs::create_dir(&empty).unwrap();
     assert_eq!(
         compare_err(&good, &empty, &[]),
         format!(
@@ -340,42 +275,18 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
 }
 
 /// `dir/scores.parquet` with `id`, a score and a column nested `levels` structs deep.
-/// Written on a thread with a large stack: the writer recurses once per level. Without the
-/// embedded Arrow schema, as other writers make it.
 fn deep_scores(dir: &Path, levels: usize) {
-    use arrow::array::StructArray;
-    use arrow::datatypes::Field;
     std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join("scores.parquet");
-    std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || {
-            let mut deep: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
-            for _ in 0..levels {
-                let field = Arc::new(Field::new("a", deep.data_type().clone(), true));
-                deep = Arc::new(StructArray::from(vec![(field, deep)]));
-            }
-            let batch = RecordBatch::try_from_iter(vec![
-                ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
-                (
-                    "exact__is_correct",
-                    Arc::new(Float64Array::from(vec![1.0, 0.0])),
-                ),
-                ("deep", deep),
-            ])
-            .unwrap();
-            let f = std::fs::File::create(&path).unwrap();
-            let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
-                .with_skip_arrow_metadata(true);
-            let mut w =
-                parquet::arrow::ArrowWriter::try_new_with_options(f, batch.schema(), options)
-                    .unwrap();
-            w.write(&batch).unwrap();
-            w.close().unwrap();
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    write_deep_parquet(&dir.join("scores.parquet"), levels, |deep| {
+        vec![
+            ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            (
+                "exact__is_correct",
+                Arc::new(Float64Array::from(vec![1.0, 0.0])),
+            ),
+            ("deep", deep),
+        ]
+    });
 }
 
 /// Run folders travel between teams and CI jobs: a `scores.parquet` whose schema nests
@@ -401,15 +312,7 @@ fn a_scores_file_nested_too_deep_is_an_error_not_a_crash() {
         assert_eq!(compare_err(&good, &deep, &[]), want);
         assert_eq!(compare_err(&deep, &good, &[]), want);
         let page = dir.path().join("report.html");
-        let o = evalscore()
-            .arg("report")
-            .arg(&run)
-            .arg("--baseline")
-            .arg(&deep)
-            .arg("-o")
-            .arg(&page)
-            .output()
-            .unwrap();
+        let o = report_against(&run, &deep, &page);
         assert_eq!(o.status.code(), Some(2));
         assert_eq!(String::from_utf8(o.stderr).unwrap(), want);
         assert!(!page.exists());
@@ -467,18 +370,5 @@ fn infinite_and_overflowing_scores_are_clear_errors() {
     assert_eq!(compare_err(&big, &big, &[]), overflow);
     // Large values whose sums and differences stay finite are compared.
     let half = scores("half", vec![4e307, -4e307, 0.0]);
-    let o = evalscore()
-        .arg("compare")
-        .arg(&half)
-        .arg(&half)
-        .arg("--out")
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(compare_runs(&half, &half, &dir.path().join("out"), &[]));
 }

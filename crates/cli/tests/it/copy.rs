@@ -15,7 +15,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding};
 use parquet::file::metadata::{ColumnChunkMetaData, PageIndexPolicy, ParquetMetaData};
-use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder, WriterVersion};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -73,6 +73,19 @@ fn qa_batch(first: usize, id: ArrayRef, nullable_id: bool) -> RecordBatch {
     .unwrap()
 }
 
+/// Writes the rows from 0 with the `id`s `id` (nullable or not) as one batch.
+fn write_qa(path: &Path, id: ArrayRef, nullable_id: bool, props: WriterPropertiesBuilder) {
+    write_parquet(path, &[qa_batch(0, id, nullable_id)], props.build());
+}
+
+/// `ids` as an Int64 array.
+fn int64<T: Clone>(ids: &[T]) -> ArrayRef
+where
+    Int64Array: From<Vec<T>>,
+{
+    Arc::new(Int64Array::from(ids.to_vec()))
+}
+
 /// Writes `batches` with parquet's ArrowWriter, each batch ending a row group (and `props`
 /// cutting them smaller).
 fn write_parquet(path: &Path, batches: &[RecordBatch], props: WriterProperties) {
@@ -86,7 +99,7 @@ fn write_parquet(path: &Path, batches: &[RecordBatch], props: WriterProperties) 
 }
 
 /// Row groups of `rows` rows, in data pages of at most `page_rows` rows.
-fn props(rows: usize, page_rows: usize) -> parquet::file::properties::WriterPropertiesBuilder {
+fn props(rows: usize, page_rows: usize) -> WriterPropertiesBuilder {
     WriterProperties::builder()
         .set_max_row_group_row_count(Some(rows))
         .set_write_batch_size(page_rows)
@@ -269,16 +282,74 @@ fn exact_scores(b: &RecordBatch) -> Vec<f64> {
 
 /// 3 row groups of 1,000 rows, `id` required Int64 in 4 data pages of 250 rows each
 /// (dictionary-encoded, uncompressed: parquet's defaults), scored on one thread.
-#[test]
-fn required_id_is_copied_chunk_for_chunk_with_an_offset_index() {
+/// Checks that `column` was decoded in every row group of `path`.
+fn assert_all_decoded(path: &Path, column: &str) {
+    let fo = footer(path);
+    for rg in 0..fo.num_row_groups() {
+        assert_decoded(&fo, rg, column);
+    }
+}
+
+/// Checks that `path` has `groups` row groups of `rows` rows, `column` decoded in each.
+fn assert_decoded_groups(path: &Path, groups: usize, rows: i64, column: &str) {
+    let fo = footer(path);
+    assert_eq!(fo.num_row_groups(), groups);
+    for rg in 0..groups {
+        assert_eq!(fo.row_group(rg).num_rows(), rows);
+        assert_decoded(&fo, rg, column);
+    }
+}
+
+/// `task` on one thread over `n` rows with nullable ids (row groups and pages as `props`):
+/// the folder, the ids, and the path and contents of scores.parquet.
+fn run_on_nullable_ids(
+    task: &str,
+    n: usize,
+    props: WriterPropertiesBuilder,
+) -> (tempfile::TempDir, Vec<Option<i64>>, PathBuf, RecordBatch) {
+    let (dir, input) = workdir();
+    let ids = nullable_ids(n);
+    write_qa(&input, int64(&ids), true, props);
+    let (scores_path, scores) = run_scores(dir.path(), task, &[&input], &["--threads", "1"]);
+    (dir, ids, scores_path, scores)
+}
+
+/// `run`, then [`scores_of`] its output.
+fn run_scores(dir: &Path, task: &str, inputs: &[&Path], extra: &[&str]) -> (PathBuf, RecordBatch) {
+    scores_of(&run(dir, task, inputs, extra))
+}
+
+/// [`QA_TASK`] on `input` in `dir`: the path and contents of its scores.parquet.
+fn score_qa(dir: &tempfile::TempDir, input: &Path, extra: &[&str]) -> (PathBuf, RecordBatch) {
+    run_scores(dir.path(), QA_TASK, &[input], extra)
+}
+
+/// A temporary folder, and the path of `in.parquet` in it.
+fn workdir() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.parquet");
+    (dir, input)
+}
+
+/// Per row group of `path`, the first row of each page of its first column, from the offset
+/// index.
+fn first_rows_of_pages(path: &Path) -> Vec<Vec<i64>> {
+    let with_index = footer_with_page_index(path);
+    let offsets = with_index.offset_index().expect("offset index");
+    offsets
+        .iter()
+        .map(|columns| {
+            let pages = columns[0].page_locations();
+            pages.iter().map(|p| p.first_row_index).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn required_id_is_copied_chunk_for_chunk_with_an_offset_index() {
+    let (dir, input) = workdir();
     let ids = required_ids(3000);
-    write_parquet(
-        &input,
-        &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), false)],
-        props(1000, 250).build(),
-    );
+    write_qa(&input, int64(&ids), false, props(1000, 250));
     let fi = footer(&input);
     assert_eq!(fi.num_row_groups(), 3);
     assert_eq!(
@@ -287,8 +358,7 @@ fn required_id_is_copied_chunk_for_chunk_with_an_offset_index() {
     );
     assert!(column(&fi, 0, "id").dictionary_page_offset().is_some());
 
-    let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "1"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1"]);
     assert_eq!(column_names(&scores), ["id", "exact__is_correct"]);
     assert_eq!(ints(&scores, "id"), ids);
     assert_eq!(ids[..3], [5_000_000_000, 5_000_001_919, 5_000_000_838]);
@@ -401,21 +471,19 @@ fn required_id_is_copied_chunk_for_chunk_with_an_offset_index() {
 /// Snappy-compressed in pages of 300 rows.
 #[test]
 fn nullable_id_with_nulls_is_copied_and_stays_nullable() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
+    let (dir, input) = workdir();
     let ids = nullable_ids(3000);
     assert_eq!(ids.iter().filter(|v| v.is_none()).count(), 601);
-    write_parquet(
+    write_qa(
         &input,
-        &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), true)],
+        int64(&ids),
+        true,
         props(1000, 300)
             .set_dictionary_enabled(false)
-            .set_compression(Compression::SNAPPY)
-            .build(),
+            .set_compression(Compression::SNAPPY),
     );
 
-    let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "1"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1"]);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(
         opt_ints(&scores, "id")[..4],
@@ -441,17 +509,8 @@ fn nullable_id_with_nulls_is_copied_and_stays_nullable() {
             [Encoding::PLAIN, Encoding::RLE]
         );
     }
-    let with_index = footer_with_page_index(&scores_path);
-    let offsets = with_index.offset_index().expect("offset index");
-    assert_eq!(offsets.len(), 3);
-    for columns in offsets {
-        let first_rows: Vec<i64> = columns[0]
-            .page_locations()
-            .iter()
-            .map(|p| p.first_row_index)
-            .collect();
-        assert_eq!(first_rows, [0, 300, 600, 900]);
-    }
+    let first_rows = first_rows_of_pages(&scores_path);
+    assert_eq!(first_rows, [[0, 300, 600, 900]; 3]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -459,12 +518,11 @@ fn nullable_id_with_nulls_is_copied_and_stays_nullable() {
 
 #[test]
 fn id_read_by_a_template_is_decoded_with_the_same_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
+    let (dir, input) = workdir();
     let ids = required_ids(3000);
     // The output is the id itself on every fourth row (not a multiple of 3: `exact` fails
     // there as the output is not the answer either).
-    let batch = qa_batch(0, Arc::new(Int64Array::from(ids.clone())), false);
+    let batch = qa_batch(0, int64(&ids), false);
     let outputs: Vec<String> = (0..3000)
         .map(|i| {
             if i % 4 == 1 {
@@ -485,8 +543,7 @@ fn id_read_by_a_template_is_decoded_with_the_same_values() {
     .unwrap();
     write_parquet(&input, &[batch], props(1000, 250).build());
 
-    let out = run(dir.path(), ID_TASK, &[&input], &["--threads", "1"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = run_scores(dir.path(), ID_TASK, &[&input], &["--threads", "1"]);
     assert_eq!(
         column_names(&scores),
         ["id", "exact__is_correct", "by_id__is_correct"]
@@ -504,34 +561,19 @@ fn id_read_by_a_template_is_decoded_with_the_same_values() {
     assert_eq!(exact_scores(&scores)[..6], [0.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
 
     // Decoded and encoded again: zstd, not the input's uncompressed chunk.
-    let fo = footer(&scores_path);
-    assert_eq!(fo.num_row_groups(), 3);
-    for rg in 0..3 {
-        assert_decoded(&fo, rg, "id");
-    }
+    assert_eq!(footer(&scores_path).num_row_groups(), 3);
+    assert_all_decoded(&scores_path, "id");
 }
 
 /// `group_by: [id]` reads `id` too: decoded, same values.
 #[test]
 fn id_read_by_group_by_is_decoded_with_the_same_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
-    let ids = nullable_ids(200);
-    write_parquet(
-        &input,
-        &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), true)],
-        props(100, 50).build(),
-    );
     let task = "definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, group_by: [id]}\n";
-    let out = run(dir.path(), task, &[&input], &["--threads", "1"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (_dir, ids, scores_path, scores) = run_on_nullable_ids(task, 200, props(100, 50));
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_id_field(&scores, true);
     assert_exact(&scores, 200);
-    let fo = footer(&scores_path);
-    for rg in 0..fo.num_row_groups() {
-        assert_decoded(&fo, rg, "id");
-    }
+    assert_all_decoded(&scores_path, "id");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -542,18 +584,12 @@ fn id_read_by_group_by_is_decoded_with_the_same_values() {
 /// chunk is exactly its rows), so scores.parquet keeps the input's 40 row groups.
 #[test]
 fn small_row_groups_with_copied_ids_stay_row_groups_of_their_own() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
+    let (dir, input) = workdir();
     let ids = required_ids(2000);
-    write_parquet(
-        &input,
-        &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), false)],
-        props(50, 50).build(),
-    );
+    write_qa(&input, int64(&ids), false, props(50, 50));
     assert_eq!(footer(&input).num_row_groups(), 40);
 
-    let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "2"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "2"]);
     assert_eq!(ints(&scores, "id"), ids);
     assert_id_field(&scores, false);
     assert_exact(&scores, 2000);
@@ -569,36 +605,16 @@ fn small_row_groups_with_copied_ids_stay_row_groups_of_their_own() {
 /// reads): joined into work items of 250 rows, 8 row groups of scores, `answer` decoded.
 #[test]
 fn small_row_groups_are_joined_when_nothing_is_copied() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
-    write_parquet(
-        &input,
-        &[qa_batch(
-            0,
-            Arc::new(Int64Array::from(required_ids(2000))),
-            false,
-        )],
-        props(50, 50).build(),
-    );
-    let out = run(
-        dir.path(),
-        QA_TASK,
-        &[&input],
-        &["--threads", "2", "--keep", "answer"],
-    );
-    let (scores_path, scores) = scores_of(&out);
+    let (dir, input) = workdir();
+    write_qa(&input, int64(&required_ids(2000)), false, props(50, 50));
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "2", "--keep", "answer"]);
     assert_eq!(column_names(&scores), ["answer", "exact__is_correct"]);
     assert_eq!(
         strings(&scores, "answer"),
         (0..2000).map(|i| Some(answer(i))).collect::<Vec<_>>()
     );
     assert_exact(&scores, 2000);
-    let fo = footer(&scores_path);
-    assert_eq!(fo.num_row_groups(), 8);
-    for rg in 0..8 {
-        assert_eq!(fo.row_group(rg).num_rows(), 250);
-        assert_decoded(&fo, rg, "answer");
-    }
+    assert_decoded_groups(&scores_path, 8, 250, "answer");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,15 +659,7 @@ fn required_and_nullable_files_mix_copy_and_decode() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.parquet"), dir.path().join("b.parquet"));
     let ids = required_ids(2000);
-    write_parquet(
-        &a,
-        &[qa_batch(
-            0,
-            Arc::new(Int64Array::from(ids[..1000].to_vec())),
-            false,
-        )],
-        props(1000, 250).build(),
-    );
+    write_qa(&a, int64(&ids[..1000]), false, props(1000, 250));
     let b_ids: Vec<Option<i64>> = ids[1000..]
         .iter()
         .enumerate()
@@ -669,8 +677,7 @@ fn required_and_nullable_files_mix_copy_and_decode() {
             .build(),
     );
 
-    let out = run(dir.path(), QA_TASK, &[&a, &b], &["--threads", "1"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = run_scores(dir.path(), QA_TASK, &[&a, &b], &["--threads", "1"]);
     let want: Vec<Option<i64>> = ids[..1000]
         .iter()
         .map(|&v| Some(v))
@@ -690,21 +697,10 @@ fn required_and_nullable_files_mix_copy_and_decode() {
 /// the order asked for.
 #[test]
 fn copied_and_decoded_kept_columns_side_by_side() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
+    let (dir, input) = workdir();
     let ids = required_ids(3000);
-    write_parquet(
-        &input,
-        &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), false)],
-        props(1000, 250).build(),
-    );
-    let out = run(
-        dir.path(),
-        QA_TASK,
-        &[&input],
-        &["--threads", "1", "--keep", "answer,id"],
-    );
-    let (scores_path, scores) = scores_of(&out);
+    write_qa(&input, int64(&ids), false, props(1000, 250));
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1", "--keep", "answer,id"]);
     assert_eq!(column_names(&scores), ["answer", "id", "exact__is_correct"]);
     assert_eq!(ints(&scores, "id"), ids);
     assert_eq!(
@@ -727,8 +723,7 @@ fn copied_and_decoded_kept_columns_side_by_side() {
 /// safe name.
 #[test]
 fn string_id_with_an_unsafe_name_is_copied_under_its_safe_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
+    let (dir, input) = workdir();
     let keys: Vec<Option<String>> = (0..2000)
         .map(|i| (i % 7 != 3).then(|| format!("item-{:05}", (i * 37) % 2000)))
         .collect();
@@ -741,13 +736,7 @@ fn string_id_with_an_unsafe_name_is_copied_under_its_safe_name() {
     let batch = RecordBatch::try_new(Arc::new(schema), batch.columns().to_vec()).unwrap();
     write_parquet(&input, &[batch], props(1000, 200).build());
 
-    let out = run(
-        dir.path(),
-        QA_TASK,
-        &[&input],
-        &["--threads", "2", "--keep", "row-key"],
-    );
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "2", "--keep", "row-key"]);
     assert_eq!(column_names(&scores), ["row_key", "exact__is_correct"]);
     assert_eq!(strings(&scores, "row_key"), keys);
     assert_eq!(
@@ -778,19 +767,17 @@ fn string_id_with_an_unsafe_name_is_copied_under_its_safe_name() {
 /// Data pages v2 (levels outside the compressed data), gzip-compressed, with nulls: copied.
 #[test]
 fn data_page_v2_chunks_are_copied() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
+    let (dir, input) = workdir();
     let ids = nullable_ids(2000);
-    write_parquet(
+    write_qa(
         &input,
-        &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), true)],
+        int64(&ids),
+        true,
         props(1000, 128)
             .set_writer_version(WriterVersion::PARQUET_2_0)
-            .set_compression(Compression::GZIP(Default::default()))
-            .build(),
+            .set_compression(Compression::GZIP(Default::default())),
     );
-    let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "1"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1"]);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(null_count(&scores, "id"), 401);
     assert_id_field(&scores, true);
@@ -798,14 +785,7 @@ fn data_page_v2_chunks_are_copied() {
     for rg in 0..2 {
         assert_copied(&input, (rg, "id"), &scores_path, (rg, "id"));
     }
-    let with_index = footer_with_page_index(&scores_path);
-    let offsets = with_index.offset_index().expect("offset index");
-    for columns in offsets {
-        let first_rows: Vec<i64> = columns[0]
-            .page_locations()
-            .iter()
-            .map(|p| p.first_row_index)
-            .collect();
+    for first_rows in first_rows_of_pages(&scores_path) {
         assert_eq!(first_rows, (0..1000).step_by(128).collect::<Vec<i64>>());
     }
 }
@@ -813,13 +793,12 @@ fn data_page_v2_chunks_are_copied() {
 /// Two kept columns that no template reads (`--keep tag,id`): both copied, in that order.
 #[test]
 fn two_kept_only_columns_are_both_copied() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
+    let (dir, input) = workdir();
     let ids = required_ids(2000);
     let tags: Vec<Option<String>> = (0..2000)
         .map(|i| (i % 11 != 0).then(|| format!("tag{}", i % 4)))
         .collect();
-    let batch = qa_batch(0, Arc::new(Int64Array::from(ids.clone())), false);
+    let batch = qa_batch(0, int64(&ids), false);
     let mut fields: Vec<Field> = batch
         .schema()
         .fields()
@@ -832,13 +811,7 @@ fn two_kept_only_columns_are_both_copied() {
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
     write_parquet(&input, &[batch], props(1000, 250).build());
 
-    let out = run(
-        dir.path(),
-        QA_TASK,
-        &[&input],
-        &["--threads", "1", "--keep", "tag,id"],
-    );
-    let (scores_path, scores) = scores_of(&out);
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1", "--keep", "tag,id"]);
     assert_eq!(column_names(&scores), ["tag", "id", "exact__is_correct"]);
     assert_eq!(strings(&scores, "tag"), tags);
     assert_eq!(ints(&scores, "id"), ids);
@@ -853,26 +826,12 @@ fn two_kept_only_columns_are_both_copied() {
 /// is decoded (the decoder gives the row count), with the same values.
 #[test]
 fn id_as_the_only_column_read_is_decoded() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.parquet");
-    let ids = nullable_ids(2000);
-    write_parquet(
-        &input,
-        &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), true)],
-        props(1000, 250).build(),
-    );
     let task = "definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      value: \"yes\"\n      ground_truth: \"yes\"\n";
-    let out = run(dir.path(), task, &[&input], &["--threads", "1"]);
-    let (scores_path, scores) = scores_of(&out);
+    let (_dir, ids, scores_path, scores) = run_on_nullable_ids(task, 2000, props(1000, 250));
     assert_eq!(column_names(&scores), ["id", "exact__is_correct"]);
     assert_eq!(opt_ints(&scores, "id"), ids);
     assert_eq!(exact_scores(&scores), vec![1.0; 2000]);
-    let fo = footer(&scores_path);
-    assert_eq!(fo.num_row_groups(), 2);
-    for rg in 0..2 {
-        assert_eq!(fo.row_group(rg).num_rows(), 1000);
-        assert_decoded(&fo, rg, "id");
-    }
+    assert_decoded_groups(&scores_path, 2, 1000, "id");
 }
 
 /// A kept column compressed with a codec not every reader has (brotli: Spark's parquet-mr
@@ -893,13 +852,13 @@ fn only_portable_codecs_are_copied() {
     for (codec, copied) in cases {
         let dir = tempfile::tempdir().unwrap();
         let input = dir.path().join("in.parquet");
-        write_parquet(
+        write_qa(
             &input,
-            &[qa_batch(0, Arc::new(Int64Array::from(ids.clone())), false)],
-            props(1000, 300).set_compression(codec).build(),
+            int64(&ids),
+            false,
+            props(1000, 300).set_compression(codec),
         );
-        let out = run(dir.path(), QA_TASK, &[&input], &["--threads", "1"]);
-        let (scores_path, scores) = scores_of(&out);
+        let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1"]);
         let want: Vec<Option<i64>> = ids.iter().copied().map(Some).collect();
         assert_eq!(opt_ints(&scores, "id"), want, "{codec:?}");
         assert_exact(&scores, 2000);

@@ -4,6 +4,7 @@
 
 use crate::common::*;
 use sha2::{Digest, Sha256};
+use std::path::PathBuf;
 
 fn run_ok(
     task: &str,
@@ -17,30 +18,21 @@ fn run_ok(
         c.arg("--input").arg(i);
     }
     c.arg("--out").arg(out).args(extra);
-    let o = c.output().expect("run");
-    assert!(
-        o.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf8")
+    stdout(&succeeded(c.output().expect("run")))
+}
+
+/// `run_ok` of an example task on one example input, into `out` of a new temporary folder.
+fn run_example(task: &str, input: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stdout = run_ok(task, &[&examples().join(input)], &out, extra);
+    (dir, out, stdout)
 }
 
 #[test]
 fn qa_parquet_all_outputs() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let stdout = run_ok("qa.yaml", &[&examples().join("qa.parquet")], &out, &[]);
-    assert_eq!(
-        files_in(&out),
-        [
-            "confusion.parquet",
-            "metrics.json",
-            "metrics.parquet",
-            "run.json",
-            "scores.parquet"
-        ]
-    );
+    let (_dir, out, stdout) = run_example("qa.yaml", "qa.parquet", &[]);
+    assert_eq!(files_in(&out), OUTPUT_FILES);
 
     // Independent expectation from the input.
     let input = read_parquet(&examples().join("qa.parquet"));
@@ -101,20 +93,7 @@ fn qa_parquet_all_outputs() {
     let metrics = read_parquet(&out.join("metrics.parquet"));
     assert_eq!(
         column_names(&metrics),
-        [
-            "scorer",
-            "scorer_type",
-            "metric",
-            "metric_type",
-            "field",
-            "stat",
-            "label",
-            "value",
-            "n",
-            "run_id",
-            "run_started_at",
-            "labels"
-        ]
+        words("scorer scorer_type metric metric_type field stat label value n run_id run_started_at labels")
     );
     let lines = metric_lines(&metrics);
     assert_eq!(
@@ -197,8 +176,7 @@ fn qa_parquet_all_outputs() {
         "null must never become the text none"
     );
 
-    let mj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let mj = read_json(&out.join("metrics.json"));
     assert_eq!(mj["rows"], 300);
     assert_eq!(mj["scorers"][0]["key"], "exact");
     assert_eq!(mj["scorers"][0]["display_name"], "Exact match");
@@ -216,8 +194,7 @@ fn qa_parquet_all_outputs() {
         2 * counts.len() + 2
     );
 
-    let rj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let rj = read_json(&out.join("run.json"));
     assert_eq!(rj["evalscore_version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(rj["rows_scored"], 300);
     assert_eq!(rj["missing"]["exact"], 4);
@@ -279,14 +256,7 @@ fn jsonl_input_scores_like_parquet() {
 
 #[test]
 fn mcqa_edge_rows_and_choice_sources() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    run_ok(
-        "mcqa.yaml",
-        &[&examples().join("mcqa.parquet")],
-        &out,
-        &["--keep", "id,subject"],
-    );
+    let (_dir, out, _) = run_example("mcqa.yaml", "mcqa.parquet", &["--keep", "id,subject"]);
     let s = read_parquet(&out.join("scores.parquet"));
     assert_eq!(
         column_names(&s),
@@ -381,13 +351,10 @@ fn mcqa_edge_rows_and_choice_sources() {
 
 #[test]
 fn set_overrides_config_and_output_column_is_configurable() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
     // Score the answer column against itself via --set: every row with an answer is correct.
-    run_ok(
+    let (_dir, out, _) = run_example(
         "mcqa.yaml",
-        &[&examples().join("mcqa.parquet")],
-        &out,
+        "mcqa.parquet",
         &[
             "--set",
             "answer_column=answer",
@@ -412,12 +379,10 @@ fn set_overrides_config_and_output_column_is_configurable() {
 
 #[test]
 fn directory_and_repeated_inputs_keep_input_order() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = folder(&[("in/notes.txt", "not an input")]);
     let inputs = dir.path().join("in");
-    std::fs::create_dir(&inputs).unwrap();
     std::fs::copy(examples().join("qa.parquet"), inputs.join("b.parquet")).unwrap();
     std::fs::copy(examples().join("qa.parquet"), inputs.join("a.parquet")).unwrap();
-    std::fs::write(inputs.join("notes.txt"), "not an input").unwrap();
     let out = dir.path().join("out");
     let stdout = run_ok(
         "qa.yaml",
@@ -430,14 +395,8 @@ fn directory_and_repeated_inputs_keep_input_order() {
     let expected: Vec<i64> = (0..3).flat_map(|_| 0..300).collect();
     assert_eq!(ids, expected);
     assert!(stdout.contains("900 rows scored"));
-    let rj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    let paths: Vec<String> = rj["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap().to_owned())
-        .collect();
+    let rj = read_json(&out.join("run.json"));
+    let paths = input_paths(&rj);
     assert!(
         paths[0].ends_with("a.parquet")
             && paths[1].ends_with("b.parquet")
@@ -460,28 +419,12 @@ fn overwrite_replaces_outputs() {
     );
     let s = read_parquet(&out.join("scores.parquet"));
     assert!(column_names(&s).contains(&"mcqa_fixed__is_correct".to_owned()));
-    assert_eq!(
-        files_in(&out),
-        [
-            "confusion.parquet",
-            "metrics.json",
-            "metrics.parquet",
-            "run.json",
-            "scores.parquet"
-        ]
-    );
+    assert_eq!(files_in(&out), OUTPUT_FILES);
 }
 
 #[test]
 fn classification_metrics_groups_and_confusion_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let stdout = run_ok(
-        "classification.yaml",
-        &[&examples().join("qa.parquet")],
-        &out,
-        &[],
-    );
+    let (_dir, out, stdout) = run_example("classification.yaml", "qa.parquet", &[]);
     let input = read_parquet(&examples().join("qa.parquet"));
     let gt = strings(&input, "label_gt");
     let pred = strings(&input, "label_pred");
@@ -502,21 +445,7 @@ fn classification_metrics_groups_and_confusion_file() {
     let m = read_parquet(&out.join("metrics.parquet"));
     assert_eq!(
         column_names(&m),
-        [
-            "scorer",
-            "scorer_type",
-            "metric",
-            "metric_type",
-            "field",
-            "stat",
-            "label",
-            "value",
-            "n",
-            "subject",
-            "run_id",
-            "run_started_at",
-            "labels"
-        ]
+        words("scorer scorer_type metric metric_type field stat label value n subject run_id run_started_at labels")
     );
     let lines = metric_lines(&m);
     let subjects = strings(&m, "subject");
@@ -656,8 +585,7 @@ fn classification_metrics_groups_and_confusion_file() {
         stdout.contains("confusion matrix of judge / Judge\n"),
         "{stdout}"
     );
-    let mj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let mj = read_json(&out.join("metrics.json"));
     let judge_json = &mj["scorers"][0]["metrics"][1];
     assert_eq!(judge_json["name"], "Judge");
     assert_eq!(judge_json["confusion"].as_array().unwrap().len(), 4);
@@ -669,25 +597,14 @@ fn classification_metrics_groups_and_confusion_file() {
 
 #[test]
 fn write_scores_false_keeps_metrics_but_no_columns() {
-    let dir = tempfile::tempdir().unwrap();
-    let task = dir.path().join("t.yaml");
-    std::fs::write(
-        &task,
+    let dir = folder(&[(
+        "t.yaml",
         "definition:\n  scorers:\n    - type: string_equals\n      key: a\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n    - type: string_equals\n      key: b\n      write_scores: false\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n",
-    )
-    .unwrap();
+    )]);
+    let task = dir.path().join("t.yaml");
     let out = dir.path().join("out");
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(examples().join("qa.parquet"))
-        .arg("--out")
-        .arg(&out)
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let qa = examples().join("qa.parquet");
+    succeeded(run_task(&task, &qa, &out, &["--quiet"]));
     let scores = read_parquet(&out.join("scores.parquet"));
     assert_eq!(column_names(&scores), ["id", "a__is_correct"]);
     let lines = metric_lines(&read_parquet(&out.join("metrics.parquet")));
@@ -710,16 +627,7 @@ fn write_scores_false_keeps_metrics_but_no_columns() {
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      write_scores: no_thanks\n",
     )
     .unwrap();
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(examples().join("qa.parquet"))
-        .arg("--out")
-        .arg(dir.path().join("out2"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    let o = failed(run_task(&task, &qa, &dir.path().join("out2"), &[]), 2);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.starts_with(&format!(

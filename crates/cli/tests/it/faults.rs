@@ -128,12 +128,10 @@ fn assert_complete(out: &Path, files: &[String], rows: usize) {
     let mut expected: Vec<&str> = evalscore_outputs().to_vec();
     expected.sort_unstable();
     assert_eq!(files, expected);
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let run = read_json(&out.join("run.json"));
     assert_eq!(run["rows_scored"], rows);
     assert_eq!(parquet_rows(&out.join("scores.parquet")), rows as i64);
-    let metrics: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let metrics = read_json(&out.join("metrics.json"));
     assert_eq!(metrics["rows"], rows);
     assert!(parquet_rows(&out.join("metrics.parquet")) > 0);
     parquet_rows(&out.join("confusion.parquet"));
@@ -147,23 +145,16 @@ fn sigkill_at_random_points_never_leaves_partial_outputs() {
     let input = dir.path().join("big.parquet");
     write_input(&input, ROWS, 20_000);
     std::fs::write(dir.path().join("t.yaml"), TASK).unwrap();
-    let start = |out: &Path| {
-        Command::new(bin())
-            .current_dir(dir.path())
-            .args([
-                "run",
-                "t.yaml",
-                "--input",
-                "big.parquet",
-                "--quiet",
-                "--out",
-            ])
+    let command = |out: &Path| {
+        let mut c = Command::new(bin());
+        c.current_dir(dir.path())
+            .args(["run", "t.yaml", "--input", "big.parquet", "--quiet"])
+            .arg("--out")
             .arg(out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
+            .stdout(Stdio::null());
+        c
     };
+    let start = |out: &Path| command(out).stderr(Stdio::null()).spawn().unwrap();
 
     // One undisturbed run sets the time scale.
     let t = Instant::now();
@@ -229,21 +220,7 @@ fn sigkill_at_random_points_never_leaves_partial_outputs() {
 
     // A later run into a folder a killed run left temporaries in removes them.
     if let Some(out) = last_killed_out {
-        let status = Command::new(bin())
-            .current_dir(dir.path())
-            .args([
-                "run",
-                "t.yaml",
-                "--input",
-                "big.parquet",
-                "--quiet",
-                "--overwrite",
-                "--out",
-            ])
-            .arg(&out)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
+        let status = command(&out).arg("--overwrite").status().unwrap();
         assert!(status.success());
         assert_finished(&out, ROWS);
     }
@@ -268,15 +245,12 @@ fn full_disk_exits_2_says_so_and_leaves_no_partial_file() {
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(o.stdout.is_empty());
-    assert!(
-        err.starts_with("error: cannot write `out/scores.parquet`\n  Caused by: "),
-        "{err}"
+    assert_starts(
+        &err,
+        "error: cannot write `out/scores.parquet`\n  Caused by: ",
     );
     assert!(err.contains("File too large (os error 27)"), "{err}");
-    assert!(
-        err.ends_with("hint: the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written\n"),
-        "{err}"
-    );
+    assert_ends(&err, "hint: the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written\n");
     assert_eq!(files_in(&out), Vec::<String>::new());
 }
 
@@ -302,16 +276,8 @@ fn a_panic_in_a_worker_is_an_internal_error_and_leaves_no_file() {
         .unwrap();
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.starts_with(
-            "error: internal error: injected worker panic (EVALSCORE_TEST_PANIC) at crates/engine/src/pipeline.rs:"
-        ),
-        "{err}"
-    );
-    assert!(
-        err.ends_with("\nhint: this is a bug in evalscore; please report it with the command line and the task file. No output was written\n"),
-        "{err}"
-    );
+    assert_starts(&err, "error: internal error: injected worker panic (EVALSCORE_TEST_PANIC) at crates/engine/src/pipeline.rs:");
+    assert_ends(&err, "\nhint: this is a bug in evalscore; please report it with the command line and the task file. No output was written\n");
     assert_eq!(err.lines().count(), 2, "{err}");
     assert_eq!(files_in(&dir.path().join("out")), Vec::<String>::new());
 }

@@ -114,6 +114,24 @@ fn fails(o: &Output, dir: &Path) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
+/// A temporary folder holding the `in.parquet` of [`ANSWERS`] and [`OUTPUTS`].
+fn mcqa_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    mcqa_parquet(&dir.path().join("in.parquet"), &ANSWERS, &OUTPUTS);
+    dir
+}
+
+/// `task`'s scores.parquet, after a run in `dir` that succeeded.
+fn scores_of_task(dir: &tempfile::TempDir, task: &str) -> arrow::array::RecordBatch {
+    ok(&run_in(dir.path(), task, &[]));
+    read_parquet(&dir.path().join("out/scores.parquet"))
+}
+
+/// The error of `task`'s failing run in `dir`.
+fn task_fails(dir: &tempfile::TempDir, task: &str) -> String {
+    fails(&run_in(dir.path(), task, &[]), dir.path())
+}
+
 const ANSWERS: [&str; 5] = ["B", "A", "C", "D", "A"];
 const OUTPUTS: [Option<&str>; 5] = [Some("B"), Some("A) yes"), Some("D"), Some("E"), None];
 
@@ -121,8 +139,7 @@ const OUTPUTS: [Option<&str>; 5] = [Some("B"), Some("A) yes"), Some("D"), Some("
 /// `map(attribute='key') | list` over list<struct>) give the same scores.
 #[test]
 fn choices_forms_agree_on_list_struct_data() {
-    let dir = tempfile::tempdir().unwrap();
-    mcqa_parquet(&dir.path().join("in.parquet"), &ANSWERS, &OUTPUTS);
+    let dir = mcqa_dir();
     let task = r#"definition:
   scorers:
     - type: string_equals_mcqa
@@ -138,9 +155,7 @@ fn choices_forms_agree_on_list_struct_data() {
       ground_truth_choice: "{{ sample.answer }}"
       choices: "{{ sample.options | map(attribute='key') | list }}"
 "#;
-    let o = run_in(dir.path(), task, &[]);
-    ok(&o);
-    let scores = read_parquet(&dir.path().join("out/scores.parquet"));
+    let scores = scores_of_task(&dir, task);
     for key in ["fixed", "column", "structs"] {
         assert_eq!(
             floats(&scores, &format!("{key}__is_correct")),
@@ -159,8 +174,7 @@ fn choices_forms_agree_on_list_struct_data() {
 /// error; an attribute no row has is a row error naming scorer, template, file and row.
 #[test]
 fn struct_fields_in_templates_and_undefined_values() {
-    let dir = tempfile::tempdir().unwrap();
-    mcqa_parquet(&dir.path().join("in.parquet"), &ANSWERS, &OUTPUTS);
+    let dir = mcqa_dir();
     let o = run_in(
         dir.path(),
         "definition:\n  scorers:\n    - type: string_equals\n      value: \"{{ sample.meta.source }}-{{ sample.meta.level }}-{{ sample.options[1].text }}\"\n      ground_truth: \"exam-2-option B of 2\"\n",
@@ -174,43 +188,23 @@ fn struct_fields_in_templates_and_undefined_values() {
     );
     std::fs::remove_dir_all(dir.path().join("out")).unwrap();
 
-    let o = run_in(
-        dir.path(),
-        "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.meta.sorce }}\"\n",
-        &[],
-    );
     assert_eq!(
-        fails(&o, dir.path()),
+        task_fails(&dir, "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.meta.sorce }}\"\n"),
         "error: task file `t.yaml`, line 4, column 21: template of `string_equals.ground_truth` reads `sample.meta.sorce`, but the struct column `meta` has no field `sorce`\nhint: did you mean `source`? `meta` has the fields source, level\n"
     );
 
-    let o = run_in(
-        dir.path(),
-        "definition:\n  scorers:\n    - type: string_equals\n      key: label\n      ground_truth: \"Label: {{ sample.options[0].label }}\"\n",
-        &[],
-    );
     assert_eq!(
-        fails(&o, dir.path()),
+        task_fails(&dir, "definition:\n  scorers:\n    - type: string_equals\n      key: label\n      ground_truth: \"Label: {{ sample.options[0].label }}\"\n"),
         "error: in.parquet, row 1: scorer `label`: template of `string_equals.ground_truth` failed: reaches an attribute, key or variable that does not exist (undefined value)\nhint: no output was written; `--max-row-errors N` (or `N%`) scores up to N such rows 0.0 and lists them in run.json\n"
     );
-    let o = run_in(
-        dir.path(),
-        "definition:\n  scorers:\n    - type: string_equals_mcqa\n      ground_truth_choice: \"{{ sample.answer }}\"\n      choices: \"{{ sample.options | map(attribute='label') | list }}\"\n",
-        &[],
-    );
-    let err = fails(&o, dir.path());
-    assert!(
-        err.starts_with("error: in.parquet, row 1: scorer `string_equals_mcqa`: template of `string_equals_mcqa.choices` failed: reaches an attribute, key or variable that does not exist (undefined value)\n"),
-        "{err}"
-    );
+    let err = task_fails(&dir, "definition:\n  scorers:\n    - type: string_equals_mcqa\n      ground_truth_choice: \"{{ sample.answer }}\"\n      choices: \"{{ sample.options | map(attribute='label') | list }}\"\n");
+    assert_starts(&err, "error: in.parquet, row 1: scorer `string_equals_mcqa`: template of `string_equals_mcqa.choices` failed: reaches an attribute, key or variable that does not exist (undefined value)\n");
 }
 
 /// A judge prompt may read `model_output.choices[0].message.content`: over a plain
 /// text output it is the text.
 #[test]
 fn model_output_reads_as_a_chat_completion() {
-    let dir = tempfile::tempdir().unwrap();
-    mcqa_parquet(&dir.path().join("in.parquet"), &ANSWERS, &OUTPUTS);
     let task = r#"definition:
   scorers:
     - type: string_equals
@@ -221,9 +215,8 @@ fn model_output_reads_as_a_chat_completion() {
       value: "<{{ model_output }}>"
       ground_truth: "<{{ solver_output.output }}>"
 "#;
-    let o = run_in(dir.path(), task, &[]);
-    ok(&o);
-    let scores = read_parquet(&dir.path().join("out/scores.parquet"));
+    let dir = mcqa_dir();
+    let scores = scores_of_task(&dir, task);
     assert_eq!(
         floats(&scores, "string_equals__is_correct"),
         [Some(1.0), Some(0.0), Some(0.0), Some(0.0), Some(0.0)]
@@ -245,9 +238,7 @@ fn pass_fail_without_expected_output_checks_an_output_was_produced() {
     let outputs = [Some("B"), Some("   "), Some(""), Some("no idea"), None];
     mcqa_parquet(&dir.path().join("in.parquet"), &ANSWERS, &outputs);
     let task = "definition:\n  scorers:\n    - type: pass_fail\n    - type: pass_fail\n      key: empty\n      expected_output: \"\"\n    - type: pass_fail\n      key: answer\n      expected_output: \"{{ sample.answer }}\"\n";
-    let o = run_in(dir.path(), task, &[]);
-    ok(&o);
-    let scores = read_parquet(&dir.path().join("out/scores.parquet"));
+    let scores = scores_of_task(&dir, task);
     for key in ["pass_fail", "empty"] {
         assert_eq!(
             floats(&scores, &format!("{key}__is_correct")),
@@ -360,8 +351,7 @@ fn one_row_error_more_than_the_limit_fails_with_the_count() {
 /// Template failures are row errors too; the rows around them keep their scores.
 #[test]
 fn template_row_errors_are_allowed_per_row() {
-    let dir = tempfile::tempdir().unwrap();
-    mcqa_parquet(&dir.path().join("in.parquet"), &ANSWERS, &OUTPUTS);
+    let dir = mcqa_dir();
     // `options[meta.level]` exists for levels 0-3 and not for level 4 (row 5).
     let task = "definition:\n  scorers:\n    - type: string_equals\n      key: pick\n      value: \"{{ sample.options[sample.meta.level].key }}\"\n      ground_truth: \"{{ sample.answer }}\"\n";
     let o = run_in(dir.path(), task, &["--max-row-errors", "1"]);

@@ -57,22 +57,9 @@ const DATA: &str = r#"{"id": 1, "output": "the cat sat on the mat", "answer": "t
 
 #[test]
 fn graded_scorers_and_new_checks_end_to_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let task = dir.path().join("task.yaml");
-    let data = dir.path().join("data.jsonl");
-    std::fs::write(&task, TASK).unwrap();
-    std::fs::write(&data, DATA).unwrap();
-    let out = dir.path().join("out");
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(&data)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let job = Job::new(TASK, DATA);
+    succeeded(job.run(&[]));
+    let out = &job.out;
     let b = read_parquet(&out.join("scores.parquet"));
     assert_eq!(ints(&b, "id"), [1, 2, 3, 4, 5]);
     let f = |col: &str| -> Vec<f64> { floats(&b, col).into_iter().map(Option::unwrap).collect() };
@@ -136,8 +123,7 @@ fn graded_scorers_and_new_checks_end_to_end() {
     let names = column_names(&b);
     assert!(!names.contains(&"f1__value".to_owned()));
     assert!(!names.contains(&"f1__expected".to_owned()));
-    let mj: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let mj = read_json(&out.join("metrics.json"));
     assert_eq!(mj["scorers"][0]["key"], "f1");
     assert_eq!(mj["scorers"][0]["missing"], 1);
     assert_eq!(mj["scorers"][0]["metrics"][0]["value"], 0.35);
@@ -145,24 +131,11 @@ fn graded_scorers_and_new_checks_end_to_end() {
 
 #[test]
 fn a_graded_scorer_without_threshold_does_not_load() {
-    let dir = tempfile::tempdir().unwrap();
-    let task = dir.path().join("task.yaml");
-    std::fs::write(
-        &task,
+    let job = Job::new(
         "definition:\n  scorers:\n    - type: bleu\n      expected: \"{{ sample.answer }}\"\n",
-    )
-    .unwrap();
-    let data = dir.path().join("data.jsonl");
-    std::fs::write(&data, DATA).unwrap();
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(&data)
-        .arg("--out")
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
+        DATA,
+    );
+    let o = job.run(&[]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -177,46 +150,24 @@ fn a_graded_scorer_without_threshold_does_not_load() {
 #[test]
 fn similarity_by_embedding_scores_with_a_real_server() {
     let (_server, url) = llama::start_with(&["--embeddings", "--pooling", "mean"]);
-    let dir = tempfile::tempdir().unwrap();
-    let task = dir.path().join("task.yaml");
-    std::fs::write(
-        &task,
-        format!("models:\n  emb:\n    base_url: {url}\n    model: smollm2\n    concurrency: 2\ndefinition:\n  scorers:\n    - type: similarity\n      method: embedding\n      model_key: emb\n      expected: \"{{{{ sample.answer }}}}\"\n      threshold: 0.8\n      metrics:\n        - {{type: mean, field: score}}\n"),
-    )
-    .unwrap();
-    let data = dir.path().join("data.jsonl");
-    std::fs::write(
-        &data,
+    let job = Job::new(
+        &format!("models:\n  emb:\n    base_url: {url}\n    model: smollm2\n    concurrency: 2\ndefinition:\n  scorers:\n    - type: similarity\n      method: embedding\n      model_key: emb\n      expected: \"{{{{ sample.answer }}}}\"\n      threshold: 0.8\n      metrics:\n        - {{type: mean, field: score}}\n"),
         "{\"id\": 1, \"output\": \"the cat sat on the mat\", \"answer\": \"the cat sat on the mat\"}\n\
          {\"id\": 2, \"output\": \"quarterly revenue grew\", \"answer\": \"the cat sat on the mat\"}\n\
          {\"id\": 3, \"output\": null, \"answer\": \"x\"}\n",
-    )
-    .unwrap();
+    );
     let run = |out: &str| {
-        let o = evalscore()
-            .arg("run")
-            .arg(&task)
-            .args(["--input"])
-            .arg(&data)
-            .arg("--out")
-            .arg(dir.path().join(out))
-            .arg("--cache")
-            .arg(dir.path().join("c.sqlite"))
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let rj: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join(out).join("run.json")).unwrap(),
-        )
-        .unwrap();
+        let out = job.dir.path().join(out);
+        let cache = job.dir.path().join("c.sqlite");
+        succeeded(run_task(
+            &job.task,
+            &job.input,
+            &out,
+            &["--cache", cache.to_str().unwrap()],
+        ));
         (
-            read_parquet(&dir.path().join(out).join("scores.parquet")),
-            rj,
+            read_parquet(&out.join("scores.parquet")),
+            read_json(&out.join("run.json")),
         )
     };
     let (scores, rj) = run("a");

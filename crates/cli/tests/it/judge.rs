@@ -1,12 +1,12 @@
 //! `evalscore judge import`: a Batch API output file into the judge cache.
 #![allow(clippy::unwrap_used)]
 
-use assert_cmd::Command;
+use crate::common::{evalscore, stdout, succeeded};
 use std::path::Path;
 
 /// `evalscore judge import RESULTS [--cache CACHE]`, with `XDG_CACHE_HOME` set to `xdg`.
 fn import(results: &Path, cache: Option<&Path>, xdg: &Path) -> std::process::Output {
-    let mut cmd = Command::cargo_bin("evalscore").unwrap();
+    let mut cmd = evalscore();
     cmd.args(["judge", "import"]).arg(results);
     if let Some(c) = cache {
         cmd.arg("--cache").arg(c);
@@ -31,15 +31,9 @@ fn judge_import_stores_successful_lines_and_reports_counts() {
     .unwrap();
     let cache = dir.path().join("cache/judge.sqlite");
     let xdg = dir.path().join("xdg");
-    let o = import(&results, Some(&cache), &xdg);
+    let o = succeeded(import(&results, Some(&cache), &xdg));
     assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(
-        String::from_utf8(o.stdout).unwrap(),
+        stdout(&o),
         format!(
             "stored 1 replies in {} (1 failed requests left out)\n",
             cache.display()

@@ -3,13 +3,16 @@
 //! endpoint, a cache that cannot store, two runs creating the default cache at once, a
 //! redirect, and `judge import` / `judge export` on files that are not what they should be.
 #![allow(clippy::unwrap_used)]
-use chat_server::{Answer, Reply};
-use evalscore_test_support::chat_server;
+use crate::common::{
+    assert_ends, evalscore_process, export_in, failed, kill, output_within, run_in,
+};
+use chat_server::Answer;
+use evalscore_test_support::{chat_server, wait};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KEY: &str = "sk-test-1234567890-secret";
 
@@ -29,10 +32,10 @@ definition:
     - type: model_as_a_judge_classifier
       key: cls
       model_key: judge
-      system_prompt: "Does the response correctly answer the question? Reply yes or no."
-      user_prompt: "Question: {{{{ sample.question }}}}\nResponse: {{{{ solver_output.output }}}}"
       correct_labels: ["yes"]
       incorrect_labels: ["no"]
+      user_prompt: "Question: {{{{ sample.question }}}}\nResponse: {{{{ solver_output.output }}}}"
+      system_prompt: "Does the response correctly answer the question? Reply yes or no."
 "#
     );
     if other {
@@ -71,13 +74,10 @@ impl Setup {
     /// `evalscore run task.yaml --input rows.jsonl --out out` + `extra`, with `key` in the
     /// key's variable and `XDG_CACHE_HOME` in the folder.
     fn command(&self, key: &str, extra: &[&str]) -> Command {
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
-        cmd.args(["run", "task.yaml", "--input", "rows.jsonl", "--out", "out"])
-            .args(extra)
+        let mut cmd = run_in(self.dir.path(), "out");
+        cmd.args(extra)
             .env("EVALSCORE_TEST_JUDGE_KEY", key)
-            .env("XDG_CACHE_HOME", self.path("xdg"))
-            .env_remove("RUST_BACKTRACE")
-            .current_dir(self.dir.path());
+            .env("XDG_CACHE_HOME", self.path("xdg"));
         cmd
     }
 
@@ -90,21 +90,14 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A server that counts requests and answers each with `answer`.
-fn counting(
-    answer: impl Fn(&chat_server::Request) -> Answer + Send + Sync + 'static,
-) -> (String, Arc<AtomicUsize>) {
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&seen);
-    let url = chat_server::serve_answers(move |req| {
-        count.fetch_add(1, Ordering::SeqCst);
-        answer(&req)
-    });
-    (url, seen)
+/// A [`Setup`] whose judge counts the requests and answers each `yes`.
+fn answering_yes(other: bool, n: usize) -> (Setup, Arc<AtomicUsize>) {
+    let (url, seen) = chat_server::serve_counting(|_| yes());
+    (Setup::new(&url, other, n), seen)
 }
 
 fn yes() -> Answer {
-    Answer::Reply(Reply::ok("{\"prediction\": \"yes\"}"), Vec::new())
+    Answer::ok("{\"prediction\": \"yes\"}")
 }
 
 /// Every file in the folder, hidden ones included (none if it does not exist).
@@ -119,8 +112,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_key_with_a_carriage_return_stops_the_run_before_any_request_without_printing_it() {
-    let (url, seen) = counting(|_| yes());
-    let s = Setup::new(&url, false, 3);
+    let (s, seen) = answering_yes(false, 3);
     for extra in [&[][..], &["--max-row-errors", "100%"][..]] {
         let o = s.run(&format!("{KEY}\r"), extra);
         assert_eq!(o.status.code(), Some(2));
@@ -147,7 +139,7 @@ fn a_key_with_a_carriage_return_stops_the_run_before_any_request_without_printin
 #[cfg(unix)]
 #[test]
 fn signals_stop_a_run_whose_judge_requests_hang() {
-    let (url, seen) = counting(|_| Answer::Hang);
+    let (url, seen) = chat_server::serve_counting(|_| Answer::Hang);
     for other in [false, true] {
         let s = Setup::new(&url, other, 50);
         for (sig, code, name) in [
@@ -163,24 +155,12 @@ fn signals_stop_a_run_whose_judge_requests_hang() {
                 .spawn()
                 .unwrap();
             // Both workers of the judge are waiting on their requests.
-            let started = Instant::now();
-            while seen.load(Ordering::SeqCst) < before + 2 {
-                assert!(started.elapsed() < Duration::from_secs(30), "no request");
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            assert!(Command::new("kill")
-                .args([sig, &child.id().to_string()])
-                .status()
-                .unwrap()
-                .success());
-            let signalled = Instant::now();
-            let o = child.wait_with_output().unwrap();
-            // A behaviour bound, far above the second it takes: the requests wait 60 s each.
-            assert!(
-                signalled.elapsed() < Duration::from_secs(10),
-                "{name}: {:?}",
-                signalled.elapsed()
-            );
+            wait::until(Duration::from_secs(30), "no request", || {
+                seen.load(Ordering::SeqCst) >= before + 2
+            });
+            kill(sig, child.id());
+            // The requests wait 60 s each.
+            let o = output_within(child, Duration::from_secs(10), name);
             assert_eq!(o.status.code(), Some(code), "{name}: {}", stderr(&o));
             assert_eq!(
                 stderr(&o),
@@ -201,17 +181,13 @@ fn a_dead_endpoint_stops_the_run_with_one_error_naming_the_model_and_url() {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     drop(listener);
     let s = Setup::new(&url, true, 200);
-    let o = s.run(
-        KEY,
-        &["--cache", "cache.sqlite", "--max-row-errors", "100%"],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
+    let args = ["--cache", "cache.sqlite", "--max-row-errors", "100%"];
+    let err = stderr(&failed(s.run(KEY, &args), 2));
     let head = format!(
         "error: rows.jsonl, row 1: scorer `cls`: judge model `judge` ({url}) is unreachable: 4 connection attempts in a row failed, the last: {url}/chat/completions: Connection Failed: Connect error: "
     );
     assert!(err.starts_with(&head), "{err}");
-    assert!(err.ends_with("\nhint: check the model's base_url and that its server is up; the replies received so far are in the judge cache, so a rerun sends only the rest\n"), "{err}");
+    assert_ends(&err, "\nhint: check the model's base_url and that its server is up; the replies received so far are in the judge cache, so a rerun sends only the rest\n");
     assert_eq!(err.lines().count(), 2, "{err}");
     assert!(!err.contains(KEY));
     assert_eq!(files_in(&s.path("out")), Vec::<String>::new());
@@ -219,8 +195,7 @@ fn a_dead_endpoint_stops_the_run_with_one_error_naming_the_model_and_url() {
 
 #[test]
 fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
-    let (url, seen) = counting(|_| yes());
-    let s = Setup::new(&url, true, 40);
+    let (s, seen) = answering_yes(true, 40);
     let cache = s.path("cache.sqlite");
     drop(evalscore_judge::Cache::open(&cache).unwrap());
     // As a full disk would: every insert fails.
@@ -230,8 +205,7 @@ fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
             "CREATE TRIGGER full BEFORE INSERT ON judge_replies BEGIN SELECT RAISE(ABORT, 'no room'); END;",
         )
         .unwrap();
-    let o = s.run(KEY, &["--cache", "cache.sqlite"]);
-    assert_eq!(o.status.code(), Some(2));
+    let o = failed(s.run(KEY, &["--cache", "cache.sqlite"]), 2);
     let sent = seen.load(Ordering::SeqCst);
     // Those in flight when the first store failed (2 workers), not 40, nor 80.
     assert!(sent <= 4, "{sent} requests for 40 rows");
@@ -246,8 +220,7 @@ fn a_cache_that_cannot_store_stops_the_run_without_sending_the_batch_again() {
 /// run opens it: the run waits for the lock instead of failing with `database is locked`.
 #[test]
 fn a_run_opening_the_default_cache_while_another_creates_it_waits_for_the_lock() {
-    let (url, seen) = counting(|_| yes());
-    let s = Setup::new(&url, false, 2);
+    let (s, seen) = answering_yes(false, 2);
     let cache = s.path("xdg/evalscore/judge.sqlite");
     std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
     let other = rusqlite::Connection::open(&cache).unwrap();
@@ -273,17 +246,9 @@ fn a_run_opening_the_default_cache_while_another_creates_it_waits_for_the_lock()
 
 #[test]
 fn a_redirected_judge_request_is_a_row_error_and_nothing_is_cached() {
-    let (elsewhere, other) = counting(|_| yes());
+    let (elsewhere, other) = chat_server::serve_counting(|_| yes());
     let location = format!("{elsewhere}/chat/completions");
-    let (url, seen) = counting(move |_| {
-        Answer::Reply(
-            Reply {
-                status: 302,
-                body: String::new(),
-            },
-            vec![("Location", location.clone())],
-        )
-    });
+    let (url, seen) = chat_server::serve_counting(move |_| Answer::redirect(&location));
     let s = Setup::new(&url, false, 1);
     let o = s.run(KEY, &["--cache", "cache.sqlite"]);
     assert_eq!(o.status.code(), Some(2));
@@ -300,7 +265,7 @@ fn a_redirected_judge_request_is_a_row_error_and_nothing_is_cached() {
 }
 
 fn import(results: &Path, cache: &Path) -> Output {
-    Command::new(assert_cmd::cargo::cargo_bin("evalscore"))
+    evalscore_process()
         .args(["judge", "import"])
         .arg(results)
         .arg("--cache")
@@ -346,23 +311,12 @@ fn judge_import_refuses_special_files_and_names_the_line_that_is_not_utf8() {
 fn judge_export_with_overwrite_removes_the_parts_of_an_earlier_larger_export() {
     let s = Setup::new("http://127.0.0.1:9/v1", false, 3);
     let export = |extra: &[&str]| {
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
-        cmd.args([
-            "judge",
-            "export",
-            "task.yaml",
-            "--input",
-            "rows.jsonl",
-            "--out",
-            "requests.jsonl",
-            "--cache",
-            "cache.sqlite",
-        ])
-        .args(extra)
-        .env("EVALSCORE_TEST_JUDGE_KEY", KEY)
-        .current_dir(s.dir.path())
-        .output()
-        .unwrap()
+        export_in(s.dir.path(), "requests.jsonl")
+            .args(["--cache", "cache.sqlite"])
+            .args(extra)
+            .env("EVALSCORE_TEST_JUDGE_KEY", KEY)
+            .output()
+            .unwrap()
     };
     // What an earlier export of more than 100,000 requests left.
     for part in ["requests.jsonl", "requests.2.jsonl", "requests.3.jsonl"] {

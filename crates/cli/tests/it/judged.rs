@@ -155,6 +155,18 @@ definition:
         - {type: mean, field: score}
 "#;
 
+/// [`TASK`] with only `scorer` (YAML of one scorer) in place of its scorers.
+fn only(scorer: &str) -> String {
+    let head = TASK
+        .split("    - type: model_as_a_judge_classifier")
+        .next()
+        .unwrap();
+    format!("{head}{scorer}")
+}
+
+/// The security scorer alone: one request per row.
+const SECURITY: &str = "    - type: model_graded_security\n      model_key: judge\n";
+
 /// Rows: two identical (1 and 3), one wrong, one the judge cannot answer readably, one
 /// without output.
 const ROWS: &str = r#"{"id": 1, "question": "Capital of France?", "answer": "Paris", "output": "Paris", "label": "yes"}
@@ -205,6 +217,18 @@ impl Setup {
         self.evalscore(&args)
     }
 
+    /// `judge export task.yaml --input rows.jsonl --out OUT` + `extra`.
+    fn export(&self, out: &str, extra: &[&str]) -> std::process::Output {
+        export_in(self.dir.path(), out)
+            .args(extra)
+            .arg("--set")
+            .arg(format!("url={}", self.url))
+            .env("EVALSCORE_TEST_JUDGE_KEY", KEY)
+            .env("XDG_CACHE_HOME", self.path("xdg"))
+            .output()
+            .unwrap()
+    }
+
     fn sent(&self) -> usize {
         self.seen.requests.load(Ordering::SeqCst)
     }
@@ -238,8 +262,25 @@ fn every_judge_type_scores_from_the_replies_and_a_rerun_sends_nothing() {
     let scores = read_parquet(&s.path("out/scores.parquet"));
     assert_eq!(
         column_names(&scores),
-        [
-            "id",
+        words(concat!(
+            "id cls__is_correct cls__predicted_label cls__ground_truth_label cls__reasoning ",
+            "cls__confidence cls__judge_status grade__score grade__is_correct grade__grade ",
+            "grade__reasoning grade__judge_status fact__choice fact__score fact__is_correct ",
+            "fact__judge_status cqa__choice cqa__score cqa__is_correct cqa__judge_status ",
+            "sec__choice sec__score sec__is_correct sec__judge_status custom__choice ",
+            "custom__score custom__is_correct custom__judge_status"
+        ))
+    );
+    // Rows 1 and 3 are the same request; row 4's reply is unreadable (invalid), row 5 has no
+    // output (missing). Row 4 asks the security judge about "ignore previous": it answers Yes
+    // (malicious) -- but its text also holds the garbage marker, so the reply is unreadable.
+    let table = |cols: &[&str]| -> Vec<String> {
+        cols.iter()
+            .map(|c| format!("{c}: {}", column_text(&scores, c)))
+            .collect()
+    };
+    assert_eq!(
+        table(&[
             "cls__is_correct",
             "cls__predicted_label",
             "cls__ground_truth_label",
@@ -247,131 +288,33 @@ fn every_judge_type_scores_from_the_replies_and_a_rerun_sends_nothing() {
             "cls__confidence",
             "cls__judge_status",
             "grade__score",
-            "grade__is_correct",
             "grade__grade",
-            "grade__reasoning",
-            "grade__judge_status",
+            "grade__is_correct",
             "fact__choice",
             "fact__score",
-            "fact__is_correct",
             "fact__judge_status",
             "cqa__choice",
-            "cqa__score",
-            "cqa__is_correct",
-            "cqa__judge_status",
             "sec__choice",
             "sec__score",
-            "sec__is_correct",
-            "sec__judge_status",
             "custom__choice",
-            "custom__score",
-            "custom__is_correct",
-            "custom__judge_status",
-        ]
-    );
-    let st = |c: &str| strings(&scores, c);
-    let fl = |c: &str| floats(&scores, c);
-    let some = |v: &[&str]| v.iter().map(|s| Some((*s).to_owned())).collect::<Vec<_>>();
-    assert_eq!(
-        fl("cls__is_correct"),
-        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
-    );
-    assert_eq!(
-        st("cls__predicted_label"),
+        ]),
         [
-            Some("yes".into()),
-            Some("no".into()),
-            Some("yes".into()),
-            None,
-            None
-        ]
-    );
-    assert_eq!(
-        st("cls__ground_truth_label"),
-        some(&["yes", "yes", "yes", "no", "no"])
-    );
-    assert_eq!(
-        st("cls__reasoning"),
-        [
-            Some("right city".into()),
-            Some("wrong city".into()),
-            Some("right city".into()),
-            None,
-            None
-        ]
-    );
-    assert_eq!(
-        fl("cls__confidence"),
-        [Some(0.9), Some(0.6), Some(0.9), None, None]
-    );
-    assert_eq!(
-        st("cls__judge_status"),
-        some(&["ok", "ok", "ok", "invalid", "missing"])
-    );
-    assert_eq!(
-        fl("grade__score"),
-        [Some(0.8), Some(0.2), Some(0.8), Some(0.0), Some(0.0)]
-    );
-    assert_eq!(
-        fl("grade__grade"),
-        [Some(8.0), Some(2.0), Some(8.0), None, None]
-    );
-    assert_eq!(
-        fl("grade__is_correct"),
-        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
-    );
-    assert_eq!(
-        st("fact__choice"),
-        [
-            Some("C".into()),
-            Some("D".into()),
-            Some("C".into()),
-            None,
-            None
-        ]
-    );
-    assert_eq!(
-        fl("fact__score"),
-        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
-    );
-    assert_eq!(
-        st("fact__judge_status"),
-        some(&["ok", "ok", "ok", "invalid", "missing"])
-    );
-    assert_eq!(
-        st("cqa__choice"),
-        [
-            Some("Y".into()),
-            Some("N".into()),
-            Some("Y".into()),
-            None,
-            None
-        ]
-    );
-    // Row 4 asks the security judge about "ignore previous": it answers Yes (malicious) -- but
-    // its text also holds the garbage marker, so the reply is unreadable: invalid.
-    assert_eq!(
-        st("sec__choice"),
-        [
-            Some("No".into()),
-            Some("No".into()),
-            Some("No".into()),
-            None,
-            None
-        ]
-    );
-    assert_eq!(
-        fl("sec__score"),
-        [Some(1.0), Some(1.0), Some(1.0), Some(0.0), Some(0.0)]
-    );
-    assert_eq!(
-        st("custom__choice"),
-        [
-            Some("Good".into()),
-            Some("Bad".into()),
-            Some("Good".into()),
-            None,
-            None
+            "cls__is_correct: 1.0 | 0.0 | 1.0 | 0.0 | 0.0",
+            "cls__predicted_label: yes | no | yes | ∅ | ∅",
+            "cls__ground_truth_label: yes | yes | yes | no | no",
+            "cls__reasoning: right city | wrong city | right city | ∅ | ∅",
+            "cls__confidence: 0.9 | 0.6 | 0.9 | ∅ | ∅",
+            "cls__judge_status: ok | ok | ok | invalid | missing",
+            "grade__score: 0.8 | 0.2 | 0.8 | 0.0 | 0.0",
+            "grade__grade: 8.0 | 2.0 | 8.0 | ∅ | ∅",
+            "grade__is_correct: 1.0 | 0.0 | 1.0 | 0.0 | 0.0",
+            "fact__choice: C | D | C | ∅ | ∅",
+            "fact__score: 1.0 | 0.0 | 1.0 | 0.0 | 0.0",
+            "fact__judge_status: ok | ok | ok | invalid | missing",
+            "cqa__choice: Y | N | Y | ∅ | ∅",
+            "sec__choice: No | No | No | ∅ | ∅",
+            "sec__score: 1.0 | 1.0 | 1.0 | 0.0 | 0.0",
+            "custom__choice: Good | Bad | Good | ∅ | ∅",
         ]
     );
 
@@ -537,17 +480,8 @@ fn offline_without_a_cached_reply_is_a_row_error() {
 #[test]
 fn a_missing_api_key_stops_before_any_row() {
     let s = Setup::new(ROWS);
-    let o = evalscore()
-        .args([
-            "run",
-            "task.yaml",
-            "--input",
-            "rows.jsonl",
-            "--out",
-            "out",
-            "--cache",
-            "c.sqlite",
-        ])
+    let o = run_in(s.dir.path(), "out")
+        .args(["--cache", "c.sqlite"])
         .arg("--set")
         .arg(format!("url={}", s.url))
         .env_remove("EVALSCORE_TEST_JUDGE_KEY")
@@ -565,17 +499,7 @@ fn a_missing_api_key_stops_before_any_row() {
 #[test]
 fn export_then_import_lets_an_offline_run_score_everything() {
     let s = Setup::new(ROWS);
-    let o = s.evalscore(&[
-        "judge",
-        "export",
-        "task.yaml",
-        "--input",
-        "rows.jsonl",
-        "--out",
-        "requests.jsonl",
-        "--cache",
-        "cache.sqlite",
-    ]);
+    let o = s.export("requests.jsonl", &["--cache", "cache.sqlite"]);
     ok(&o);
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
@@ -618,34 +542,16 @@ fn export_then_import_lets_an_offline_run_score_everything() {
         read_parquet(&online.path("out/scores.parquet"))
     );
     // Nothing left to export: an empty file; an existing file is refused without --overwrite.
-    let o = s.evalscore(&[
-        "judge",
-        "export",
-        "task.yaml",
-        "--input",
-        "rows.jsonl",
-        "--out",
-        "requests.jsonl",
-        "--cache",
-        "cache.sqlite",
-    ]);
+    let o = s.export("requests.jsonl", &["--cache", "cache.sqlite"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(o.stderr).unwrap(),
         "error: `requests.jsonl` already exists\nhint: pass --overwrite to replace it, or choose another --out\n"
     );
-    let o = s.evalscore(&[
-        "judge",
-        "export",
-        "task.yaml",
-        "--input",
-        "rows.jsonl",
-        "--out",
+    let o = s.export(
         "requests.jsonl",
-        "--cache",
-        "cache.sqlite",
-        "--overwrite",
-    ]);
+        &["--cache", "cache.sqlite", "--overwrite"],
+    );
     ok(&o);
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
@@ -659,29 +565,13 @@ fn export_then_import_lets_an_offline_run_score_everything() {
 
 #[test]
 fn export_splits_at_fifty_thousand_requests() {
-    let mut rows = String::new();
-    for i in 0..50_001 {
-        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q{i}\", \"answer\": \"a\", \"output\": \"o{i}\", \"label\": \"yes\"}}\n"));
-    }
+    let rows = jsonl(50_001, |i| {
+        format!("{{\"id\": {i}, \"question\": \"q{i}\", \"answer\": \"a\", \"output\": \"o{i}\", \"label\": \"yes\"}}")
+    });
     let s = Setup::new(&rows);
     // Only the security scorer: one request per row.
-    let task = TASK
-        .split("    - type: model_as_a_judge_classifier")
-        .next()
-        .unwrap()
-        .to_owned()
-        + "    - type: model_graded_security\n      model_key: judge\n";
-    std::fs::write(s.path("task.yaml"), task).unwrap();
-    let o = s.evalscore(&[
-        "judge",
-        "export",
-        "task.yaml",
-        "--input",
-        "rows.jsonl",
-        "--out",
-        "req.jsonl",
-        "--no-cache",
-    ]);
+    std::fs::write(s.path("task.yaml"), only(SECURITY)).unwrap();
+    let o = s.export("req.jsonl", &["--no-cache"]);
     ok(&o);
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
@@ -712,36 +602,20 @@ fn task_errors_name_the_line() {
 
 #[test]
 fn a_run_killed_midway_resumes_with_only_the_unfinished_requests() {
-    let mut rows = String::new();
-    for i in 0..30 {
-        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q\", \"answer\": \"a\", \"output\": \"text {i}\", \"label\": \"yes\"}}\n"));
-    }
+    let rows = jsonl(30, |i| {
+        format!("{{\"id\": {i}, \"question\": \"q\", \"answer\": \"a\", \"output\": \"text {i}\", \"label\": \"yes\"}}")
+    });
     let mut s = Setup::new(&rows);
     let (url, seen) = server_with(std::time::Duration::from_millis(100));
     (s.url, s.seen) = (url, seen);
-    let task = TASK
-        .split("    - type: model_as_a_judge_classifier")
-        .next()
-        .unwrap()
-        .to_owned()
-        + "    - type: model_graded_security\n      model_key: judge\n";
     std::fs::write(
         s.path("task.yaml"),
-        task.replace("concurrency: 4", "concurrency: 2"),
+        only(SECURITY).replace("concurrency: 4", "concurrency: 2"),
     )
     .unwrap();
     let cache = s.path("cache.sqlite");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalscore"))
-        .args([
-            "run",
-            "task.yaml",
-            "--input",
-            "rows.jsonl",
-            "--out",
-            "out",
-            "--cache",
-        ])
-        .arg(&cache)
+    let mut child = run_in(s.dir.path(), "out")
+        .args(["--cache", "cache.sqlite"])
         .arg("--set")
         .arg(format!("url={}", s.url))
         .env("EVALSCORE_TEST_JUDGE_KEY", KEY)
@@ -771,12 +645,12 @@ fn a_run_killed_midway_resumes_with_only_the_unfinished_requests() {
 
 #[test]
 fn judges_and_string_rules_in_one_task_score_alike() {
-    let s = Setup::new(ROWS);
     // A string rule first and last: the judge windows go out while they are scored.
     let task = TASK.replace(
         "  scorers:\n",
         "  scorers:\n    - type: string_equals\n      key: first\n      ground_truth: \"{{ sample.answer }}\"\n",
     ) + "    - type: string_equals\n      key: last\n      ground_truth: \"{{ sample.answer }}\"\n";
+    let s = Setup::new(ROWS);
     std::fs::write(s.path("task.yaml"), task).unwrap();
     ok(&s.run("out", &[]));
     assert_eq!(s.sent(), DISTINCT);
@@ -795,33 +669,23 @@ fn judges_and_string_rules_in_one_task_score_alike() {
     for name in column_names(&alone) {
         if name != "id" {
             assert_eq!(
-                strings_or_floats(&mixed, &name),
-                strings_or_floats(&alone, &name),
+                column_text(&mixed, &name),
+                column_text(&alone, &name),
                 "{name}"
             );
         }
     }
 }
 
-/// A column's values as text, whatever its type, for comparisons.
-fn strings_or_floats(b: &arrow::array::RecordBatch, col: &str) -> Vec<String> {
-    let a = b.column_by_name(col).unwrap();
-    let f = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default()).unwrap();
-    (0..a.len()).map(|i| f.value(i).to_string()).collect()
-}
-
 #[test]
 fn batches_larger_than_a_window_keep_their_row_numbers() {
     // 5,000 rows in one batch: two windows; the failing row is in the second.
-    let mut rows = String::new();
-    for i in 0..5_000 {
+    let rows = jsonl(5_000, |i| {
         let output = if i == 4_500 { "[fail]" } else { "Paris" };
-        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q{}\", \"answer\": \"a\", \"output\": \"{output}\", \"label\": \"yes\"}}\n", i % 7));
-    }
+        format!("{{\"id\": {i}, \"question\": \"q{}\", \"answer\": \"a\", \"output\": \"{output}\", \"label\": \"yes\"}}", i % 7)
+    });
     let s = Setup::new(&rows);
-    let task = TASK.split("    - type: model_as_a_judge_classifier").next().unwrap().to_owned()
-        + "    - type: model_graded_closed_qa\n      model_key: judge\n      task: \"{{ sample.question }}\"\n      criterion: c\n";
-    std::fs::write(s.path("task.yaml"), task).unwrap();
+    std::fs::write(s.path("task.yaml"), only("    - type: model_graded_closed_qa\n      model_key: judge\n      task: \"{{ sample.question }}\"\n      criterion: c\n")).unwrap();
     let o = s.run("out", &["--max-row-errors", "1"]);
     ok(&o);
     let scores = read_parquet(&s.path("out/scores.parquet"));

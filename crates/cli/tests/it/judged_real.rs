@@ -11,11 +11,8 @@ use evalscore_test_support::llama;
 #[test]
 fn a_real_judge_scores_every_row_and_a_rerun_comes_from_the_cache() {
     let (_server, url) = llama::start();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("task.yaml"),
-        format!(
-            r#"
+    let task = format!(
+        r#"
 models:
   small:
     base_url: "{url}"
@@ -40,41 +37,20 @@ definition:
       task: "{{{{ sample.question }}}}"
       criterion: "names the right city"
 "#
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("rows.jsonl"),
+    );
+    let rows =
         "{\"id\": 1, \"question\": \"What is the capital of France?\", \"output\": \"Paris\"}\n\
          {\"id\": 2, \"question\": \"What is the capital of Spain?\", \"output\": \"Barcelona\"}\n\
-         {\"id\": 3, \"question\": \"What is the capital of France?\", \"output\": \"Paris\"}\n",
-    )
-    .unwrap();
+         {\"id\": 3, \"question\": \"What is the capital of France?\", \"output\": \"Paris\"}\n";
+    let dir = folder(&[("task.yaml", &task), ("rows.jsonl", rows)]);
     let run = |out: &str| {
-        let o = evalscore()
-            .args([
-                "run",
-                "task.yaml",
-                "--input",
-                "rows.jsonl",
-                "--out",
-                out,
-                "--cache",
-                "c.sqlite",
-            ])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
+        succeeded(
+            run_in(dir.path(), out)
+                .args(["--cache", "c.sqlite"])
+                .output()
+                .unwrap(),
         );
-        serde_json::from_str::<serde_json::Value>(
-            &std::fs::read_to_string(dir.path().join(out).join("run.json")).unwrap(),
-        )
-        .unwrap()
+        read_json(&dir.path().join(out).join("run.json"))
     };
     let first = run("a");
     let m = &first["judge"]["models"]["small"];

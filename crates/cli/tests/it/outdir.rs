@@ -3,20 +3,18 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common::*;
+use evalscore_test_support::wait;
 use std::path::Path;
 use std::process::Output;
+use std::time::Duration;
 
 fn run(out: &Path, extra: &[&str]) -> Output {
-    evalscore()
-        .arg("run")
-        .arg(examples().join("qa.yaml"))
-        .arg("--input")
-        .arg(examples().join("qa.parquet"))
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
+    run_task(
+        &examples().join("qa.yaml"),
+        &examples().join("qa.parquet"),
+        out,
+        extra,
+    )
 }
 
 #[cfg(unix)]
@@ -31,10 +29,8 @@ fn symlinks_at_final_names_are_refused_and_replaced_never_followed() {
     // A dangling symlink counts as present too.
     std::os::unix::fs::symlink(dir.path().join("nowhere"), out.join("run.json")).unwrap();
 
-    let o = run(&out, &[]);
-    assert_eq!(o.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        stderr(&failed(run(&out, &[]), 2)),
         format!(
             "error: the output folder `{}` already holds scores.parquet, run.json\nhint: pass `--overwrite` to replace them, or choose another `--out` folder\n",
             out.display()
@@ -44,13 +40,7 @@ fn symlinks_at_final_names_are_refused_and_replaced_never_followed() {
     assert!(!dir.path().join("nowhere").exists());
     assert_eq!(files_in(&out), ["run.json", "scores.parquet"]);
 
-    let o = run(&out, &["--overwrite"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(run(&out, &["--overwrite"]));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(!dir.path().join("nowhere").exists());
     for name in ["scores.parquet", "run.json"] {
@@ -58,16 +48,7 @@ fn symlinks_at_final_names_are_refused_and_replaced_never_followed() {
         assert!(meta.file_type().is_file(), "{name} is a regular file now");
     }
     assert_eq!(read_parquet(&out.join("scores.parquet")).num_rows(), 300);
-    assert_eq!(
-        files_in(&out),
-        [
-            "confusion.parquet",
-            "metrics.json",
-            "metrics.parquet",
-            "run.json",
-            "scores.parquet"
-        ]
-    );
+    assert_eq!(files_in(&out), OUTPUT_FILES);
 }
 
 #[test]
@@ -79,10 +60,8 @@ fn a_second_run_into_a_busy_folder_fails_at_once_naming_the_holder() {
     let lock = std::fs::File::create(out.join(".evalscore.lock")).unwrap();
     lock.try_lock().unwrap();
     std::fs::write(out.join(".evalscore.lock"), "4242").unwrap();
-    let o = run(&out, &[]);
-    assert_eq!(o.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        stderr(&failed(run(&out, &[]), 2)),
         format!(
             "error: the output folder `{}` is in use by evalscore process 4242\nhint: wait for it to finish, or choose another `--out` folder\n",
             out.display()
@@ -91,18 +70,15 @@ fn a_second_run_into_a_busy_folder_fails_at_once_naming_the_holder() {
     assert_eq!(files_in(&out), [".evalscore.lock"]);
     drop(lock);
     // Released: the next run goes through and leaves no lock file behind.
-    let o = run(&out, &["--overwrite"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(run(&out, &["--overwrite"]));
     assert!(!files_in(&out).contains(&".evalscore.lock".to_owned()));
 }
 
 fn stderr_of(args: &[&str]) -> (Option<i32>, String) {
-    let o = evalscore().args(args).output().unwrap();
+    code_and_stderr(&evalscore().args(args).output().unwrap())
+}
+
+fn code_and_stderr(o: &Output) -> (Option<i32>, String) {
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
@@ -122,11 +98,7 @@ fn special_files_are_refused_at_once() {
     let qa = examples().join("qa.parquet");
     let qa = qa.to_str().unwrap();
     let fifo = dir.path().join("in.jsonl");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    evalscore_test_support::special_files::mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
     let started = std::time::Instant::now();
     assert_eq!(
@@ -187,59 +159,27 @@ fn colliding_and_duplicate_column_names_are_errors() {
     use arrow::array::{ArrayRef, RecordBatch, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
     use std::sync::Arc;
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.jsonl");
-    std::fs::write(
-        &input,
-        "{\"a.b\": \"x\", \"a b\": \"y\", \"answer\": \"yes\", \"output\": \"yes\"}\n",
-    )
-    .unwrap();
-    let task = dir.path().join("t.yaml");
-    std::fs::write(
-        &task,
+    let job = Job::new(
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, group_by: [\"a.b\", \"a b\"]}\n",
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    let args = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = [
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            input.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    };
-    let a = args(&[]);
-    let (code, err) = stderr_of(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        "{\"a.b\": \"x\", \"a b\": \"y\", \"answer\": \"yes\", \"output\": \"yes\"}\n",
+    );
+    let (dir, task, out) = (job.dir.path(), &job.task, &job.out);
+    let (code, err) = code_and_stderr(&job.run(&[]));
     assert_eq!(code, Some(2));
     assert_eq!(
         err,
         format!("error: task file `{}`, line 6, column 11: group-by columns `a.b` and `a b` would both be named `a_b` in metrics.parquet\nhint: group by one of them, or rename a column so that their names differ in letters, digits or _\n", task.display())
     );
-    std::fs::write(
-        &task,
-        "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n",
-    )
-    .unwrap();
-    let a = args(&["--keep", "a.b,a b"]);
-    let (code, err) = stderr_of(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    std::fs::write(task, QA_TASK).unwrap();
+    let (code, err) = code_and_stderr(&job.run(&["--keep", "a.b,a b"]));
     assert_eq!(code, Some(2));
-    assert!(
-        err.starts_with(
-            "error: kept columns `a.b` and `a b` would both be named `a_b` in scores.parquet\n"
-        ),
-        "{err}"
+    assert_starts(
+        &err,
+        "error: kept columns `a.b` and `a b` would both be named `a_b` in scores.parquet\n",
     );
 
     // A Parquet file with two columns named `answer`.
-    let pq = dir.path().join("dup.parquet");
+    let pq = dir.join("dup.parquet");
     let schema = Arc::new(Schema::new(vec![
         Field::new("answer", DataType::Utf8, true),
         Field::new("answer", DataType::Utf8, true),
@@ -253,14 +193,7 @@ fn colliding_and_duplicate_column_names_are_errors() {
             .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    let (code, err) = stderr_of(&[
-        "run",
-        task.to_str().unwrap(),
-        "--input",
-        pq.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, err) = code_and_stderr(&run_task(task, &pq, out, &[]));
     assert_eq!(code, Some(2));
     assert_eq!(
         err,
@@ -274,22 +207,15 @@ fn colliding_and_duplicate_column_names_are_errors() {
 #[cfg(unix)]
 #[test]
 fn signals_stop_the_run_and_clean_up() {
-    let dir = tempfile::tempdir().unwrap();
     // 20,000 rows, each rendering a loop of 1,500 steps: seconds of work.
-    let mut text = String::new();
-    for i in 0..20_000 {
-        text.push_str(&format!(
-            "{{\"id\": {i}, \"answer\": \"yes\", \"output\": \"yes\"}}\n"
-        ));
-    }
-    let input = dir.path().join("in.jsonl");
-    std::fs::write(&input, text).unwrap();
-    let task = dir.path().join("t.yaml");
-    std::fs::write(
-        &task,
+    let rows = jsonl(20_000, |i| {
+        format!("{{\"id\": {i}, \"answer\": \"yes\", \"output\": \"yes\"}}")
+    });
+    let job = Job::new(
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{% for i in range(1500) %}{% endfor %}yes\"\n",
-    )
-    .unwrap();
+        &rows,
+    );
+    let (dir, task, input) = (&job.dir, &job.task, &job.input);
     for (sig, code, name) in [
         ("-INT", 130, "SIGINT"),
         ("-TERM", 143, "SIGTERM"),
@@ -297,12 +223,10 @@ fn signals_stop_the_run_and_clean_up() {
     ] {
         let out = dir.path().join(format!("out{code}"));
         let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalscore"))
-            .args([
-                "run",
-                task.to_str().unwrap(),
-                "--input",
-                input.to_str().unwrap(),
-            ])
+            .arg("run")
+            .arg(task)
+            .arg("--input")
+            .arg(input)
             .arg("--out")
             .arg(&out)
             .args(["--threads", "2"])
@@ -311,14 +235,12 @@ fn signals_stop_the_run_and_clean_up() {
             .spawn()
             .unwrap();
         // Wait until the run has its temporary files, then signal it.
-        let started = std::time::Instant::now();
-        while !files_in(&out).iter().any(|f| f.ends_with(".tmp")) {
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(30),
-                "no temporary files"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let has_temporaries = || files_in(&out).iter().any(|f| f.ends_with(".tmp"));
+        wait::until(
+            Duration::from_secs(30),
+            "no temporary files",
+            has_temporaries,
+        );
         let pid = child.id().to_string();
         assert!(std::process::Command::new("kill")
             .args([sig, &pid])
@@ -340,51 +262,26 @@ fn signals_stop_the_run_and_clean_up() {
 /// no matrix of more than 20 classes; the files keep everything.
 #[test]
 fn the_summary_is_cut_to_a_readable_size() {
-    let dir = tempfile::tempdir().unwrap();
     let long = "a".repeat(100_000);
-    let mut text = String::new();
-    for i in 0..300 {
-        let output = if i == 0 {
-            long.clone()
-        } else {
-            format!("label{i}")
-        };
-        text.push_str(&format!(
-            "{{\"id\": {i}, \"answer\": \"class{}\", \"output\": \"{output}\"}}\n",
-            i % 30
-        ));
-    }
-    let input = dir.path().join("in.jsonl");
-    std::fs::write(&input, text).unwrap();
-    let task = dir.path().join("t.yaml");
-    std::fs::write(
-        &task,
+    let job = Job::new(
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: frequency, field: value}\n        - {type: multiclass-classification, field_gt: ground_truth, field_pred: value}\n",
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    let o = evalscore()
-        .args([
-            "run",
-            task.to_str().unwrap(),
-            "--input",
-            input.to_str().unwrap(),
-        ])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        &jsonl(300, |i| {
+            let output = if i == 0 {
+                long.clone()
+            } else {
+                format!("label{i}")
+            };
+            format!(
+                "{{\"id\": {i}, \"answer\": \"class{}\", \"output\": \"{output}\"}}",
+                i % 30
+            )
+        }),
     );
-    let stdout = String::from_utf8(o.stdout).unwrap();
+    let stdout = stdout(&succeeded(job.run(&[])));
     let cut = format!("{}…", "a".repeat(60));
     assert!(stdout.contains(&cut), "the long label is cut");
     assert!(!stdout.contains(&"a".repeat(61)));
-    let metrics = read_parquet(&out.join("metrics.parquet"));
+    let metrics = read_parquet(&job.out.join("metrics.parquet"));
     let shown = 200;
     assert!(
         stdout.contains(&format!(
@@ -406,32 +303,17 @@ fn the_summary_is_cut_to_a_readable_size() {
 /// file, the scorer and the metric, and no output.
 #[test]
 fn metric_limits_are_errors_naming_file_scorer_and_metric() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut text = String::new();
-    for i in 0..100_001 {
-        text.push_str(&format!("{{\"answer\": \"a\", \"output\": \"v{i}\"}}\n"));
-    }
-    let input = dir.path().join("in.jsonl");
-    std::fs::write(&input, text).unwrap();
-    let task = dir.path().join("t.yaml");
-    std::fs::write(
-        &task,
+    let job = Job::new(
         "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: frequency, field: value}\n",
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    let (code, err) = stderr_of(&[
-        "run",
-        task.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &jsonl(100_001, |i| {
+            format!("{{\"answer\": \"a\", \"output\": \"v{i}\"}}")
+        }),
+    );
+    let (code, err) = code_and_stderr(&job.run(&[]));
     assert_eq!(code, Some(2));
     assert_eq!(
         err,
-        format!("error: {}: scorer `string_equals`: metric `frequency`: the field has more than 100000 distinct values, the limit of a frequency metric\nhint: metric states are bounded (docs/errors-and-limits.md, Limits): fold a field with fewer distinct values, or group by fewer columns\n", input.display())
+        format!("error: {}: scorer `string_equals`: metric `frequency`: the field has more than 100000 distinct values, the limit of a frequency metric\nhint: metric states are bounded (docs/errors-and-limits.md, Limits): fold a field with fewer distinct values, or group by fewer columns\n", job.input.display())
     );
-    assert_eq!(files_in(&out), Vec::<String>::new());
+    assert_eq!(files_in(&job.out), Vec::<String>::new());
 }

@@ -75,17 +75,12 @@ fn run(dir: &Path, name: &str, flip: usize) -> (PathBuf, Vec<(&'static str, &'st
     let data = dir.join(format!("{name}.jsonl"));
     let rows = input(&data, flip);
     let out = dir.join(name);
-    let o = evalscore()
-        .arg("run")
-        .arg(&task)
-        .arg("--input")
-        .arg(&data)
-        .arg("--out")
-        .arg(&out)
-        .args(["--keep", "id,subject", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    succeeded(run_task(
+        &task,
+        &data,
+        &out,
+        &["--keep", "id,subject", "--quiet"],
+    ));
     (out, rows)
 }
 
@@ -207,16 +202,7 @@ fn the_report_renders_offline_with_every_chart() {
     let (base, _) = run(tmp.path(), "base", 0);
     let (new, rows) = run(tmp.path(), "new", 8);
     let page = tmp.path().join("report.html");
-    let o = evalscore()
-        .arg("report")
-        .arg(&new)
-        .arg("--baseline")
-        .arg(&base)
-        .arg("-o")
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = succeeded(report_against(&new, &base, &page));
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
         format!("wrote {}\n", page.display())

@@ -8,6 +8,7 @@ use crate::common::*;
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use evalscore_test_support::stores::*;
+use evalscore_test_support::wait;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -116,8 +117,7 @@ fn local_run(dir: &Path, task: &str, inputs: &[&Path]) -> std::path::PathBuf {
     for i in inputs {
         c.arg("--input").arg(i);
     }
-    let o = c.arg("--out").arg(&out).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    succeeded(c.arg("--out").arg(&out).output().unwrap());
     out
 }
 
@@ -140,16 +140,14 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     let local_out = local_run(dir.path(), "qa.yaml", &[&local]);
     let env = s3_env(&endpoint);
 
-    let task = examples().join("qa.yaml");
-    let o = run_task(
+    let o = succeeded(run_task(
         &env,
-        task.to_str().unwrap(),
+        "qa.yaml",
         "s3://evals/nightly/",
         "s3://evals/out/run_date=d1/",
         &["--run-id", "nightly-1"],
         dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    ));
     assert_eq!(
         list_keys(s3.port, "evals", "out/"),
         [
@@ -175,12 +173,7 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     assert_eq!(remote_metrics["run_id"], "nightly-1");
     let run_json: serde_json::Value = serde_json::from_slice(&get("run.json")).unwrap();
     assert_eq!(run_json["run_id"], "nightly-1");
-    let inputs: Vec<String> = run_json["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap().to_owned())
-        .collect();
+    let inputs = input_paths(&run_json);
     assert_eq!(
         inputs,
         [
@@ -195,16 +188,14 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains(SECRET));
 
     // One object, by its key, with a task that fills confusion.parquet.
-    let classification = examples().join("classification.yaml");
-    let o = run_task(
+    succeeded(run_task(
         &env,
-        classification.to_str().unwrap(),
+        "classification.yaml",
         "s3://evals/nightly/part-0.parquet",
         "s3://evals/one/",
         &[],
         dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    ));
     let local_one = local_run(
         dir.path(),
         "classification.yaml",
@@ -232,11 +223,10 @@ fn s3_file_and_prefix_inputs_and_outputs_match_a_local_run() {
 
 #[test]
 fn missing_buckets_and_keys_exit_2_naming_the_url() {
+    let dir = tempfile::tempdir().unwrap();
     let s3 = moto();
     let endpoint = format!("http://127.0.0.1:{}", s3.port);
     create_bucket(s3.port, "evals");
-    let dir = tempfile::tempdir().unwrap();
-    let task = examples().join("qa.yaml");
     let out = dir.path().join("out");
     for (url, what) in [
         ("s3://evals/nope.parquet", "not found"),
@@ -244,7 +234,7 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
     ] {
         let o = run_task(
             &s3_env(&endpoint),
-            task.to_str().unwrap(),
+            "qa.yaml",
             url,
             out.to_str().unwrap(),
             &[],
@@ -276,14 +266,7 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
             "list the output prefix",
         ),
     ] {
-        let o = run_task(
-            &s3_env(&endpoint),
-            task.to_str().unwrap(),
-            input,
-            out,
-            &[],
-            dir.path(),
-        );
+        let o = run_task(&s3_env(&endpoint), "qa.yaml", input, out, &[], dir.path());
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert_eq!(
             stderr(&o),
@@ -296,7 +279,7 @@ fn missing_buckets_and_keys_exit_2_naming_the_url() {
     // An empty prefix.
     let o = run_task(
         &s3_env(&endpoint),
-        task.to_str().unwrap(),
+        "qa.yaml",
         "s3://evals/empty/",
         out.to_str().unwrap(),
         &[],
@@ -424,15 +407,7 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
     );
 
     let proxy = proxy(s3.port);
-    let o = run_task(
-        &s3_env(&proxy.endpoint()),
-        "task.yaml",
-        "s3://evals/padded.parquet",
-        "out",
-        &[],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    succeeded(padded_run(&proxy, "out", dir.path()));
     let sent = proxy.sent.load(Ordering::SeqCst);
     eprintln!(
         "sent {sent} bytes for {expected} needed ({:.2}%), of a {}-byte file",
@@ -445,12 +420,8 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
         data.len()
     );
     // Same figures as from local disk.
-    let o = run_task(&[], "task.yaml", "padded.parquet", "local", &[], dir.path());
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        metric_lines(&read_parquet(&dir.path().join("out/metrics.parquet"))),
-        metric_lines(&read_parquet(&dir.path().join("local/metrics.parquet")))
-    );
+    padded_local_run(dir.path());
+    assert_same_metrics(&dir.path().join("out"), &dir.path().join("local"));
     // One GET per needed chunk (3 columns × 2 row groups), the footer's, and a HEAD.
     let requests = proxy.requests.lock().unwrap().clone();
     let gets = requests.iter().filter(|r| r.starts_with("GET ")).count();
@@ -458,41 +429,53 @@ fn reads_fetch_the_footer_and_the_needed_column_chunks_only() {
     assert_eq!((gets, heads), (7, 1), "{requests:?}");
 }
 
+/// The padded file read from local disk into `local`.
+fn padded_local_run(cwd: &Path) {
+    succeeded(run_task(
+        &[],
+        "task.yaml",
+        "padded.parquet",
+        "local",
+        &[],
+        cwd,
+    ));
+}
+
+/// Checks that the runs into `a` and `b` wrote the same metrics.
+fn assert_same_metrics(a: &Path, b: &Path) {
+    let lines = |out: &Path| metric_lines(&read_parquet(&out.join("metrics.parquet")));
+    assert_eq!(lines(a), lines(b));
+}
+
+/// The padded file read through `proxy` into `out`.
+fn padded_run(proxy: &Proxy, out: &str, cwd: &Path) -> std::process::Output {
+    let env = s3_env(&proxy.endpoint());
+    run_task(
+        &env,
+        "task.yaml",
+        "s3://evals/padded.parquet",
+        out,
+        &[],
+        cwd,
+    )
+}
+
 #[test]
 fn a_dropped_connection_is_retried_then_reported() {
     let (s3, dir, _) = padded_setup(20_000);
-    let o = run_task(&[], "task.yaml", "padded.parquet", "local", &[], dir.path());
-    assert!(o.status.success(), "{}", stderr(&o));
+    padded_local_run(dir.path());
 
     // The first three connections are cut 20,000 bytes into their replies: retried.
     let proxy = proxy(s3.port);
     proxy.rules.lock().unwrap().drop = Some((3, 20_000));
-    let o = run_task(
-        &s3_env(&proxy.endpoint()),
-        "task.yaml",
-        "s3://evals/padded.parquet",
-        "out",
-        &[],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    succeeded(padded_run(&proxy, "out", dir.path()));
     assert_eq!(proxy.rules.lock().unwrap().drop, Some((0, 20_000)));
-    assert_eq!(
-        metric_lines(&read_parquet(&dir.path().join("out/metrics.parquet"))),
-        metric_lines(&read_parquet(&dir.path().join("local/metrics.parquet")))
-    );
+    assert_same_metrics(&dir.path().join("out"), &dir.path().join("local"));
 
     // Every connection cut: a clear error after the retries, and no output.
     proxy.rules.lock().unwrap().drop = Some((10_000, 20_000));
     let started = Instant::now();
-    let o = run_task(
-        &s3_env(&proxy.endpoint()),
-        "task.yaml",
-        "s3://evals/padded.parquet",
-        "out2",
-        &[],
-        dir.path(),
-    );
+    let o = padded_run(&proxy, "out2", dir.path());
     failure(
         &o,
         "error: s3://evals/padded.parquet: cannot read: ",
@@ -547,8 +530,12 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
     let proxy = proxy(s3.port);
     let env = s3_env(&proxy.endpoint());
     let dir = tempfile::tempdir().unwrap();
-    let o = qa_run(&env, "s3://evals/out", &["--run-id", "first"], dir.path());
-    assert!(o.status.success(), "{}", stderr(&o));
+    succeeded(qa_run(
+        &env,
+        "s3://evals/out",
+        &["--run-id", "first"],
+        dir.path(),
+    ));
     // One listing of the prefix, then each data file as a multipart upload (begun, one part,
     // completed), then run.json last, in one PUT that is create-only.
     let mut data_uploads = Vec::new();
@@ -589,13 +576,12 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
     assert_eq!(run_id(s3.port), "first");
     proxy.requests.lock().unwrap().clear();
     proxy.heads.lock().unwrap().clear();
-    let o = qa_run(
+    succeeded(qa_run(
         &env,
         "s3://evals/out",
         &["--run-id", "second", "--overwrite"],
         dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    ));
     assert_eq!(run_id(s3.port), "second");
     // With --overwrite: the old run.json is deleted first (S3's DeleteObjects), and the new
     // one is written whether or not one is there.
@@ -625,24 +611,39 @@ fn outputs_present_are_refused_and_overwrite_replaces_them() {
     assert!(!dir.path().join("s3:").exists());
 }
 
-#[test]
-fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
+/// moto holding the bucket `evals` with the example `qa.parquet`, a proxy in front of it,
+/// and a temporary folder.
+fn evals_behind_a_proxy() -> (Server, Proxy, tempfile::TempDir) {
     let s3 = moto();
     evals_with_qa(s3.port);
     let proxy = proxy(s3.port);
+    (s3, proxy, tempfile::tempdir().unwrap())
+}
+
+/// Runs qa.yaml through `proxy` into `s3://evals/out/`, which fails with `head` and the
+/// credentials hint.
+fn upload_fails(proxy: &Proxy, cwd: &Path, head: &str) {
+    let o = qa_run(&s3_env(&proxy.endpoint()), "s3://evals/out/", &[], cwd);
+    failure(&o, head, CREDENTIALS_HINT);
+}
+
+/// Checks that none of the `requests` a proxy saw touched a run.json.
+fn assert_no_run_json(requests: &[String]) {
+    assert!(
+        !requests.iter().any(|r| r.contains("run.json")),
+        "{requests:?}"
+    );
+}
+
+#[test]
+fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
+    let (s3, proxy, dir) = evals_behind_a_proxy();
     // The upload of metrics.json (a multipart upload starts with a POST), after the other three.
     proxy.rules.lock().unwrap().forbid = Some("POST /evals/out/metrics.json".into());
-    let dir = tempfile::tempdir().unwrap();
-    let o = qa_run(
-        &s3_env(&proxy.endpoint()),
-        "s3://evals/out/",
-        &[],
+    upload_fails(
+        &proxy,
         dir.path(),
-    );
-    failure(
-        &o,
         "error: s3://evals/out/metrics.json: cannot start the upload: ",
-        CREDENTIALS_HINT,
     );
     // The three files uploaded before it were deleted; nothing marks a finished run.
     assert_eq!(list_keys(s3.port, "evals", "out/"), Vec::<String>::new());
@@ -657,25 +658,16 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
         .filter(|r| r.starts_with("POST /evals?delete"))
         .count();
     assert_eq!(deletes, 3, "{requests:?}");
-    assert!(
-        !requests.iter().any(|r| r.contains("run.json")),
-        "{requests:?}"
-    );
+    assert_no_run_json(&requests);
 
     // A part refused in the middle of a multipart upload: that upload is aborted, so no
     // part of it stays stored, and the files uploaded before it are deleted.
     proxy.requests.lock().unwrap().clear();
     proxy.rules.lock().unwrap().forbid = Some("PUT /evals/out/metrics.parquet?partNumber=".into());
-    let o = qa_run(
-        &s3_env(&proxy.endpoint()),
-        "s3://evals/out/",
-        &[],
+    upload_fails(
+        &proxy,
         dir.path(),
-    );
-    failure(
-        &o,
         "error: s3://evals/out/metrics.parquet: cannot upload: ",
-        CREDENTIALS_HINT,
     );
     let requests = proxy.requests.lock().unwrap().clone();
     let aborts: Vec<&String> = requests
@@ -685,23 +677,17 @@ fn a_failed_upload_removes_what_it_uploaded_and_writes_no_run_json() {
     assert_eq!(aborts.len(), 1, "{requests:?}");
     assert_eq!(open_uploads(s3.port, "evals"), Vec::<String>::new());
     assert_eq!(list_keys(s3.port, "evals", "out/"), Vec::<String>::new());
-    assert!(
-        !requests.iter().any(|r| r.contains("run.json")),
-        "{requests:?}"
-    );
+    assert_no_run_json(&requests);
 }
 
 #[test]
 fn a_killed_run_leaves_no_run_json() {
-    let s3 = moto();
-    evals_with_qa(s3.port);
-    let proxy = proxy(s3.port);
+    let (s3, proxy, dir) = evals_behind_a_proxy();
     proxy.rules.lock().unwrap().hold = Some("POST /evals/out/metrics.json".into());
-    let dir = tempfile::tempdir().unwrap();
-    let task = examples().join("qa.yaml");
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalscore"));
     cmd.current_dir(dir.path())
-        .args(["run", task.to_str().unwrap()])
+        .arg("run")
+        .arg(examples().join("qa.yaml"))
         .args([
             "--input",
             "s3://evals/qa.parquet",
@@ -714,14 +700,11 @@ fn a_killed_run_leaves_no_run_json() {
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().unwrap();
-    let started = Instant::now();
-    while !proxy.held.load(Ordering::SeqCst) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "never reached metrics.json"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::until(
+        Duration::from_secs(60),
+        "never reached metrics.json",
+        || proxy.held.load(Ordering::SeqCst),
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let keys = list_keys(s3.port, "evals", "out/");
@@ -731,8 +714,12 @@ fn a_killed_run_leaves_no_run_json() {
     let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
     let o = qa_run(&env, "s3://evals/out/", &[], dir.path());
     assert_eq!(o.status.code(), Some(2));
-    let o = qa_run(&env, "s3://evals/out/", &["--overwrite"], dir.path());
-    assert!(o.status.success(), "{}", stderr(&o));
+    succeeded(qa_run(
+        &env,
+        "s3://evals/out/",
+        &["--overwrite"],
+        dir.path(),
+    ));
     assert!(get_object(s3.port, "evals", "out/run.json").is_some());
 }
 
@@ -779,7 +766,6 @@ fn compressed_jsonl_and_http_inputs() {
     let local = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.jsonl")]);
     let want = metric_lines(&read_parquet(&local.join("metrics.parquet")));
     let want_scores = read_parquet(&local.join("scores.parquet"));
-    let task = examples().join("qa.yaml");
     let http = format!("http://127.0.0.1:{}/evals/qa.parquet", s3.port);
     for (i, (url, format, compression)) in [
         ("s3://evals/qa.jsonl.gz", "jsonl", Some("gzip")),
@@ -794,14 +780,7 @@ fn compressed_jsonl_and_http_inputs() {
     .enumerate()
     {
         let out = dir.path().join(format!("out{i}"));
-        let o = run_task(
-            &env,
-            task.to_str().unwrap(),
-            url,
-            out.to_str().unwrap(),
-            &[],
-            dir.path(),
-        );
+        let o = run_task(&env, "qa.yaml", url, out.to_str().unwrap(), &[], dir.path());
         assert!(o.status.success(), "{url}: {}", stderr(&o));
         assert_eq!(
             metric_lines(&read_parquet(&out.join("metrics.parquet"))),
@@ -829,18 +808,16 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
     create_container(az.port, "evals");
     let dir = tempfile::tempdir().unwrap();
     let env = az_env(&endpoint);
-    let task = examples().join("classification.yaml");
     // Upload the input with evalscore itself: a local run's outputs to `az://`, then read
     // one back as an input.
-    let o = run_task(
+    succeeded(run_task(
         &env,
-        task.to_str().unwrap(),
+        "classification.yaml",
         examples().join("qa.parquet").to_str().unwrap(),
         "az://evals/runs/first",
         &["--run-id", "az-1"],
         dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    ));
     // scores.parquet in Azure as an input: all 300 ids came back.
     std::fs::write(
         dir.path().join("ids.yaml"),
@@ -863,7 +840,7 @@ fn azure_blob_inputs_outputs_and_bad_credentials() {
     }
     let o = run_task(
         &env,
-        task.to_str().unwrap(),
+        "classification.yaml",
         examples().join("qa.parquet").to_str().unwrap(),
         "az://evals/runs/first",
         &[],
@@ -970,8 +947,7 @@ fn storage_options_override_the_environment_and_secrets_are_never_shown() {
         "--storage-option",
         secret_opt.as_str(),
     ];
-    let o = qa_run(&env, "s3://evals/out/", &opts, dir.path());
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = succeeded(qa_run(&env, "s3://evals/out/", &opts, dir.path()));
     let mut shown = vec![String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o)];
     for k in [
         "run.json",
@@ -1068,8 +1044,7 @@ fn https_inputs_over_tls() {
     let local = local_run(dir.path(), "qa.yaml", &[&examples().join("qa.parquet")]);
     let env = s3_env(&format!("https://127.0.0.1:{}", s3.port));
     let url = format!("https://127.0.0.1:{}/evals/qa.parquet", s3.port);
-    let task = examples().join("qa.yaml");
-    let task = task.to_str().unwrap();
+    let task = "qa.yaml";
     let o = run_task(&env, task, &url, "refused", &[], dir.path());
     let err = failure(
         &o,
@@ -1125,7 +1100,6 @@ fn s3_bad_credentials_are_refused() {
     evals_with_qa(s3.port);
     let dir = tempfile::tempdir().unwrap();
     let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
-    let task = examples().join("qa.yaml");
     let qa = examples().join("qa.parquet");
     for (input, out, head) in [
         (
@@ -1139,7 +1113,7 @@ fn s3_bad_credentials_are_refused() {
             "error: s3://evals/out/: cannot list the output prefix: ",
         ),
     ] {
-        let o = run_task(&env, task.to_str().unwrap(), input, out, &[], dir.path());
+        let o = run_task(&env, "qa.yaml", input, out, &[], dir.path());
         let err = failure(&o, head, CREDENTIALS_HINT);
         assert!(err.contains("403 Forbidden"), "{err}");
         assert!(!dir.path().join("local-out").exists());

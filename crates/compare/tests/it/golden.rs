@@ -6,6 +6,7 @@
 
 use evalscore_compare::stats::paired;
 use evalscore_compare::{compare, CompareOptions};
+use evalscore_test_support::figures::close;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,19 +20,30 @@ fn golden() -> Value {
     serde_json::from_str(&text).expect("json")
 }
 
-fn close(what: &str, got: Option<f64>, want: &Value, relative: bool) {
-    match (got, want.as_f64()) {
-        (None, None) => {}
-        (Some(g), Some(w)) => {
-            let tol = if relative {
-                1e-12 * w.abs()
-            } else {
-                1e-12 * w.abs().max(1.0)
-            };
-            assert!((g - w).abs() <= tol, "{what}: got {g:e}, want {w:e}");
-        }
-        (g, _) => panic!("{what}: got {g:?}, want {want}"),
-    }
+/// The figures compared to 1e-12 (absolute up to 1, relative above), in [`figures`]' order.
+const FIGURES: [&str; 7] = [
+    "base_mean",
+    "new_mean",
+    "diff",
+    "diff_se",
+    "ci_low",
+    "ci_high",
+    "min_detectable_diff",
+];
+
+/// The [`FIGURES`] of a paired comparison or a result row, which name them alike.
+macro_rules! figures {
+    ($x:expr) => {
+        [
+            $x.base_mean,
+            $x.new_mean,
+            $x.diff,
+            $x.diff_se,
+            $x.ci_low,
+            $x.ci_high,
+            $x.min_detectable_diff,
+        ]
+    };
 }
 
 fn floats(v: &Value) -> Vec<f64> {
@@ -82,15 +94,7 @@ fn paired_statistics_match_statsmodels_and_scipy() {
             e["fail_to_pass"].as_u64().unwrap(),
             "{name}"
         );
-        for (field, got) in [
-            ("base_mean", s.base_mean),
-            ("new_mean", s.new_mean),
-            ("diff", s.diff),
-            ("diff_se", s.diff_se),
-            ("ci_low", s.ci_low),
-            ("ci_high", s.ci_high),
-            ("min_detectable_diff", s.min_detectable_diff),
-        ] {
+        for (field, got) in FIGURES.into_iter().zip(figures!(s)) {
             close(&format!("{name} {field}"), got, &e[field], false);
         }
         close(&format!("{name} p_value"), s.p_value, &e["p_value"], true);
@@ -131,15 +135,7 @@ fn folder_comparisons_match_the_golden_rows() {
             ] {
                 assert_eq!(got, w[field].as_u64(), "{what} {field}");
             }
-            for (field, got) in [
-                ("base_mean", r.base_mean),
-                ("new_mean", r.new_mean),
-                ("diff", r.diff),
-                ("diff_se", r.diff_se),
-                ("ci_low", r.ci_low),
-                ("ci_high", r.ci_high),
-                ("min_detectable_diff", r.min_detectable_diff),
-            ] {
+            for (field, got) in FIGURES.into_iter().zip(figures!(r)) {
                 close(&format!("{what} {field}"), got, &w[field], false);
             }
             close(&format!("{what} p_value"), r.p_value, &w["p_value"], true);

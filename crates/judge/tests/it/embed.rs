@@ -6,9 +6,8 @@
 //! cosine similarity on them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use evalscore_judge::{cosine, send_embeddings, EmbeddingRequest, RetryPolicy};
+use evalscore_judge::{cosine, send_embeddings, EmbeddingRequest};
 use evalscore_test_support::llama;
-use std::time::Duration;
 
 #[test]
 fn the_key_is_the_sha256_of_the_canonical_request() {
@@ -37,21 +36,19 @@ fn start_embedding_server() -> (llama::Server, String) {
 
 #[test]
 fn a_real_server_gives_deterministic_vectors() {
-    let (_server, base_url) = start_embedding_server();
+    let (_server, url) = start_embedding_server();
+    let input = [
+        "The cat sat on the mat.",
+        "Quarterly revenue grew by four percent.",
+        "The cat sat on the mat.",
+    ];
     let request = EmbeddingRequest {
-        base_url,
+        input: input.map(str::to_owned).to_vec(),
         model: "smollm2".to_owned(),
-        input: vec![
-            "The cat sat on the mat.".to_owned(),
-            "Quarterly revenue grew by four percent.".to_owned(),
-            "The cat sat on the mat.".to_owned(),
-        ],
+        base_url: url,
     };
     let agent = ureq::AgentBuilder::new().build();
-    let policy = RetryPolicy {
-        timeout: Duration::from_secs(60),
-        ..RetryPolicy::default()
-    };
+    let policy = crate::fixtures::patient();
     let first = send_embeddings(&agent, &request, None, &policy).unwrap();
     let second = send_embeddings(&agent, &request, None, &policy).unwrap();
     assert_eq!(first.attempts, 1);

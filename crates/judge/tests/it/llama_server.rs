@@ -5,9 +5,8 @@
 //! reply twice, not the grade.
 #![allow(clippy::unwrap_used)]
 
-use evalscore_judge::{send, ChatRequest, Message, RetryPolicy};
+use evalscore_judge::{send, ChatRequest, Message};
 use evalscore_test_support::llama::start;
-use std::time::Duration;
 
 #[test]
 fn a_real_server_answers_deterministically_with_token_counts() {
@@ -31,10 +30,7 @@ fn a_real_server_answers_deterministically_with_token_counts() {
         parser_version: 1,
     };
     let agent = ureq::AgentBuilder::new().build();
-    let policy = RetryPolicy {
-        timeout: Duration::from_secs(60),
-        ..RetryPolicy::default()
-    };
+    let policy = crate::fixtures::patient();
     let first = send(&agent, &request, None, &policy).unwrap();
     let second = send(&agent, &request, None, &policy).unwrap();
     assert_eq!(first.attempts, 1);

@@ -4,6 +4,7 @@
 mod cache;
 mod client;
 mod embed;
+mod fixtures;
 mod llama_server;
 mod robust;
 mod window;

@@ -4,31 +4,17 @@
 //! or was made by another version, two processes creating one cache, and Batch API output
 //! files that are not files, have endless lines or are not UTF-8.
 #![allow(clippy::unwrap_used)]
+use crate::fixtures::request;
 use chat_server::{Answer, Reply};
 use evalscore_judge::{
     dead_after, judge_window, open_batch_output, send, Cache, CacheError, ChatRequest, Endpoint,
-    JudgeError, Message, RetryPolicy, Stats, WindowError, IMPORT_LINE_LIMIT,
+    JudgeError, RetryPolicy, Stats, WindowError, IMPORT_LINE_LIMIT,
 };
 use evalscore_test_support::chat_server;
 use std::io::{BufRead, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
-
-fn request(base_url: &str, question: &str) -> ChatRequest {
-    ChatRequest {
-        base_url: base_url.to_owned(),
-        model: "judge".to_owned(),
-        messages: vec![Message {
-            role: "user".to_owned(),
-            content: question.to_owned(),
-        }],
-        temperature: 0.0,
-        seed: None,
-        max_tokens: None,
-        parser_version: 1,
-    }
-}
 
 fn requests(base_url: &str, n: usize) -> Vec<ChatRequest> {
     (0..n)
@@ -58,21 +44,19 @@ fn endpoint(concurrency: usize, policy: RetryPolicy) -> Endpoint {
     }
 }
 
-/// A server that counts requests and answers each with `answer`.
-fn counting(
-    answer: impl Fn(&chat_server::Request) -> Answer + Send + Sync + 'static,
-) -> (String, Arc<AtomicUsize>) {
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&seen);
-    let url = chat_server::serve_answers(move |req| {
-        count.fetch_add(1, Ordering::SeqCst);
-        answer(&req)
-    });
-    (url, seen)
+/// [`judge_window`] online over `n` distinct requests to `url`.
+fn window(
+    url: &str,
+    n: usize,
+    cache: Option<&Cache>,
+    endpoint: &Endpoint,
+    stats: &mut Stats,
+) -> Result<Vec<Result<evalscore_judge::CachedReply, JudgeError>>, WindowError> {
+    judge_window(&requests(url, n), cache, endpoint, false, stats)
 }
 
 fn ok(content: &str) -> Answer {
-    Answer::Reply(Reply::ok(content), Vec::new())
+    Answer::ok(content)
 }
 
 /// Runs `f` on a thread and returns its result, or fails the test when it takes longer than
@@ -97,7 +81,7 @@ fn closed_port() -> String {
 
 #[test]
 fn a_key_that_is_not_visible_ascii_is_refused_unsent_and_never_printed() {
-    let (url, seen) = counting(|_| ok("yes"));
+    let (url, seen) = chat_server::serve_counting(|_| ok("yes"));
     let secret = "sk-live-0123456789abcdef";
     for (key, problem) in [
         (
@@ -138,7 +122,7 @@ fn a_key_that_is_not_visible_ascii_is_refused_unsent_and_never_printed() {
 
 #[test]
 fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
-    let (url, seen) = counting(|_| Answer::Hang);
+    let (url, seen) = chat_server::serve_counting(|_| Answer::Hang);
     let flag = Arc::new(AtomicUsize::new(0));
     let mut ep = endpoint(2, quick(5, Duration::from_secs(30)));
     ep.interrupt = Some(Arc::clone(&flag));
@@ -156,13 +140,7 @@ fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
     let started = Instant::now();
     let got = within(Duration::from_secs(25), move || {
         let cache = Cache::open(&cache_path).unwrap();
-        let r = judge_window(
-            &requests(&url, 10),
-            Some(&cache),
-            &ep,
-            false,
-            &mut Stats::default(),
-        );
+        let r = window(&url, 10, Some(&cache), &ep, &mut Stats::default());
         (r.map(|_| ()), cache.len().unwrap())
     });
     signal.join().unwrap();
@@ -177,7 +155,7 @@ fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
     );
 
     // A flag already set sends nothing at all.
-    let (url, seen) = counting(|_| ok("yes"));
+    let (url, seen) = chat_server::serve_counting(|_| ok("yes"));
     let flag = Arc::new(AtomicUsize::new(15));
     let mut ep = endpoint(2, quick(0, Duration::from_secs(5)));
     ep.interrupt = Some(flag);
@@ -188,7 +166,7 @@ fn an_interrupt_stops_a_window_whose_request_never_gets_an_answer() {
 
 #[test]
 fn an_interrupt_ends_a_retry_after_wait() {
-    let (url, seen) = counting(|_| {
+    let (url, seen) = chat_server::serve_counting(|_| {
         Answer::Reply(
             Reply {
                 status: 429,
@@ -223,11 +201,11 @@ fn an_interrupt_ends_a_retry_after_wait() {
 fn a_dead_endpoint_stops_the_window_after_connection_failures_in_a_row() {
     let url = closed_port();
     let mut stats = Stats::default();
-    let r = judge_window(
-        &requests(&url, 50),
+    let r = window(
+        &url,
+        50,
         None,
         &endpoint(4, quick(5, Duration::from_secs(5))),
-        false,
         &mut stats,
     );
     let Err(WindowError::Unreachable { failures, last }) = r else {
@@ -295,11 +273,11 @@ fn the_replies_before_an_endpoint_died_stay_in_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
     let mut stats = Stats::default();
-    let r = judge_window(
-        &requests(&url, 10),
+    let r = window(
+        &url,
+        10,
         Some(&cache),
         &endpoint(1, quick(5, Duration::from_secs(5))),
-        false,
         &mut stats,
     );
     assert!(
@@ -312,7 +290,7 @@ fn the_replies_before_an_endpoint_died_stay_in_the_cache() {
 
 #[test]
 fn retry_after_is_obeyed_only_up_to_its_cap() {
-    let (url, seen) = counting({
+    let (url, seen) = chat_server::serve_counting({
         let n = AtomicUsize::new(0);
         move |_| {
             if n.fetch_add(1, Ordering::SeqCst) == 0 {
@@ -365,7 +343,7 @@ fn absurd_token_counts_neither_overflow_nor_park_the_pace() {
         "usage": {"prompt_tokens": huge, "completion_tokens": huge}
     })
     .to_string();
-    let (url, _) = counting(move |_| {
+    let (url, _) = chat_server::serve_counting(move |_| {
         Answer::Reply(
             Reply {
                 status: 200,
@@ -375,11 +353,11 @@ fn absurd_token_counts_neither_overflow_nor_park_the_pace() {
         )
     });
     let mut stats = Stats::default();
-    let replies = judge_window(
-        &requests(&url, 3),
+    let replies = window(
+        &url,
+        3,
         None,
         &endpoint(2, quick(0, Duration::from_secs(5))),
-        false,
         &mut stats,
     )
     .unwrap();
@@ -401,25 +379,17 @@ fn absurd_token_counts_neither_overflow_nor_park_the_pace() {
 
 #[test]
 fn a_redirect_is_an_error_never_a_cached_reply() {
-    let (elsewhere, other) = counting(|_| ok("from elsewhere"));
+    let (elsewhere, other) = chat_server::serve_counting(|_| ok("from elsewhere"));
     let location = format!("{elsewhere}/chat/completions");
-    let (url, seen) = counting(move |_| {
-        Answer::Reply(
-            Reply {
-                status: 302,
-                body: String::new(),
-            },
-            vec![("Location", location.clone())],
-        )
-    });
+    let (url, seen) = chat_server::serve_counting(move |_| Answer::redirect(&location));
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::open(&dir.path().join("judge.sqlite")).unwrap();
     let mut stats = Stats::default();
-    let replies = judge_window(
-        &requests(&url, 1),
+    let replies = window(
+        &url,
+        1,
         Some(&cache),
         &endpoint(1, quick(3, Duration::from_secs(5))),
-        false,
         &mut stats,
     )
     .unwrap();
@@ -464,7 +434,7 @@ fn refusing_cache(dir: &std::path::Path) -> std::path::PathBuf {
 
 #[test]
 fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
-    let (url, seen) = counting(|_| ok("yes"));
+    let (url, seen) = chat_server::serve_counting(|_| ok("yes"));
     let dir = tempfile::tempdir().unwrap();
     let path = refusing_cache(dir.path());
     let cache = Cache::open(&path).unwrap();
@@ -473,13 +443,7 @@ fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
         "judge cache `{}`: cannot store a reply: no room",
         path.display()
     );
-    let r = judge_window(
-        &requests(&url, 40),
-        Some(&cache),
-        &ep,
-        false,
-        &mut Stats::default(),
-    );
+    let r = window(&url, 40, Some(&cache), &ep, &mut Stats::default());
     let Err(WindowError::Cache(e @ CacheError::Store { .. })) = r else {
         panic!("{r:?}");
     };
@@ -488,13 +452,7 @@ fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
     // The requests in flight when the first store failed, at most one more per worker.
     assert!(sent <= 4, "{sent} requests sent");
     // The next window (the batch scored again) fails at once, sending nothing.
-    let r = judge_window(
-        &requests(&url, 40),
-        Some(&cache),
-        &ep,
-        false,
-        &mut Stats::default(),
-    );
+    let r = window(&url, 40, Some(&cache), &ep, &mut Stats::default());
     let Err(WindowError::Cache(e)) = r else {
         panic!("{r:?}");
     };
@@ -503,17 +461,23 @@ fn a_cache_that_cannot_store_stops_the_window_and_every_later_one_unsent() {
     assert_eq!(cache.store_failure().unwrap().to_string(), expected);
 }
 
+/// The judge cache's table as this version makes it, with one more column `column`.
+fn replies_table(column: &str) -> String {
+    format!(
+        "CREATE TABLE judge_replies (id INTEGER PRIMARY KEY, key BLOB NOT NULL,
+               content TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+               completion_tokens INTEGER NOT NULL, {column});"
+    )
+}
+
 #[test]
 fn a_cache_made_by_another_version_is_refused_when_opened() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("newer.sqlite");
+    let newer = "model_version TEXT NOT NULL";
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch(
-            "CREATE TABLE judge_replies (id INTEGER PRIMARY KEY, key BLOB NOT NULL,
-               content TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
-               completion_tokens INTEGER NOT NULL, model_version TEXT NOT NULL);",
-        )
+        .execute_batch(&replies_table(newer))
         .unwrap();
     assert_eq!(
         Cache::open(&path).unwrap_err().to_string(),
@@ -521,13 +485,10 @@ fn a_cache_made_by_another_version_is_refused_when_opened() {
     );
     // A column with a default is filled by SQLite: usable.
     let path = dir.path().join("extra.sqlite");
+    let extra = replies_table("note TEXT NOT NULL DEFAULT ''");
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute_batch(
-            "CREATE TABLE judge_replies (id INTEGER PRIMARY KEY, key BLOB NOT NULL,
-               content TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
-               completion_tokens INTEGER NOT NULL, note TEXT NOT NULL DEFAULT '');",
-        )
+        .execute_batch(&extra)
         .unwrap();
     let cache = Cache::open(&path).unwrap();
     cache
@@ -614,11 +575,7 @@ fn batch_output_files_must_be_regular_files() {
         )
     );
     let fifo = dir.path().join("fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    evalscore_test_support::special_files::mkfifo(&fifo);
     // Refused without opening it (opening a FIFO blocks until it has a writer).
     let err = within(Duration::from_secs(20), move || {
         open_batch_output(&fifo).unwrap_err().to_string()

@@ -3,10 +3,9 @@
 //! they arrive, `--offline` served from the cache only.
 #![allow(clippy::unwrap_used)]
 
-use evalscore_judge::{
-    judge_window, Cache, ChatRequest, Endpoint, JudgeError, Message, RetryPolicy, Stats,
-};
-use evalscore_test_support::chat_server;
+use crate::fixtures::request;
+use evalscore_judge::{judge_window, Cache, ChatRequest, Endpoint, JudgeError, RetryPolicy, Stats};
+use evalscore_test_support::{chat_server, wait};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,21 +31,6 @@ fn server(pause: Duration) -> (String, Arc<Seen>) {
         chat_server::Reply::ok(&format!("re: {}", chat_server::last_message(&req.body)))
     });
     (url, seen)
-}
-
-fn request(base_url: &str, question: &str) -> ChatRequest {
-    ChatRequest {
-        base_url: base_url.to_owned(),
-        model: "judge".to_owned(),
-        messages: vec![Message {
-            role: "user".to_owned(),
-            content: question.to_owned(),
-        }],
-        temperature: 0.0,
-        seed: None,
-        max_tokens: None,
-        parser_version: 1,
-    }
 }
 
 fn endpoint(concurrency: usize) -> Endpoint {
@@ -162,14 +146,9 @@ fn a_killed_run_resumes_with_only_the_unfinished_requests() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while seen.requests.load(Ordering::SeqCst) < 10 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the child sent nothing"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait::until(Duration::from_secs(60), "the child sent nothing", || {
+        seen.requests.load(Ordering::SeqCst) >= 10
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     let cache = Cache::open(&path).unwrap();

@@ -34,6 +34,42 @@ fn labels(v: &Value) -> Vec<Option<String>> {
         .collect()
 }
 
+/// The golden classification cases of `kind` (`binary`, `multiclass`), at least 30.
+fn classification_cases(kind: &str) -> Vec<Value> {
+    let g = golden("classification.json");
+    let all = g["cases"].as_array().unwrap();
+    let cases: Vec<Value> = all.iter().filter(|c| c["kind"] == kind).cloned().collect();
+    assert!(cases.len() >= 30, "{} {kind} cases", cases.len());
+    cases
+}
+
+/// A classification state of `mode` at 95%.
+fn classification(
+    mode: ClassMode,
+    positive: Option<String>,
+    negative: Option<String>,
+    labels: Option<Vec<String>>,
+) -> StateKind {
+    StateKind::Classification {
+        mode,
+        positive,
+        negative,
+        labels,
+        confidence: 0.95,
+    }
+}
+
+/// Checks the confusion cells of `state` against the golden `want`.
+fn assert_confusion(state: &MetricState, want: &Value, name: &str) {
+    let cells: Vec<Value> = state
+        .confusion()
+        .unwrap()
+        .into_iter()
+        .map(|(a, p, c)| serde_json::json!({"actual": a, "predicted": p, "count": c}))
+        .collect();
+    assert_eq!(&Value::Array(cells), want, "{name} confusion");
+}
+
 fn get<'a>(figs: &'a [Figure], stat: &str, label: Option<&str>) -> &'a Figure {
     figs.iter()
         .find(|f| f.stat == stat && f.label.as_deref() == label)
@@ -58,23 +94,16 @@ fn fold(kind: &StateKind, gt: &[Option<String>], pred: &[Option<String>]) -> Met
 
 #[test]
 fn binary_classification_matches_scikit_learn() {
-    let g = golden("classification.json");
-    let mut count = 0;
-    for case in g["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["kind"] == "binary")
-    {
+    for case in &classification_cases("binary") {
         let name = case["name"].as_str().unwrap();
         let input = &case["input"];
-        let kind = StateKind::Classification {
-            mode: ClassMode::Binary,
-            positive: Some(input["positive"].as_str().unwrap().to_owned()),
-            negative: Some(input["negative"].as_str().unwrap().to_owned()),
-            labels: None,
-            confidence: 0.95,
-        };
+        let answer = |key: &str| Some(input[key].as_str().unwrap().to_owned());
+        let kind = classification(
+            ClassMode::Binary,
+            answer("positive"),
+            answer("negative"),
+            None,
+        );
         let state = fold(&kind, &labels(&input["gt"]), &labels(&input["pred"]));
         let figs = state.finish();
         let exp = &case["expected"];
@@ -102,17 +131,7 @@ fn binary_classification_matches_scikit_learn() {
                 &format!("{name} {stat}"),
             );
         }
-        let cells: Vec<Value> = state
-            .confusion()
-            .unwrap()
-            .into_iter()
-            .map(|(a, p, c)| serde_json::json!({"actual": a, "predicted": p, "count": c}))
-            .collect();
-        assert_eq!(
-            Value::Array(cells),
-            exp["confusion_matrix"],
-            "{name} confusion"
-        );
+        assert_confusion(&state, &exp["confusion_matrix"], name);
         // The single-figure metric types agree with the binary report.
         for (mode, stat) in [
             (ClassMode::Precision, "precision"),
@@ -140,36 +159,21 @@ fn binary_classification_matches_scikit_learn() {
                 );
             }
         }
-        count += 1;
     }
-    assert!(count >= 30, "{count} binary cases");
 }
 
 #[test]
 fn multiclass_classification_matches_scikit_learn() {
-    let g = golden("classification.json");
-    let mut count = 0;
-    for case in g["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["kind"] == "multiclass")
-    {
+    for case in &classification_cases("multiclass") {
         let name = case["name"].as_str().unwrap();
         let input = &case["input"];
         let given: Option<Vec<String>> = input["labels"]
             .as_array()
             .map(|l| l.iter().map(|x| x.as_str().unwrap().to_owned()).collect());
-        let kind = StateKind::Classification {
-            mode: ClassMode::Multiclass,
-            positive: None,
-            negative: None,
-            labels: given,
-            confidence: 0.95,
-        };
+        let exp = &case["expected"];
+        let kind = classification(ClassMode::Multiclass, None, None, given);
         let state = fold(&kind, &labels(&input["gt"]), &labels(&input["pred"]));
         let figs = state.finish();
-        let exp = &case["expected"];
         for stat in [
             "accuracy",
             "accuracy_ci_low",
@@ -214,27 +218,16 @@ fn multiclass_classification_matches_scikit_learn() {
                 );
             }
         }
-        let cells: Vec<Value> = state
-            .confusion()
-            .unwrap()
-            .into_iter()
-            .map(|(a, p, c)| serde_json::json!({"actual": a, "predicted": p, "count": c}))
-            .collect();
-        assert_eq!(
-            Value::Array(cells),
-            exp["confusion_matrix"],
-            "{name} confusion"
-        );
-        count += 1;
+        assert_confusion(&state, &exp["confusion_matrix"], name);
     }
-    assert!(count >= 30, "{count} multiclass cases");
 }
 
 #[test]
 fn mean_intervals_match_scipy_and_statsmodels() {
     let g = golden("intervals.json");
-    let mut count = 0;
-    for case in g["cases"].as_array().unwrap() {
+    let all = g["cases"].as_array().unwrap();
+    assert!(all.len() >= 30, "{} interval cases", all.len());
+    for case in all {
         let name = case["name"].as_str().unwrap();
         let values: Vec<f64> = case["input"]["values"]
             .as_array()
@@ -253,26 +246,15 @@ fn mean_intervals_match_scipy_and_statsmodels() {
         let figs = s.finish();
         let exp = &case["expected"];
         assert_eq!(figs[0].n, exp["n"].as_u64().unwrap(), "{name} n");
-        close(
-            get(&figs, "value", None).value,
-            &exp["mean"],
-            &format!("{name} mean"),
-        );
-        close(
-            get(&figs, "stderr", None).value,
-            &exp["stderr"],
-            &format!("{name} stderr"),
-        );
-        close(
-            get(&figs, "ci_low", None).value,
-            &exp["ci_low"],
-            &format!("{name} ci_low"),
-        );
-        close(
-            get(&figs, "ci_high", None).value,
-            &exp["ci_high"],
-            &format!("{name} ci_high"),
-        );
+        for (stat, key) in [
+            ("value", "mean"),
+            ("stderr", "stderr"),
+            ("ci_low", "ci_low"),
+            ("ci_high", "ci_high"),
+        ] {
+            let what = format!("{name} {key}");
+            close(get(&figs, stat, None).value, &exp[key], &what);
+        }
         let mut sd = MetricState::new(&StateKind::StdDev);
         sd.update(&[&Float64Array::from(values.clone())]).unwrap();
         close(
@@ -280,9 +262,7 @@ fn mean_intervals_match_scipy_and_statsmodels() {
             &exp["std_dev"],
             &format!("{name} std_dev"),
         );
-        count += 1;
     }
-    assert!(count >= 30, "{count} interval cases");
 }
 
 #[test]

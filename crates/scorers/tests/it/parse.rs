@@ -78,19 +78,14 @@ fn default_keys_number_repeats() {
 
 #[test]
 fn key_collision_after_sanitizing_is_an_error() {
-    let e = err("definition:\n  scorers:\n    - {type: string_equals, ground_truth: a, key: a-b}\n    - {type: string_equals, ground_truth: b, key: a_b}\n");
-    assert_eq!(
-        e.to_string(),
-        "line 4, column 7: two scorers have the key `a_b` (the other is at line 3, column 7)"
-    );
+    fails_with("definition:\n  scorers:\n    - {type: string_equals, ground_truth: a, key: a-b}\n    - {type: string_equals, ground_truth: b, key: a_b}\n", "line 4, column 7: two scorers have the key `a_b` (the other is at line 3, column 7)");
 }
 
 #[test]
 fn unknown_scorer_type_suggests() {
-    let e = err("definition:\n  scorers:\n    - type: string_equal\n      ground_truth: x\n");
-    assert_eq!(
-        e.to_string(),
-        "line 3, column 13: unknown scorer type `string_equal`"
+    let e = fails_with(
+        "definition:\n  scorers:\n    - type: string_equal\n      ground_truth: x\n",
+        "line 3, column 13: unknown scorer type `string_equal`",
     );
     assert_eq!(
         e.hint,
@@ -109,57 +104,32 @@ fn unknown_key_in_scorer_and_metric() {
         "line 4, column 7: unknown key `ground_truht` in scorer `string_equals`"
     );
     assert!(e.hint.unwrap().starts_with("did you mean `ground_truth`?"));
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: is_correct, weight: 2}\n");
-    assert_eq!(
-        e.to_string(),
-        "line 6, column 43: unknown key `weight` in metric `mean`"
-    );
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: is_correct, weight: 2}\n", "line 6, column 43: unknown key `weight` in metric `mean`");
 }
 
 #[test]
 fn unknown_metric_type_and_bad_field() {
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: maen, field: is_correct}\n");
-    assert_eq!(
-        e.to_string(),
-        "line 6, column 18: unknown metric type `maen`"
-    );
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: value}\n");
-    assert_eq!(
-        e.to_string(),
-        "line 6, column 31: metric `mean` needs a numeric field, and `value` of scorer `string_equals` is text"
-    );
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: score}\n");
-    assert_eq!(
-        e.to_string(),
-        "line 6, column 31: scorer `string_equals` has no field `score`"
-    );
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: maen, field: is_correct}\n", "line 6, column 18: unknown metric type `maen`");
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: value}\n", "line 6, column 31: metric `mean` needs a numeric field, and `value` of scorer `string_equals` is text");
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: score}\n", "line 6, column 31: scorer `string_equals` has no field `score`");
 }
 
 #[test]
 fn missing_required_template() {
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      value: x\n");
-    assert_eq!(
-        e.to_string(),
-        "line 3, column 7: scorer `string_equals` needs `ground_truth`"
+    fails_with(
+        "definition:\n  scorers:\n    - type: string_equals\n      value: x\n",
+        "line 3, column 7: scorer `string_equals` needs `ground_truth`",
     );
 }
 
 #[test]
 fn template_syntax_error_points_at_the_template() {
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer \"\n");
-    assert_eq!(
-        e.to_string(),
-        "line 4, column 21: template syntax error in `string_equals.ground_truth`: unexpected end of input, expected end of variable block"
-    );
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer \"\n", "line 4, column 21: template syntax error in `string_equals.ground_truth`: unexpected end of input, expected end of variable block");
 }
 
 #[test]
 fn unknown_placeholder_names_line() {
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.<< config.col >> }}\"\n");
-    assert_eq!(
-        e.to_string(),
-        "line 4, column 32: placeholder `<< config.col >>` has no value"
-    );
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.<< config.col >> }}\"\n", "line 4, column 32: placeholder `<< config.col >>` has no value");
 }
 
 #[test]
@@ -214,11 +184,7 @@ fn literal_choices_list() {
 
 #[test]
 fn unknown_template_variable_is_an_error() {
-    let e = err("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ row.answer | upper }}\"\n");
-    assert_eq!(
-        e.to_string(),
-        "line 4, column 21: template of `string_equals.ground_truth` uses unknown variable `row`"
-    );
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ row.answer | upper }}\"\n", "line 4, column 21: template of `string_equals.ground_truth` uses unknown variable `row`");
 }
 
 fn metric_err(metric: &str) -> TaskError {
@@ -290,17 +256,28 @@ fn scorer(body: &str) -> Result<Task, TaskError> {
     Task::from_yaml(&format!("definition:\n  scorers:\n    - {body}\n"), &[])
 }
 
+/// Checks that the message of `e` starts with `prefix`.
+fn message_starts(e: &TaskError, prefix: &str) {
+    assert!(e.message.starts_with(prefix), "{}", e.message);
+}
+
+/// The error of `yaml`, checked to be `message`.
+fn fails_with(yaml: &str, message: &str) -> TaskError {
+    let e = err(yaml);
+    assert_eq!(e.to_string(), message);
+    e
+}
+
+/// The names of the fields scorer `i` of `task` writes.
+pub fn field_names(task: &Task, i: usize) -> Vec<&str> {
+    let fields = task.scorers[i].scorer.fields();
+    fields.iter().map(|f| f.name).collect()
+}
+
 #[test]
 fn parses_the_check_family() {
     // The match family's needles and negation: `match_family.rs`'s own test.
-    for t in [
-        "match",
-        "includes",
-        "fuzzy_match",
-        "not_match",
-        "not_includes",
-        "not_fuzzy_match",
-    ] {
+    for t in "match includes fuzzy_match not_match not_includes not_fuzzy_match".split(' ') {
         let task = scorer(&format!(
             "{{type: {t}, expected: [a, b], normalize: [strip]}}"
         ))
@@ -310,13 +287,10 @@ fn parses_the_check_family() {
     }
     let t = scorer("{type: exact, expected_output: \"{{ sample.e }}\", extract: answer_letter}")
         .unwrap();
-    let fields: Vec<&str> = t.scorers[0]
-        .scorer
-        .fields()
-        .iter()
-        .map(|f| f.name)
-        .collect();
-    assert_eq!(fields, ["is_correct", "details", "value", "expected"]);
+    assert_eq!(
+        field_names(&t, 0),
+        ["is_correct", "details", "value", "expected"]
+    );
     let t = scorer("{type: custom, condition: \"value | length <= 280 and 'sorry' not in value | lower and sample.x\"}").unwrap();
     let (cols, _) = t.scorers[0].scorer.templates()[0].columns();
     assert!(cols.contains("x"));
@@ -368,12 +342,7 @@ fn check_family_errors_point_at_the_task_line() {
     let text = "definition:\n  scorers:\n    - type: regex\n      pattern: \"(unclosed\"\n";
     let e = Task::from_yaml(text, &[]).unwrap_err();
     assert_eq!(e.location, Some(Location::new(4, 16)));
-    assert!(
-        e.message
-            .starts_with("invalid regular expression in `regex.pattern`"),
-        "{}",
-        e.message
-    );
+    message_starts(&e, "invalid regular expression in `regex.pattern`");
     let e = scorer("{type: regex, pattern: \"a+\", ground_truth: x}").unwrap_err();
     assert!(e.message.contains("no capture group"), "{}", e.message);
     let e = scorer("{type: regex}").unwrap_err();
@@ -386,22 +355,13 @@ fn check_family_errors_point_at_the_task_line() {
     let e = scorer("{type: includes}").unwrap_err();
     assert_eq!(e.message, "scorer `includes` needs `expected`");
     let e = scorer("{type: custom, condition: \"value |\"}").unwrap_err();
-    assert!(
-        e.message.starts_with("syntax error in `custom.condition`"),
-        "{}",
-        e.message
-    );
+    message_starts(&e, "syntax error in `custom.condition`");
     let e = scorer("{type: custom, condition: \"foo == 1\"}").unwrap_err();
     assert_eq!(e.message, "`custom.condition` uses unknown variable `foo`");
     let e = scorer("{type: valid_json, schema: {oneOf: []}}").unwrap_err();
     assert!(e.message.contains("`oneOf`"), "{}", e.message);
     let e = scorer("{type: valid_json, schema: missing_schema.json}").unwrap_err();
-    assert!(
-        e.message
-            .starts_with("cannot read schema file `missing_schema.json`"),
-        "{}",
-        e.message
-    );
+    message_starts(&e, "cannot read schema file `missing_schema.json`");
     let e = scorer("{type: exact, expected_output: x, extract: last_numbr}").unwrap_err();
     assert_eq!(e.message, "unknown extraction `last_numbr`");
     let e = scorer("{type: exact, expected_output: x, expected: y}").unwrap_err();
@@ -445,24 +405,14 @@ fn custom_takes_a_condition_or_a_function_and_python_metrics_name_three_function
         .map(|(a, b)| (a.to_owned(), b.to_owned()))
     );
 
-    let e = err("definition:\n  scorers:\n    - type: custom\n      condition: \"value\"\n      function: check\n");
-    assert_eq!(
-        e.to_string(),
-        "line 5, column 17: scorer `custom` takes `condition` or `function`, not both"
+    fails_with("definition:\n  scorers:\n    - type: custom\n      condition: \"value\"\n      function: check\n", "line 5, column 17: scorer `custom` takes `condition` or `function`, not both");
+    fails_with(
+        "definition:\n  scorers:\n    - type: custom\n      value: \"{{ sample.x }}\"\n",
+        "line 3, column 7: scorer `custom` needs `condition` or `function`",
     );
-    let e = err("definition:\n  scorers:\n    - type: custom\n      value: \"{{ sample.x }}\"\n");
-    assert_eq!(
-        e.to_string(),
-        "line 3, column 7: scorer `custom` needs `condition` or `function`"
-    );
-    let e = err("definition:\n  scorers:\n    - type: custom\n      function: check\n      metrics:\n        - {type: python, field: is_correct, function: f, finish: g}\n");
-    assert_eq!(
-        e.to_string(),
-        "line 6, column 11: metric `python` needs `merge`"
-    );
-    let e = err("definition:\n  scorers:\n    - type: custom\n      function: \"  \"\n");
-    assert_eq!(
-        e.to_string(),
-        "line 4, column 17: `custom.function` is empty"
+    fails_with("definition:\n  scorers:\n    - type: custom\n      function: check\n      metrics:\n        - {type: python, field: is_correct, function: f, finish: g}\n", "line 6, column 11: metric `python` needs `merge`");
+    fails_with(
+        "definition:\n  scorers:\n    - type: custom\n      function: \"  \"\n",
+        "line 4, column 17: `custom.function` is empty",
     );
 }

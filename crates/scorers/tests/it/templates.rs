@@ -12,21 +12,24 @@ use evalscore_scorers::Task;
 use evalscore_task::{RowContext, TemplateOutput};
 use std::sync::Arc;
 
+/// A struct array of two nullable string fields named `names`, holding `values`.
+fn strings_struct(names: [&str; 2], values: [Vec<&str>; 2]) -> StructArray {
+    let fields = names.map(|n| Field::new(n, DataType::Utf8, true));
+    let columns = values.map(|v| Arc::new(StringArray::from(v)) as ArrayRef);
+    StructArray::new(Fields::from(fields.to_vec()), columns.to_vec(), None)
+}
+
 /// `options: list<struct<key, text>>`, `meta: struct<tags: list<string>, n: int64>`,
 /// `attrs: map<string, string>`; two rows.
 fn nested_batch() -> RecordBatch {
-    let kt = Fields::from(vec![
-        Field::new("key", DataType::Utf8, true),
-        Field::new("text", DataType::Utf8, true),
-    ]);
-    let entries = StructArray::new(
-        kt.clone(),
-        vec![
-            Arc::new(StringArray::from(vec!["A", "B", "C", "X", "Y"])) as ArrayRef,
-            Arc::new(StringArray::from(vec!["one", "two", "three", "ex", "why"])),
+    let entries = strings_struct(
+        ["key", "text"],
+        [
+            vec!["A", "B", "C", "X", "Y"],
+            vec!["one", "two", "three", "ex", "why"],
         ],
-        None,
     );
+    let kt = entries.fields().clone();
     let item = Arc::new(Field::new("item", DataType::Struct(kt), true));
     let options = ListArray::new(
         Arc::clone(&item),
@@ -117,6 +120,11 @@ fn lists(out: TemplateOutput) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The text per row of `template` evaluated in `ctx`.
+fn texts_of(template: &str, ctx: &RowContext<'_>) -> Vec<Option<String>> {
+    texts(eval(template, ctx).unwrap())
+}
+
 fn ctx(batch: &RecordBatch) -> RowContext<'_> {
     RowContext {
         batch,
@@ -132,40 +140,37 @@ fn struct_cells_are_maps_at_every_depth() {
     // AI GO!'s third documented `choices` form over list<struct>.
     let keys = eval("{{ sample.options | map(attribute='key') | list }}", &c).unwrap();
     assert_eq!(lists(keys), [vec!["A", "B", "C"], vec!["X", "Y"]]);
-    let text = eval("{{ sample.options[1].text }}", &c).unwrap();
-    assert_eq!(texts(text), [Some("two".into()), Some("why".into())]);
-    let item = eval("{{ sample.options[0]['key'] }}", &c).unwrap();
-    assert_eq!(texts(item), [Some("A".into()), Some("X".into())]);
-    // Fields keep the schema's order when shown.
-    let json = eval("{{ sample.options[0] | tojson }}", &c).unwrap();
-    assert_eq!(
-        texts(json),
-        [
-            Some(r#"{"key": "A", "text": "one"}"#.into()),
-            Some(r#"{"key": "X", "text": "ex"}"#.into())
-        ]
-    );
-    // A list in a struct, a number in a struct.
-    let tags = eval(
-        "n={{ sample.meta.n }} tags={{ sample.meta.tags | join('+') }}",
-        &c,
-    )
-    .unwrap();
-    assert_eq!(
-        texts(tags),
-        [Some("n=7 tags=math+easy".into()), Some("n=8 tags=".into())]
-    );
-    // Map values, by key and as a whole.
-    let lang = eval("{{ sample.attrs['lang'] }}", &c).unwrap();
-    assert_eq!(texts(lang), [Some("en".into()), Some("fr".into())]);
-    let keys = eval("{{ sample.attrs | list | join(',') }}", &c).unwrap();
-    assert_eq!(texts(keys), [Some("lang".into()), Some("lang,src".into())]);
-    // `default` still fills what is absent.
-    let d = eval("{{ sample.options[0].label | default('none given') }}", &c).unwrap();
-    assert_eq!(
-        texts(d),
-        [Some("none given".into()), Some("none given".into())]
-    );
+    for (template, want) in [
+        ("{{ sample.options[1].text }}", ["two", "why"]),
+        ("{{ sample.options[0]['key'] }}", ["A", "X"]),
+        // Fields keep the schema's order when shown.
+        (
+            "{{ sample.options[0] | tojson }}",
+            [
+                r#"{"key": "A", "text": "one"}"#,
+                r#"{"key": "X", "text": "ex"}"#,
+            ],
+        ),
+        // A list in a struct, a number in a struct.
+        (
+            "n={{ sample.meta.n }} tags={{ sample.meta.tags | join('+') }}",
+            ["n=7 tags=math+easy", "n=8 tags="],
+        ),
+        // Map values, by key and as a whole.
+        ("{{ sample.attrs['lang'] }}", ["en", "fr"]),
+        (
+            "{{ sample.attrs | list | join(',') }}",
+            ["lang", "lang,src"],
+        ),
+        // `default` still fills what is absent.
+        (
+            "{{ sample.options[0].label | default('none given') }}",
+            ["none given", "none given"],
+        ),
+    ] {
+        let want = want.map(|t| Some(t.to_owned()));
+        assert_eq!(texts_of(template, &c), want, "{template}");
+    }
 }
 
 #[test]
@@ -173,30 +178,20 @@ fn undefined_values_are_errors_never_text() {
     let batch = nested_batch();
     let c = ctx(&batch);
     let msg = "reaches an attribute, key or variable that does not exist (undefined value)";
-    // An expression that yields a list with undefined items.
-    assert_eq!(
-        eval("{{ sample.options | map(attribute='label') | list }}", &c).unwrap_err(),
-        (0, msg.to_owned())
-    );
-    // A rendered template that prints an undefined attribute or map key.
-    assert_eq!(
-        eval("Q: {{ sample.options[0].label }}", &c).unwrap_err(),
-        (0, msg.to_owned())
-    );
-    assert_eq!(
-        eval("{{ sample.attrs['src'] }}", &c).unwrap_err(),
-        (0, msg.to_owned())
-    );
-    // Printing a list that holds undefined values (row 1 has no third option).
-    assert_eq!(
-        eval("{{ [sample.options[0].key, sample.options[2]] }}", &c).unwrap_err(),
-        (1, msg.to_owned())
-    );
-    // An expression that is undefined itself.
-    assert_eq!(
-        eval("{{ sample.meta.missing }}", &c).unwrap_err(),
-        (0, msg.to_owned())
-    );
+    for (template, row) in [
+        // An expression that yields a list with undefined items.
+        ("{{ sample.options | map(attribute='label') | list }}", 0),
+        // A rendered template that prints an undefined attribute or map key.
+        ("Q: {{ sample.options[0].label }}", 0),
+        ("{{ sample.attrs['src'] }}", 0),
+        // Printing a list that holds undefined values (row 1 has no third option).
+        ("{{ [sample.options[0].key, sample.options[2]] }}", 1),
+        // An expression that is undefined itself.
+        ("{{ sample.meta.missing }}", 0),
+    ] {
+        let err = eval(template, &c).unwrap_err();
+        assert_eq!(err, (row, msg.to_owned()), "{template}");
+    }
 }
 
 fn output_batch(raw: ArrayRef) -> RecordBatch {
@@ -239,18 +234,8 @@ fn model_output_is_a_chat_completion_for_text_json_and_struct_cells() {
     );
 
     // A struct cell in the chat-completion shape.
-    let msg_fields = Fields::from(vec![
-        Field::new("role", DataType::Utf8, true),
-        Field::new("content", DataType::Utf8, true),
-    ]);
-    let message = StructArray::new(
-        msg_fields.clone(),
-        vec![
-            Arc::new(StringArray::from(vec!["assistant"])) as ArrayRef,
-            Arc::new(StringArray::from(vec!["D"])),
-        ],
-        None,
-    );
+    let message = strings_struct(["role", "content"], [vec!["assistant"], vec!["D"]]);
+    let msg_fields = message.fields().clone();
     let choice_fields = Fields::from(vec![Field::new(
         "message",
         DataType::Struct(msg_fields),

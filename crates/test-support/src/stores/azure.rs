@@ -1,10 +1,10 @@
 //! Azurite's Blob service, and the one call the tests make on it directly (a container).
 
-use super::{free_port, installed, wait_listening, Server};
+use super::{free_port, installed, start, Server};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Azurite's well-known development account and key.
 pub const AZ_ACCOUNT: &str = "devstoreaccount1";
@@ -15,26 +15,17 @@ pub fn azurite() -> Server {
     let (_, azurite) = installed();
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(azurite)
-        .args([
-            "--blobHost",
-            "127.0.0.1",
-            "--blobPort",
-            &port.to_string(),
-            "--location",
-        ])
-        .arg(dir.path())
-        .args(["--skipApiVersionCheck", "--silent"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "azurite-blob");
-    Server {
-        child,
-        port,
-        _dir: dir,
-    }
+    let mut cmd = Command::new(azurite);
+    cmd.args([
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        &port.to_string(),
+        "--location",
+    ])
+    .arg(dir.path())
+    .args(["--skipApiVersionCheck", "--silent"]);
+    start(cmd, port, dir, "azurite-blob")
 }
 
 /// The environment of an `evalscore` run against azurite at `endpoint`.

@@ -15,7 +15,7 @@ pub use s3::*;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::Child;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A running server; killed when dropped.
@@ -45,6 +45,22 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Starts `cmd` (its output dropped) as the server `what` on `port`, once it listens there;
+/// `dir` is its data folder, removed with it.
+fn start(mut cmd: Command, port: u16, dir: tempfile::TempDir, what: &str) -> Server {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(port, &mut child, what);
+    Server {
+        child,
+        port,
+        _dir: dir,
+    }
 }
 
 fn wait_listening(port: u16, child: &mut Child, what: &str) {

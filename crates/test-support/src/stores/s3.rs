@@ -1,9 +1,9 @@
 //! moto's S3 server, and what the tests do on it directly: buckets, objects, listings.
 
-use super::{free_port, installed, wait_listening, Server};
+use super::{free_port, installed, start, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// moto's S3 server. It accepts any credentials (it does not check signatures).
 pub fn moto() -> Server {
@@ -17,21 +17,12 @@ pub fn moto_with(args: &[&str], env: &[(&str, &str)]) -> Server {
     let (moto, _) = installed();
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(moto)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+    let mut cmd = Command::new(moto);
+    cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .args(args)
         .envs(env.iter().copied())
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port, &mut child, "moto_server");
-    Server {
-        child,
-        port,
-        _dir: dir,
-    }
+        .current_dir(dir.path());
+    start(cmd, port, dir, "moto_server")
 }
 
 /// Over TLS to a `moto_with(&["-s"], ..)` server: creates `bucket` (open to anonymous reads,
