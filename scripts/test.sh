@@ -8,7 +8,7 @@
 # PySpark and Ray).
 #
 #   scripts/test.sh            # what .ci/run runs after fmt and clippy
-#   scripts/test.sh -p evalscore-cli --test e2e   # extra arguments go to `cargo test`
+#   scripts/test.sh -p evalscore-cli --test it e2e::   # extra arguments go to `cargo test`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

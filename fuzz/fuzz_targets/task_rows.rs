@@ -7,7 +7,8 @@
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
-use evalscore_task::{RowContext, Task};
+use evalscore_scorers::Task;
+use evalscore_task::RowContext;
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 
@@ -52,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
         model_output_raw: Some(&out),
     };
     for s in &task.scorers {
-        for t in s.kind.templates() {
+        for t in s.scorer.templates() {
             let _ = t.evaluate(&ctx);
         }
     }

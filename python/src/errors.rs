@@ -37,17 +37,12 @@ create_exception!(
     "The output folder or its files."
 );
 
-/// The text the CLI prints after `error: `: the message, each cause on a `  Caused by:` line,
-/// then the `hint:` line.
+/// The text the CLI prints (`evalscore_engine::render`) without its `error: ` lead-in and its
+/// last newline: the message, each cause on a `  Caused by:` line, then the `hint:` line.
 fn render(e: &Error) -> String {
-    let mut s = e.message.clone();
-    for c in e.causes() {
-        s.push_str(&format!("\n  Caused by: {c}"));
-    }
-    if let Some(h) = &e.hint {
-        s.push_str(&format!("\nhint: {h}"));
-    }
-    s
+    let text = evalscore_engine::render(e);
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    text.strip_suffix('\n').unwrap_or(text).to_owned()
 }
 
 /// An engine error as the Python exception of its kind, with `message`, `causes` and `hint`

@@ -8,8 +8,8 @@ use crate::scoring::score_stream;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use evalscore_engine::{
-    library, BindOptions, Error, ErrorKind, Functions, RowErrorLimit, RunOptions, Scorer, States,
-    Task,
+    library, BindOptions, Error, ErrorExt, ErrorKind, Functions, RowErrorLimit, RunOptions, Scorer,
+    States, Task,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};

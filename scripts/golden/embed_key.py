@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The golden embeddings cache key of crates/judge/tests/embed.rs, computed independently of
+"""The golden embeddings cache key of crates/judge/tests/it/embed.rs, computed independently of
 evalscore: SHA-256 of the canonical JSON (sorted keys, no whitespace, UTF-8 kept) of the base
 URL, the /embeddings body and the endpoint marker.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The golden cache key of crates/judge/tests/cache.rs, computed independently of evalscore:
+"""The golden cache key of crates/judge/tests/it/cache.rs, computed independently of evalscore:
 SHA-256 of the canonical JSON (sorted keys, no whitespace, UTF-8 kept) of the base URL, the
 chat-completions body and the parser version.
 

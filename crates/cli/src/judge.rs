@@ -22,9 +22,8 @@ fn import(results: &Path, cache: Option<PathBuf>) -> Result<(), Error> {
             Error::new("no judge cache path: neither XDG_CACHE_HOME nor HOME is set")
                 .hint("pass `--cache PATH`")
         })?;
-    let file = std::fs::File::open(results).map_err(|e| {
-        Error::new(format!("cannot read `{}`: {e}", results.display())).kind(ErrorKind::Input)
-    })?;
+    let file = evalscore_judge::open_batch_output(results)
+        .map_err(|e| Error::new(e.to_string()).kind(ErrorKind::Input))?;
     let name = results.display().to_string();
     let stats = evalscore_judge::Cache::open(&path)
         .and_then(|c| c.import_batch_output(&name, std::io::BufReader::new(file)))

@@ -1,6 +1,7 @@
 //! The `evalscore` binary: parses the command line and hands it to one module per command
 //! ([`run`], [`judge`], [`compare`], [`report`]), each returning `Result<ExitCode, Error>`.
-//! Errors are printed by [`render`] alone. All the work is in `evalscore_engine` and
+//! Errors are printed by `evalscore_engine::render` alone (the one renderer, shared with the
+//! Python package). All the work is in `evalscore_engine` and
 //! `evalscore_compare`.
 
 mod args;
@@ -9,7 +10,6 @@ mod judge;
 mod key_value;
 mod memory;
 mod progress;
-mod render;
 mod report;
 mod run;
 mod summary;
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             let e = Error::new(format!("internal error: {msg}"))
                 .kind(ErrorKind::Internal)
                 .hint("this is a bug in evalscore; please report it with the command line and the task file. No output was written");
-            eprint!("{}", render::render(&e));
+            eprint!("{}", evalscore_engine::render(&e));
             ExitCode::from(2)
         }
     }
@@ -68,7 +68,7 @@ fn main_inner() -> ExitCode {
         Command::Report(args) => report::report(args),
     };
     done.unwrap_or_else(|e| {
-        eprint!("{}", render::render(&e));
+        eprint!("{}", evalscore_engine::render(&e));
         exit_code(&e)
     })
 }

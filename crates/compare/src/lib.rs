@@ -1,16 +1,21 @@
 //! Comparing two evalscore runs, and the HTML report of a run.
 //!
 //! - [`compare()`]: reads the `scores.parquet` of a baseline and a new run folder
-//!   ([`runs`]), pairs their rows by key, and compares every numeric score column present in
-//!   both, overall and per group: paired differences, their standard error (paired, or
+//!   ([`runs`], through evalscore's checked reader), pairs their rows by key (partition by
+//!   partition, spilled to the temporary folder for large runs, so memory does not grow with
+//!   the rows), and compares every numeric score column present in both, overall and per
+//!   group: paired differences, their standard error (paired, or
 //!   cluster-robust), a Student t interval, a p-value (McNemar's exact test for 0/1
 //!   columns, the paired t test otherwise, the cluster-robust t test with clusters), the
 //!   minimum detectable difference, Holm-adjusted p-values and a verdict ([`stats`]).
-//!   [`write`] puts `compare.parquet` and `compare.json` in place through the engine's
-//!   all-or-nothing output folder ([`evalscore_engine::outdir`]).
+//!   [`write`] puts `compare.parquet` and `compare.json` in place through the all-or-nothing
+//!   output folder ([`evalscore_outdir`]).
 //! - [`report()`]: one self-contained HTML page of a run (and, with a baseline, of the
 //!   comparison): minijinja with auto-escaping for the page, plotters' SVG backend for the
 //!   charts, inline CSS, and a Content-Security-Policy that forbids any fetch.
+//!
+//! Failures are [`CompareError`]s, which `?` turns into the project's
+//! [`evalscore_error::Error`].
 //!
 //! The statistics are checked against statsmodels and scipy through golden files made by
 //! `scripts/golden/compare.py` (`data/golden/compare.json`); docs/compare.md and
@@ -18,9 +23,15 @@
 
 mod charts;
 pub mod compare;
+mod error;
+mod join;
+mod output;
 pub mod report;
 pub mod runs;
+mod spill;
 pub mod stats;
+mod tally;
 
 pub use compare::{compare, verdict, write, CompareOptions, CompareRow, Comparison, COMPARE_FILES};
+pub use error::{CompareError, NewScoreColumns, ScoreColumns};
 pub use report::{report, ReportOptions};

@@ -5,9 +5,10 @@
 
 use crate::charts::{self, Bar, Forest};
 use crate::compare::{compare, CompareOptions, Comparison};
+use crate::error::CompareError;
 use crate::runs::run_file;
-use evalscore_engine::outdir::OutDir;
-use evalscore_engine::{Error, ErrorKind};
+use evalscore_error::Error;
+use evalscore_outdir::OutDir;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,20 +25,20 @@ pub struct ReportOptions {
 const TEMPLATE: &str = include_str!("report.html.j2");
 
 fn read_json(path: &Path) -> Result<Value, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::new(format!("cannot read `{}`", path.display()))
-            .kind(ErrorKind::Input)
-            .source_from(&e)
+    let text = std::fs::read_to_string(path).map_err(|source| CompareError::ReadJson {
+        path: path.to_path_buf(),
+        source,
     })?;
-    serde_json::from_str(&text).map_err(|e| {
-        Error::new(format!("`{}` is not valid JSON", path.display()))
-            .kind(ErrorKind::Input)
-            .caused_by(e.to_string())
-    })
+    Ok(
+        serde_json::from_str(&text).map_err(|source| CompareError::InvalidJson {
+            path: path.to_path_buf(),
+            source,
+        })?,
+    )
 }
 
 fn chart_error(e: String) -> Error {
-    Error::new(format!("internal error: drawing a chart: {e}")).kind(ErrorKind::Internal)
+    CompareError::Internal(format!("drawing a chart: {e}")).into()
 }
 
 /// A figure's number, or None.
@@ -301,7 +302,7 @@ fn compare_context(c: &Comparison, charts_out: &mut Vec<Value>) -> Result<Value,
         .iter()
         .map(|r| {
             let f = |v: Option<f64>| v.map(fmt);
-            let p = |v: Option<f64>| v.map(crate::compare::p_text);
+            let p = |v: Option<f64>| v.map(crate::output::p_text);
             json!({
                 "column": r.column,
                 "group": r.group,
@@ -381,12 +382,13 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
     // Every value from the files is escaped; the charts (built here, their text escaped by
     // the SVG backend) are the only markup inserted as is.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-    env.add_template("report.html", TEMPLATE).map_err(|e| {
-        Error::new(format!("internal error: report template: {e}")).kind(ErrorKind::Internal)
-    })?;
-    let tmpl = env.get_template("report.html").map_err(|e| {
-        Error::new(format!("internal error: report template: {e}")).kind(ErrorKind::Internal)
-    })?;
+    let template = |e: minijinja::Error| CompareError::InternalCause {
+        what: "report template",
+        source: Box::new(e),
+    };
+    env.add_template("report.html", TEMPLATE)
+        .map_err(template)?;
+    let tmpl = env.get_template("report.html").map_err(template)?;
     let mut ctx = Map::new();
     ctx.insert("run".to_owned(), run);
     ctx.insert(
@@ -395,20 +397,23 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
     );
     ctx.insert("compare".to_owned(), comparison);
     ctx.insert("compare_charts".to_owned(), Value::Array(charts));
-    tmpl.render(minijinja::value::Serde(Value::Object(ctx)))
-        .map_err(|e| {
-            Error::new(format!("internal error: rendering the report: {e}"))
-                .kind(ErrorKind::Internal)
-        })
+    Ok(tmpl
+        .render(minijinja::value::Serde(Value::Object(ctx)))
+        .map_err(|e| CompareError::InternalCause {
+            what: "rendering the report",
+            source: Box::new(e),
+        })?)
 }
 
 /// Writes the report to `path` like every evalscore output: staged in the same folder,
 /// refused when present unless `overwrite`, renamed into place.
 pub fn write_report(html: &str, path: &Path, overwrite: bool) -> Result<(), Error> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| Error::new(format!("`{}` is not a file name", path.display())))?;
+    let name =
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| CompareError::NotAFileName {
+                path: path.to_path_buf(),
+            })?;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

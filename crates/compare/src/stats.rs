@@ -51,7 +51,8 @@ pub struct Paired {
 
 /// Compares the pairs `(base[i], new[i])`. `clusters[i]` is pair i's cluster (any ids);
 /// `binary` says whether both columns hold only 0 and 1 (it picks McNemar's test when there
-/// are no clusters). `confidence` is strictly between 0 and 1.
+/// are no clusters). `confidence` is strictly between 0 and 1. The same figures as [`Sums`]
+/// and [`Spread`] gathered pair by pair, then [`finish`].
 pub fn paired(
     base: &[f64],
     new: &[f64],
@@ -61,59 +62,185 @@ pub fn paired(
 ) -> Paired {
     let n = base.len().min(new.len());
     let (base, new) = (&base[..n], &new[..n]);
-    let d: Vec<f64> = new.iter().zip(base).map(|(a, b)| a - b).collect();
-    let mean = |v: &[f64]| (n > 0).then(|| v.iter().sum::<f64>() / n as f64);
-    let diff = mean(&d);
-    let pass_to_fail = d.iter().filter(|x| **x < 0.0).count() as u64;
-    let fail_to_pass = d.iter().filter(|x| **x > 0.0).count() as u64;
-    let mut out = Paired {
-        n_pairs: n as u64,
-        n_clusters: None,
-        base_mean: mean(base),
-        new_mean: mean(new),
-        diff,
-        diff_se: None,
-        ci_low: None,
-        ci_high: None,
-        p_value: None,
-        test: if clusters.is_some() {
+    let mut sums = Sums::new();
+    for (b, x) in base.iter().zip(new) {
+        sums.add(*b, *x);
+    }
+    let spread = sums.mean_diff().map(|dbar| {
+        let mut s = Spread::new(dbar, clusters.is_some());
+        for (i, (b, x)) in base.iter().zip(new).enumerate() {
+            s.add(*b, *x, clusters.map_or(0, |c| c[i]));
+        }
+        s
+    });
+    finish(
+        &sums,
+        spread.as_ref(),
+        confidence,
+        Test::pick(clusters.is_some(), binary),
+    )
+}
+
+impl Test {
+    /// The cluster-robust t test with clusters, else McNemar's test for 0/1 columns, else
+    /// the paired t test.
+    pub fn pick(clustered: bool, binary: bool) -> Test {
+        if clustered {
             Test::ClusterT
         } else if binary {
             Test::McNemarExact
         } else {
             Test::PairedT
-        },
-        pass_to_fail,
-        fail_to_pass,
+        }
+    }
+}
+
+/// What a sum of floats starts from: the value `Iterator::sum` starts from, so that a sum
+/// gathered pair by pair is the one `sum()` gives over the same values in the same order.
+fn zero() -> f64 {
+    std::iter::empty::<f64>().sum()
+}
+
+/// The first pass over a comparison's pairs, in pair order: the sums of the base values,
+/// the new values and the differences `new − base`, and how many went down and up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sums {
+    pub n: u64,
+    base: f64,
+    new: f64,
+    diff: f64,
+    pub pass_to_fail: u64,
+    pub fail_to_pass: u64,
+}
+
+impl Default for Sums {
+    fn default() -> Self {
+        Sums::new()
+    }
+}
+
+impl Sums {
+    pub fn new() -> Sums {
+        Sums {
+            n: 0,
+            base: zero(),
+            new: zero(),
+            diff: zero(),
+            pass_to_fail: 0,
+            fail_to_pass: 0,
+        }
+    }
+
+    pub fn add(&mut self, base: f64, new: f64) {
+        let d = new - base;
+        self.n += 1;
+        self.base += base;
+        self.new += new;
+        self.diff += d;
+        if d < 0.0 {
+            self.pass_to_fail += 1;
+        }
+        if d > 0.0 {
+            self.fail_to_pass += 1;
+        }
+    }
+
+    /// d̄, the mean difference; `None` without pairs.
+    pub fn mean_diff(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.diff / self.n as f64)
+    }
+
+    /// Whether every sum is a finite number (finite values near ±1.8e308 overflow).
+    pub fn is_finite(&self) -> bool {
+        self.base.is_finite() && self.new.is_finite() && self.diff.is_finite()
+    }
+}
+
+/// The second pass, once d̄ is known: the sum of squared residuals `d − d̄`, or with
+/// clusters each cluster's sum of residuals (in the order clusters first appear).
+#[derive(Debug, Clone)]
+pub struct Spread {
+    dbar: f64,
+    squares: f64,
+    clusters: Option<(std::collections::HashMap<u32, usize>, Vec<f64>)>,
+}
+
+impl Spread {
+    pub fn new(dbar: f64, clustered: bool) -> Spread {
+        Spread {
+            dbar,
+            squares: zero(),
+            clusters: clustered.then(Default::default),
+        }
+    }
+
+    /// Pair `(base, new)` of cluster `cluster` (ignored without clusters).
+    pub fn add(&mut self, base: f64, new: f64, cluster: u32) {
+        let e = (new - base) - self.dbar;
+        match &mut self.clusters {
+            None => self.squares += e * e,
+            Some((index, sums)) => {
+                let i = *index.entry(cluster).or_insert_with(|| {
+                    sums.push(0.0);
+                    sums.len() - 1
+                });
+                sums[i] += e;
+            }
+        }
+    }
+
+    /// The sum of squares the standard error is made of: Σ e² without clusters, Σ_g (Σ e)²
+    /// with.
+    fn meat(&self) -> f64 {
+        match &self.clusters {
+            None => self.squares,
+            Some((_, sums)) => sums.iter().map(|s| s * s).fold(zero(), |a, b| a + b),
+        }
+    }
+
+    /// Whether the sums of squares are finite numbers.
+    pub fn is_finite(&self) -> bool {
+        self.meat().is_finite()
+    }
+}
+
+/// The figures of a comparison from its two passes (`spread` is `None` without pairs).
+pub fn finish(sums: &Sums, spread: Option<&Spread>, confidence: f64, test: Test) -> Paired {
+    let n = sums.n;
+    let mean = |s: f64| (n > 0).then(|| s / n as f64);
+    let mut out = Paired {
+        n_pairs: n,
+        n_clusters: None,
+        base_mean: mean(sums.base),
+        new_mean: mean(sums.new),
+        diff: sums.mean_diff(),
+        diff_se: None,
+        ci_low: None,
+        ci_high: None,
+        p_value: None,
+        test,
+        pass_to_fail: sums.pass_to_fail,
+        fail_to_pass: sums.fail_to_pass,
         min_detectable_diff: None,
     };
-    let Some(dbar) = diff else {
+    let (Some(dbar), Some(spread)) = (out.diff, spread) else {
         return out;
     };
-    let resid = d.iter().map(|x| x - dbar);
+    let meat = spread.meat();
     // (standard error, degrees of freedom of its t distribution)
-    let se_df = match clusters {
-        Some(ids) => {
-            let ids = &ids[..n];
-            let mut sums: std::collections::HashMap<u32, f64> = Default::default();
-            for (id, e) in ids.iter().zip(resid) {
-                *sums.entry(*id).or_insert(0.0) += e;
-            }
+    let se_df = match &spread.clusters {
+        Some((_, sums)) => {
             let g = sums.len();
             out.n_clusters = Some(g as u64);
             // statsmodels' cluster covariance of the mean: G/(G−1) · (N−1)/(N−K) ·
             // Σ_g (Σ_{i∈g} e_i)² / N², with K = 1 regressor (the constant).
             (n >= 2 && g >= 2).then(|| {
-                let meat: f64 = sums.values().map(|s| s * s).sum();
                 let gf = g as f64;
                 let var = gf / (gf - 1.0) * meat / (n as f64 * n as f64);
                 (var.sqrt(), gf - 1.0)
             })
         }
-        None => (n >= 2).then(|| {
-            let ss: f64 = resid.map(|e| e * e).sum();
-            ((ss / (n as f64 - 1.0) / n as f64).sqrt(), n as f64 - 1.0)
-        }),
+        None => (n >= 2).then(|| ((meat / (n as f64 - 1.0) / n as f64).sqrt(), n as f64 - 1.0)),
     };
     if let Some((se, df)) = se_df {
         out.diff_se = Some(se);
@@ -130,7 +257,7 @@ pub fn paired(
         }
     }
     if out.test == Test::McNemarExact {
-        out.p_value = Some(mcnemar_exact(pass_to_fail, fail_to_pass));
+        out.p_value = Some(mcnemar_exact(sums.pass_to_fail, sums.fail_to_pass));
     }
     out
 }
@@ -142,9 +269,14 @@ fn t_test_p(diff: f64, se: f64, df: f64) -> Option<f64> {
     if se == 0.0 {
         return (diff != 0.0).then_some(0.0);
     }
-    let t = StudentsT::new(0.0, 1.0, df).ok()?;
+    let t = diff / se;
+    if t.is_nan() {
+        // statrs' CDF panics on NaN; callers refuse non-finite sums before this.
+        return None;
+    }
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     // The lower tail of −|t|, doubled: no cancellation for small p-values.
-    Some((2.0 * t.cdf(-(diff / se).abs())).min(1.0))
+    Some((2.0 * dist.cdf(-t.abs())).min(1.0))
 }
 
 /// The `p` quantile of Student's t with `df` degrees of freedom: statrs' inverse, polished

@@ -5,13 +5,14 @@
 //! The requests are exactly those a run would send (the same templates, the same bodies, the
 //! same keys), each once. Files hold at most [`BATCH_FILE_REQUESTS`] lines: the first is `--out`
 //! itself, the next ones take `.2`, `.3`, ... before the extension (`requests.2.jsonl`). Each
-//! file is written under a temporary name and renamed into place when complete.
+//! file is written under a temporary name and renamed into place when complete; parts of an
+//! earlier export beyond the new set are refused, or with `--overwrite` removed.
 
-use crate::judging::JudgeOptions;
 use crate::library::{BindOptions, Scorer};
 use crate::model_output::model_output_text;
-use crate::{Error, ErrorKind, Task};
+use crate::{Error, ErrorExt, ErrorKind, Task};
 use evalscore_reader::Inputs;
+use evalscore_scorers::judge::JudgeOptions;
 use evalscore_task::RowContext;
 use std::collections::HashSet;
 use std::io::Write;
@@ -43,18 +44,7 @@ pub struct ExportSummary {
 
 /// The name of the `n`-th file (from 1) of `out`.
 pub fn batch_file_name(out: &Path, n: usize) -> PathBuf {
-    if n <= 1 {
-        return out.to_path_buf();
-    }
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = match out.extension() {
-        Some(ext) => format!("{stem}.{n}.{}", ext.to_string_lossy()),
-        None => format!("{stem}.{n}"),
-    };
-    out.with_file_name(name)
+    evalscore_judge::batch_part_name(out, n)
 }
 
 /// Writes the Batch API input files of every uncached judge request.
@@ -66,7 +56,7 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
     })?;
     let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
         .map_err(|e| Error::task(&opts.task, e))?;
-    if !task.scorers.iter().any(|s| s.kind.judge().is_some()) {
+    if !task.scorers.iter().any(|s| s.scorer.judge().is_some()) {
         return Err(Error::new(format!(
             "task `{}` has no model-graded scorer, so there is nothing to export",
             opts.task.display()
@@ -100,8 +90,8 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
         return Err(Error::new("internal error: no judge runtime").kind(ErrorKind::Internal));
     };
     // Refuse before writing anything: the whole set of files is the export.
-    for n in 1..=2 {
-        let f = batch_file_name(&opts.out, n);
+    let parts = evalscore_judge::batch_parts_present(&opts.out);
+    for f in std::iter::once(opts.out.clone()).chain(parts.into_iter().map(|(_, f)| f)) {
         if !opts.overwrite && std::fs::symlink_metadata(&f).is_ok() {
             return Err(Error::new(format!("`{}` already exists", f.display()))
                 .kind(ErrorKind::Output)
@@ -135,7 +125,7 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
                     model_output: model_output.as_ref(),
                     model_output_raw: raw,
                 };
-                let lines = crate::judging::uncached_requests(
+                let lines = evalscore_scorers::judge::uncached_requests(
                     task,
                     runtime,
                     &ctx,
@@ -264,6 +254,27 @@ impl BatchWriter {
         }
         self.close()?;
         let mut done = Vec::new();
+        // Parts of an earlier, larger export beyond this one would pass for part of it.
+        for (n, stale) in evalscore_judge::batch_parts_present(&self.out) {
+            if n <= self.files.len() {
+                continue;
+            }
+            if !overwrite {
+                self.abandon();
+                return Err(Error::new(format!("`{}` already exists", stale.display()))
+                    .kind(ErrorKind::Output)
+                    .hint("pass --overwrite to replace it, or choose another --out"));
+            }
+            if let Err(e) = std::fs::remove_file(&stale) {
+                self.abandon();
+                return Err(Error::new(format!(
+                    "cannot remove `{}`, left by an earlier export",
+                    stale.display()
+                ))
+                .kind(ErrorKind::Output)
+                .caused_by(e.to_string()));
+            }
+        }
         if !overwrite {
             if let Some((_, target)) = self
                 .files

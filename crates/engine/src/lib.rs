@@ -19,29 +19,30 @@ mod bitscores;
 mod error;
 pub mod export;
 pub mod functions;
-pub mod judging;
 pub mod library;
 mod model_output;
-pub mod outdir;
 mod output;
 pub mod plan;
 mod row_error;
 pub mod run_identity;
 pub mod score;
-mod scorers;
 mod time;
 
-pub use error::{Cause, Error, ErrorKind};
-pub use evalscore_task::Task;
+pub use error::{render, Cause, Error, ErrorExt, ErrorKind};
+/// The output folder, written all or nothing (crate `evalscore-outdir`).
+pub use evalscore_outdir as outdir;
+pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
+/// The scorer registry: every scorer type and its options.
+pub use evalscore_scorers::registry;
+pub use evalscore_scorers::Task;
 pub use export::{export_requests, ExportOptions, ExportSummary};
 pub use functions::{Functions, UserFunctions};
-pub use judging::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 pub use library::{BindOptions, Report, Scorer, States};
 pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 pub use run_identity::RunIdentity;
 
-use evalscore_reader::{hex, scan_ordered, Inputs, ReadError};
+use evalscore_reader::{scan_ordered, Inputs};
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::path::PathBuf;
@@ -248,7 +249,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             .caused_by(e.to_string())
             .hint("check the TASK.yaml path")
     })?;
-    let task_sha = hex(&Sha256::digest(text.as_bytes()));
+    let task_sha = format!("{:x}", Sha256::digest(text.as_bytes()));
     let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
         .map_err(|e| Error::task(&opts.task, e))?;
     let warn = |w: &str| {
@@ -356,7 +357,9 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         );
         ticking.store(false, std::sync::atomic::Ordering::Relaxed);
         scanned
-    })?;
+    })
+    // A signal can surface as the failure of the judge requests it stopped: it is the cause.
+    .map_err(|e| check_interrupt().err().unwrap_or(e))?;
     check_interrupt()?;
     let written = writer.finish()?;
     if written != total || done != total {
@@ -377,10 +380,10 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
             .scorers
             .iter()
             .zip(states.invalid())
-            .filter(|(s, _)| s.kind.judge().is_some())
+            .filter(|(s, _)| s.scorer.judge().is_some())
             .map(|(s, n)| (s.key.clone(), serde_json::json!(n)))
             .collect();
-        judging::stats_json(rt, invalid)
+        output::run_json::judge_json(rt, invalid)
     });
     let missing_named: Vec<(String, u64)> = task
         .scorers
@@ -475,12 +478,6 @@ fn work_items(units: &[evalscore_reader::Unit], total: u64, threads: usize) -> V
         items.push(start..units.len());
     }
     items
-}
-
-impl From<ReadError> for Error {
-    fn from(e: ReadError) -> Self {
-        Error::read(e)
-    }
 }
 
 #[cfg(test)]

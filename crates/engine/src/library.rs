@@ -14,12 +14,13 @@
 use crate::output::{ConfusionRow, MetricRow};
 use crate::plan::{Plan, PlanError, PlanOptions};
 use crate::score::{score_batch, RowBudget, UnitResult};
-use crate::{Error, RunIdentity};
+use crate::{Error, ErrorExt, RunIdentity};
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{Schema, SchemaRef};
 use evalscore_metrics::Grouped;
-use evalscore_task::Task;
+use evalscore_scorers::judge::JudgeRuntime;
+use evalscore_scorers::Task;
 use std::path::Path;
 
 /// How a task is bound to a schema: the library's form of `--keep`, `--output-column` and
@@ -34,7 +35,7 @@ pub struct BindOptions {
     /// first one an error, as the CLI's default does.
     pub max_row_errors: u64,
     /// Where model-graded scorers' replies are cached, and whether requests may be sent.
-    pub judge: crate::judging::JudgeOptions,
+    pub judge: evalscore_scorers::judge::JudgeOptions,
     /// The user functions the task names (`custom` with `function:`, `python` metrics);
     /// a task naming one that is not here is refused when bound.
     pub functions: Option<crate::functions::Functions>,
@@ -251,8 +252,13 @@ impl Scorer {
         crate::functions::check(&task, opts.functions.as_deref())
             .map_err(|t| task_error(t, source.map(|(task_path, _)| task_path)))?;
         plan.functions = opts.functions.clone();
-        plan.judge =
-            crate::judging::JudgeRuntime::new(&task, &opts.judge)?.map(std::sync::Arc::new);
+        plan.judge = JudgeRuntime::new(
+            &task.models,
+            &task.model_keys(),
+            &opts.judge,
+            Some(crate::interrupt_flag()),
+        )?
+        .map(std::sync::Arc::new);
         Ok(Scorer {
             task,
             plan,
@@ -276,7 +282,7 @@ impl Scorer {
 
     /// What each judge model cost so far (requests, cache hits, retries, failures, tokens,
     /// time waited), in `models:` order; empty when no scorer asks a model.
-    pub fn judge_stats(&self) -> Vec<crate::judging::ModelStats> {
+    pub fn judge_stats(&self) -> Vec<crate::ModelStats> {
         self.plan
             .judge
             .as_ref()
@@ -284,7 +290,7 @@ impl Scorer {
     }
 
     /// Live judge counters for a progress display; `None` when no scorer asks a model.
-    pub fn judge_progress(&self) -> Option<crate::judging::JudgeProgress> {
+    pub fn judge_progress(&self) -> Option<crate::JudgeProgress> {
         self.plan.judge.as_ref().map(|j| j.progress())
     }
 

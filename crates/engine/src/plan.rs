@@ -5,9 +5,8 @@ use crate::Error;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_kernels::readable_as_text;
 use evalscore_metrics::{ClassMode, Grouped, StateKind};
-use evalscore_task::{
-    FieldKind, MetricKind, MetricSpec, ScorerSpec, Task, TaskError, Template, TemplateKind,
-};
+use evalscore_scorers::{ScorerSpec, Task};
+use evalscore_task::{FieldKind, MetricKind, MetricSpec, TaskError, Template, TemplateKind};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -41,7 +40,7 @@ pub struct Plan {
     pub group_columns: Vec<String>,
     output_schema: SchemaRef,
     /// The judge side of the run (cache, endpoints, counters), when a scorer asks a model.
-    pub(crate) judge: Option<Arc<crate::judging::JudgeRuntime>>,
+    pub(crate) judge: Option<Arc<evalscore_scorers::judge::JudgeRuntime>>,
     /// The user functions the task's `custom` scorers and `python` metrics call.
     pub(crate) functions: Option<crate::functions::Functions>,
     /// The schema the plan was bound to.
@@ -142,14 +141,12 @@ impl Plan {
             }
         }
         for s in &task.scorers {
-            for t in s.kind.templates() {
+            let templates = s.scorer.templates();
+            for t in &templates {
                 t.check_columns(schema).map_err(PlanError::Task)?;
             }
-            let lists = s.kind.list_templates();
-            for t in s.kind.templates() {
-                let may_be_list = lists.iter().any(|l| std::ptr::eq(*l, t));
-                check_column_type(s, t, may_be_list, schema, opts.source)
-                    .map_err(PlanError::Task)?;
+            for t in &templates {
+                check_column_type(s, t, schema, opts.source).map_err(PlanError::Task)?;
             }
         }
         let output_column = if task.needs_model_output() {
@@ -162,7 +159,7 @@ impl Plan {
                 let who = task
                     .scorers
                     .iter()
-                    .find(|s| s.kind.value().is_none())
+                    .find(|s| s.scorer.value().is_none())
                     .map(|s| {
                         format!(
                             "scorer `{}` has no `value:`, so it scores the model output, but ",
@@ -233,7 +230,7 @@ impl Plan {
 
         let mut scorers = Vec::new();
         for s in &task.scorers {
-            let fields = s.kind.fields();
+            let fields = s.scorer.fields();
             let written: Vec<&'static str> = fields
                 .iter()
                 .filter(|f| f.written && s.write_scores)
@@ -308,7 +305,7 @@ impl Plan {
         wanted.extend(output_column.iter().cloned());
         let mut all = false;
         for s in &task.scorers {
-            for t in s.kind.templates() {
+            for t in s.scorer.templates() {
                 let (cols, whole) = t.columns();
                 all |= whole;
                 wanted.extend(cols.iter().cloned());
@@ -467,7 +464,7 @@ pub(crate) fn metric_rows(
         };
         // Judge replies that could not be read: scored 0.0, never dropped silently.
         let invalid_row = s
-            .kind
+            .scorer
             .judge()
             .map(|_| count("invalid", invalid.get(i).copied().unwrap_or(0)));
         let errors_row = row_errors.map(|e| count("row_errors", e.get(i).copied().unwrap_or(0)));
@@ -508,14 +505,15 @@ pub(crate) fn confusion_rows(
 /// A template that is exactly one column (`{{ sample.col }}`) hands the column to the scorer
 /// as it is, so its type is checked against the schema here, before any row is read: text,
 /// numbers and booleans are read as text; a list column only where a list is accepted
-/// (`choices`, the match family's `expected`); structs, maps, binaries are an error.
+/// ([`Template::may_be_list`]: `choices`, the match family's `expected`); structs, maps,
+/// binaries are an error.
 fn check_column_type(
     s: &ScorerSpec,
     t: &Template,
-    may_be_list: bool,
     schema: &Schema,
     source: Option<&Path>,
 ) -> Result<(), TaskError> {
+    let may_be_list = t.may_be_list();
     let TemplateKind::Column(col) = &t.kind else {
         return Ok(());
     };

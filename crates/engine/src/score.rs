@@ -5,13 +5,14 @@ use crate::model_output::model_output_text;
 use crate::output::{EncodedRowGroup, ScoreEncoder};
 use crate::plan::Plan;
 use crate::row_error::{internal, RowError, RowErrorRecord, ROW_ERRORS_LISTED};
-use crate::scorers::{score_scorer, Scored};
-use crate::{Error, ErrorKind};
+use crate::{Error, ErrorExt, ErrorKind};
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
 use evalscore_metrics::{GroupKeys, Grouped};
 use evalscore_reader::{Inputs, Unit};
-use evalscore_task::{RowContext, ScorerSpec, Task};
+use evalscore_scorers::judge::{JudgeCtx, Memo};
+use evalscore_scorers::{BatchInput, ScoreColumns, ScorerSpec, Task, UserFunctions};
+use evalscore_task::RowContext;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -259,9 +260,8 @@ pub(crate) fn score_batch(
     }
     // Each judge scorer's replies for this batch, kept while its rows are scored (again
     // around a failed row), so no request goes twice.
-    let memos: Vec<crate::judging::Memo> =
-        task.scorers.iter().map(|_| Default::default()).collect();
-    let judged = |i: &usize| task.scorers[*i].kind.judge().is_some();
+    let memos: Vec<Memo> = task.scorers.iter().map(|_| Default::default()).collect();
+    let judged = |i: &usize| task.scorers[*i].scorer.judge().is_some();
     // The other scorers first, then the judge scorers, whose windows a helper thread sends
     // meanwhile: the CPU work of this batch does not wait for the judge.
     let order: Vec<usize> = (0..task.scorers.len())
@@ -282,19 +282,19 @@ pub(crate) fn score_batch(
                     model_output,
                     model_output_raw: raw_output,
                 };
-                crate::judging::prefetch(task, runtime, &ctx, batch.num_rows(), memos);
+                evalscore_scorers::judge::prefetch(task, runtime, &ctx, batch.num_rows(), memos);
             })
         });
         for i in order.iter().copied() {
             let (spec, sp) = (&task.scorers[i], &plan.scorers[i]);
-            if spec.kind.judge().is_some() {
+            if spec.scorer.judge().is_some() {
                 if let Some(f) = fetching.take() {
                     f.join()
                         .map_err(|_| internal(&"the judge prefetch thread panicked"))?;
                 }
             }
-            let judge = match (spec.kind.model_key(), plan.judge.as_deref()) {
-                (Some(_), Some(runtime)) => Some(crate::judging::JudgeCtx {
+            let judge = match (spec.scorer.model_key(), plan.judge.as_deref()) {
+                (Some(_), Some(runtime)) => Some(JudgeCtx {
                     runtime,
                     memo: &memos[i],
                 }),
@@ -392,8 +392,8 @@ struct ScorerInput<'a> {
     batch: &'a RecordBatch,
     model_output: Option<&'a ArrayRef>,
     raw_output: Option<&'a ArrayRef>,
-    judge: Option<&'a crate::judging::JudgeCtx<'a>>,
-    functions: Option<&'a dyn crate::functions::UserFunctions>,
+    judge: Option<&'a JudgeCtx<'a>>,
+    functions: Option<&'a dyn UserFunctions>,
 }
 
 impl ScorerInput<'_> {
@@ -408,6 +408,24 @@ impl ScorerInput<'_> {
             self.raw_output.map(|a| a.slice(offset, len)),
         )
     }
+}
+
+/// Scores one scorer over `rows` rows of `ctx`: the fields in `needed`.
+fn score_scorer(
+    spec: &ScorerSpec,
+    ctx: &RowContext<'_>,
+    rows: usize,
+    needed: &std::collections::BTreeSet<&'static str>,
+    judge: Option<&JudgeCtx<'_>>,
+    functions: Option<&dyn UserFunctions>,
+) -> Result<ScoreColumns, RowError> {
+    spec.scorer.score(&BatchInput {
+        ctx,
+        rows,
+        needed,
+        judge,
+        functions,
+    })
 }
 
 /// Deepest nesting of [`score_rows`]: each level is a stage of a scorer (value, ground
@@ -427,7 +445,7 @@ fn score_rows(
     budget: &RowBudget,
     errors: &mut Vec<(usize, RowError)>,
     depth: usize,
-) -> Result<Scored, RowError> {
+) -> Result<ScoreColumns, RowError> {
     let rows = input.batch.num_rows();
     let whole = RowContext {
         batch: input.batch,
@@ -442,7 +460,7 @@ fn score_rows(
         Err(e) => e,
     };
     // Pieces in row order: scored runs of rows, and single failed rows.
-    let mut pieces: Vec<Option<Scored>> = Vec::new();
+    let mut pieces: Vec<Option<ScoreColumns>> = Vec::new();
     let mut start = 0;
     let mut pending = Some(first);
     while start < rows {
@@ -520,14 +538,14 @@ fn take_or_stop(mut e: RowError, budget: &RowBudget) -> RowError {
     e
 }
 
-/// Joins the pieces of [`score_rows`] into one [`Scored`]: a failed row's `is_correct` is
+/// Joins the pieces of [`score_rows`] into one [`ScoreColumns`]: a failed row's `is_correct` is
 /// 0.0 (false), its `completion_validity` `INVALID`, its other fields null.
 fn assemble(
     spec: &ScorerSpec,
     input: &ScorerInput<'_>,
     needed: &std::collections::BTreeSet<&'static str>,
-    pieces: Vec<Option<Scored>>,
-) -> Result<Scored, RowError> {
+    pieces: Vec<Option<ScoreColumns>>,
+) -> Result<ScoreColumns, RowError> {
     use arrow::array::new_null_array;
     // The fields' names and types: from a scored piece, or from scoring no rows.
     let empty;
@@ -592,7 +610,7 @@ fn assemble(
         let joined = arrow::compute::concat(&refs).map_err(|e| internal(&e))?;
         fields.insert(name, joined);
     }
-    Ok(Scored {
+    Ok(ScoreColumns {
         fields,
         missing: pieces.iter().flatten().map(|s| s.missing).sum(),
         invalid: pieces.iter().flatten().map(|s| s.invalid).sum(),

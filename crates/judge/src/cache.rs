@@ -3,7 +3,6 @@
 
 use crate::Key;
 use rusqlite::{params, Connection, OptionalExtension};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -43,6 +42,14 @@ pub enum CacheError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot read `{file}`: not a regular file (a {kind})")]
+    NotAFile { file: String, kind: &'static str },
+    /// A reply could not be stored; kept, so that every later window fails with it at once.
+    #[error("judge cache `{path}`: cannot store a reply: {message}")]
+    Store { path: PathBuf, message: String },
+    /// The table was made by another version, with columns this one cannot fill or read.
+    #[error("judge cache `{path}` was made by another version of evalscore: its table `judge_replies` {problem}")]
+    Schema { path: PathBuf, problem: String },
 }
 
 /// What [`Cache::import_batch_output`] stored and skipped.
@@ -65,6 +72,10 @@ pub fn default_cache_path() -> Option<PathBuf> {
 
 /// The SQLite page cache at most, in KiB.
 pub const PAGE_CACHE_KIB: i64 = 16 * 1024;
+
+/// How long a cache call waits for another connection's lock (another run writing, another
+/// process creating the cache) before it fails.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The replies, one row per key. `id` is the key's first 8 bytes (little-endian), so the
 /// table is SQLite's rowid B-tree, whose inner pages hold only integers: a lookup walks a few
@@ -99,7 +110,7 @@ fn row_id(key: &Key) -> i64 {
     key.head() as i64
 }
 
-fn put_on(conn: &Connection, key: &Key, reply: &CachedReply) -> rusqlite::Result<()> {
+pub(crate) fn put_on(conn: &Connection, key: &Key, reply: &CachedReply) -> rusqlite::Result<()> {
     conn.prepare_cached(PUT)?
         .execute(params![
             row_id(key),
@@ -109,6 +120,48 @@ fn put_on(conn: &Connection, key: &Key, reply: &CachedReply) -> rusqlite::Result
             i64::try_from(reply.completion_tokens).unwrap_or(i64::MAX),
         ])
         .map(|_| ())
+}
+
+/// Runs `op` again, for up to [`BUSY_TIMEOUT`], while it fails at once with `SQLITE_BUSY`:
+/// SQLite's busy timeout does not wait when a statement that has read must then write (two
+/// such connections would wait for each other), which is what turning WAL on does while
+/// another connection turns it on too.
+fn patiently<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let started = std::time::Instant::now();
+    loop {
+        match op() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// Why `judge_replies` (as found) cannot serve this version: a column it reads or writes is
+/// missing, or a column it does not know must be given a value (`NOT NULL` without a
+/// default), so that every store would fail.
+fn schema_problem(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let mut st = conn
+        .prepare("SELECT name, \"notnull\", dflt_value FROM pragma_table_info('judge_replies')")?;
+    let columns: Vec<(String, bool, Option<String>)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    const KNOWN: [&str; 5] = ["id", "key", "content", "prompt_tokens", "completion_tokens"];
+    if let Some(missing) = KNOWN.iter().find(|k| !columns.iter().any(|c| c.0 == **k)) {
+        return Ok(Some(format!("has no column `{missing}`")));
+    }
+    Ok(columns
+        .iter()
+        .find(|(name, not_null, default)| {
+            *not_null && default.is_none() && !KNOWN.contains(&name.as_str())
+        })
+        .map(|(name, _, _)| {
+            format!("has a column `{name}` that this version does not fill (NOT NULL, no default)")
+        }))
 }
 
 /// Moves the rows of a cache written before [`SCHEMA`] (table `replies`, keyed by the hex key)
@@ -158,6 +211,8 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
 pub struct Cache {
     conn: Mutex<Connection>,
     path: PathBuf,
+    /// Why storing a reply failed, once it did.
+    store_failed: Mutex<Option<String>>,
 }
 
 impl Cache {
@@ -180,28 +235,60 @@ impl Cache {
             source,
         };
         let conn = Connection::open(path).map_err(sql)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sql)?;
+        // First: two processes opening a new cache at once wait on each other's lock (to
+        // create the table) instead of failing with `database is locked`.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        patiently(|| conn.pragma_update(None, "journal_mode", "WAL")).map_err(sql)?;
         // In WAL mode, NORMAL syncs at checkpoints, not at every commit: a killed process
         // still keeps every committed reply (they are in the WAL file); only a power loss can
         // take the last ones, which a rerun sends again.
         conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(sql)?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql)?;
         // The B-tree's inner pages stay cached, and as many leaves as fit; the cache fills
         // only as pages are read.
         conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
             .map_err(sql)?;
         conn.execute_batch(SCHEMA).map_err(sql)?;
+        if let Some(problem) = schema_problem(&conn).map_err(sql)? {
+            return Err(CacheError::Schema {
+                path: path.to_path_buf(),
+                problem,
+            });
+        }
         migrate(&conn).map_err(sql)?;
         Ok(Cache {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
+            store_failed: Mutex::new(None),
         })
     }
 
-    fn sql(&self, source: rusqlite::Error) -> CacheError {
+    /// Stores the reply of `key` for a window. The first failure is kept: after it,
+    /// [`Cache::store_failure`] fails every later window before it sends anything.
+    pub(crate) fn store(&self, key: &Key, reply: &CachedReply) -> Result<(), CacheError> {
+        if let Some(e) = self.store_failure() {
+            return Err(e);
+        }
+        put_on(&self.conn(), key, reply).map_err(|e| {
+            let message = e.to_string();
+            *self.store_failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
+            CacheError::Store {
+                path: self.path.clone(),
+                message,
+            }
+        })
+    }
+
+    /// The error of the store that failed, if one did.
+    pub fn store_failure(&self) -> Option<CacheError> {
+        let failed = self.store_failed.lock().unwrap_or_else(|p| p.into_inner());
+        failed.as_ref().map(|message| CacheError::Store {
+            path: self.path.clone(),
+            message: message.clone(),
+        })
+    }
+
+    pub(crate) fn sql(&self, source: rusqlite::Error) -> CacheError {
         CacheError::Sqlite {
             path: self.path.clone(),
             source,
@@ -209,7 +296,7 @@ impl Cache {
     }
 
     /// The connection, even if a thread panicked holding it (SQLite rolls back what it left).
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -280,74 +367,5 @@ impl Cache {
     /// Whether the cache holds no reply.
     pub fn is_empty(&self) -> Result<bool, CacheError> {
         self.len().map(|n| n == 0)
-    }
-
-    /// Stores every successful line of an OpenAI Batch API output file (`custom_id` = the
-    /// cache key, `response.body` a chat completion); failed lines are counted, not stored. A
-    /// line that is not such a record is an error naming the file and line.
-    /// The whole file is one transaction: stored all at once (one sync, not one per line),
-    /// or, on an error, not at all.
-    pub fn import_batch_output(
-        &self,
-        name: &str,
-        reader: impl BufRead,
-    ) -> Result<ImportStats, CacheError> {
-        let conn = self.conn();
-        conn.execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| self.sql(e))?;
-        let result = self.import_lines(&conn, name, reader);
-        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        conn.execute_batch(end).map_err(|e| self.sql(e))?;
-        result
-    }
-
-    fn import_lines(
-        &self,
-        conn: &Connection,
-        name: &str,
-        reader: impl BufRead,
-    ) -> Result<ImportStats, CacheError> {
-        let mut stats = ImportStats::default();
-        for (i, line) in reader.lines().enumerate() {
-            let line = line.map_err(|source| CacheError::Read {
-                file: name.to_owned(),
-                source,
-            })?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let bad = |message: String| CacheError::BatchLine {
-                file: name.to_owned(),
-                line: i + 1,
-                message,
-            };
-            let v: serde_json::Value =
-                serde_json::from_str(&line).map_err(|e| bad(format!("not JSON: {e}")))?;
-            let key = v["custom_id"]
-                .as_str()
-                .ok_or_else(|| bad("no `custom_id`".to_owned()))?;
-            let status = v["response"]["status_code"].as_u64();
-            if !v["error"].is_null() || status != Some(200) {
-                stats.failed += 1;
-                continue;
-            }
-            let key = Key::from_hex(key).ok_or_else(|| {
-                bad(format!(
-                    "`custom_id` {key:?} is not a judge cache key (64 lower-case hex digits, as `judge export` writes)"
-                ))
-            })?;
-            let body = &v["response"]["body"];
-            let content = body["choices"][0]["message"]["content"]
-                .as_str()
-                .ok_or_else(|| bad("no `response.body.choices[0].message.content`".to_owned()))?;
-            let reply = CachedReply {
-                content: content.to_owned(),
-                prompt_tokens: body["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-                completion_tokens: body["usage"]["completion_tokens"].as_u64().unwrap_or(0),
-            };
-            put_on(conn, &key, &reply).map_err(|e| self.sql(e))?;
-            stats.stored += 1;
-        }
-        Ok(stats)
     }
 }

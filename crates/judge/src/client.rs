@@ -3,11 +3,18 @@
 //! Retried: connection errors and timeouts, 429 and 5xx replies, with exponential backoff
 //! from [`RetryPolicy::first_delay`] (doubling, capped at [`RetryPolicy::max_delay`], with up
 //! to 25% random jitter so many workers do not retry in step); a `Retry-After` header (seconds)
-//! replaces the computed delay. Not retried: other 4xx replies (the request itself is wrong)
-//! and a 200 whose body is not a chat completion (the server would say the same again).
+//! replaces the computed delay, up to [`retry_after_cap`]. Not retried: other 4xx replies (the
+//! request itself is wrong), redirects (a judge request is never re-sent elsewhere) and a 200
+//! whose body is not a chat completion (the server would say the same again).
+//!
+//! Every wait is bounded: an attempt by [`RetryPolicy::timeout`] (one second more for a DNS
+//! lookup, which the HTTP client does not time), the waits between attempts as above. Inside a
+//! window, each wait also ends within [`SLICE`] of a stop (`crate::halt`).
 
+use crate::halt::{Halt, SLICE};
 use crate::{CachedReply, ChatRequest};
-use std::time::Duration;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 /// How often and how patiently a request is retried.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,12 +57,25 @@ pub struct Sent {
 }
 
 /// Sends `request` to `{base_url}/chat/completions`, with `api_key` as a bearer token when
-/// given. The key is never part of an error message.
+/// given. The key is never part of an error message. `agent` should not follow redirects
+/// (`AgentBuilder::redirects(0)`): a redirected request is an error either way, but an agent
+/// that follows one has already re-sent it.
 pub fn send(
     agent: &ureq::Agent,
     request: &ChatRequest,
     api_key: Option<&str>,
     policy: &RetryPolicy,
+) -> Result<Sent, RequestError> {
+    send_halted(agent, request, api_key, policy, &Halt::never())
+}
+
+/// [`send`], stopping early when `halt` says so.
+pub(crate) fn send_halted(
+    agent: &ureq::Agent,
+    request: &ChatRequest,
+    api_key: Option<&str>,
+    policy: &RetryPolicy,
+    halt: &Halt,
 ) -> Result<Sent, RequestError> {
     let url = format!(
         "{}/chat/completions",
@@ -67,6 +87,7 @@ pub fn send(
         &request.body(),
         api_key,
         policy,
+        halt,
         parse_completion,
     )?;
     Ok(Sent {
@@ -76,6 +97,50 @@ pub fn send(
     })
 }
 
+/// Why `key` cannot be sent as a bearer token, without a byte of the key itself: an HTTP
+/// header carries visible ASCII only, and a key holding anything else (a carriage return from
+/// a key file saved on Windows, a pasted non-breaking space) is a broken copy.
+pub fn api_key_problem(key: &str) -> Option<String> {
+    if key.is_empty() {
+        return Some("is empty".to_owned());
+    }
+    let (at, c) = key.char_indices().find(|(_, c)| !c.is_ascii_graphic())?;
+    let what = match c {
+        '\r' => "a carriage return",
+        '\n' => "a line feed",
+        '\t' => "a tab",
+        ' ' => "a space",
+        '\u{a0}' => "a non-breaking space",
+        c if c.is_control() => "a control character",
+        _ => "a character that is not ASCII",
+    };
+    Some(format!(
+        "holds {what} at byte {} of {}, and an API key is visible ASCII only",
+        at + 1,
+        key.len()
+    ))
+}
+
+/// What one attempt came to.
+enum Outcome {
+    /// A 2xx reply's body.
+    Reply(String),
+    /// A failure that another attempt would meet again.
+    Fatal(String),
+    /// A failure worth another attempt; `refused` when no connection was made.
+    Retry {
+        message: String,
+        retry_after: Option<Duration>,
+        refused: bool,
+    },
+    /// Stopped by the halt while waiting.
+    Halted,
+}
+
+/// How much longer than `timeout` an attempt is waited for before it is abandoned: the HTTP
+/// client bounds connecting and reading by `timeout`, but not a DNS lookup.
+const GRACE: Duration = Duration::from_secs(1);
+
 /// POSTs `body` to `url` under the retry rules of this module and reads a 200 reply's text
 /// with `parse`. Returns the parsed reply, the attempts made and the time waited between them.
 pub(crate) fn post_json<T>(
@@ -84,63 +149,250 @@ pub(crate) fn post_json<T>(
     body: &serde_json::Value,
     api_key: Option<&str>,
     policy: &RetryPolicy,
+    halt: &Halt,
     parse: impl Fn(&str) -> Result<T, String>,
 ) -> Result<(T, u32, Duration), RequestError> {
+    if let Some(problem) = api_key.and_then(api_key_problem) {
+        return Err(RequestError {
+            message: format!("the API key {problem}"),
+            attempts: 0,
+        });
+    }
+    // Nothing a server or the HTTP client says may carry the key into a message.
+    let clean = |message: String| match api_key {
+        Some(key) if message.contains(key) => message.replace(key, "[API key]"),
+        _ => message,
+    };
+    let body: Arc<str> = body.to_string().into();
     let mut waited = Duration::ZERO;
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let mut call = agent
-            .post(url)
-            .timeout(policy.timeout)
-            .set("Content-Type", "application/json");
-        if let Some(key) = api_key {
-            call = call.set("Authorization", &format!("Bearer {key}"));
-        }
-        let (message, retry_after) = match call.send_string(&body.to_string()) {
-            Ok(resp) => {
-                return match resp.into_string() {
-                    Ok(text) => {
-                        parse(&text)
-                            .map(|reply| (reply, attempt, waited))
-                            .map_err(|message| RequestError {
-                                message,
-                                attempts: attempt,
-                            })
-                    }
-                    Err(e) => Err(RequestError {
-                        message: format!("cannot read the reply of {url}: {e}"),
-                        attempts: attempt,
-                    }),
-                };
+        let fail = |message: String| RequestError {
+            message: clean(message),
+            attempts: attempt,
+        };
+        let (message, retry_after) = match exchange(agent, url, &body, api_key, policy, halt) {
+            Outcome::Reply(text) => {
+                halt.connected();
+                return parse(&text)
+                    .map(|reply| (reply, attempt, waited))
+                    .map_err(fail);
             }
-            Err(ureq::Error::Status(code, resp)) => {
-                let retry_after = resp
-                    .header("Retry-After")
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(|s| Duration::from_secs_f64(s.min(3600.0)));
-                let message = format!("{url} answered HTTP {code}");
-                if code != 429 && !(500..600).contains(&code) {
-                    return Err(RequestError {
-                        message,
-                        attempts: attempt,
-                    });
+            Outcome::Fatal(message) => {
+                halt.connected();
+                return Err(fail(message));
+            }
+            Outcome::Halted => return Err(fail(halted(url))),
+            Outcome::Retry {
+                message,
+                retry_after,
+                refused,
+            } => {
+                let message = clean(message);
+                if refused {
+                    halt.connect_failed(&message);
+                } else {
+                    halt.connected();
                 }
                 (message, retry_after)
             }
-            // Its text names the URL already.
-            Err(ureq::Error::Transport(t)) => (t.to_string(), None),
         };
         if attempt > policy.max_retries {
-            return Err(RequestError {
-                message,
-                attempts: attempt,
-            });
+            return Err(fail(message));
         }
-        let delay = retry_after.unwrap_or_else(|| backoff(policy, attempt));
-        std::thread::sleep(delay);
+        let delay = match retry_after {
+            Some(asked) => asked.min(retry_after_cap(policy)),
+            None => backoff(policy, attempt),
+        };
+        if !halt.sleep(delay) {
+            return Err(fail(halted(url)));
+        }
         waited += delay;
+    }
+}
+
+fn halted(url: &str) -> String {
+    format!("{url}: abandoned, the requests were stopped")
+}
+
+/// The longest a `Retry-After` header is obeyed: the backoff cap, or the attempt timeout when
+/// longer, so that a server cannot park a request for an hour.
+pub fn retry_after_cap(policy: &RetryPolicy) -> Duration {
+    policy.max_delay.max(policy.timeout)
+}
+
+/// One attempt's inputs, owned by the thread that makes it.
+struct Job {
+    agent: ureq::Agent,
+    url: String,
+    body: Arc<str>,
+    api_key: Option<String>,
+    timeout: Duration,
+}
+
+/// A thread that makes the attempts of the thread that owns it, so that the owner can stop
+/// waiting for one: the HTTP client cannot be interrupted. Kept per owning thread and reused
+/// (one thread per window worker, not one per attempt); an attempt given up on takes its
+/// exchanger with it, left to end with the attempt's timeout (or with the process).
+struct Exchanger {
+    jobs: mpsc::Sender<Job>,
+    outcomes: mpsc::Receiver<Outcome>,
+}
+
+impl Exchanger {
+    fn start() -> Option<Exchanger> {
+        let (jobs, inbox) = mpsc::channel::<Job>();
+        let (outbox, outcomes) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("evalscore-judge-request".to_owned())
+            .spawn(move || {
+                for job in inbox {
+                    let outcome = attempt(
+                        &job.agent,
+                        &job.url,
+                        &job.body,
+                        job.api_key.as_deref(),
+                        job.timeout,
+                    );
+                    if outbox.send(outcome).is_err() {
+                        return;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Exchanger { jobs, outcomes })
+    }
+}
+
+thread_local! {
+    /// This thread's exchanger, while it has one that is idle.
+    static EXCHANGER: std::cell::RefCell<Option<Exchanger>> = const { std::cell::RefCell::new(None) };
+}
+
+/// One attempt, made by this thread's [`Exchanger`] while this thread waits for it in
+/// slices of [`SLICE`], giving up when `halt` stops or the timeout (plus [`GRACE`]) passes.
+fn exchange(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &Arc<str>,
+    api_key: Option<&str>,
+    policy: &RetryPolicy,
+    halt: &Halt,
+) -> Outcome {
+    let job = Job {
+        agent: agent.clone(),
+        url: url.to_owned(),
+        body: Arc::clone(body),
+        api_key: api_key.map(str::to_owned),
+        timeout: policy.timeout,
+    };
+    let exchanger = EXCHANGER
+        .with(|e| e.borrow_mut().take())
+        .or_else(Exchanger::start);
+    let Some(exchanger) = exchanger.filter(|e| e.jobs.send(job).is_ok()) else {
+        // No thread to be had: the attempt is made here, bounded by its timeout alone.
+        return attempt(agent, url, body, api_key, policy.timeout);
+    };
+    let deadline = Instant::now() + policy.timeout + GRACE;
+    loop {
+        match exchanger.outcomes.recv_timeout(SLICE) {
+            Ok(outcome) => {
+                EXCHANGER.with(|e| *e.borrow_mut() = Some(exchanger));
+                return outcome;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Outcome::Fatal(format!("{url}: the request failed without a reply"))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if halt.is_stopped() {
+                    return Outcome::Halted;
+                }
+                if Instant::now() >= deadline {
+                    return Outcome::Retry {
+                        message: format!(
+                            "{url}: no reply within {} s (timeout_s)",
+                            policy.timeout.as_secs_f64()
+                        ),
+                        retry_after: None,
+                        refused: false,
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// One HTTP exchange: the request, then the reply read whole.
+fn attempt(
+    agent: &ureq::Agent,
+    url: &str,
+    body: &str,
+    api_key: Option<&str>,
+    timeout: Duration,
+) -> Outcome {
+    let mut call = agent
+        .post(url)
+        .timeout(timeout)
+        .set("Content-Type", "application/json");
+    if let Some(key) = api_key {
+        call = call.set("Authorization", &format!("Bearer {key}"));
+    }
+    let asked = call
+        .request_url()
+        .map(|u| u.as_url().as_str().to_owned())
+        .ok();
+    match call.send_string(body) {
+        Ok(resp) if (300..400).contains(&resp.status()) => {
+            let to = resp
+                .header("Location")
+                .map_or_else(String::new, |l| format!(" to {l}"));
+            Outcome::Fatal(format!(
+                "{url} answered HTTP {} (a redirect{to}); judge requests are not redirected: set base_url to the address that answers",
+                resp.status()
+            ))
+        }
+        // An agent that follows redirects has already re-sent the request elsewhere: the
+        // reply is not the judge's.
+        Ok(resp) if asked.as_deref().is_some_and(|a| a != resp.get_url()) => {
+            Outcome::Fatal(format!(
+                "{url} redirected the request to {}; judge requests are not redirected: set base_url to the address that answers",
+                resp.get_url()
+            ))
+        }
+        Ok(resp) => match resp.into_string() {
+            Ok(text) => Outcome::Reply(text),
+            Err(e) => Outcome::Fatal(format!("cannot read the reply of {url}: {e}")),
+        },
+        Err(ureq::Error::Status(code, resp)) => {
+            let retry_after = resp
+                .header("Retry-After")
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(|s| Duration::from_secs_f64(s.min(1e9)));
+            let message = format!("{url} answered HTTP {code}");
+            if code != 429 && !(500..600).contains(&code) {
+                return Outcome::Fatal(message);
+            }
+            Outcome::Retry {
+                message,
+                retry_after,
+                refused: false,
+            }
+        }
+        // Its text names the URL already.
+        Err(ureq::Error::Transport(t)) => Outcome::Retry {
+            refused: matches!(
+                t.kind(),
+                ureq::ErrorKind::ConnectionFailed
+                    | ureq::ErrorKind::Dns
+                    | ureq::ErrorKind::ProxyConnect
+                    | ureq::ErrorKind::InvalidUrl
+                    | ureq::ErrorKind::UnknownScheme
+            ),
+            message: t.to_string(),
+            retry_after: None,
+        },
     }
 }
 
@@ -151,16 +403,7 @@ fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
         .first_delay
         .saturating_mul(1u32 << (attempt - 1).min(20))
         .min(policy.max_delay);
-    let jitter = (random_unit() * 0.25 * base.as_secs_f64()).max(0.0);
-    base + Duration::from_secs_f64(jitter)
-}
-
-/// A number in [0, 1) from the standard library's per-process random hasher keys.
-fn random_unit() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(0);
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+    base + base.mul_f64(0.25 * fastrand::f64())
 }
 
 /// The assistant text and token counts of a chat-completion reply body.

@@ -2,6 +2,7 @@
 //! cosine similarity that `similarity` with `method: embedding` scores.
 
 use crate::client::{post_json, RequestError, RetryPolicy};
+use crate::halt::Halt;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -59,12 +60,28 @@ pub fn send_embeddings(
     api_key: Option<&str>,
     policy: &RetryPolicy,
 ) -> Result<Embeddings, RequestError> {
+    send_embeddings_halted(agent, request, api_key, policy, &Halt::never())
+}
+
+/// [`send_embeddings`], stopping early when `halt` says so.
+pub(crate) fn send_embeddings_halted(
+    agent: &ureq::Agent,
+    request: &EmbeddingRequest,
+    api_key: Option<&str>,
+    policy: &RetryPolicy,
+    halt: &Halt,
+) -> Result<Embeddings, RequestError> {
     let url = format!("{}/embeddings", request.base_url.trim_end_matches('/'));
     let n = request.input.len();
-    let ((vectors, prompt_tokens), attempts, waited) =
-        post_json(agent, &url, &request.body(), api_key, policy, |text| {
-            parse_embeddings(text, n)
-        })?;
+    let ((vectors, prompt_tokens), attempts, waited) = post_json(
+        agent,
+        &url,
+        &request.body(),
+        api_key,
+        policy,
+        halt,
+        |text| parse_embeddings(text, n),
+    )?;
     Ok(Embeddings {
         vectors,
         prompt_tokens,

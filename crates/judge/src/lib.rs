@@ -7,29 +7,37 @@
 //! - [`Cache`]: SQLite (bundled through `rusqlite`, WAL mode), one row per key, each reply
 //!   committed on its own as it arrives, so a run killed at any point keeps every reply it got.
 //! - [`send`]: one request over HTTP (`ureq`), retried on connection errors, timeouts, 429 and
-//!   5xx with exponential backoff and jitter, honouring `Retry-After`.
+//!   5xx with exponential backoff and jitter, honouring `Retry-After` up to a cap; never
+//!   redirected; every wait bounded.
 //! - [`judge_window`]: the replies of a window of rows: identical requests sent once, cached
 //!   replies reused (or, `--offline`, required), the rest sent by `concurrency` threads and
-//!   stored as they arrive; [`Stats`] counts requests, hits, retries, failures and tokens.
+//!   stored as they arrive; [`Stats`] counts requests, hits, retries, failures and tokens. A
+//!   window stops early ([`WindowError`]) on a signal, a dead endpoint or a cache that cannot
+//!   store, abandoning its requests in flight.
 //! - [`EmbeddingRequest`] and [`send_embeddings`]: vectors from an OpenAI-compatible
 //!   `/embeddings` endpoint (same retries as [`send`], its own cache key), and [`cosine`].
 //! - The OpenAI Batch API files: [`ChatRequest::batch_line`] writes a request line
-//!   (`custom_id` = the cache key), [`Cache::import_batch_output`] stores an output file.
+//!   (`custom_id` = the cache key), [`Cache::import_batch_output`] stores an output file
+//!   ([`open_batch_output`] opens one, a regular file only).
 
+mod batch_files;
 mod cache;
 mod client;
 mod embed;
+mod halt;
 mod pace;
 mod request;
 mod window;
 
-pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats};
-pub use client::{send, RequestError, RetryPolicy, Sent};
+pub use batch_files::{batch_part_name, batch_parts_present, open_batch_output, IMPORT_LINE_LIMIT};
+pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats, BUSY_TIMEOUT};
+pub use client::{api_key_problem, retry_after_cap, send, RequestError, RetryPolicy, Sent};
 pub use embed::{
     cosine, embeddings_of, parse_embeddings, send_embeddings, EmbeddingRequest, Embeddings,
 };
-pub use pace::Pace;
+pub use halt::{dead_after, Halt};
+pub use pace::{Pace, PACE_AHEAD_LIMIT};
 pub use request::{ChatKeys, ChatRequest, Key, KeyHasher, KeyMap, Message};
 pub use window::{
-    judge_keyed, judge_window, Endpoint, Gate, JudgeError, Live, Stats, WindowRequest,
+    judge_keyed, judge_window, Endpoint, Gate, JudgeError, Live, Stats, WindowError, WindowRequest,
 };

@@ -2,9 +2,14 @@
 //! `60 s / requests_per_minute`, and the tokens each reply cost push the next start back by
 //! `tokens × 60 s / tokens_per_minute`. Spacing rather than a per-minute bucket never bursts
 //! a minute's allowance at once, which is what gets a client rate-limited (429) by providers
-//! that measure over shorter windows.
+//! that measure over shorter windows. Tokens never schedule a start more than
+//! [`PACE_AHEAD_LIMIT`] ahead: a reply that claims absurd `usage` cannot park the run.
 
 use std::time::{Duration, Instant};
+
+/// How far ahead of now the tokens spent can push the next start: a minute, the span a
+/// tokens-per-minute limit is measured over.
+pub const PACE_AHEAD_LIMIT: Duration = Duration::from_secs(60);
 
 /// The pace of one model's requests; shared by its workers behind a mutex.
 #[derive(Debug, Clone)]
@@ -39,12 +44,16 @@ impl Pace {
         start
     }
 
-    /// Records that a reply cost `tokens`: the next start moves back by their share.
+    /// Records that a reply cost `tokens`: the next start moves back by their share, to at
+    /// most [`PACE_AHEAD_LIMIT`] after `now`.
     pub fn spent(&mut self, tokens: u64, now: Instant) {
         if let Some(per) = self.per_token {
             let base = self.next.map_or(now, |n| n.max(now));
-            let cost = per.saturating_mul(u32::try_from(tokens).unwrap_or(u32::MAX));
-            self.next = Some(base + cost);
+            let cost = per
+                .saturating_mul(u32::try_from(tokens).unwrap_or(u32::MAX))
+                .min(PACE_AHEAD_LIMIT);
+            let limit = now + PACE_AHEAD_LIMIT;
+            self.next = Some((base + cost).min(limit.max(base)));
         }
     }
 }

@@ -43,26 +43,14 @@ impl Key {
 
     /// Lower-case hex, as Batch API lines carry it.
     pub fn hex(&self) -> String {
-        let mut buf = [0u8; 64];
-        self.hex_into(&mut buf).to_owned()
-    }
-
-    /// Lower-case hex written into `buf` (no allocation).
-    fn hex_into<'b>(&self, buf: &'b mut [u8; 64]) -> &'b str {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        for (i, b) in self.0.iter().enumerate() {
-            buf[2 * i] = DIGITS[usize::from(b >> 4)];
-            buf[2 * i + 1] = DIGITS[usize::from(b & 15)];
-        }
-        // Only ASCII hex digits were written.
-        std::str::from_utf8(buf).unwrap_or_default()
+        self.to_string()
     }
 }
 
 impl std::fmt::Display for Key {
+    /// Lower-case hex: sha2's digest type formats itself so, without allocating.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut buf = [0u8; 64];
-        f.write_str(self.hex_into(&mut buf))
+        write!(f, "{:x}", sha2::digest::Output::<Sha256>::from(self.0))
     }
 }
 

@@ -1,13 +1,21 @@
 //! One window of judged rows: identical requests sent once, cached replies reused, the rest
 //! sent by at most `concurrency` threads, each reply stored in the cache as it arrives (so a
 //! run killed midway keeps every reply it got and a rerun sends only the rest).
+//!
+//! A window stops early, abandoning its requests in flight, and fails with a
+//! [`WindowError`] when the endpoint's interrupt flag is set (a signal), when
+//! [`dead_after`]`(concurrency)` connection attempts in a row fail (the endpoint is down), or
+//! when the cache cannot store a reply (a cache that failed so makes every later window fail
+//! at once, before sending anything).
 
+use crate::client::send_halted;
+use crate::halt::{dead_after, Halt, Stop, SLICE};
 use crate::{
-    send, Cache, CacheError, CachedReply, ChatRequest, Key, KeyMap, RequestError, RetryPolicy, Sent,
+    Cache, CacheError, CachedReply, ChatRequest, Key, KeyMap, RequestError, RetryPolicy, Sent,
 };
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How to call one model.
@@ -25,6 +33,9 @@ pub struct Endpoint {
     pub gate: Option<std::sync::Arc<Gate>>,
     /// Counters that a progress display reads while windows are under way.
     pub live: Option<std::sync::Arc<Live>>,
+    /// A signal's number, or 0: anything else stops the windows under way within a fraction
+    /// of a second (their requests in flight abandoned) with [`WindowError::Interrupted`].
+    pub interrupt: Option<Arc<AtomicUsize>>,
 }
 
 /// A counting semaphore: at most `limit` holders at once.
@@ -44,13 +55,20 @@ impl Gate {
         }
     }
 
-    fn enter(&self) -> GateGuard<'_> {
+    /// A place, once one is free; `None` when `halt` stops the wait first.
+    fn enter(&self, halt: &Halt) -> Option<GateGuard<'_>> {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         while *held >= self.limit {
-            held = self.freed.wait(held).unwrap_or_else(|p| p.into_inner());
+            if halt.is_stopped() {
+                return None;
+            }
+            held = self
+                .freed
+                .wait_timeout(held, SLICE)
+                .map_or_else(|p| p.into_inner().0, |(g, _)| g);
         }
         *held += 1;
-        GateGuard(self)
+        Some(GateGuard(self))
     }
 }
 
@@ -92,12 +110,14 @@ pub struct Stats {
 pub trait WindowRequest: Sync {
     /// The cache key.
     fn key(&self) -> Key;
-    /// Sends it with the retries of `policy`; the reply as the cache stores it.
+    /// Sends it with the retries of `policy`, giving up when `halt` stops; the reply as the
+    /// cache stores it.
     fn send(
         &self,
         agent: &ureq::Agent,
         api_key: Option<&str>,
         policy: &RetryPolicy,
+        halt: &Halt,
     ) -> Result<Sent, RequestError>;
 }
 
@@ -111,8 +131,9 @@ impl<T: WindowRequest> WindowRequest for &T {
         agent: &ureq::Agent,
         api_key: Option<&str>,
         policy: &RetryPolicy,
+        halt: &Halt,
     ) -> Result<Sent, RequestError> {
-        (**self).send(agent, api_key, policy)
+        (**self).send(agent, api_key, policy, halt)
     }
 }
 
@@ -126,8 +147,9 @@ impl WindowRequest for ChatRequest {
         agent: &ureq::Agent,
         api_key: Option<&str>,
         policy: &RetryPolicy,
+        halt: &Halt,
     ) -> Result<Sent, RequestError> {
-        send(agent, self, api_key, policy)
+        send_halted(agent, self, api_key, policy, halt)
     }
 }
 
@@ -143,8 +165,9 @@ impl WindowRequest for crate::EmbeddingRequest {
         agent: &ureq::Agent,
         api_key: Option<&str>,
         policy: &RetryPolicy,
+        halt: &Halt,
     ) -> Result<Sent, RequestError> {
-        let e = crate::send_embeddings(agent, self, api_key, policy)?;
+        let e = crate::embed::send_embeddings_halted(agent, self, api_key, policy, halt)?;
         Ok(Sent {
             reply: CachedReply {
                 content: serde_json::Value::from(e.vectors).to_string(),
@@ -166,6 +189,19 @@ pub enum JudgeError {
     Offline,
 }
 
+/// Why a window stopped without the replies of all its rows.
+#[derive(Debug, thiserror::Error)]
+pub enum WindowError {
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// The endpoint's interrupt flag was set.
+    #[error("interrupted; the requests in flight were abandoned")]
+    Interrupted,
+    /// The endpoint is down: `failures` connection attempts in a row failed.
+    #[error("{failures} connection attempts in a row failed, the last: {last}")]
+    Unreachable { failures: u32, last: String },
+}
+
 /// The reply of every request of `requests`, in order.
 pub fn judge_window<R: WindowRequest>(
     requests: &[R],
@@ -173,7 +209,7 @@ pub fn judge_window<R: WindowRequest>(
     endpoint: &Endpoint,
     offline: bool,
     stats: &mut Stats,
-) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
+) -> Result<Vec<Result<CachedReply, JudgeError>>, WindowError> {
     let keys: Vec<Key> = requests.iter().map(WindowRequest::key).collect();
     judge_keyed(&keys, |i| &requests[i], cache, endpoint, offline, stats)
 }
@@ -188,7 +224,11 @@ pub fn judge_keyed<R: WindowRequest>(
     endpoint: &Endpoint,
     offline: bool,
     stats: &mut Stats,
-) -> Result<Vec<Result<CachedReply, JudgeError>>, CacheError> {
+) -> Result<Vec<Result<CachedReply, JudgeError>>, WindowError> {
+    // A cache that could not store fails every window at once: their replies would be lost.
+    if let Some(e) = cache.and_then(Cache::store_failure) {
+        return Err(e.into());
+    }
     // Each row's distinct request (`slot`), and the first row of each (`distinct`).
     let mut index: KeyMap<usize> = KeyMap::default();
     let mut slot: Vec<usize> = Vec::with_capacity(keys.len());
@@ -227,6 +267,13 @@ pub fn judge_keyed<R: WindowRequest>(
     // All answered from the cache: no request to build, no client (its TLS setup costs more
     // than a window's lookups), no thread.
     if !to_send.is_empty() {
+        if endpoint
+            .interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed) != 0)
+        {
+            return Err(WindowError::Interrupted);
+        }
         let requests: Vec<R> = to_send.iter().map(|&d| request(distinct[d])).collect();
         send_all(
             &requests,
@@ -267,18 +314,24 @@ fn send_all<R: WindowRequest>(
     endpoint: &Endpoint,
     stats: &mut Stats,
     replies: &mut [Option<Result<CachedReply, JudgeError>>],
-) -> Result<(), CacheError> {
+) -> Result<(), WindowError> {
+    // A judge request answered by a redirect is an error, never re-sent elsewhere.
     let agent = ureq::AgentBuilder::new()
         .max_idle_connections_per_host(endpoint.concurrency.max(1))
+        .redirects(0)
         .build();
+    let halt = Halt::new(endpoint.interrupt.clone(), dead_after(endpoint.concurrency));
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     let mut stored: Result<(), CacheError> = Ok(());
     std::thread::scope(|scope| {
         for _ in 0..endpoint.concurrency.clamp(1, requests.len().max(1)) {
             let tx = tx.clone();
-            let (agent, next) = (&agent, &next);
+            let (agent, next, halt) = (&agent, &next, &halt);
             scope.spawn(move || loop {
+                if halt.is_stopped() {
+                    return;
+                }
                 let n = next.fetch_add(1, Ordering::Relaxed);
                 let Some(request) = requests.get(n) else {
                     return;
@@ -288,20 +341,30 @@ fn send_all<R: WindowRequest>(
                         .lock()
                         .map(|mut p| p.reserve(Instant::now()))
                         .unwrap_or_else(|_| Instant::now());
-                    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+                    if !halt.sleep_until(start) {
+                        return;
+                    }
                 }
-                let gate = endpoint.gate.as_deref().map(Gate::enter);
+                let gate = match endpoint.gate.as_deref() {
+                    Some(g) => match g.enter(halt) {
+                        Some(guard) => Some(guard),
+                        None => return,
+                    },
+                    None => None,
+                };
                 if let Some(live) = &endpoint.live {
                     live.in_flight.fetch_add(1, Ordering::Relaxed);
                 }
-                let r = request.send(agent, endpoint.api_key.as_deref(), &endpoint.policy);
+                let r = request.send(agent, endpoint.api_key.as_deref(), &endpoint.policy, halt);
                 drop(gate);
                 if let Some(live) = &endpoint.live {
                     live.in_flight.fetch_sub(1, Ordering::Relaxed);
                     let (attempts, tokens) = match &r {
                         Ok(s) => (
                             s.attempts,
-                            s.reply.prompt_tokens + s.reply.completion_tokens,
+                            s.reply
+                                .prompt_tokens
+                                .saturating_add(s.reply.completion_tokens),
                         ),
                         Err(e) => (e.attempts, 0),
                     };
@@ -314,7 +377,9 @@ fn send_all<R: WindowRequest>(
                 if let (Some(pace), Ok(sent)) = (&endpoint.pace, &r) {
                     if let Ok(mut p) = pace.lock() {
                         p.spent(
-                            sent.reply.prompt_tokens + sent.reply.completion_tokens,
+                            sent.reply
+                                .prompt_tokens
+                                .saturating_add(sent.reply.completion_tokens),
                             Instant::now(),
                         );
                     }
@@ -332,22 +397,37 @@ fn send_all<R: WindowRequest>(
                     stats.requests_sent += u64::from(sent.attempts);
                     stats.retries += u64::from(sent.attempts - 1);
                     stats.waited += sent.waited;
-                    stats.prompt_tokens += sent.reply.prompt_tokens;
-                    stats.completion_tokens += sent.reply.completion_tokens;
+                    stats.prompt_tokens =
+                        stats.prompt_tokens.saturating_add(sent.reply.prompt_tokens);
+                    stats.completion_tokens = stats
+                        .completion_tokens
+                        .saturating_add(sent.reply.completion_tokens);
                     if let (Some(c), Ok(())) = (cache, &stored) {
-                        stored = c.put_key(&keys[d], &sent.reply);
+                        stored = c.store(&keys[d], &sent.reply);
+                        if stored.is_err() {
+                            // The replies still to come could not be kept: stop sending.
+                            halt.stop(Stop::Window);
+                        }
                     }
                     Ok(sent.reply)
                 }
                 Err(e) => {
                     stats.requests_sent += u64::from(e.attempts);
                     stats.retries += u64::from(e.attempts.saturating_sub(1));
-                    stats.failures += 1;
+                    // A request abandoned by a stop did not fail.
+                    stats.failures += u64::from(!halt.is_stopped());
                     Err(JudgeError::Request(e))
                 }
             };
             replies[d] = Some(r);
         }
     });
-    stored
+    stored?;
+    match halt.reason() {
+        None | Some(Stop::Window) => Ok(()),
+        Some(Stop::Interrupted) => Err(WindowError::Interrupted),
+        Some(Stop::Unreachable { failures, last }) => {
+            Err(WindowError::Unreachable { failures, last })
+        }
+    }
 }

@@ -10,7 +10,7 @@
 //! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`).
 //! - [`pattern::compile`]: every regular expression from a task file, with size limits.
 //! - [`judge`]: a judge model's reply read as a label or a grade (for model-graded scorers).
-//! - [`more_checks`]: `numeric_match`, `includes_all`, `not_regex`, `contains_json`.
+//! - [`content_checks`]: `numeric_match`, `includes_all`, `not_regex`, `contains_json`.
 //! - [`lexical`]: token F1, ROUGE, BLEU, chrF++ and Levenshtein similarity as pure functions
 //!   matching their reference implementations; [`graded()`] scores columns with them (the
 //!   graded scorers' Float64 `score` and `is_correct = score >= threshold`).
@@ -25,6 +25,7 @@
 
 pub mod checks;
 mod choices;
+pub mod content_checks;
 pub mod extract;
 pub mod graded;
 pub mod injection;
@@ -32,7 +33,6 @@ pub mod json;
 pub mod judge;
 pub mod lexical;
 mod mcqa;
-pub mod more_checks;
 pub mod normalize;
 pub mod pattern;
 mod string_equals;
@@ -43,6 +43,9 @@ pub use checks::{
     text_as_list, CheckOutput, ExactOutput, Expected, MatchMode, Needles,
 };
 pub use choices::{parse_choice_list, Choices};
+pub use content_checks::{
+    contains_json, includes_all, not_regex, numeric_match, ContainsJsonOutput, Tolerance,
+};
 pub use evalscore_text::{
     readable_as_text, to_text, valid_words, view_bits, TextColumn, TextError, Validity,
 };
@@ -53,9 +56,6 @@ pub use json::{valid_json, JsonOutput, JsonSchema};
 pub use lexical::{Lexical, RougeVariant};
 pub use mcqa::{
     missing_count, string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID,
-};
-pub use more_checks::{
-    contains_json, includes_all, not_regex, numeric_match, ContainsJsonOutput, Tolerance,
 };
 pub use normalize::{Normalizer, Step, UnicodeForm};
 /// The regular expression type of compiled task patterns.

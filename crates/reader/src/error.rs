@@ -50,3 +50,14 @@ impl fmt::Display for ReadError {
 }
 
 impl std::error::Error for ReadError {}
+
+/// An input error; `?` makes it an `evalscore_error::Error` with the same text and hint.
+impl evalscore_error::Diagnostic for ReadError {
+    fn kind(&self) -> evalscore_error::ErrorKind {
+        evalscore_error::ErrorKind::Input
+    }
+
+    fn hint(&self) -> Option<String> {
+        self.hint.clone()
+    }
+}

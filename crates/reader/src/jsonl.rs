@@ -174,7 +174,7 @@ pub(crate) fn open_in_units(
         compression,
         rows,
         row_groups,
-        footer_sha256: crate::hex(&hasher.finalize()),
+        footer_sha256: format!("{:x}", hasher.finalize()),
         schema: Arc::new(schema),
         jsonl_spans,
         reader_meta: None,

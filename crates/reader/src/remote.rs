@@ -1,4 +1,5 @@
-//! Inputs in object storage (`s3://`, `gs://`, `az://`, `abfss://`, `https://`).
+//! Inputs in object storage (`s3://`, `gs://`, `az://`, `abfss://`, `https://`). A URL ending
+//! in `/` is a prefix: its `*.parquet` objects are listed and read as a directory's files.
 //!
 //! A remote Parquet file is never downloaded whole. Opening it fetches its tail (8 KiB, or
 //! the whole footer when longer) and parses the footer from that; decoding a unit fetches
@@ -12,13 +13,19 @@
 //! temporary file when the input is opened (32 MiB at a time, never all in memory) and read
 //! from there; the copy is removed when the inputs are dropped.
 
-use crate::{InputFile, ReadError};
+use crate::batches::parquet_unit;
+use crate::parquet_input::{guarded, open_parquet};
+use crate::units::damaged_unit;
+use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
-use evalscore_storage::{Object, StorageError};
+use evalscore_storage::{Object, StorageError, StoreUrl};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
-use std::path::Path;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Bytes fetched first from a remote Parquet file's end: the footers of narrow tables fit,
@@ -149,5 +156,134 @@ impl InputFile {
             .as_ref()
             .and_then(|r| r.staged.as_deref())
             .unwrap_or(&self.path)
+    }
+}
+
+/// The decoder of one unit of a remote Parquet file: the needed column chunks of the row
+/// group are fetched (one ranged GET each, concurrently), then decoded from memory.
+pub(crate) fn remote_unit(
+    file: &InputFile,
+    remote: &Remote,
+    unit: &Unit,
+    roots: Vec<usize>,
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
+    let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
+    let mut ranges = Vec::new();
+    if let Some(meta) = &remote.meta {
+        let schema = meta.file_metadata().schema_descr();
+        if let Some(rg) = meta.row_groups().get(unit.row_group) {
+            for (leaf, chunk) in rg.columns().iter().enumerate() {
+                if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf))
+                {
+                    let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
+                    ranges.push(start..start.saturating_add(len));
+                }
+            }
+        }
+    }
+    let fetched = remote.object.get_ranges(&ranges).map_err(read_error)?;
+    let mut pieces: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
+    pieces.push((remote.tail_start, remote.tail.clone()));
+    let sparse = Sparse::new(remote.object.size(), pieces.clone());
+    parquet_unit(file, unit, roots, sparse, |chunk| {
+        let (start, _) = pages::checked_range(chunk)?;
+        match pieces.iter().find(|p| p.0 == start) {
+            Some((_, b)) => pages::check_chunk_bytes(b, chunk).map(|_| ()),
+            None => Err(format!("bytes from {start} were not fetched")),
+        }
+    })
+}
+
+/// The objects a URL names: one object, or (a URL ending in `/`) every `*.parquet` directly
+/// under the prefix, sorted by key, as a local directory's files are.
+pub(crate) fn expand_url(
+    url: &StoreUrl,
+    options: &[(String, String)],
+) -> Result<Vec<(Object, Format)>, ReadError> {
+    let loc = url.connect(options).map_err(read_error)?;
+    if loc.is_prefix() {
+        let found = loc.list(".parquet").map_err(read_error)?;
+        if found.is_empty() {
+            return Err(ReadError::at(
+                Path::new(url.as_str()),
+                "prefix holds no Parquet files (*.parquet)",
+            )
+            .with_hint("point `--input` at Parquet objects or a prefix of them (ending in `/`)"));
+        }
+        return Ok(found.into_iter().map(|o| (o, Format::Parquet)).collect());
+    }
+    let object = loc.object().map_err(read_error)?;
+    let format = match jsonl_kind(Path::new(url.as_str())) {
+        Some(_) => Format::Jsonl,
+        None => Format::Parquet,
+    };
+    Ok(vec![(object, format)])
+}
+
+/// Opens a remote input: a Parquet file's footer from its fetched tail, a JSON Lines file
+/// from a staged local copy.
+pub(crate) fn open_remote(object: Object, format: Format) -> Result<InputFile, ReadError> {
+    let path = PathBuf::from(object.url());
+    match format {
+        Format::Jsonl => {
+            let mut staged = tempfile::Builder::new()
+                .prefix(".evalscore-input-")
+                .tempfile()
+                .map_err(|e| {
+                    ReadError::at(&path, format!("cannot stage the download: {e}"))
+                        .with_hint("check the temporary folder (TMPDIR)")
+                })?;
+            {
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, staged.as_file_mut());
+                object.download(&mut w).map_err(read_error)?;
+                w.flush()
+                    .map_err(|e| ReadError::at(&path, format!("cannot stage the download: {e}")))?;
+            }
+            let staged = staged.into_temp_path();
+            let mut file = jsonl::open(&staged, &path, jsonl_kind(&path).flatten())?;
+            file.remote = Some(Arc::new(Remote {
+                object,
+                tail_start: 0,
+                tail: Bytes::new(),
+                meta: None,
+                staged: Some(staged),
+            }));
+            Ok(file)
+        }
+        Format::Parquet => {
+            let unreadable = |e: &dyn std::fmt::Display| {
+                ReadError::at(&path, format!("not a readable Parquet file: {e}")).with_hint(
+                    "the file may be truncated, still being written, or not Parquet at all",
+                )
+            };
+            let (tail_start, tail, meta_len) = fetch_tail(&object)?.map_err(|m| unreadable(&m))?;
+            let footer = &tail[tail.len() - 8 - meta_len as usize..];
+            pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
+                ReadError::at(&path, format!("unsupported schema: {m}"))
+                    .with_hint("flatten the deepest columns, or drop those the task does not use")
+            })?;
+            let footer_sha256 = format!("{:x}", Sha256::digest(footer));
+            let data_end = object.size() - footer.len() as u64;
+            let sparse = Sparse::new(object.size(), vec![(tail_start, tail.clone())]);
+            let mut file = open_parquet(&path, &sparse, footer_sha256, data_end)?;
+            let meta = file.reader_meta.as_ref().map(|m| Arc::clone(m.metadata()));
+            let meta = match meta {
+                Some(m) => m,
+                None => Arc::clone(
+                    guarded(|| ArrowReaderMetadata::load(&sparse, ArrowReaderOptions::new()))
+                        .map_err(|m| unreadable(&m))?
+                        .map_err(|e| unreadable(&e))?
+                        .metadata(),
+                ),
+            };
+            file.remote = Some(Arc::new(Remote {
+                object,
+                tail_start,
+                tail,
+                meta: Some(meta),
+                staged: None,
+            }));
+            Ok(file)
+        }
     }
 }

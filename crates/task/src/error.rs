@@ -59,7 +59,7 @@ impl fmt::Display for TaskError {
 impl std::error::Error for TaskError {}
 
 /// The closest candidate to `word` by edit distance, if it is close enough to be a likely typo.
-pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
         .map(|c| (strsim::levenshtein(word, c), *c))

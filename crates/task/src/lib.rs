@@ -1,36 +1,41 @@
-//! The typed task definition of evalscore.
+//! The task-file language of evalscore: what every task file shares, whatever its scorers.
 //!
 //! A task file is YAML in the shape of the AI GO! task definitions: `config:` values fill
 //! `<< config.NAME >>` placeholders ([`substitute_placeholders`]) before the YAML is parsed, and
-//! `definition.scorers` lists the scorers. [`Task::from_yaml`] turns the text into a [`Task`]:
-//! each [`ScorerSpec`] carries its [`ScorerKind`] (the scorer's typed options), its
-//! [`MetricSpec`]s and its templates, each a [`Template`] compiled once and classified
-//! ([`TemplateKind`]) so that a plain column reference or a literal is never rendered row by row.
-//! [`Template::evaluate`] turns a template into an Arrow array for one record batch.
-//! A top-level `models:` map names judge endpoints ([`ModelSpec`]), which the model-graded
-//! scorers ([`judge`]) ask by `model_key`.
-//! Every error is a [`TaskError`] that points at the task file's line and column.
+//! `definition.scorers` lists the scorers. [`TaskDocument::parse`] reads a task file up to its
+//! scorers: the YAML with every node's line and column ([`Node`], [`MapNode`]), the top-level
+//! keys, `confidence:` and the judge endpoints of `models:` ([`ModelSpec`]). The scorers
+//! themselves are parsed by the scorer registry (the `evalscore-scorers` crate) through
+//! [`ScorerOptions`], typed getters over one scorer's mapping.
+//!
+//! A [`Template`] is compiled once ([`TemplateCompiler`]) and classified ([`TemplateKind`]) so
+//! that a plain column reference or a literal is never rendered row by row;
+//! [`Template::evaluate`] turns it into an Arrow array for one record batch. A scorer's
+//! `metrics:` are [`MetricSpec`]s ([`parse_metric`]), checked against the [`ScorerField`]s the
+//! scorer produces. Every error is a [`TaskError`] that points at the task file's line and
+//! column.
 
+mod document;
 mod error;
-pub mod judge;
+mod fields;
+mod metric;
 mod models;
-mod parse;
-mod parse_more;
+mod options;
 mod placeholders;
 mod raw;
-mod spec;
 mod template;
 mod value;
 
-pub use error::{Location, TaskError};
+pub use document::TaskDocument;
+pub use error::{did_you_mean, Location, TaskError};
+pub use fields::{sanitize, FieldKind, Purpose, ScorerField};
+pub use metric::{function_ref, parse_metric, FunctionRef, MetricKind, MetricSpec, PythonMetric};
 pub use models::ModelSpec;
+pub use options::ScorerOptions;
 pub use placeholders::substitute_placeholders;
-pub use spec::{
-    sanitize, FieldKind, FunctionRef, GradedMeasure, MetricKind, MetricSpec, Purpose, PythonMetric,
-    ScorerField, ScorerKind, ScorerSpec, Task,
-};
+pub use raw::{MapNode, Node};
 pub use template::{
-    RowContext, Template, TemplateKind, TemplateOutput, TemplateRowError, MODEL_OUTPUT_OBJECT_VAR,
-    MODEL_OUTPUT_VAR, UNDEFINED_MESSAGE,
+    RowContext, Template, TemplateCompiler, TemplateKind, TemplateOutput, TemplateRowError,
+    MODEL_OUTPUT_OBJECT_VAR, MODEL_OUTPUT_VAR, UNDEFINED_MESSAGE,
 };
-pub use value::cell_to_value;
+pub use value::{cell_to_value, literal_list};

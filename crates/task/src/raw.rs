@@ -98,15 +98,15 @@ impl Tree {
     }
 }
 
-/// A located reference to one node.
+/// A located reference to one node of a task file: what scorer parsers read options from.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Node<'a> {
-    pub tree: &'a Tree,
+pub struct Node<'a> {
+    pub(crate) tree: &'a Tree,
     pub location: Option<Location>,
 }
 
 impl<'a> Node<'a> {
-    pub fn new(spanned: &'a Spanned<Tree>) -> Self {
+    pub(crate) fn new(spanned: &'a Spanned<Tree>) -> Self {
         Node {
             tree: &spanned.value,
             location: Location::from_saphyr(&spanned.referenced),
@@ -158,6 +158,35 @@ impl<'a> Node<'a> {
         matches!(self.tree, Tree::Scalar(Value::Null))
     }
 
+    /// The mapping, when this node is one (no error otherwise).
+    pub fn as_map(&self) -> Option<MapNode<'a>> {
+        match self.tree {
+            Tree::Map(entries) => Some(MapNode {
+                entries,
+                location: self.location,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A YAML boolean?
+    pub fn is_bool(&self) -> bool {
+        matches!(self.tree, Tree::Scalar(Value::Bool(_)))
+    }
+
+    /// A whole number that fits an `i64`, when the node is one.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.tree {
+            Tree::Scalar(Value::Number(x)) => x.as_i64(),
+            _ => None,
+        }
+    }
+
+    /// The plain JSON value of this node (locations dropped).
+    pub fn to_json(&self) -> Value {
+        self.tree.to_json()
+    }
+
     /// A YAML boolean (`true` / `false`).
     pub fn boolean(&self, key: &str) -> Result<bool, TaskError> {
         match self.tree {
@@ -172,8 +201,8 @@ impl<'a> Node<'a> {
 
 /// A located mapping.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct MapNode<'a> {
-    pub entries: &'a [(Spanned<String>, Spanned<Tree>)],
+pub struct MapNode<'a> {
+    pub(crate) entries: &'a [(Spanned<String>, Spanned<Tree>)],
     pub location: Option<Location>,
 }
 
@@ -183,6 +212,21 @@ impl<'a> MapNode<'a> {
             .iter()
             .find(|(k, _)| k.value == key)
             .map(|(_, v)| Node::new(v))
+    }
+
+    /// The entries in the order written: each key and its value's node.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, Node<'a>)> + 'a {
+        self.entries
+            .iter()
+            .map(|(k, v)| (k.value.as_str(), Node::new(v)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     pub fn keys(&self) -> impl Iterator<Item = (&'a str, Option<Location>)> + 'a {

@@ -134,7 +134,7 @@ impl Object for CellMap {
 }
 
 /// Converts a YAML literal list into strings (used by `choices: [A, B]`).
-pub(crate) fn literal_list(v: &serde_json::Value) -> Option<Vec<String>> {
+pub fn literal_list(v: &serde_json::Value) -> Option<Vec<String>> {
     match v {
         serde_json::Value::Array(items) => items
             .iter()

@@ -4,7 +4,7 @@
 //! `run.json` last).
 
 mod remote;
-mod run_json;
+pub(crate) mod run_json;
 mod scores;
 pub(crate) mod tables;
 
@@ -17,7 +17,8 @@ use crate::outdir::{io_error, parquet_error, OutDir};
 use crate::Error;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use evalscore_task::Task;
+use evalscore_scorers::Task;
+use evalscore_storage::Location;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
@@ -67,17 +68,19 @@ impl Outputs {
         overwrite: bool,
         storage_options: &[(String, String)],
     ) -> Result<Outputs, Error> {
-        if let Some(url) = dir.to_str().filter(|s| evalscore_storage::is_url(s)) {
-            let remote = remote::RemoteOut::prepare(url, overwrite, storage_options)?;
-            return Ok(Outputs {
-                dir: OutDir::prepare(remote.staging(), &OUTPUT_FILES, false)?,
-                remote: Some(remote),
-            });
+        match Location::from_path(dir) {
+            Location::Remote(url) => {
+                let remote = remote::RemoteOut::prepare(&url, overwrite, storage_options)?;
+                Ok(Outputs {
+                    dir: OutDir::prepare(remote.staging(), &OUTPUT_FILES, false)?,
+                    remote: Some(remote),
+                })
+            }
+            Location::Local(dir) => Ok(Outputs {
+                dir: OutDir::prepare(&dir, &OUTPUT_FILES, overwrite)?,
+                remote: None,
+            }),
         }
-        Ok(Outputs {
-            dir: OutDir::prepare(dir, &OUTPUT_FILES, overwrite)?,
-            remote: None,
-        })
     }
 
     /// The name errors give: the file the user will look for, not its hidden temporary name.

@@ -14,11 +14,11 @@
 
 use super::OUTPUT_FILES;
 use crate::{Error, ErrorKind};
-use evalscore_storage::{Location, StorageError};
+use evalscore_storage::{StorageError, StorePath, StoreUrl};
 use std::path::Path;
 
 pub(crate) struct RemoteOut {
-    loc: Location,
+    loc: StorePath,
     overwrite: bool,
     staging: tempfile::TempDir,
 }
@@ -35,24 +35,18 @@ impl RemoteOut {
     /// Checks the prefix `url` for outputs already there (unless `overwrite`) and makes the
     /// local temporary folder the run writes into.
     pub fn prepare(
-        url: &str,
+        url: &StoreUrl,
         overwrite: bool,
         options: &[(String, String)],
     ) -> Result<RemoteOut, Error> {
-        let scheme = url.split_once("://").map_or("", |(s, _)| s);
-        if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+        if url.is_web() {
             return Err(Error::new(format!(
                 "`{url}`: an http(s):// URL is an input only; outputs go to object storage"
             ))
             .kind(ErrorKind::Output)
             .hint("use an s3://, gs://, az:// or abfss:// prefix, or a local folder, as `--out`"));
         }
-        let prefix = if url.ends_with('/') {
-            url.to_owned()
-        } else {
-            format!("{url}/")
-        };
-        let loc = Location::parse(&prefix, options).map_err(storage_error)?;
+        let loc = url.as_prefix().connect(options).map_err(storage_error)?;
         let out = RemoteOut {
             staging: tempfile::Builder::new()
                 .prefix(".evalscore-out-")
@@ -99,7 +93,7 @@ impl RemoteOut {
         if self.overwrite {
             marker_loc.delete().map_err(storage_error)?;
         }
-        let mut uploaded: Vec<Location> = Vec::new();
+        let mut uploaded: Vec<StorePath> = Vec::new();
         let result = (|| -> Result<(), Error> {
             for name in data {
                 crate::check_interrupt()?;

@@ -2,6 +2,7 @@
 
 use super::OUTPUT_FILES;
 use evalscore_reader::{Format, Inputs};
+use evalscore_scorers::judge::JudgeRuntime;
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
@@ -77,4 +78,40 @@ pub(super) fn run_json(info: &RunInfo<'_>) -> Value {
         obj.insert("judge".to_owned(), j.clone());
     }
     v
+}
+
+/// run.json's `judge` object: the cache, `--offline`, per model what it cost, and per judge
+/// scorer the replies that could not be read.
+pub(crate) fn judge_json(
+    rt: &JudgeRuntime,
+    invalid: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    let models: serde_json::Map<String, serde_json::Value> = rt
+        .stats()
+        .into_iter()
+        .map(|m| {
+            let s = m.stats;
+            (
+                m.model_key,
+                serde_json::json!({
+                    "model": m.model,
+                    "requests_sent": s.requests_sent,
+                    "cache_hits": s.cache_hits,
+                    "deduplicated": s.deduplicated,
+                    "retries": s.retries,
+                    "failures": s.failures,
+                    "prompt_tokens": s.prompt_tokens,
+                    "completion_tokens": s.completion_tokens,
+                    "wait_seconds": m.waited.as_secs_f64(),
+                    "backoff_seconds": s.waited.as_secs_f64(),
+                }),
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "cache": rt.cache_path().map(|p| p.display().to_string()),
+        "offline": rt.offline(),
+        "models": models,
+        "invalid": invalid,
+    })
 }

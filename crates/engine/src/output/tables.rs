@@ -5,7 +5,7 @@ use arrow::array::{
     ArrayRef, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use evalscore_task::Task;
+use evalscore_scorers::Task;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

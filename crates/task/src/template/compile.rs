@@ -3,10 +3,27 @@
 
 use super::*;
 
-/// Builds the task's template environment and classifies templates as they are added.
-pub(crate) struct TemplateCompiler {
+/// Builds the task's template environment and classifies templates as they are added. The
+/// templates it gives share one environment, which they can use once [`TemplateCompiler::finish`]
+/// has run.
+pub struct TemplateCompiler {
     env: Environment<'static>,
     count: usize,
+    shared: Arc<OnceLock<Environment<'static>>>,
+}
+
+impl std::fmt::Debug for TemplateCompiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateCompiler")
+            .field("templates", &self.count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TemplateCompiler {
+    fn default() -> Self {
+        TemplateCompiler::new()
+    }
 }
 
 impl TemplateCompiler {
@@ -33,15 +50,34 @@ impl TemplateCompiler {
             minijinja::escape_formatter(out, state, value)
         });
         add_null_safe_filters(&mut env);
-        TemplateCompiler { env, count: 0 }
+        TemplateCompiler {
+            env,
+            count: 0,
+            shared: Arc::default(),
+        }
     }
 
-    pub fn finish(self) -> Environment<'static> {
-        self.env
+    /// Hands the finished environment to every template compiled so far.
+    pub fn finish(self) {
+        // Set once: `self` is consumed here.
+        let _ = self.shared.set(self.env);
+    }
+
+    /// The template `{{ sample.<name> }}` (a deprecated `*_field` option names the column).
+    pub(crate) fn column(&self, name: String, location: Option<Location>, what: &str) -> Template {
+        self.make_with_columns(
+            format!("{{{{ sample.{name} }}}}"),
+            location,
+            what,
+            TemplateKind::Column(name.clone()),
+            BTreeSet::from([name]),
+            false,
+            false,
+        )
     }
 
     /// Compiles the template at `node` (a string, or a YAML list for a literal list).
-    pub fn compile(&mut self, node: Node<'_>, what: &str) -> Result<Template, TaskError> {
+    pub(crate) fn compile(&mut self, node: Node<'_>, what: &str) -> Result<Template, TaskError> {
         let source = match node.tree {
             Tree::Seq(_) => {
                 let json = node.tree.to_json();
@@ -165,7 +201,11 @@ impl TemplateCompiler {
 
     /// Compiles a `custom` scorer's `condition:` (a bare expression, or one wrapped in
     /// `{{ }}`), checking its syntax and the variables it uses.
-    pub fn compile_condition(&mut self, node: Node<'_>, what: &str) -> Result<Template, TaskError> {
+    pub(crate) fn compile_condition(
+        &mut self,
+        node: Node<'_>,
+        what: &str,
+    ) -> Result<Template, TaskError> {
         let source = node.scalar_string(what)?;
         let t = source.trim();
         let expr = t
@@ -262,8 +302,9 @@ impl TemplateCompiler {
             paths: BTreeSet::new(),
             all_columns,
             model_output,
+            list: false,
             name: String::new(),
-            env: None,
+            env: Arc::clone(&self.shared),
         }
     }
 }

@@ -1,0 +1,731 @@
+//! End-to-end runs of the binary on the bundled examples: exact contents of all four outputs,
+//! cross-checked against scores computed here independently from the input files.
+#![allow(clippy::unwrap_used)]
+
+use crate::common::*;
+use sha2::{Digest, Sha256};
+
+fn run_ok(
+    task: &str,
+    inputs: &[&std::path::Path],
+    out: &std::path::Path,
+    extra: &[&str],
+) -> String {
+    let mut c = evalscore();
+    c.arg("run").arg(examples().join(task));
+    for i in inputs {
+        c.arg("--input").arg(i);
+    }
+    c.arg("--out").arg(out).args(extra);
+    let o = c.output().expect("run");
+    assert!(
+        o.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("utf8")
+}
+
+#[test]
+fn qa_parquet_all_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stdout = run_ok("qa.yaml", &[&examples().join("qa.parquet")], &out, &[]);
+    assert_eq!(
+        files_in(&out),
+        [
+            "confusion.parquet",
+            "metrics.json",
+            "metrics.parquet",
+            "run.json",
+            "scores.parquet"
+        ]
+    );
+
+    // Independent expectation from the input.
+    let input = read_parquet(&examples().join("qa.parquet"));
+    let outputs = strings(&input, "output");
+    let answers = strings(&input, "answer");
+    let exact: Vec<f64> = outputs
+        .iter()
+        .zip(&answers)
+        .map(|(o, a)| match (o, a) {
+            (Some(o), Some(a)) if o == a => 1.0,
+            _ => 0.0,
+        })
+        .collect();
+    let lenient: Vec<f64> = outputs
+        .iter()
+        .zip(&answers)
+        .map(|(o, a)| match (o, a) {
+            (Some(o), Some(a)) if o.trim().to_lowercase() == *a => 1.0,
+            _ => 0.0,
+        })
+        .collect();
+
+    let scores = read_parquet(&out.join("scores.parquet"));
+    assert_eq!(
+        column_names(&scores),
+        ["id", "exact__is_correct", "normalized__is_correct"]
+    );
+    assert_eq!(ints(&scores, "id"), (0..300).collect::<Vec<i64>>());
+    let got: Vec<f64> = floats(&scores, "exact__is_correct")
+        .into_iter()
+        .map(|v| v.unwrap())
+        .collect();
+    assert_eq!(got, exact);
+    let got: Vec<f64> = floats(&scores, "normalized__is_correct")
+        .into_iter()
+        .map(|v| v.unwrap())
+        .collect();
+    assert_eq!(got, lenient);
+    // The README's edge rows: null output (3), "" (17), "Yes" (42), "yes " (99), " no" (100),
+    // "sí" (200) all fail exact; "Yes", "yes " and " no" pass once trimmed and lowercased.
+    for id in [3usize, 17, 42, 99, 100, 150, 199, 200, 299] {
+        assert_eq!(exact[id], 0.0, "id {id}");
+    }
+    for id in [42usize, 99, 100, 150, 199] {
+        assert_eq!(lenient[id], 1.0, "id {id}");
+    }
+
+    let n = exact.len() as f64;
+    let acc = exact.iter().sum::<f64>() / n;
+    let lacc = lenient.iter().sum::<f64>() / n;
+    let sd = (exact.iter().map(|v| (v - acc).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let missing = outputs
+        .iter()
+        .zip(&answers)
+        .filter(|(o, a)| o.is_none() || a.is_none())
+        .count();
+    assert_eq!(missing, 4);
+    let metrics = read_parquet(&out.join("metrics.parquet"));
+    assert_eq!(
+        column_names(&metrics),
+        [
+            "scorer",
+            "scorer_type",
+            "metric",
+            "metric_type",
+            "field",
+            "stat",
+            "label",
+            "value",
+            "n",
+            "run_id",
+            "run_started_at",
+            "labels"
+        ]
+    );
+    let lines = metric_lines(&metrics);
+    assert_eq!(
+        lines[0],
+        format!("exact|string_equals|Accuracy|mean|is_correct|value|∅|{acc}|300")
+    );
+    assert_eq!(acc, 0.78);
+    // stderr = sample sd / sqrt(n); 0/1 scores get the Wilson interval (z for 95%).
+    let stat = |i: usize| -> (String, f64) {
+        let parts: Vec<&str> = lines[i].split('|').collect();
+        (parts[5].to_owned(), parts[7].parse().unwrap())
+    };
+    let (name, se) = stat(1);
+    assert_eq!(name, "stderr");
+    assert!((se - sd / n.sqrt()).abs() < 1e-15);
+    let z = 1.959_963_984_540_054_f64;
+    let center = (acc + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (acc * (1.0 - acc) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    let (lo_name, lo) = stat(2);
+    let (hi_name, hi) = stat(3);
+    assert_eq!((lo_name.as_str(), hi_name.as_str()), ("ci_low", "ci_high"));
+    assert!((lo - (center - half)).abs() < 1e-12 && (hi - (center + half)).abs() < 1e-12);
+    let sd_line: Vec<&str> = lines[4].split('|').collect();
+    assert_eq!(
+        sd_line[..7],
+        [
+            "exact",
+            "string_equals",
+            "std_dev",
+            "std_dev",
+            "is_correct",
+            "value",
+            "∅"
+        ]
+    );
+    assert!((sd_line[7].parse::<f64>().unwrap() - sd).abs() < 1e-12);
+    assert_eq!(
+        lines[5],
+        "exact|string_equals|missing|missing|rows|count|∅|4|300"
+    );
+    assert_eq!(
+        lines[6],
+        format!("normalized|string_equals|Lenient accuracy|mean|is_correct|value|∅|{lacc}|300")
+    );
+    assert!(
+        lines[7].contains("|stderr|")
+            && lines[8].contains("|ci_low|")
+            && lines[9].contains("|ci_high|")
+    );
+    // Frequency of the normalized value: labels in byte order, null last, count then proportion.
+    let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut nulls = 0;
+    for o in &outputs {
+        match o {
+            Some(o) => *counts.entry(o.trim().to_lowercase()).or_default() += 1,
+            None => nulls += 1,
+        }
+    }
+    let mut expected = Vec::new();
+    for (k, c) in &counts {
+        expected.push(format!(
+            "normalized|string_equals|Answers|frequency|value|count|{k}|{c}|300"
+        ));
+        expected.push(format!(
+            "normalized|string_equals|Answers|frequency|value|proportion|{k}|{}|300",
+            *c as f64 / 300.0
+        ));
+    }
+    expected.push(format!(
+        "normalized|string_equals|Answers|frequency|value|count|∅|{nulls}|300"
+    ));
+    expected.push(format!(
+        "normalized|string_equals|Answers|frequency|value|proportion|∅|{}|300",
+        nulls as f64 / 300.0
+    ));
+    expected.push("normalized|string_equals|missing|missing|rows|count|∅|4|300".to_owned());
+    assert_eq!(lines[10..], expected[..]);
+    assert!(
+        !lines.iter().any(|l| l.contains("|none|")),
+        "null must never become the text none"
+    );
+
+    let mj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(mj["rows"], 300);
+    assert_eq!(mj["scorers"][0]["key"], "exact");
+    assert_eq!(mj["scorers"][0]["display_name"], "Exact match");
+    assert_eq!(mj["scorers"][0]["purpose"], "score");
+    assert_eq!(mj["scorers"][0]["missing"], 4);
+    assert_eq!(mj["scorers"][0]["metrics"][0]["name"], "Accuracy");
+    assert_eq!(mj["scorers"][0]["metrics"][0]["value"], 0.78);
+    assert_eq!(mj["scorers"][0]["metrics"][0]["n"], 300);
+    assert_eq!(mj["scorers"][1]["purpose"], "qa");
+    assert_eq!(
+        mj["scorers"][1]["metrics"][1]["figures"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2 * counts.len() + 2
+    );
+
+    let rj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(rj["evalscore_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(rj["rows_scored"], 300);
+    assert_eq!(rj["missing"]["exact"], 4);
+    assert_eq!(rj["missing"]["normalized"], 4);
+    assert_eq!(rj["inputs"][0]["rows"], 300);
+    assert_eq!(rj["inputs"][0]["row_groups"], 3);
+    assert_eq!(rj["inputs"][0]["format"], "parquet");
+    assert_eq!(rj["inputs"][0]["footer_sha256"].as_str().unwrap().len(), 64);
+    let task_text = std::fs::read(examples().join("qa.yaml")).unwrap();
+    let sha: String = Sha256::digest(&task_text)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(rj["task"]["sha256"], sha);
+    assert!(rj["wall_seconds"].as_f64().unwrap() >= 0.0);
+    assert!(rj["started_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(rj["warnings"], serde_json::json!([]));
+
+    // The summary table.
+    assert!(
+        stdout.starts_with(
+            "scorer      metric            field       stat        label     value    n\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "exact       Accuracy          is_correct  value              0.780000  300\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("300 rows scored in "), "{stdout}");
+}
+
+#[test]
+fn jsonl_input_scores_like_parquet() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    run_ok("qa.yaml", &[&examples().join("qa.parquet")], &a, &[]);
+    run_ok("qa.yaml", &[&examples().join("qa.jsonl")], &b, &[]);
+    let (sa, sb) = (
+        read_parquet(&a.join("scores.parquet")),
+        read_parquet(&b.join("scores.parquet")),
+    );
+    assert_eq!(
+        floats(&sa, "exact__is_correct"),
+        floats(&sb, "exact__is_correct")
+    );
+    assert_eq!(
+        floats(&sa, "normalized__is_correct"),
+        floats(&sb, "normalized__is_correct")
+    );
+    let (ma, mb) = (
+        read_parquet(&a.join("metrics.parquet")),
+        read_parquet(&b.join("metrics.parquet")),
+    );
+    assert_eq!(metric_lines(&ma), metric_lines(&mb));
+}
+
+#[test]
+fn mcqa_edge_rows_and_choice_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    run_ok(
+        "mcqa.yaml",
+        &[&examples().join("mcqa.parquet")],
+        &out,
+        &["--keep", "id,subject"],
+    );
+    let s = read_parquet(&out.join("scores.parquet"));
+    assert_eq!(
+        column_names(&s),
+        [
+            "id",
+            "subject",
+            "string_equals_mcqa__is_correct",
+            "string_equals_mcqa__completion_validity",
+            "mcqa_json__is_correct",
+            "mcqa_json__completion_validity",
+            "mcqa_fixed__is_correct",
+            "mcqa_fixed__completion_validity"
+        ]
+    );
+    let input = read_parquet(&examples().join("mcqa.parquet"));
+    assert_eq!(strings(&s, "subject"), strings(&input, "subject"));
+    let outputs = strings(&input, "output");
+    let answers = strings(&input, "answer");
+    let choices_json = strings(&input, "choices_json");
+    let list_scores = floats(&s, "string_equals_mcqa__is_correct");
+    let list_valid = strings(&s, "string_equals_mcqa__completion_validity");
+    // The list column and the JSON string column hold the same choices: same results.
+    assert_eq!(list_scores, floats(&s, "mcqa_json__is_correct"));
+    assert_eq!(list_valid, strings(&s, "mcqa_json__completion_validity"));
+    // Independent check of every row.
+    for i in 0..300 {
+        let first = outputs[i].as_deref().and_then(|o| o.chars().next());
+        let set: Option<Vec<char>> = choices_json[i].as_deref().map(|j| {
+            serde_json::from_str::<Vec<String>>(j)
+                .unwrap()
+                .iter()
+                .map(|c| c.chars().next().unwrap())
+                .collect()
+        });
+        let valid = matches!((first, &set), (Some(c), Some(s)) if s.contains(&c));
+        let correct = valid && first.map(String::from) == answers[i];
+        assert_eq!(
+            list_valid[i].as_deref(),
+            Some(if valid { "VALID" } else { "INVALID" }),
+            "row {i}"
+        );
+        assert_eq!(
+            list_scores[i],
+            Some(if correct { 1.0 } else { 0.0 }),
+            "row {i}"
+        );
+    }
+    let expect = |id: usize, valid: &str, score: f64| {
+        assert_eq!(list_valid[id].as_deref(), Some(valid), "id {id}");
+        assert_eq!(list_scores[id], Some(score), "id {id}");
+    };
+    expect(4, "INVALID", 0.0); // null output
+    expect(19, "INVALID", 0.0); // ""
+    expect(33, "INVALID", 0.0); // " C": a space is not a choice
+    expect(50, "VALID", 1.0); // "B. because"
+    expect(99, "INVALID", 0.0); // "b"
+    expect(100, "VALID", 1.0); // "D) the answer"
+    expect(120, "INVALID", 0.0); // "É"
+    expect(150, "INVALID", 0.0); // "日本"
+    expect(199, "INVALID", 0.0); // "🙂 A"
+    expect(210, "INVALID", 0.0); // "D" with choices [A, B, C]
+    expect(250, "VALID", 1.0);
+    // Fixed choices [A, B, C, D]: "D" on row 210 is valid (and wrong).
+    let fixed_valid = strings(&s, "mcqa_fixed__completion_validity");
+    assert_eq!(fixed_valid[210].as_deref(), Some("VALID"));
+    assert_eq!(floats(&s, "mcqa_fixed__is_correct")[210], Some(0.0));
+
+    let m: Vec<String> = metric_lines(&read_parquet(&out.join("metrics.parquet")))
+        .into_iter()
+        .filter(|l| !l.contains("|stderr|") && !l.contains("|ci_low|") && !l.contains("|ci_high|"))
+        .collect();
+    let acc = list_scores.iter().map(|v| v.unwrap()).sum::<f64>() / 300.0;
+    let invalid = list_valid
+        .iter()
+        .filter(|v| v.as_deref() == Some("INVALID"))
+        .count();
+    assert_eq!(
+        m[0],
+        format!(
+            "string_equals_mcqa|string_equals_mcqa|MCQA Accuracy|mean|is_correct|value|∅|{acc}|300"
+        )
+    );
+    assert_eq!(m[1], format!("string_equals_mcqa|string_equals_mcqa|frequency|frequency|completion_validity|count|INVALID|{invalid}|300"));
+    assert_eq!(m[3], format!("string_equals_mcqa|string_equals_mcqa|frequency|frequency|completion_validity|count|VALID|{}|300", 300 - invalid));
+    assert!(
+        m.contains(&"mcqa_fixed|string_equals_mcqa|min|min|is_correct|value|∅|0|300".to_owned())
+    );
+    assert!(
+        m.contains(&"mcqa_fixed|string_equals_mcqa|max|max|is_correct|value|∅|1|300".to_owned())
+    );
+}
+
+#[test]
+fn set_overrides_config_and_output_column_is_configurable() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Score the answer column against itself via --set: every row with an answer is correct.
+    run_ok(
+        "mcqa.yaml",
+        &[&examples().join("mcqa.parquet")],
+        &out,
+        &[
+            "--set",
+            "answer_column=answer",
+            "--output-column",
+            "answer",
+            "--keep",
+            "id",
+        ],
+    );
+    let s = read_parquet(&out.join("scores.parquet"));
+    let input = read_parquet(&examples().join("mcqa.parquet"));
+    let answers = strings(&input, "answer");
+    let fixed = floats(&s, "mcqa_fixed__is_correct");
+    for i in 0..300 {
+        assert_eq!(
+            fixed[i],
+            Some(if answers[i].is_some() { 1.0 } else { 0.0 }),
+            "row {i}"
+        );
+    }
+}
+
+#[test]
+fn directory_and_repeated_inputs_keep_input_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    std::fs::copy(examples().join("qa.parquet"), inputs.join("b.parquet")).unwrap();
+    std::fs::copy(examples().join("qa.parquet"), inputs.join("a.parquet")).unwrap();
+    std::fs::write(inputs.join("notes.txt"), "not an input").unwrap();
+    let out = dir.path().join("out");
+    let stdout = run_ok(
+        "qa.yaml",
+        &[&inputs, &examples().join("qa.parquet")],
+        &out,
+        &["--threads", "3"],
+    );
+    let s = read_parquet(&out.join("scores.parquet"));
+    let ids = ints(&s, "id");
+    let expected: Vec<i64> = (0..3).flat_map(|_| 0..300).collect();
+    assert_eq!(ids, expected);
+    assert!(stdout.contains("900 rows scored"));
+    let rj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let paths: Vec<String> = rj["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        paths[0].ends_with("a.parquet")
+            && paths[1].ends_with("b.parquet")
+            && paths[2].ends_with("qa.parquet"),
+        "{paths:?}"
+    );
+    assert_eq!(rj["threads"], 3);
+}
+
+#[test]
+fn overwrite_replaces_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    run_ok("qa.yaml", &[&examples().join("qa.parquet")], &out, &[]);
+    run_ok(
+        "mcqa.yaml",
+        &[&examples().join("mcqa.parquet")],
+        &out,
+        &["--overwrite"],
+    );
+    let s = read_parquet(&out.join("scores.parquet"));
+    assert!(column_names(&s).contains(&"mcqa_fixed__is_correct".to_owned()));
+    assert_eq!(
+        files_in(&out),
+        [
+            "confusion.parquet",
+            "metrics.json",
+            "metrics.parquet",
+            "run.json",
+            "scores.parquet"
+        ]
+    );
+}
+
+#[test]
+fn classification_metrics_groups_and_confusion_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stdout = run_ok(
+        "classification.yaml",
+        &[&examples().join("qa.parquet")],
+        &out,
+        &[],
+    );
+    let input = read_parquet(&examples().join("qa.parquet"));
+    let gt = strings(&input, "label_gt");
+    let pred = strings(&input, "label_pred");
+    let subject = strings(&input, "subject");
+
+    // Independent confusion counts for positive "yes" / negative "no".
+    let (mut tp, mut fp, mut tn, mut fn_, mut excluded) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for (g, p) in gt.iter().zip(&pred) {
+        match (g.as_deref(), p.as_deref()) {
+            (Some("yes"), Some("yes")) => tp += 1,
+            (Some("no"), Some("yes")) => fp += 1,
+            (Some("no"), Some("no")) => tn += 1,
+            (Some("yes"), Some("no")) => fn_ += 1,
+            _ => excluded += 1,
+        }
+    }
+    let support = tp + fp + tn + fn_;
+    let m = read_parquet(&out.join("metrics.parquet"));
+    assert_eq!(
+        column_names(&m),
+        [
+            "scorer",
+            "scorer_type",
+            "metric",
+            "metric_type",
+            "field",
+            "stat",
+            "label",
+            "value",
+            "n",
+            "subject",
+            "run_id",
+            "run_started_at",
+            "labels"
+        ]
+    );
+    let lines = metric_lines(&m);
+    let subjects = strings(&m, "subject");
+    let figure = |metric: &str, stat: &str, label: Option<&str>, group: Option<&str>| -> f64 {
+        let i = lines
+            .iter()
+            .enumerate()
+            .position(|(i, l)| {
+                let p: Vec<&str> = l.split('|').collect();
+                p[2] == metric
+                    && p[5] == stat
+                    && p[6] == label.unwrap_or("∅")
+                    && subjects[i].as_deref() == group
+            })
+            .unwrap_or_else(|| panic!("no {metric} {stat} {label:?} {group:?}"));
+        lines[i].split('|').nth(7).unwrap().parse().unwrap()
+    };
+    for (stat, v) in [
+        ("tp", tp),
+        ("fp", fp),
+        ("tn", tn),
+        ("fn", fn_),
+        ("support", support),
+        ("excluded", excluded),
+    ] {
+        assert_eq!(figure("Judge", stat, None, None), v as f64, "{stat}");
+    }
+    let (tpf, fpf, fnf) = (tp as f64, fp as f64, fn_ as f64);
+    assert_eq!(
+        figure("Judge", "accuracy", None, None),
+        (tp + tn) as f64 / support as f64
+    );
+    assert_eq!(figure("Judge", "precision", None, None), tpf / (tpf + fpf));
+    assert_eq!(figure("Judge", "recall", None, None), tpf / (tpf + fnf));
+    assert_eq!(
+        figure("Judge", "f1_score", None, None),
+        2.0 * tpf / (2.0 * tpf + fpf + fnf)
+    );
+    assert_eq!(figure("precision", "value", None, None), tpf / (tpf + fpf));
+    assert_eq!(figure("recall", "value", None, None), tpf / (tpf + fnf));
+    // Per-subject agreement means; 90% intervals (task `confidence: 0.9`) are narrower than 95%.
+    for s in ["biology", "history", "math"] {
+        let rows: Vec<usize> = (0..300)
+            .filter(|&i| subject[i].as_deref() == Some(s))
+            .collect();
+        let agree = rows
+            .iter()
+            .filter(|&&i| gt[i].is_some() && gt[i] == pred[i])
+            .count() as f64;
+        assert_eq!(
+            figure("Agreement", "value", None, Some(s)),
+            agree / rows.len() as f64,
+            "{s}"
+        );
+    }
+    let lo = figure("Agreement", "ci_low", None, None);
+    let hi = figure("Agreement", "ci_high", None, None);
+    let acc = figure("Agreement", "value", None, None);
+    let z90 = 1.644_853_626_951_472_2_f64;
+    let n = 300.0;
+    let half =
+        z90 * (acc * (1.0 - acc) / n + z90 * z90 / (4.0 * n * n)).sqrt() / (1.0 + z90 * z90 / n);
+    let center = (acc + z90 * z90 / (2.0 * n)) / (1.0 + z90 * z90 / n);
+    assert!((lo - (center - half)).abs() < 1e-12 && (hi - (center + half)).abs() < 1e-12);
+    // The multiclass classes are the sorted distinct labels; "maybe" is never true: null recall.
+    assert_eq!(figure("Labels", "support", Some("maybe"), None), 0.0);
+    let maybe_recall = lines
+        .iter()
+        .find(|l| l.contains("|Labels|") && l.contains("|recall|maybe|"))
+        .unwrap();
+    assert!(maybe_recall.contains("|null|"), "{maybe_recall}");
+
+    // confusion.parquet: overall cells of both matrices, then per-subject cells of Labels.
+    let c = read_parquet(&out.join("confusion.parquet"));
+    assert_eq!(
+        column_names(&c),
+        [
+            "scorer",
+            "metric",
+            "actual",
+            "predicted",
+            "count",
+            "subject",
+            "run_id",
+            "run_started_at",
+            "labels"
+        ]
+    );
+    let metric = strings(&c, "metric");
+    let actual = strings(&c, "actual");
+    let predicted = strings(&c, "predicted");
+    let count = uints(&c, "count");
+    let csub = strings(&c, "subject");
+    let judge: Vec<(String, String, u64)> = (0..c.num_rows())
+        .filter(|&i| metric[i].as_deref() == Some("Judge"))
+        .map(|i| {
+            (
+                actual[i].clone().unwrap(),
+                predicted[i].clone().unwrap(),
+                count[i],
+            )
+        })
+        .collect();
+    assert_eq!(
+        judge,
+        vec![
+            ("no".into(), "no".into(), tn),
+            ("no".into(), "yes".into(), fp),
+            ("yes".into(), "no".into(), fn_),
+            ("yes".into(), "yes".into(), tp)
+        ]
+    );
+    let mut per_subject: std::collections::BTreeMap<(String, String, String), u64> =
+        Default::default();
+    for i in 0..300 {
+        if let (Some(g), Some(p), Some(s)) = (&gt[i], &pred[i], &subject[i]) {
+            *per_subject
+                .entry((s.clone(), g.clone(), p.clone()))
+                .or_default() += 1;
+        }
+    }
+    let got: std::collections::BTreeMap<(String, String, String), u64> = (0..c.num_rows())
+        .filter(|&i| metric[i].as_deref() == Some("Labels") && csub[i].is_some())
+        .map(|i| {
+            (
+                (
+                    csub[i].clone().unwrap(),
+                    actual[i].clone().unwrap(),
+                    predicted[i].clone().unwrap(),
+                ),
+                count[i],
+            )
+        })
+        .collect();
+    assert_eq!(got, per_subject);
+    assert!(
+        stdout.contains("confusion matrix of judge / Judge\n"),
+        "{stdout}"
+    );
+    let mj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let judge_json = &mj["scorers"][0]["metrics"][1];
+    assert_eq!(judge_json["name"], "Judge");
+    assert_eq!(judge_json["confusion"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        mj["scorers"][0]["metrics"][0]["group_by"],
+        serde_json::json!(["subject"])
+    );
+}
+
+#[test]
+fn write_scores_false_keeps_metrics_but_no_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("t.yaml");
+    std::fs::write(
+        &task,
+        "definition:\n  scorers:\n    - type: string_equals\n      key: a\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n    - type: string_equals\n      key: b\n      write_scores: false\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct, name: Accuracy}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = evalscore()
+        .arg("run")
+        .arg(&task)
+        .arg("--input")
+        .arg(examples().join("qa.parquet"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let scores = read_parquet(&out.join("scores.parquet"));
+    assert_eq!(column_names(&scores), ["id", "a__is_correct"]);
+    let lines = metric_lines(&read_parquet(&out.join("metrics.parquet")));
+    let value = |key: &str| {
+        lines
+            .iter()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "{key}|string_equals|Accuracy|mean|is_correct|value|"
+                ))
+            })
+            .map(|l| l.split('|').nth(7).unwrap().to_owned())
+            .unwrap()
+    };
+    assert_eq!(value("a"), "0.78");
+    assert_eq!(value("b"), "0.78");
+
+    std::fs::write(
+        &task,
+        "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      write_scores: no_thanks\n",
+    )
+    .unwrap();
+    let o = evalscore()
+        .arg("run")
+        .arg(&task)
+        .arg("--input")
+        .arg(examples().join("qa.parquet"))
+        .arg("--out")
+        .arg(dir.path().join("out2"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "error: task file `{}`, line 5, column 21: `write_scores` must be true or false, found a string",
+            task.display()
+        )),
+        "{err}"
+    );
+}

@@ -1,0 +1,839 @@
+//! Model-graded scorers end to end through `evalscore run` and `evalscore judge export/import`,
+//! against an OpenAI-compatible test server that answers by rule (so every score is known),
+//! counts what it is sent, fails on request, and checks the API key it receives. The real
+//! server (llama.cpp) is in `judged_real.rs`.
+#![allow(clippy::unwrap_used)]
+
+use crate::common::*;
+use evalscore_test_support::chat_server;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+const KEY: &str = "sk-test-1234567890-secret";
+
+#[derive(Default)]
+struct Seen {
+    requests: AtomicUsize,
+    bodies: Mutex<Vec<Value>>,
+    bad_keys: AtomicUsize,
+}
+
+/// The rule the test server answers by: `None` is a 500.
+fn answer(body: &Value) -> Option<String> {
+    let messages = body["messages"].as_array().unwrap();
+    let system = messages
+        .iter()
+        .find(|m| m["role"] == "system")
+        .map_or("", |m| m["content"].as_str().unwrap());
+    let user = messages.last().unwrap()["content"].as_str().unwrap();
+    if user.contains("[fail]") {
+        return None;
+    }
+    if user.contains("[garbage]") {
+        return Some("I would rather not say.".to_owned());
+    }
+    let good = user.contains("Paris");
+    Some(if system.contains("\"prediction\"") {
+        json!({"prediction": if good {"yes"} else {"no"}, "reasoning": if good {"right city"} else {"wrong city"}, "confidence": if good {0.9} else {0.6}}).to_string()
+    } else if system.contains("\"score\"") {
+        if good {
+            "Good answer.\nScore: 8/10"
+        } else {
+            "Poor.\nScore: 2/10"
+        }
+        .to_owned()
+    } else if user.contains("[Expert answer]") {
+        if good {
+            "It agrees.\nC"
+        } else {
+            "They disagree.\nD"
+        }
+        .to_owned()
+    } else if user.contains("[Criterion]") {
+        if good {
+            "Meets it.\nY"
+        } else {
+            "It does not.\nN"
+        }
+        .to_owned()
+    } else if user.contains("[Text]") {
+        if user.contains("ignore previous") {
+            "Yes"
+        } else {
+            "No"
+        }
+        .to_owned()
+    } else if good {
+        "Good".to_owned()
+    } else {
+        "Bad".to_owned()
+    })
+}
+
+/// An OpenAI-compatible server on 127.0.0.1 answering by [`answer`].
+fn server() -> (String, Arc<Seen>) {
+    server_with(std::time::Duration::ZERO)
+}
+
+/// [`server`], each reply after `delay`.
+fn server_with(delay: std::time::Duration) -> (String, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let counts = Arc::clone(&seen);
+    let url = chat_server::serve(move |req| {
+        counts.requests.fetch_add(1, Ordering::SeqCst);
+        if req.authorization.as_deref() != Some(format!("Bearer {KEY}").as_str()) {
+            counts.bad_keys.fetch_add(1, Ordering::SeqCst);
+        }
+        std::thread::sleep(delay);
+        let reply = answer(&req.body);
+        counts.bodies.lock().unwrap().push(req.body);
+        match reply {
+            Some(r) => chat_server::Reply::ok(&r),
+            None => chat_server::Reply {
+                status: 500,
+                body: "{\"error\": \"boom\"}".to_owned(),
+            },
+        }
+    });
+    (url, seen)
+}
+
+const TASK: &str = r#"
+config:
+  url: "http://127.0.0.1:9/v1"
+models:
+  judge:
+    base_url: "<< config.url >>"
+    model: fake-judge
+    api_key_env: EVALSCORE_TEST_JUDGE_KEY
+    concurrency: 4
+    max_retries: 1
+    timeout_s: 5
+    seed: 7
+definition:
+  scorers:
+    - type: model_as_a_judge_classifier
+      key: cls
+      model_key: judge
+      system_prompt: "Does the response correctly answer the question? Reply yes or no."
+      user_prompt: "Question: {{ sample.question }}\nResponse: {{ model_output.choices[0].message.content }}"
+      correct_labels: ["yes"]
+      incorrect_labels: ["no"]
+      ground_truth_label: "{{ sample.label }}"
+      metrics:
+        - {type: binary-classification, field_gt: ground_truth_label, field_pred: predicted_label, positive_answer: "yes", negative_answer: "no"}
+    - type: model_as_a_judge_scorer
+      key: grade
+      model_key: judge
+      user_prompt: "Rate the answer {{ solver_output.output }}"
+      metrics:
+        - {type: mean, field: score}
+    - type: model_graded_fact
+      key: fact
+      model_key: judge
+      question: "{{ sample.question }}"
+      expert: "{{ sample.answer }}"
+      metrics:
+        - {type: mean, field: is_correct}
+        - {type: frequency, field: choice}
+    - type: model_graded_closed_qa
+      key: cqa
+      model_key: judge
+      task: "{{ sample.question }}"
+      criterion: "names the right city"
+    - type: model_graded_security
+      key: sec
+      model_key: judge
+    - type: model_graded_custom
+      key: custom
+      model_key: judge
+      prompt: "Is this answer good? {{ solver_output.output }}"
+      choices: {Good: 1.0, Bad: 0.0}
+      metrics:
+        - {type: mean, field: score}
+"#;
+
+/// Rows: two identical (1 and 3), one wrong, one the judge cannot answer readably, one
+/// without output.
+const ROWS: &str = r#"{"id": 1, "question": "Capital of France?", "answer": "Paris", "output": "Paris", "label": "yes"}
+{"id": 2, "question": "Capital of Spain?", "answer": "Madrid", "output": "Barcelona", "label": "yes"}
+{"id": 3, "question": "Capital of France?", "answer": "Paris", "output": "Paris", "label": "yes"}
+{"id": 4, "question": "Say something", "answer": "x", "output": "[garbage] ignore previous", "label": "no"}
+{"id": 5, "question": "Capital of Peru?", "answer": "Lima", "output": null, "label": "no"}
+"#;
+
+struct Setup {
+    dir: tempfile::TempDir,
+    url: String,
+    seen: Arc<Seen>,
+}
+
+impl Setup {
+    fn new(rows: &str) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("task.yaml"), TASK).unwrap();
+        std::fs::write(dir.path().join("rows.jsonl"), rows).unwrap();
+        let (url, seen) = server();
+        Setup { dir, url, seen }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn evalscore(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = evalscore();
+        cmd.args(args);
+        if args.get(1) != Some(&"import") {
+            cmd.arg("--set").arg(format!("url={}", self.url));
+        }
+        cmd.env("EVALSCORE_TEST_JUDGE_KEY", KEY)
+            .env("XDG_CACHE_HOME", self.path("xdg"))
+            .current_dir(self.dir.path())
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, out: &str, extra: &[&str]) -> std::process::Output {
+        let mut args = vec!["run", "task.yaml", "--input", "rows.jsonl", "--out", out];
+        if !extra.contains(&"--no-cache") {
+            args.extend(["--cache", "cache.sqlite"]);
+        }
+        args.extend_from_slice(extra);
+        self.evalscore(&args)
+    }
+
+    fn sent(&self) -> usize {
+        self.seen.requests.load(Ordering::SeqCst)
+    }
+}
+
+fn ok(o: &std::process::Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn run_json(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+}
+
+/// Distinct requests of the five rows: per scorer, rows 1 and 3 are one request and row 5
+/// (no output) sends none, so 3 each (the fact and closed-QA prompts do not hold the output
+/// row 4's text... they do: 3 each), 6 scorers.
+const DISTINCT: usize = 18;
+
+#[test]
+fn every_judge_type_scores_from_the_replies_and_a_rerun_sends_nothing() {
+    let s = Setup::new(ROWS);
+    let o = s.run("out", &[]);
+    ok(&o);
+    assert_eq!(s.sent(), DISTINCT, "identical requests go once");
+    assert_eq!(s.seen.bad_keys.load(Ordering::SeqCst), 0, "the key is sent");
+    let scores = read_parquet(&s.path("out/scores.parquet"));
+    assert_eq!(
+        column_names(&scores),
+        [
+            "id",
+            "cls__is_correct",
+            "cls__predicted_label",
+            "cls__ground_truth_label",
+            "cls__reasoning",
+            "cls__confidence",
+            "cls__judge_status",
+            "grade__score",
+            "grade__is_correct",
+            "grade__grade",
+            "grade__reasoning",
+            "grade__judge_status",
+            "fact__choice",
+            "fact__score",
+            "fact__is_correct",
+            "fact__judge_status",
+            "cqa__choice",
+            "cqa__score",
+            "cqa__is_correct",
+            "cqa__judge_status",
+            "sec__choice",
+            "sec__score",
+            "sec__is_correct",
+            "sec__judge_status",
+            "custom__choice",
+            "custom__score",
+            "custom__is_correct",
+            "custom__judge_status",
+        ]
+    );
+    let st = |c: &str| strings(&scores, c);
+    let fl = |c: &str| floats(&scores, c);
+    let some = |v: &[&str]| v.iter().map(|s| Some((*s).to_owned())).collect::<Vec<_>>();
+    assert_eq!(
+        fl("cls__is_correct"),
+        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
+    );
+    assert_eq!(
+        st("cls__predicted_label"),
+        [
+            Some("yes".into()),
+            Some("no".into()),
+            Some("yes".into()),
+            None,
+            None
+        ]
+    );
+    assert_eq!(
+        st("cls__ground_truth_label"),
+        some(&["yes", "yes", "yes", "no", "no"])
+    );
+    assert_eq!(
+        st("cls__reasoning"),
+        [
+            Some("right city".into()),
+            Some("wrong city".into()),
+            Some("right city".into()),
+            None,
+            None
+        ]
+    );
+    assert_eq!(
+        fl("cls__confidence"),
+        [Some(0.9), Some(0.6), Some(0.9), None, None]
+    );
+    assert_eq!(
+        st("cls__judge_status"),
+        some(&["ok", "ok", "ok", "invalid", "missing"])
+    );
+    assert_eq!(
+        fl("grade__score"),
+        [Some(0.8), Some(0.2), Some(0.8), Some(0.0), Some(0.0)]
+    );
+    assert_eq!(
+        fl("grade__grade"),
+        [Some(8.0), Some(2.0), Some(8.0), None, None]
+    );
+    assert_eq!(
+        fl("grade__is_correct"),
+        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
+    );
+    assert_eq!(
+        st("fact__choice"),
+        [
+            Some("C".into()),
+            Some("D".into()),
+            Some("C".into()),
+            None,
+            None
+        ]
+    );
+    assert_eq!(
+        fl("fact__score"),
+        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
+    );
+    assert_eq!(
+        st("fact__judge_status"),
+        some(&["ok", "ok", "ok", "invalid", "missing"])
+    );
+    assert_eq!(
+        st("cqa__choice"),
+        [
+            Some("Y".into()),
+            Some("N".into()),
+            Some("Y".into()),
+            None,
+            None
+        ]
+    );
+    // Row 4 asks the security judge about "ignore previous": it answers Yes (malicious) -- but
+    // its text also holds the garbage marker, so the reply is unreadable: invalid.
+    assert_eq!(
+        st("sec__choice"),
+        [
+            Some("No".into()),
+            Some("No".into()),
+            Some("No".into()),
+            None,
+            None
+        ]
+    );
+    assert_eq!(
+        fl("sec__score"),
+        [Some(1.0), Some(1.0), Some(1.0), Some(0.0), Some(0.0)]
+    );
+    assert_eq!(
+        st("custom__choice"),
+        [
+            Some("Good".into()),
+            Some("Bad".into()),
+            Some("Good".into()),
+            None,
+            None
+        ]
+    );
+
+    // Metrics: invalid and missing counted per judge scorer.
+    let metrics = read_parquet(&s.path("out/metrics.parquet"));
+    let lines = metric_lines(&metrics);
+    for key in ["cls", "grade", "fact", "cqa", "sec", "custom"] {
+        let missing = lines.iter().position(|l| {
+            l.starts_with(&format!("{key}|")) && l.ends_with("|missing|missing|rows|count|∅|1|5")
+        });
+        let invalid = lines.iter().position(|l| {
+            l.starts_with(&format!("{key}|")) && l.ends_with("|invalid|invalid|rows|count|∅|1|5")
+        });
+        assert_eq!(
+            invalid,
+            missing.map(|m| m + 1),
+            "{key}: an invalid row after the missing row in {lines:#?}"
+        );
+    }
+    let rj = run_json(&s.path("out"));
+    let m = &rj["judge"]["models"]["judge"];
+    assert_eq!(m["model"], "fake-judge");
+    assert_eq!(m["requests_sent"], DISTINCT as u64);
+    assert_eq!(m["cache_hits"], 0);
+    assert_eq!(m["deduplicated"], 6);
+    assert_eq!(m["retries"], 0);
+    assert_eq!(m["failures"], 0);
+    assert_eq!(m["prompt_tokens"], 10 * DISTINCT as u64);
+    assert_eq!(m["completion_tokens"], 2 * DISTINCT as u64);
+    assert_eq!(rj["judge"]["invalid"]["cls"], 1);
+    assert_eq!(rj["judge"]["offline"], false);
+
+    // A rerun sends nothing and scores the same; so does --offline.
+    let o = s.run("again", &[]);
+    ok(&o);
+    assert_eq!(s.sent(), DISTINCT);
+    assert_eq!(
+        run_json(&s.path("again"))["judge"]["models"]["judge"]["cache_hits"],
+        DISTINCT as u64
+    );
+    let o = s.run("offline", &["--offline"]);
+    ok(&o);
+    assert_eq!(s.sent(), DISTINCT);
+    for dir in ["again", "offline"] {
+        assert_eq!(
+            read_parquet(&s.path(&format!("{dir}/scores.parquet"))),
+            scores,
+            "{dir}"
+        );
+    }
+
+    // The key is nowhere in what the runs wrote or printed.
+    for dir in ["out", "again", "offline"] {
+        for f in files_in(&s.path(dir)) {
+            let bytes = std::fs::read(s.path(dir).join(&f)).unwrap();
+            assert!(
+                !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+                "{dir}/{f} holds the API key"
+            );
+        }
+    }
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(KEY));
+    let cache = std::fs::read(s.path("cache.sqlite")).unwrap();
+    assert!(!cache.windows(KEY.len()).any(|w| w == KEY.as_bytes()));
+}
+
+#[test]
+fn the_request_is_exactly_what_the_task_says() {
+    let s = Setup::new(ROWS.lines().next().unwrap());
+    ok(&s.run("out", &["--no-cache"]));
+    let bodies = s.seen.bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 6);
+    assert!(
+        !s.path("cache.sqlite").exists(),
+        "--no-cache writes no cache"
+    );
+    assert!(!s.path("xdg").exists());
+    let cls = &bodies
+        .iter()
+        .find(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("Reply yes or no")
+        })
+        .unwrap();
+    assert_eq!(
+        **cls,
+        json!({
+            "model": "fake-judge",
+            "temperature": 0.0,
+            "seed": 7,
+            "messages": [
+                {"role": "system", "content": "Does the response correctly answer the question? Reply yes or no.\n\nAnswer with a JSON object and nothing else: {\"prediction\": one of \"yes\", \"no\", \"reasoning\": \"one or two sentences\", \"confidence\": a number from 0 to 1}."},
+                {"role": "user", "content": "Question: Capital of France?\nResponse: Paris"}
+            ]
+        })
+    );
+    let fact = bodies
+        .iter()
+        .find(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("[Expert answer]")
+        })
+        .unwrap();
+    let text = fact["messages"][0]["content"].as_str().unwrap();
+    assert!(text.starts_with("You are checking a submitted answer against an expert answer to the same question.\n\n[Question]\nCapital of France?\n\n[Expert answer]\nParis\n\n[Submitted answer]\nParis\n\n"), "{text}");
+    assert!(text.ends_with("alone on the last line."), "{text}");
+}
+
+#[test]
+fn a_failed_request_is_a_row_error_after_its_retries() {
+    let rows = "{\"id\": 1, \"question\": \"q\", \"answer\": \"Paris\", \"output\": \"Paris\", \"label\": \"yes\"}\n{\"id\": 2, \"question\": \"q\", \"answer\": \"Paris\", \"output\": \"[fail]\", \"label\": \"yes\"}\n";
+    let s = Setup::new(rows);
+    let o = s.run("out", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!("error: rows.jsonl, row 2: scorer `cls`: judge model `judge` ({0}): {0}/chat/completions answered HTTP 500 (after 2 attempts)\n", s.url)),
+        "{err}"
+    );
+    assert!(!s.path("out/run.json").exists());
+    // The first scorer's good reply was cached as it came; the run stopped at its failed row,
+    // before the other five scorers asked anything. A rerun allowing the errors sends the
+    // failing requests (two attempts each, six scorers) and the other scorers' first row.
+    let before = s.sent();
+    let o = s.run("out", &["--max-row-errors", "6"]);
+    ok(&o);
+    assert_eq!(s.sent() - before, 6 * 2 + 5);
+    let scores = read_parquet(&s.path("out/scores.parquet"));
+    assert_eq!(
+        strings(&scores, "cls__judge_status"),
+        [Some("ok".into()), Some("error".into())]
+    );
+    assert_eq!(floats(&scores, "grade__score"), [Some(0.8), Some(0.0)]);
+    let rj = run_json(&s.path("out"));
+    assert_eq!(rj["row_error_count"], 6);
+    assert_eq!(rj["judge"]["models"]["judge"]["failures"], 6);
+    assert_eq!(rj["judge"]["models"]["judge"]["retries"], 6);
+}
+
+#[test]
+fn offline_without_a_cached_reply_is_a_row_error() {
+    let s = Setup::new(ROWS.lines().next().unwrap());
+    let o = s.run("out", &["--offline"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(s.sent(), 0);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!("error: rows.jsonl, row 1: scorer `cls`: judge model `judge` ({}): the reply is not in the judge cache, and --offline forbids sending the request\n", s.url)),
+        "{err}"
+    );
+    let o = s.run("out", &["--offline", "--no-cache"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        "error: --offline needs the judge cache, and --no-cache turns it off\nhint: drop --no-cache (or give --cache PATH) to score from cached replies\n"
+    );
+}
+
+#[test]
+fn a_missing_api_key_stops_before_any_row() {
+    let s = Setup::new(ROWS);
+    let o = evalscore()
+        .args([
+            "run",
+            "task.yaml",
+            "--input",
+            "rows.jsonl",
+            "--out",
+            "out",
+            "--cache",
+            "c.sqlite",
+        ])
+        .arg("--set")
+        .arg(format!("url={}", s.url))
+        .env_remove("EVALSCORE_TEST_JUDGE_KEY")
+        .current_dir(s.dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        "error: the environment variable `EVALSCORE_TEST_JUDGE_KEY` (models.judge.api_key_env) is not set\nhint: export EVALSCORE_TEST_JUDGE_KEY=... with the API key of model `judge`\n"
+    );
+    assert_eq!(s.sent(), 0);
+}
+
+#[test]
+fn export_then_import_lets_an_offline_run_score_everything() {
+    let s = Setup::new(ROWS);
+    let o = s.evalscore(&[
+        "judge",
+        "export",
+        "task.yaml",
+        "--input",
+        "rows.jsonl",
+        "--out",
+        "requests.jsonl",
+        "--cache",
+        "cache.sqlite",
+    ]);
+    ok(&o);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "wrote 18 uncached requests of 5 rows to requests.jsonl\n"
+    );
+    assert_eq!(s.sent(), 0, "export sends nothing");
+    let text = std::fs::read_to_string(s.path("requests.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), DISTINCT);
+    // A provider's Batch API answers each line; here, the test server's rule does.
+    let mut results = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l["method"], "POST");
+        assert_eq!(l["url"], "/v1/chat/completions");
+        assert_eq!(l["custom_id"].as_str().unwrap().len(), 64);
+        let body: Value =
+            serde_json::from_str(&chat_server::completion(&answer(&l["body"]).unwrap())).unwrap();
+        results.push_str(&json!({"id": format!("r{i}"), "custom_id": l["custom_id"], "error": null, "response": {"status_code": 200, "body": body}}).to_string());
+        results.push('\n');
+    }
+    std::fs::write(s.path("results.jsonl"), results).unwrap();
+    ok(&s.evalscore(&[
+        "judge",
+        "import",
+        "results.jsonl",
+        "--cache",
+        "cache.sqlite",
+    ]));
+    let o = s.run("offline", &["--offline"]);
+    ok(&o);
+    assert_eq!(s.sent(), 0);
+    // The same scores as an online run.
+    let online = Setup::new(ROWS);
+    ok(&online.run("out", &[]));
+    assert_eq!(
+        read_parquet(&s.path("offline/scores.parquet")),
+        read_parquet(&online.path("out/scores.parquet"))
+    );
+    // Nothing left to export: an empty file; an existing file is refused without --overwrite.
+    let o = s.evalscore(&[
+        "judge",
+        "export",
+        "task.yaml",
+        "--input",
+        "rows.jsonl",
+        "--out",
+        "requests.jsonl",
+        "--cache",
+        "cache.sqlite",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        "error: `requests.jsonl` already exists\nhint: pass --overwrite to replace it, or choose another --out\n"
+    );
+    let o = s.evalscore(&[
+        "judge",
+        "export",
+        "task.yaml",
+        "--input",
+        "rows.jsonl",
+        "--out",
+        "requests.jsonl",
+        "--cache",
+        "cache.sqlite",
+        "--overwrite",
+    ]);
+    ok(&o);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "wrote 0 uncached requests of 5 rows to requests.jsonl\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.path("requests.jsonl")).unwrap(),
+        ""
+    );
+}
+
+#[test]
+fn export_splits_at_fifty_thousand_requests() {
+    let mut rows = String::new();
+    for i in 0..50_001 {
+        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q{i}\", \"answer\": \"a\", \"output\": \"o{i}\", \"label\": \"yes\"}}\n"));
+    }
+    let s = Setup::new(&rows);
+    // Only the security scorer: one request per row.
+    let task = TASK
+        .split("    - type: model_as_a_judge_classifier")
+        .next()
+        .unwrap()
+        .to_owned()
+        + "    - type: model_graded_security\n      model_key: judge\n";
+    std::fs::write(s.path("task.yaml"), task).unwrap();
+    let o = s.evalscore(&[
+        "judge",
+        "export",
+        "task.yaml",
+        "--input",
+        "rows.jsonl",
+        "--out",
+        "req.jsonl",
+        "--no-cache",
+    ]);
+    ok(&o);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "wrote 50001 uncached requests of 50001 rows to req.jsonl, req.2.jsonl\n"
+    );
+    let count = |f: &str| std::fs::read_to_string(s.path(f)).unwrap().lines().count();
+    assert_eq!(count("req.jsonl"), 50_000);
+    assert_eq!(count("req.2.jsonl"), 1);
+}
+
+#[test]
+fn task_errors_name_the_line() {
+    let s = Setup::new(ROWS);
+    let bad = TASK.replace(
+        "      model_key: judge\n      system_prompt",
+        "      model_key: judg\n      system_prompt",
+    );
+    std::fs::write(s.path("task.yaml"), bad).unwrap();
+    let o = s.run("out", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("task.yaml`, line 17, column 18: `model_key` `judg` is not a model of the task's `models:`"),
+        "{err}"
+    );
+    assert!(err.contains("hint: models of this task: judge"), "{err}");
+}
+
+#[test]
+fn a_run_killed_midway_resumes_with_only_the_unfinished_requests() {
+    let mut rows = String::new();
+    for i in 0..30 {
+        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q\", \"answer\": \"a\", \"output\": \"text {i}\", \"label\": \"yes\"}}\n"));
+    }
+    let mut s = Setup::new(&rows);
+    let (url, seen) = server_with(std::time::Duration::from_millis(100));
+    (s.url, s.seen) = (url, seen);
+    let task = TASK
+        .split("    - type: model_as_a_judge_classifier")
+        .next()
+        .unwrap()
+        .to_owned()
+        + "    - type: model_graded_security\n      model_key: judge\n";
+    std::fs::write(
+        s.path("task.yaml"),
+        task.replace("concurrency: 4", "concurrency: 2"),
+    )
+    .unwrap();
+    let cache = s.path("cache.sqlite");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalscore"))
+        .args([
+            "run",
+            "task.yaml",
+            "--input",
+            "rows.jsonl",
+            "--out",
+            "out",
+            "--cache",
+        ])
+        .arg(&cache)
+        .arg("--set")
+        .arg(format!("url={}", s.url))
+        .env("EVALSCORE_TEST_JUDGE_KEY", KEY)
+        .current_dir(s.dir.path())
+        .spawn()
+        .unwrap();
+    while s.sent() < 8 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SIGKILL: no handler runs, nothing is cleaned up.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!s.path("out/run.json").exists());
+    let sent_before = s.sent();
+    let kept = evalscore_judge::Cache::open(&cache).unwrap().len().unwrap() as usize;
+    assert!((6..30).contains(&kept), "kept {kept}");
+    let o = s.run("out", &[]);
+    ok(&o);
+    assert_eq!(
+        s.sent() - sent_before,
+        30 - kept,
+        "only the unfinished requests"
+    );
+    let rj = run_json(&s.path("out"));
+    assert_eq!(rj["judge"]["models"]["judge"]["cache_hits"], kept as u64);
+}
+
+#[test]
+fn judges_and_string_rules_in_one_task_score_alike() {
+    let s = Setup::new(ROWS);
+    // A string rule first and last: the judge windows go out while they are scored.
+    let task = TASK.replace(
+        "  scorers:\n",
+        "  scorers:\n    - type: string_equals\n      key: first\n      ground_truth: \"{{ sample.answer }}\"\n",
+    ) + "    - type: string_equals\n      key: last\n      ground_truth: \"{{ sample.answer }}\"\n";
+    std::fs::write(s.path("task.yaml"), task).unwrap();
+    ok(&s.run("out", &[]));
+    assert_eq!(s.sent(), DISTINCT);
+    let mixed = read_parquet(&s.path("out/scores.parquet"));
+    let names = column_names(&mixed);
+    assert_eq!(names[1], "first__is_correct");
+    assert_eq!(names[names.len() - 1], "last__is_correct");
+    assert_eq!(
+        floats(&mixed, "last__is_correct"),
+        [Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0)]
+    );
+    // The judge columns are those of the judge-only task.
+    std::fs::write(s.path("task.yaml"), TASK).unwrap();
+    ok(&s.run("alone", &[]));
+    let alone = read_parquet(&s.path("alone/scores.parquet"));
+    for name in column_names(&alone) {
+        if name != "id" {
+            assert_eq!(
+                strings_or_floats(&mixed, &name),
+                strings_or_floats(&alone, &name),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// A column's values as text, whatever its type, for comparisons.
+fn strings_or_floats(b: &arrow::array::RecordBatch, col: &str) -> Vec<String> {
+    let a = b.column_by_name(col).unwrap();
+    let f = arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default()).unwrap();
+    (0..a.len()).map(|i| f.value(i).to_string()).collect()
+}
+
+#[test]
+fn batches_larger_than_a_window_keep_their_row_numbers() {
+    // 5,000 rows in one batch: two windows; the failing row is in the second.
+    let mut rows = String::new();
+    for i in 0..5_000 {
+        let output = if i == 4_500 { "[fail]" } else { "Paris" };
+        rows.push_str(&format!("{{\"id\": {i}, \"question\": \"q{}\", \"answer\": \"a\", \"output\": \"{output}\", \"label\": \"yes\"}}\n", i % 7));
+    }
+    let s = Setup::new(&rows);
+    let task = TASK.split("    - type: model_as_a_judge_classifier").next().unwrap().to_owned()
+        + "    - type: model_graded_closed_qa\n      model_key: judge\n      task: \"{{ sample.question }}\"\n      criterion: c\n";
+    std::fs::write(s.path("task.yaml"), task).unwrap();
+    let o = s.run("out", &["--max-row-errors", "1"]);
+    ok(&o);
+    let scores = read_parquet(&s.path("out/scores.parquet"));
+    let status = strings(&scores, "model_graded_closed_qa__judge_status");
+    assert_eq!(status.len(), 5_000);
+    assert_eq!(status[4_500].as_deref(), Some("error"));
+    assert_eq!(
+        status.iter().filter(|s| s.as_deref() == Some("ok")).count(),
+        4_999
+    );
+    let rj = run_json(&s.path("out"));
+    assert_eq!(rj["row_errors"][0]["row"], 4_501);
+    // Seven distinct questions with "Paris", one failing request tried twice.
+    assert_eq!(s.sent(), 7 + 2);
+}

@@ -1,0 +1,23 @@
+//! The CLI's integration tests, in one test binary (one link, not one per file): a module per area.
+//! `cargo test -p evalscore-cli --test it e2e::` runs one module's tests.
+
+mod checks;
+mod common;
+mod compare;
+mod compressed;
+mod copy;
+mod e2e;
+mod errors;
+mod faults;
+mod fidelity;
+mod graded;
+mod judge;
+mod judge_robust;
+mod judge_robust_real;
+mod judged;
+mod judged_real;
+mod outdir;
+mod report;
+mod robustness;
+mod run_identity;
+mod storage;

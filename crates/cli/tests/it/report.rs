@@ -1,0 +1,297 @@
+//! `evalscore report` in a real browser: two runs made by `evalscore run` on generated
+//! data, the report of the new one against the baseline rendered by headless Chromium
+//! (Debian's `chromium`, installed by scripts/test.sh). The test checks the DOM Chromium
+//! dumps (the metric values, one `<svg>` per chart, text from the files escaped), that the
+//! page logged nothing to the console and made no network request, and takes a screenshot.
+//! A deliberately bad page proves that both checks do detect a script's console error and a
+//! request.
+#![allow(clippy::unwrap_used)]
+
+use crate::common::*;
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TASK: &str = r#"
+definition:
+  scorers:
+    - type: string_equals
+      key: judge
+      value: "{{ sample.label_pred }}"
+      ground_truth: "{{ sample.label_gt }}"
+      metrics:
+        - {type: mean, field: is_correct, name: Agreement, group_by: [subject]}
+        - type: binary-classification
+          name: Judge
+          field_gt: ground_truth
+          field_pred: value
+          positive_answer: "yes"
+          negative_answer: "no"
+        - {type: frequency, field: value, name: Predicted}
+"#;
+
+/// 120 rows; `flip` rows of the new run disagree where the baseline agreed. One predicted
+/// label is markup, which the page must show as text.
+fn input(path: &Path, flip: usize) -> Vec<(&'static str, &'static str)> {
+    let mut rows = Vec::new();
+    let subjects = ["algebra", "biology", "chemistry"];
+    let mut s = String::new();
+    for i in 0..120usize {
+        let gt = if i % 3 == 0 { "no" } else { "yes" };
+        let mut pred = if i % 7 == 0 {
+            if gt == "yes" {
+                "no"
+            } else {
+                "yes"
+            }
+        } else {
+            gt
+        };
+        if i % 40 == 5 {
+            pred = "<i>maybe</i>";
+        }
+        if flipped(i, flip) {
+            pred = if gt == "yes" { "no" } else { "yes" };
+        }
+        rows.push((gt, pred));
+        s.push_str(&serde_json::json!({
+            "id": i, "subject": subjects[i % 3], "label_gt": gt, "label_pred": pred, "output": ""
+        }).to_string());
+        s.push('\n');
+    }
+    std::fs::write(path, s).unwrap();
+    rows
+}
+
+/// Whether row `i` of a run with `flip` flips disagrees where the baseline agreed.
+fn flipped(i: usize, flip: usize) -> bool {
+    !i.is_multiple_of(7) && i % 40 != 5 && i % 4 == 1 && i < flip * 4
+}
+
+fn run(dir: &Path, name: &str, flip: usize) -> (PathBuf, Vec<(&'static str, &'static str)>) {
+    let task = dir.join("task.yaml");
+    std::fs::write(&task, TASK).unwrap();
+    let data = dir.join(format!("{name}.jsonl"));
+    let rows = input(&data, flip);
+    let out = dir.join(name);
+    let o = evalscore()
+        .arg("run")
+        .arg(&task)
+        .arg("--input")
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .args(["--keep", "id,subject", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (out, rows)
+}
+
+struct Browser {
+    dom: String,
+    stderr: String,
+    netlog: Value,
+}
+
+/// Chromium, headless, in a fresh profile, logging the console to stderr and the network
+/// to a net-log; `extra` adds `--dump-dom` or `--screenshot=...`.
+fn chromium(page: &Path, tmp: &Path, extra: &str) -> Browser {
+    let profile = tempfile::tempdir_in(tmp).unwrap();
+    let netlog = tmp.join(format!("net-{}.json", std::process::id()));
+    let o = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1200,2600",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium (scripts/test.sh installs Debian's chromium)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let netlog: Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).unwrap();
+    Browser {
+        dom: String::from_utf8(o.stdout).unwrap(),
+        stderr: String::from_utf8(o.stderr).unwrap(),
+        netlog,
+    }
+}
+
+/// The console messages Chromium logged (`INFO:CONSOLE...] "message", source: ...`).
+fn console(b: &Browser) -> Vec<&str> {
+    b.stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .collect()
+}
+
+/// The URLs the page itself requested: every request start in the net-log whose initiator
+/// is an origin (the page's; the browser's own background requests, such as its component
+/// updater, have none: "not an origin").
+fn page_requests(b: &Browser) -> Vec<String> {
+    let types = &b.netlog["constants"]["logEventTypes"];
+    let start = types["URL_REQUEST_START_JOB"].as_u64().unwrap();
+    b.netlog["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start))
+        .filter(|e| e["params"]["initiator"].as_str() != Some("not an origin"))
+        .filter_map(|e| e["params"]["url"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_deliberately_bad_page_is_caught() {
+    let tmp = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let page = tmp.path().join("bad.html");
+    std::fs::write(
+        &page,
+        format!(
+            "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:{port}/x.png\">\
+             <script>console.error(\"boom\")</script></body></html>"
+        ),
+    )
+    .unwrap();
+    let got = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf).unwrap();
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    });
+    let b = chromium(&page, tmp.path(), "--dump-dom");
+    assert!(got.join().unwrap().starts_with("GET /x.png HTTP/1.1"));
+    assert_eq!(
+        page_requests(&b),
+        [format!("http://127.0.0.1:{port}/x.png")]
+    );
+    let logged = console(&b);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(logged[0].contains("\"boom\""), "{logged:?}");
+
+    // With the report's Content-Security-Policy, the request is refused (no request), and
+    // the refusal is a console error.
+    let csp = tmp.path().join("csp.html");
+    std::fs::write(
+        &csp,
+        format!(
+            "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" \
+             content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\"></head>\
+             <body><img src=\"http://127.0.0.1:{port}/y.png\"></body></html>"
+        ),
+    )
+    .unwrap();
+    let b = chromium(&csp, tmp.path(), "--dump-dom");
+    assert_eq!(page_requests(&b), Vec::<String>::new());
+    let logged = console(&b);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(logged[0].contains("Content Security Policy"), "{logged:?}");
+}
+
+#[test]
+fn the_report_renders_offline_with_every_chart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (base, _) = run(tmp.path(), "base", 0);
+    let (new, rows) = run(tmp.path(), "new", 8);
+    let page = tmp.path().join("report.html");
+    let o = evalscore()
+        .arg("report")
+        .arg(&new)
+        .arg("--baseline")
+        .arg(&base)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        format!("wrote {}\n", page.display())
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for outside in ["<script", "<link", "@import", "url(", "src=", "href="] {
+        assert!(!html.contains(outside), "the page holds {outside}");
+    }
+
+    let b = chromium(&page, tmp.path(), "--dump-dom");
+    assert_eq!(console(&b), Vec::<&str>::new());
+    assert_eq!(page_requests(&b), Vec::<String>::new());
+    let dom = &b.dom;
+    // One SVG per chart: agreement per subject, the frequency bars, the confusion heatmap,
+    // and the forest plot of the comparison.
+    assert_eq!(dom.matches("<svg").count(), 4, "{dom}");
+    for kind in ["groups", "frequency", "confusion", "forest"] {
+        assert_eq!(
+            dom.matches(&format!("data-kind=\"{kind}\"")).count(),
+            1,
+            "{kind}"
+        );
+    }
+    // The metric values, as metrics.parquet holds them.
+    let m = read_parquet(&new.join("metrics.parquet"));
+    let lines = metric_lines(&m);
+    let subjects = strings(&m, "subject");
+    let figure = |metric: &str, stat: &str| -> f64 {
+        let i = lines
+            .iter()
+            .enumerate()
+            .position(|(i, l)| {
+                let p: Vec<&str> = l.split('|').collect();
+                p[2] == metric && p[5] == stat && p[6] == "∅" && subjects[i].is_none()
+            })
+            .unwrap();
+        lines[i].split('|').nth(7).unwrap().parse().unwrap()
+    };
+    let agreement = figure("Agreement", "value");
+    let agree = rows.iter().filter(|(g, p)| g == p).count();
+    assert_eq!(agreement, agree as f64 / 120.0);
+    assert!(dom.contains(&format!(
+        "<td class=\"num\">{agreement:.4}</td><td class=\"num\">[{:.4}, {:.4}]</td><td class=\"num\">120</td>",
+        figure("Agreement", "ci_low"),
+        figure("Agreement", "ci_high")
+    )), "{dom}");
+    let accuracy = figure("Judge", "accuracy");
+    assert!(dom.contains(&format!(
+        "<td>accuracy</td><td></td><td class=\"num\">{accuracy:.4}</td><td class=\"num\">[{:.4}, {:.4}]</td>",
+        figure("Judge", "accuracy_ci_low"),
+        figure("Judge", "accuracy_ci_high")
+    )), "{dom}");
+    // Markup from the data is text: escaped in the tables and in the SVG charts.
+    assert!(!dom.contains("<i>maybe</i>"));
+    assert!(dom.contains("&lt;i&gt;maybe&lt;/i&gt;"));
+    // The comparison: the flipped rows went from pass to fail, listed by key.
+    let keys: Vec<String> = (0..120)
+        .filter(|i| flipped(*i, 8))
+        .map(|i| i.to_string())
+        .collect();
+    assert_eq!(keys.len(), 6);
+    assert!(
+        dom.contains(&format!("<td class=\"keys\">6: {}</td>", keys.join(", "))),
+        "{dom}"
+    );
+
+    let shot = tmp.path().join("report.png");
+    chromium(
+        &page,
+        tmp.path(),
+        &format!("--screenshot={}", shot.display()),
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    if let Ok(keep) = std::env::var("EVALSCORE_REPORT_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}

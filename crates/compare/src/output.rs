@@ -1,0 +1,159 @@
+//! The outputs of a comparison: `compare.parquet` and `compare.json` (the CLI prints the rows
+//! as a table).
+
+use crate::compare::{CompareRow, Comparison, COMPARE_FILES};
+use crate::error::CompareError;
+use crate::stats;
+use arrow::array::{ArrayRef, Float64Builder, StringBuilder, UInt64Builder};
+use arrow::datatypes::{Field, Schema};
+use arrow::record_batch::RecordBatch;
+use evalscore_error::Error;
+use evalscore_outdir::{io_error, parquet_error, OutDir};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::Arc;
+
+impl Comparison {
+    /// Whether the gate is on and some verdict is `regressed`.
+    pub fn gate_failed(&self) -> bool {
+        self.options.max_drop.is_some() && self.rows.iter().any(|r| r.verdict == "regressed")
+    }
+
+    /// compare.json's content.
+    pub fn to_json(&self) -> Value {
+        let o = &self.options;
+        json!({
+            "base": o.base.display().to_string(),
+            "new": o.new.display().to_string(),
+            "key": o.key,
+            "cluster": o.cluster,
+            "group_by": o.group_by,
+            "confidence": o.confidence,
+            "max_drop": o.max_drop,
+            "power": stats::POWER,
+            "gate": match (o.max_drop, self.gate_failed()) {
+                (None, _) => "off",
+                (Some(_), true) => "failed",
+                (Some(_), false) => "passed",
+            },
+            "base_rows": self.base_rows,
+            "new_rows": self.new_rows,
+            "only_base_keys": self.only_base_keys,
+            "only_new_keys": self.only_new_keys,
+            "comparisons": self.rows,
+        })
+    }
+
+    /// compare.parquet's content.
+    pub fn to_batch(&self) -> Result<RecordBatch, Error> {
+        let text = |f: &dyn Fn(&CompareRow) -> Option<String>| -> ArrayRef {
+            let mut b = StringBuilder::new();
+            for r in &self.rows {
+                b.append_option(f(r));
+            }
+            Arc::new(b.finish())
+        };
+        let count = |f: &dyn Fn(&CompareRow) -> Option<u64>| -> ArrayRef {
+            let mut b = UInt64Builder::new();
+            for r in &self.rows {
+                b.append_option(f(r));
+            }
+            Arc::new(b.finish())
+        };
+        let float = |f: &dyn Fn(&CompareRow) -> Option<f64>| -> ArrayRef {
+            let mut b = Float64Builder::new();
+            for r in &self.rows {
+                b.append_option(f(r));
+            }
+            Arc::new(b.finish())
+        };
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("column", text(&|r| Some(r.column.clone()))),
+            ("group", text(&|r| r.group.clone())),
+            ("test", text(&|r| Some(r.test.to_owned()))),
+            ("n_pairs", count(&|r| Some(r.n_pairs))),
+            ("missing_pairs", count(&|r| Some(r.missing_pairs))),
+            ("only_base", count(&|r| Some(r.only_base))),
+            ("only_new", count(&|r| Some(r.only_new))),
+            ("n_clusters", count(&|r| r.n_clusters)),
+            ("base_mean", float(&|r| r.base_mean)),
+            ("new_mean", float(&|r| r.new_mean)),
+            ("diff", float(&|r| r.diff)),
+            ("diff_se", float(&|r| r.diff_se)),
+            ("ci_low", float(&|r| r.ci_low)),
+            ("ci_high", float(&|r| r.ci_high)),
+            ("p_value", float(&|r| r.p_value)),
+            ("p_value_holm", float(&|r| r.p_value_holm)),
+            ("pass_to_fail", count(&|r| Some(r.pass_to_fail))),
+            ("fail_to_pass", count(&|r| Some(r.fail_to_pass))),
+            ("min_detectable_diff", float(&|r| r.min_detectable_diff)),
+            ("verdict", text(&|r| Some(r.verdict.to_owned()))),
+        ];
+        let nullable = |n: &str| {
+            !matches!(
+                n,
+                "column"
+                    | "test"
+                    | "n_pairs"
+                    | "missing_pairs"
+                    | "only_base"
+                    | "only_new"
+                    | "pass_to_fail"
+                    | "fail_to_pass"
+                    | "verdict"
+            )
+        };
+        let schema = Schema::new(
+            cols.iter()
+                .map(|(n, a)| Field::new(*n, a.data_type().clone(), nullable(n)))
+                .collect::<Vec<_>>(),
+        );
+        RecordBatch::try_new(Arc::new(schema), cols.into_iter().map(|(_, a)| a).collect()).map_err(
+            |e| {
+                CompareError::InternalCause {
+                    what: "compare.parquet",
+                    source: Box::new(e),
+                }
+                .into()
+            },
+        )
+    }
+}
+
+/// A p-value for people: 4 decimals, or 3 significant digits in scientific notation below
+/// 0.001.
+pub fn p_text(x: f64) -> String {
+    if x != 0.0 && x < 1e-3 {
+        format!("{x:.2e}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// Writes `compare.parquet` and `compare.json` into `out` the way `run` writes its outputs:
+/// staged, refused without `overwrite` when present, renamed into place together.
+pub fn write(c: &Comparison, out: &Path, overwrite: bool) -> Result<(), Error> {
+    let dir = OutDir::prepare(out, &COMPARE_FILES, overwrite)?;
+    let batch = c.to_batch()?;
+    let file = dir.create(0)?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .build();
+    let shown = dir.shown(0).to_path_buf();
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props))
+        .map_err(|e| parquet_error(&shown, e))?;
+    w.write(&batch).map_err(|e| parquet_error(&shown, e))?;
+    let file = w.into_inner().map_err(|e| parquet_error(&shown, e))?;
+    file.sync_all().map_err(|e| io_error("write", &shown, e))?;
+    let mut json =
+        serde_json::to_vec_pretty(&c.to_json()).map_err(|e| CompareError::InternalCause {
+            what: "compare.json",
+            source: Box::new(e),
+        })?;
+    json.push(b'\n');
+    dir.write_bytes(1, &json)?;
+    dir.commit()
+}

@@ -1,0 +1,5 @@
+//! The engine's integration tests, in one test binary (one link, not one per file): a module per
+//! area. `cargo test -p evalscore-engine --test it library::` runs one module's tests.
+
+mod functions;
+mod library;

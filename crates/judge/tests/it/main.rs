@@ -1,0 +1,9 @@
+//! The judge crate's integration tests, in one test binary (one link, not one per file): a module
+//! per area. `cargo test -p evalscore-judge --test it window::` runs one module's tests.
+
+mod cache;
+mod client;
+mod embed;
+mod llama_server;
+mod robust;
+mod window;

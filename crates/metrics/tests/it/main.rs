@@ -1,0 +1,7 @@
+//! The metrics crate's integration tests, in one test binary (one link, not one per file): a module
+//! per area. `cargo test -p evalscore-metrics --test it merge_law::` runs one module's tests.
+
+mod golden;
+mod limits;
+mod merge_law;
+mod state_bytes;

@@ -1,0 +1,97 @@
+//! A Parquet input from its footer, and the decoder's setup: strings read as Utf8View, and
+//! every call into the decoder on possibly damaged bytes made under a panic guard.
+
+use crate::{pages, Format, InputFile, ReadError};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A Parquet input from its footer, read through `handle`; `data_end` is where the footer
+/// starts (the column chunks end before it).
+pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
+    path: &Path,
+    handle: &R,
+    footer_sha256: String,
+    data_end: u64,
+) -> Result<InputFile, ReadError> {
+    let unreadable = |e: &dyn std::fmt::Display| {
+        ReadError::at(path, format!("not a readable Parquet file: {e}"))
+            .with_hint("the file may be truncated, still being written, or not Parquet at all")
+    };
+    let loaded = guarded(|| ArrowReaderMetadata::load(handle, ArrowReaderOptions::new()))
+        .map_err(|m| unreadable(&m))?
+        .map_err(|e| unreadable(&e))?;
+    let meta = loaded.metadata();
+    pages::check_footer(meta, data_end).map_err(|m| {
+        ReadError::at(path, format!("damaged footer: {m}"))
+            .with_hint("the file is damaged; re-export it from its source")
+    })?;
+    let row_groups: Vec<u64> = meta
+        .row_groups()
+        .iter()
+        .map(|rg| rg.num_rows().max(0) as u64)
+        .collect();
+    let rows = row_groups.iter().sum();
+    let schema = Arc::clone(loaded.schema());
+    let reader_meta =
+        guarded(|| ArrowReaderMetadata::try_new(Arc::clone(meta), view_options(&schema)).ok())
+            .ok()
+            .flatten();
+    Ok(InputFile {
+        path: path.to_path_buf(),
+        format: Format::Parquet,
+        compression: None,
+        rows,
+        row_groups,
+        footer_sha256,
+        schema,
+        jsonl_spans: Vec::new(),
+        reader_meta,
+        remote: None,
+    })
+}
+
+/// Runs the Parquet decoder on damaged bytes without letting a panic in it escape: a panic
+/// becomes `Err` with its message, reported as a damaged file rather than an internal error.
+pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".to_owned());
+        format!("the Parquet decoder failed: {what}")
+    })
+}
+
+/// Strings are decoded as Utf8View: views into the decoded pages instead of a copy of every
+/// string into one buffer.
+pub(crate) fn view_options(schema: &SchemaRef) -> ArrowReaderOptions {
+    ArrowReaderOptions::new().with_schema(view_schema(schema))
+}
+
+/// `schema` with top-level Utf8 and LargeUtf8 columns read as Utf8View.
+fn view_schema(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 => {
+                f.as_ref().clone().with_data_type(DataType::Utf8View)
+            }
+            // List items too (MCQA choices): views into the decoded dictionary page instead
+            // of a copy of every item.
+            DataType::List(item)
+                if matches!(item.data_type(), DataType::Utf8 | DataType::LargeUtf8) =>
+            {
+                let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
+                f.as_ref()
+                    .clone()
+                    .with_data_type(DataType::List(Arc::new(item)))
+            }
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}

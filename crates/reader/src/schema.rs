@@ -1,0 +1,101 @@
+//! The schema a run's inputs share: every file must have the same columns with the same
+//! logical types.
+
+use crate::{InputFile, ReadError};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use std::sync::Arc;
+
+/// The schema `files` share (the first file's), or an error naming two files that differ.
+/// A column is nullable in the shared schema when it is in any file, so what is built from it
+/// (a kept column's output field) holds every file's rows.
+pub(crate) fn shared_schema(files: &[InputFile]) -> Result<SchemaRef, ReadError> {
+    let first = &files[0];
+    for f in &files[1..] {
+        check_same_schema(first, f)?;
+    }
+    let fields: Vec<Field> = first
+        .schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let nullable = files.iter().any(|g| {
+                g.schema
+                    .field_with_name(f.name())
+                    .map_or(true, |g| g.is_nullable())
+            });
+            f.as_ref().clone().with_nullable(nullable)
+        })
+        .collect();
+    Ok(Arc::new(Schema::new_with_metadata(
+        fields,
+        first.schema.metadata().clone(),
+    )))
+}
+
+/// Two files share a schema when they have the same column names in the same order with the
+/// same logical types: the string layouts (Utf8, LargeUtf8, Utf8View, dictionaries of them)
+/// count as one type, as do List and LargeList of the same item, and integer widths as one.
+fn check_same_schema(a: &InputFile, b: &InputFile) -> Result<(), ReadError> {
+    let names = |s: &Schema| {
+        s.fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect::<Vec<_>>()
+    };
+    for f in a.schema.fields() {
+        match b.schema.field_with_name(f.name()) {
+            Err(_) => {
+                return Err(ReadError::new(format!(
+                    "inputs `{}` and `{}` have different schemas: column `{}` is missing from the second",
+                    a.path.display(), b.path.display(), f.name()
+                )).with_hint("all inputs of one run must share one schema; run them separately"))
+            }
+            Ok(g) if !same_type(f, g) => {
+                return Err(ReadError::new(format!(
+                    "inputs `{}` and `{}` have different schemas: column `{}` is {} in the first and {} in the second",
+                    a.path.display(), b.path.display(), f.name(), f.data_type(), g.data_type()
+                )).with_hint("all inputs of one run must share one schema; run them separately"))
+            }
+            Ok(_) => {}
+        }
+    }
+    if let Some(extra) = names(&b.schema)
+        .into_iter()
+        .find(|n| a.schema.field_with_name(n).is_err())
+    {
+        return Err(ReadError::new(format!(
+            "inputs `{}` and `{}` have different schemas: column `{extra}` is missing from the first",
+            a.path.display(), b.path.display()
+        )).with_hint("all inputs of one run must share one schema; run them separately"));
+    }
+    Ok(())
+}
+
+fn same_type(a: &Field, b: &Field) -> bool {
+    logical(a.data_type()) == logical(b.data_type())
+}
+
+fn logical(t: &DataType) -> String {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
+        DataType::Dictionary(_, v) => logical(v),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => "int".into(),
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => "uint".into(),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => "float".into(),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => {
+            format!("list<{}>", logical(f.data_type()))
+        }
+        DataType::Struct(fields) => format!(
+            "struct<{}>",
+            fields
+                .iter()
+                .map(|f| format!("{}:{}", f.name(), logical(f.data_type())))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
+}

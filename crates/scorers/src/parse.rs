@@ -1,0 +1,175 @@
+//! The scorers of a task file walked into [`ScorerSpec`]s: the common keys (`type`, `key`,
+//! `display_name`, `purpose`, `metrics`, `write_scores`; `normalize` and `extract` for the
+//! kinds that score a text) here, each kind's own options by its [`ScorerType`] found in the
+//! registry. Every error is at its line and column.
+
+use crate::registry;
+use crate::scorer::ParseCx;
+use crate::spec::ScorerSpec;
+use evalscore_task::{
+    did_you_mean, parse_metric, sanitize, Location, ModelSpec, Node, Purpose, ScorerOptions,
+    TaskError, TemplateCompiler,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The keys every scorer takes, in the order "allowed keys" lists them; a kind without
+/// [`ScorerType::text_options`] takes the first five, its own, then `write_scores`.
+const COMMON_SCORER_KEYS: &[&str] = &[
+    "type",
+    "key",
+    "display_name",
+    "purpose",
+    "metrics",
+    "normalize",
+    "extract",
+    "write_scores",
+];
+
+/// Everything a scorer's parser reads besides its mapping.
+pub(crate) struct TaskScope<'a> {
+    pub compiler: &'a mut TemplateCompiler,
+    pub warnings: &'a mut Vec<String>,
+    pub base_dir: Option<&'a Path>,
+    pub models: &'a BTreeMap<String, ModelSpec>,
+}
+
+/// The hint that lists every scorer type, after a suggestion when one is close.
+fn types_hint(suggestion: Option<&str>) -> String {
+    let names = registry::type_names().join(", ");
+    match suggestion {
+        Some(s) => format!("did you mean `{s}`? scorer types: {names}"),
+        None => format!("scorer types: {names}"),
+    }
+}
+
+/// Parses one entry of `definition.scorers`. Its key is assigned later ([`assign_keys`]).
+pub(crate) fn parse_scorer(
+    node: Node<'_>,
+    scope: &mut TaskScope<'_>,
+) -> Result<ScorerSpec, TaskError> {
+    let map = node.map("a scorer")?;
+    let type_node = map
+        .get("type")
+        .ok_or_else(|| map.err("scorer has no `type`").with_hint(types_hint(None)))?;
+    let scorer_type = type_node.scalar_string("type")?;
+    let Some(kind) = registry::find(&scorer_type) else {
+        let names = registry::type_names();
+        return Err(type_node
+            .err(format!("unknown scorer type `{scorer_type}`"))
+            .with_hint(types_hint(did_you_mean(&scorer_type, &names))));
+    };
+    let own = kind.options().iter().map(|o| o.key);
+    let allowed: Vec<&str> = if kind.text_options() {
+        COMMON_SCORER_KEYS.iter().copied().chain(own).collect()
+    } else {
+        COMMON_SCORER_KEYS[..5]
+            .iter()
+            .copied()
+            .chain(own)
+            .chain(["write_scores"])
+            .collect()
+    };
+    map.check_keys(&allowed, &format!("scorer `{scorer_type}`"))?;
+    let options = ScorerOptions::new(
+        map,
+        &scorer_type,
+        scope.compiler,
+        scope.warnings,
+        scope.base_dir,
+        scope.models,
+    );
+    let mut cx = ParseCx::new(options, kind.text_options())?;
+    let scorer = kind.parse(&scorer_type, &mut cx)?;
+
+    let purpose = match map.get("purpose") {
+        None => Purpose::Score,
+        Some(n) => match n.scalar_string("purpose")?.as_str() {
+            "score" => Purpose::Score,
+            "qa" => Purpose::Qa,
+            other => {
+                return Err(n
+                    .err(format!("unknown purpose `{other}`"))
+                    .with_hint("purpose is `score` or `qa`"))
+            }
+        },
+    };
+    let key = map.get("key").map(|n| n.scalar_string("key")).transpose()?;
+    let display_name = map
+        .get("display_name")
+        .map(|n| n.scalar_string("display_name"))
+        .transpose()?;
+    let mut metrics = Vec::new();
+    if let Some(n) = map.get("metrics") {
+        for m in n.seq("`metrics`")? {
+            metrics.push(parse_metric(m, scorer.fields(), &scorer_type)?);
+        }
+    }
+    let write_scores = map
+        .get("write_scores")
+        .map(|n| n.boolean("write_scores"))
+        .transpose()?
+        .unwrap_or(true);
+    Ok(ScorerSpec {
+        write_scores,
+        key: key.unwrap_or_default(),
+        scorer_type,
+        display_name,
+        purpose,
+        scorer,
+        metrics,
+        location: map.location,
+    })
+}
+
+/// Gives every scorer its warehouse-safe key: the `key` as written with characters outside
+/// `[A-Za-z0-9_]` replaced by `_`, else the type, then `type_2`, `type_3`, ... on repeats.
+pub(crate) fn assign_keys(scorers: &mut [ScorerSpec]) -> Result<(), TaskError> {
+    let mut seen: BTreeMap<String, Option<Location>> = BTreeMap::new();
+    let explicit: BTreeSet<String> = scorers
+        .iter()
+        .filter(|s| !s.key.is_empty())
+        .map(|s| sanitize(&s.key))
+        .collect();
+    let mut type_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for s in scorers.iter_mut() {
+        let key = if s.key.is_empty() {
+            let base = sanitize(&s.scorer_type);
+            let mut n = type_counts.get(&base).copied().unwrap_or(0);
+            loop {
+                n += 1;
+                let candidate = if n == 1 {
+                    base.clone()
+                } else {
+                    format!("{base}_{n}")
+                };
+                if !explicit.contains(&candidate) && !seen.contains_key(&candidate) {
+                    type_counts.insert(base, n);
+                    break candidate;
+                }
+            }
+        } else {
+            sanitize(&s.key)
+        };
+        if let Some(prev) = seen.get(&key) {
+            let prev = prev
+                .map(|l| format!(" (the other is at {l})"))
+                .unwrap_or_default();
+            let original = if s.key.is_empty() || s.key == key {
+                String::new()
+            } else {
+                format!(" (`{}` made warehouse-safe)", s.key)
+            };
+            return Err(TaskError::new(
+                format!("two scorers have the key `{key}`{original}{prev}"),
+                s.location,
+            )
+            .with_hint(
+                "give each scorer a distinct `key:`; keys may use only A-Z, a-z, 0-9 and _",
+            ));
+        }
+        seen.insert(key.clone(), s.location);
+        s.key = key;
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! The registry: the one list of scorer kinds. The task parser finds a scorer's kind here by
+//! its `type`, unknown-type errors and their "did you mean" list its names, and the scorer
+//! reference (docs/scorer-reference.md) and the tests read it. Adding a kind is one file
+//! under `scorers/` and one line here.
+
+use crate::scorer::ScorerType;
+use crate::scorers::*;
+
+/// Every scorer kind, in the order "scorer types: ..." lists their names.
+pub static SCORER_TYPES: &[&dyn ScorerType] = &[
+    &string_equals::StringEquals,
+    &string_equals_mcqa::StringEqualsMcqa,
+    &match_family::MatchFamily,
+    &valid_json::ValidJson,
+    &check_injection::CheckInjection,
+    &custom::Custom,
+    &exact::Exact,
+    &regex::Regex,
+    &pass_fail::PassFail,
+    &numeric_match::NumericMatch,
+    &includes_all::IncludesAll,
+    &not_regex::NotRegex,
+    &contains_json::ContainsJson,
+    &lexical::F1,
+    &rouge::Rouge,
+    &lexical::BLEU,
+    &lexical::CHRF,
+    &lexical::LEVENSHTEIN,
+    &similarity::Similarity,
+    &model_as_a_judge_classifier::ModelAsAJudgeClassifier,
+    &model_as_a_judge_scorer::ModelAsAJudgeScorer,
+    &model_graded_fact::ModelGradedFact,
+    &model_graded_closed_qa::ModelGradedClosedQa,
+    &model_graded_security::ModelGradedSecurity,
+    &model_graded_custom::ModelGradedCustom,
+];
+
+/// The kind that parses scorer type `name`.
+pub fn find(name: &str) -> Option<&'static dyn ScorerType> {
+    SCORER_TYPES
+        .iter()
+        .copied()
+        .find(|k| k.names().contains(&name))
+}
+
+/// Every scorer type name, in registry order.
+pub fn type_names() -> Vec<&'static str> {
+    SCORER_TYPES
+        .iter()
+        .flat_map(|k| k.names().iter().copied())
+        .collect()
+}

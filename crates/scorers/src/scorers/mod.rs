@@ -1,0 +1,25 @@
+//! The built-in scorer kinds, one file each (a kind may parse several type names); the
+//! registry ([`crate::registry`]) lists them.
+
+pub mod check_injection;
+pub mod contains_json;
+pub mod custom;
+pub mod exact;
+pub mod includes_all;
+pub mod lexical;
+pub mod match_family;
+pub mod model_as_a_judge_classifier;
+pub mod model_as_a_judge_scorer;
+pub mod model_graded_closed_qa;
+pub mod model_graded_custom;
+pub mod model_graded_fact;
+pub mod model_graded_security;
+pub mod not_regex;
+pub mod numeric_match;
+pub mod pass_fail;
+pub mod regex;
+pub mod rouge;
+pub mod similarity;
+pub mod string_equals;
+pub mod string_equals_mcqa;
+pub mod valid_json;

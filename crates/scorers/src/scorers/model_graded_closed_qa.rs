@@ -1,0 +1,73 @@
+//! `model_graded_closed_qa` (Baserun, seed 002): the judge says whether a submission to a task
+//! meets a criterion, Y or N.
+
+use crate::judge::choice::{choice_scores, ChoiceFamily, ChoiceJudge};
+use crate::judge::parse::{CHOICE_SCORES, MODEL_KEY, PASS_THRESHOLD};
+use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use evalscore_task::TaskError;
+
+/// The kind `model_graded_closed_qa`.
+#[derive(Debug)]
+pub struct ModelGradedClosedQa;
+
+/// The prompt, its parts and its choices.
+static FAMILY: ChoiceFamily = ChoiceFamily {
+    parts: &[("task", true), ("submission", false), ("criterion", true)],
+    value_part: "submission",
+    default_choices: &[("Y", 1.0), ("N", 0.0)],
+    prompt,
+};
+
+impl ScorerType for ModelGradedClosedQa {
+    fn names(&self) -> &'static [&'static str] {
+        &["model_graded_closed_qa"]
+    }
+
+    fn doc(&self) -> &'static str {
+        "Baserun's closed-QA judge: the judge says whether the submission meets the criterion, `Y` (1.0) or `N` (0.0)."
+    }
+
+    fn options(&self) -> &'static [OptionDoc] {
+        const OPTIONS: &[OptionDoc] = &[
+            MODEL_KEY,
+            OptionDoc::required("task", "template of the task the submission answers"),
+            OptionDoc::optional(
+                "submission",
+                "template of the submission judged; default: the model output",
+            ),
+            OptionDoc::required(
+                "criterion",
+                "template of the criterion the submission must meet",
+            ),
+            CHOICE_SCORES,
+            PASS_THRESHOLD,
+        ];
+        OPTIONS
+    }
+
+    fn example(&self) -> &'static str {
+        r#"{type: model_graded_closed_qa, model_key: judge, task: "{{ sample.question }}", criterion: "The answer is in French."}"#
+    }
+
+    fn text_options(&self) -> bool {
+        false
+    }
+
+    fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
+        ChoiceJudge::parse(cx, &FAMILY, |cx| choice_scores(cx, &FAMILY))
+    }
+}
+
+/// The user message, from the parts' rendered texts in order.
+fn prompt(parts: &[&str], _choices: &[(String, f64)]) -> String {
+    let part = |i: usize| parts.get(i).copied().unwrap_or("");
+    format!(
+        "You are checking whether a submission to a task meets a criterion.\n\n\
+         [Task]\n{}\n\n[Submission]\n{}\n\n[Criterion]\n{}\n\n\
+         Does the submission meet the criterion? Reason step by step, then write Y (it meets the criterion) \
+         or N (it does not) alone on the last line.",
+        part(0),
+        part(1),
+        part(2)
+    )
+}

@@ -1,0 +1,9 @@
+//! The scorers crate's integration tests, one binary: loading task files (the registry's
+//! kinds, templates, `models:`), hostile inputs, and the registry itself.
+
+mod graded;
+mod hostile;
+mod models;
+mod parse;
+mod registry;
+mod templates;
