@@ -542,7 +542,25 @@ impl<'a> ExpectedReader<'a> {
 
     fn set(&mut self, items: impl Iterator<Item = String>) {
         let norm = self.norm;
-        self.items = items.map(|s| apply(norm, &s).into_owned()).collect();
+        self.items.clear();
+        self.items.extend(items.map(|s| match apply(norm, &s) {
+            Cow::Owned(n) => n,
+            Cow::Borrowed(_) => s,
+        }));
+    }
+
+    /// One expected string, in the buffer of the last row when there is one (no allocation
+    /// per row once the buffer is large enough).
+    fn set_one(&mut self, text: &str) {
+        let text = apply(self.norm, text);
+        self.items.truncate(1);
+        match self.items.first_mut() {
+            Some(slot) => {
+                slot.clear();
+                slot.push_str(&text);
+            }
+            None => self.items.push(text.into_owned()),
+        }
     }
 
     pub(crate) fn row(&mut self, row: usize) -> Option<&[String]> {
@@ -569,7 +587,7 @@ impl<'a> ExpectedReader<'a> {
                 if self.last_text != Some(text) || self.items.is_empty() {
                     match text_as_list(text) {
                         Some(list) => self.set(list.into_iter()),
-                        None => self.set(std::iter::once(text.to_owned())),
+                        None => self.set_one(text),
                     }
                     self.last_text = Some(text);
                 }
