@@ -13,7 +13,7 @@
 
 use arrow::array::{Array, ArrayRef};
 use arrow::compute::concat;
-use evalscore_kernels::{graded, Lexical, References, RougeVariant, TextColumn};
+use evalscore_kernels::{graded, Batch, Expected, Lexical, RougeVariant, TextColumn};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use std::time::Instant;
@@ -62,9 +62,14 @@ fn main() {
         let len = BATCH.min(rows - at);
         let (o, r) = (outputs.slice(at, len), refs.slice(at, len));
         let col = TextColumn::new(o.as_ref(), "output").expect("text");
-        let got =
-            graded(col, References::PerRow(r.as_ref()), measure, 0.5, None, len).expect("kernel");
-        scores.extend_from_slice(got.score.values());
+        let got = graded(
+            Batch::new(col, None, len),
+            Expected::PerRow(r.as_ref()),
+            measure,
+            0.5,
+        )
+        .expect("kernel");
+        scores.extend_from_slice(got.score.as_ref().expect("a graded score").values());
     }
     let secs = start.elapsed().as_secs_f64();
     let bytes: Vec<u8> = scores.iter().flat_map(|s| s.to_le_bytes()).collect();

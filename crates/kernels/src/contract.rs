@@ -61,7 +61,11 @@ impl Scored {
 
     /// The result of a fast path that decided every row as `hits`, valid or not: true where
     /// the row is valid and `hit != negate`; the other rows are missing.
-    pub(crate) fn from_hits(hits: &BooleanBuffer, valid: Option<&NullBuffer>, negate: bool) -> Scored {
+    pub(crate) fn from_hits(
+        hits: &BooleanBuffer,
+        valid: Option<&NullBuffer>,
+        negate: bool,
+    ) -> Scored {
         let pass = if negate { !hits } else { hits.clone() };
         match valid {
             Some(v) => Scored::pass(&pass & v.inner(), v.null_count()),
@@ -92,7 +96,10 @@ impl<'a> Batch<'a> {
 
     /// The rows, scored on the value alone.
     pub(crate) fn rows(self) -> Rows<'a, ()> {
-        Rows { batch: self, side: () }
+        Rows {
+            batch: self,
+            side: (),
+        }
     }
 
     /// The rows against another text column; a row where it is null is missing.
@@ -101,9 +108,21 @@ impl<'a> Batch<'a> {
         Rows { batch: self, side }
     }
 
+    /// The rows against another text column read as it is (not normalized: the kernel
+    /// normalizes what it needs); a row where it is null is missing.
+    pub(crate) fn with_raw_text(self, other: TextColumn<'a>) -> Rows<'a, RawText<'a>> {
+        Rows {
+            batch: self,
+            side: RawText(other),
+        }
+    }
+
     /// The rows against another text column that may be null: the row function gets `None`
     /// there, and the row is not missing.
-    pub(crate) fn with_optional_text(self, other: TextColumn<'a>) -> Rows<'a, Optional<TextSide<'a>>> {
+    pub(crate) fn with_optional_text(
+        self,
+        other: TextColumn<'a>,
+    ) -> Rows<'a, Optional<TextSide<'a>>> {
         let side = Optional(TextSide::new(other, self.norm));
         Rows { batch: self, side }
     }
@@ -126,19 +145,29 @@ pub(crate) fn normalize<'s>(norm: Option<&Normalizer>, s: &'s str) -> Cow<'s, st
     }
 }
 
+/// The type of one row of a [`Side`], borrowed for `'s` from the side (its buffer of the
+/// last row, when it has one). A trait of its own rather than a generic associated type with
+/// `where Self: 's`, so that row functions can be generic over the borrow: the defaulted
+/// second parameter limits `'s` to the lifetimes the side outlives.
+pub(crate) trait SideItem<'s, Bound = &'s Self> {
+    type Item;
+}
+
+/// One row of side `S`.
+pub(crate) type Item<'s, S> = <S as SideItem<'s>>::Item;
+
 /// A kernel's other input, row by row, already normalized.
-pub(crate) trait Side {
-    /// One row's input.
-    type Item<'s>
-    where
-        Self: 's;
+pub(crate) trait Side: for<'s> SideItem<'s> {
     /// Row `r`'s input; `None` when it is null, which makes the row missing.
-    fn get(&mut self, r: usize) -> Option<Self::Item<'_>>;
+    fn get(&mut self, r: usize) -> Option<Item<'_, Self>>;
 }
 
 /// No other input.
+impl SideItem<'_> for () {
+    type Item = ();
+}
+
 impl Side for () {
-    type Item<'s> = ();
     #[inline]
     fn get(&mut self, _: usize) -> Option<()> {
         Some(())
@@ -170,11 +199,11 @@ impl<'a> TextSide<'a> {
     }
 }
 
+impl<'s> SideItem<'s> for TextSide<'_> {
+    type Item = &'s str;
+}
+
 impl Side for TextSide<'_> {
-    type Item<'s>
-        = &'s str
-    where
-        Self: 's;
     #[inline]
     fn get(&mut self, r: usize) -> Option<&str> {
         if let Some(s) = &self.scalar {
@@ -185,16 +214,30 @@ impl Side for TextSide<'_> {
     }
 }
 
+/// Another text column, as it is.
+pub(crate) struct RawText<'a>(TextColumn<'a>);
+
+impl<'a> SideItem<'_> for RawText<'a> {
+    type Item = &'a str;
+}
+
+impl Side for RawText<'_> {
+    #[inline]
+    fn get(&mut self, r: usize) -> Option<Item<'_, Self>> {
+        self.0.get(r)
+    }
+}
+
 /// A side whose null rows are not missing: the row function sees `None`.
 pub(crate) struct Optional<S>(S);
 
+impl<'s, S: Side> SideItem<'s> for Optional<S> {
+    type Item = Option<Item<'s, S>>;
+}
+
 impl<S: Side> Side for Optional<S> {
-    type Item<'s>
-        = Option<S::Item<'s>>
-    where
-        Self: 's;
     #[inline]
-    fn get(&mut self, r: usize) -> Option<Self::Item<'_>> {
+    fn get(&mut self, r: usize) -> Option<Item<'_, Self>> {
         Some(self.0.get(r))
     }
 }
@@ -212,7 +255,7 @@ impl<S: Side> Rows<'_, S> {
     /// runs in.
     fn drive<T>(
         self,
-        mut row: impl FnMut(usize, &str, S::Item<'_>) -> Result<T, KernelError>,
+        mut row: impl FnMut(usize, &str, Item<'_, S>) -> Result<T, KernelError>,
         mut missing: impl FnMut(usize) -> T,
         mut push: impl FnMut(usize, T),
     ) -> Result<usize, KernelError> {
@@ -240,7 +283,7 @@ impl<S: Side> Rows<'_, S> {
     /// A pass bit per row from `row`; a missing row fails.
     pub fn pass(
         self,
-        mut row: impl FnMut(usize, &str, S::Item<'_>) -> bool,
+        mut row: impl FnMut(usize, &str, Item<'_, S>) -> bool,
     ) -> Result<Scored, KernelError> {
         self.try_pass(|r, v, e| Ok(row(r, v, e)))
     }
@@ -248,13 +291,17 @@ impl<S: Side> Rows<'_, S> {
     /// [`Rows::pass`] with a row function that may fail: the first error is the kernel's.
     pub fn try_pass(
         self,
-        row: impl FnMut(usize, &str, S::Item<'_>) -> Result<bool, KernelError>,
+        row: impl FnMut(usize, &str, Item<'_, S>) -> Result<bool, KernelError>,
     ) -> Result<Scored, KernelError> {
         let len = self.batch.len;
         let mut words = vec![0u64; len.div_ceil(64)];
-        let missing = self.drive(row, |_| false, |r, pass| {
-            words[r / 64] |= u64::from(pass) << (r % 64);
-        })?;
+        let missing = self.drive(
+            row,
+            |_| false,
+            |r, pass| {
+                words[r / 64] |= u64::from(pass) << (r % 64);
+            },
+        )?;
         let bits = BooleanBuffer::new(Buffer::from_vec(words), 0, len);
         Ok(Scored::pass(bits, missing))
     }
@@ -263,7 +310,7 @@ impl<S: Side> Rows<'_, S> {
     /// `missing` gives it (null for most kernels).
     pub fn explained(
         self,
-        row: impl FnMut(usize, &str, S::Item<'_>) -> (bool, Cow<'static, str>),
+        row: impl FnMut(usize, &str, Item<'_, S>) -> (bool, Cow<'static, str>),
         mut missing: impl FnMut(usize) -> Option<Cow<'static, str>>,
     ) -> Result<Scored, KernelError> {
         let len = self.batch.len;
@@ -291,7 +338,7 @@ impl<S: Side> Rows<'_, S> {
     pub fn graded(
         self,
         threshold: f64,
-        mut row: impl FnMut(usize, &str, S::Item<'_>) -> f64,
+        mut row: impl FnMut(usize, &str, Item<'_, S>) -> f64,
     ) -> Result<Scored, KernelError> {
         let len = self.batch.len;
         let mut scores = Vec::with_capacity(len);
@@ -304,8 +351,9 @@ impl<S: Side> Rows<'_, S> {
 }
 
 /// The rows (within a batch) where either column is null: a two-column kernel's missing
-/// rows, counted from the validity bitmaps rather than row by row.
-pub(crate) fn missing_count(a: &TextColumn<'_>, b: &TextColumn<'_>, len: usize) -> usize {
+/// rows, counted from the validity bitmaps rather than row by row (the fast paths that do not
+/// run the driver's loop count them so).
+pub fn missing_count(a: &TextColumn<'_>, b: &TextColumn<'_>, len: usize) -> usize {
     use evalscore_text::Validity;
     match (a.validity(), b.validity()) {
         (Validity::AllNull, _) | (_, Validity::AllNull) => len,
@@ -316,4 +364,3 @@ pub(crate) fn missing_count(a: &TextColumn<'_>, b: &TextColumn<'_>, len: usize) 
         (Validity::Mask(a), Validity::Mask(b)) => len - (&a & &b).count_set_bits(),
     }
 }
-

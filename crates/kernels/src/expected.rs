@@ -2,13 +2,14 @@
 //! (the match family, `includes_all`, the graded scorers): the same strings for every row
 //! ([`Needles`], prepared once), or a column's cell ([`Expected::PerRow`]).
 
-use crate::contract::{normalize, Side};
+use crate::contract::{normalize, Side, SideItem};
 use crate::normalize::Normalizer;
 use crate::{parse_choice_list, to_text, KernelError};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
 use evalscore_text::TextColumn;
 use memchr::memmem::Finder;
+use std::borrow::Cow;
 
 /// Where the expected strings of each row come from.
 #[derive(Debug, Clone, Copy)]
@@ -142,11 +143,11 @@ impl<'a> ExpectedRows<'a> {
     }
 }
 
+impl<'s> SideItem<'s> for ExpectedRows<'_> {
+    type Item = Strings<'s>;
+}
+
 impl Side for ExpectedRows<'_> {
-    type Item<'s>
-        = Strings<'s>
-    where
-        Self: 's;
     #[inline]
     fn get(&mut self, r: usize) -> Option<Strings<'_>> {
         match self {
@@ -186,7 +187,25 @@ impl<'a> ExpectedReader<'a> {
 
     fn set(&mut self, items: impl Iterator<Item = String>) {
         let norm = self.norm;
-        self.items = items.map(|s| normalize(norm, &s).into_owned()).collect();
+        self.items.clear();
+        self.items.extend(items.map(|s| match normalize(norm, &s) {
+            Cow::Owned(n) => n,
+            Cow::Borrowed(_) => s,
+        }));
+    }
+
+    /// One expected string, in the buffer of the last row when there is one (no allocation
+    /// per row once the buffer is large enough).
+    fn set_one(&mut self, text: &str) {
+        let text = normalize(self.norm, text);
+        self.items.truncate(1);
+        match self.items.first_mut() {
+            Some(slot) => {
+                slot.clear();
+                slot.push_str(&text);
+            }
+            None => self.items.push(text.into_owned()),
+        }
     }
 
     fn row(&mut self, row: usize) -> Option<Strings<'_>> {
@@ -218,7 +237,7 @@ impl<'a> ExpectedReader<'a> {
                 if self.last_text != Some(text) || self.items.is_empty() {
                     match text_as_list(text) {
                         Some(list) => self.set(list.into_iter()),
-                        None => self.set(std::iter::once(text.to_owned())),
+                        None => self.set_one(text),
                     }
                     self.last_text = Some(text);
                 }

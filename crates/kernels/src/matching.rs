@@ -84,9 +84,7 @@ pub fn match_check(
 ) -> Result<Scored, KernelError> {
     match expected {
         // The strings are prepared once: one searcher each.
-        Expected::Fixed(needles) => batch
-            .rows()
-            .pass(|_, v, ()| needles.any(mode, v) != negate),
+        Expected::Fixed(needles) => batch.rows().pass(|_, v, ()| needles.any(mode, v) != negate),
         Expected::PerRow(arr) => {
             if let (None, TextColumn::Utf8View(v), DataType::Utf8View) =
                 (batch.norm, batch.value, arr.data_type())
@@ -97,9 +95,9 @@ pub fn match_check(
                     return Ok(Scored::from_hits(&hits, valid.as_ref(), negate));
                 }
             }
-            batch.with_expected(expected)?.pass(|_, v, items| {
-                items.iter().any(|e| one_matches(mode, v, e)) != negate
-            })
+            batch
+                .with_expected(expected)?
+                .pass(|_, v, items| items.iter().any(|e| one_matches(mode, v, e)) != negate)
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `normalize:` steps applied to both sides of a comparison, in the order written.
 
-use evalscore_text::TextColumn;
 use arrow::array::{ArrayRef, StringArray};
+use evalscore_text::TextColumn;
 use regex::Regex;
 use std::borrow::Cow;
 use std::sync::Arc;

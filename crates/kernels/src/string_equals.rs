@@ -19,14 +19,17 @@ use std::sync::Arc;
 /// either side is compared as arrow's scalar operand.
 ///
 /// Null rule: a null on either side scores 0.0 and counts as missing.
-pub fn string_equals(batch: Batch<'_>, ground_truth: TextColumn<'_>) -> Result<Scored, KernelError> {
+pub fn string_equals(
+    batch: Batch<'_>,
+    ground_truth: TextColumn<'_>,
+) -> Result<Scored, KernelError> {
     if batch.norm.is_some() {
         let value = batch.value;
         // Two texts that both normalize to the empty string are equal only when they were
         // equal before.
-        return batch.with_text(ground_truth).pass(|r, v, g| {
-            v == g && (!v.is_empty() || value.get(r) == ground_truth.get(r))
-        });
+        return batch
+            .with_text(ground_truth)
+            .pass(|r, v, g| v == g && (!v.is_empty() || value.get(r) == ground_truth.get(r)));
     }
     let (v, v_scalar) = operand(batch.value);
     let (g, g_scalar) = operand(ground_truth);
@@ -142,7 +145,10 @@ mod tests {
         assert_eq!(crate::score_vec(&out.is_correct), [1.0, 1.0, 1.0]);
         let none = TextColumn::scalar(None);
         let out = string_equals(Batch::new(g, None, 2), none).unwrap();
-        assert_eq!((crate::score_vec(&out.is_correct), out.missing), (vec![0.0, 0.0], 2));
+        assert_eq!(
+            (crate::score_vec(&out.is_correct), out.missing),
+            (vec![0.0, 0.0], 2)
+        );
     }
 
     #[test]

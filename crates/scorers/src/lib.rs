@@ -14,6 +14,7 @@
 //! - [`reference::render`] writes docs/scorer-reference.md from the registry.
 
 mod batch;
+mod bound;
 mod expected;
 pub mod functions;
 mod graded;

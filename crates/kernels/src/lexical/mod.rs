@@ -3,7 +3,7 @@
 //! `scripts/golden/lexical.py`):
 //!
 //! - [`token_f1`]: SQuAD v1.1 token F1 after SQuAD's `normalize_answer` (the functions of
-//!   the official evaluation script, which Hugging Face `evaluate`'s `squad` metric uses).
+//!   the official evaluation script).
 //! - [`rouge`]: Google's `rouge-score` package, `RougeScorer` defaults (its tokenizer, no
 //!   stemming), the F-measure of `rouge1`, `rouge2` or `rougeL`; several references take
 //!   the best F-measure, as `score_multi` does.
@@ -18,7 +18,7 @@
 //!   speed (the plain O(n·m) table of `strsim` was an order of magnitude slower).
 //!
 //! The first four are written here: the Rust crates for BLEU and ROUGE implement other
-//! variants (NLTK's or Hugging Face's BLEU, other tokenizers), and these scores depend on every
+//! variants (other BLEU smoothings, other tokenizers), and these scores depend on every
 //! detail of the tokenizer and the smoothing. Python's string semantics that matter are
 //! reproduced: `str.split()` splits on Unicode whitespace including U+001C..U+001F
 //! ([`py_space`]), `str.lower()` is Rust's full Unicode lower-casing, and `\b` of Python's

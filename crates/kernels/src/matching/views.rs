@@ -100,7 +100,7 @@ thread_local! {
 /// [`views_shaped`] of an expected column, remembered for the next call on the same column:
 /// `match` and `includes` over one `expected` column (`{{ sample.answer }}`) test it once per
 /// batch instead of twice.
-fn shaped_once(expected: &StringViewArray) -> bool {
+pub(super) fn shaped_once(expected: &StringViewArray) -> bool {
     let same = |a: &StringViewArray, b: &StringViewArray| {
         let (va, vb) = (a.views(), b.views());
         va.as_ptr() == vb.as_ptr()
@@ -154,7 +154,7 @@ fn view_prefix(v: u128, e: u128) -> bool {
 /// an inline text, the first four bytes of another) hold `byte`, eight and four at a time
 /// ([`crate::bytes_equal`]), masked by the length ([`crate::LOW_BYTES`]).
 #[inline]
-fn view_has_byte(view: u128, len: u32, byte: u8) -> bool {
+pub(super) fn view_has_byte(view: u128, len: u32, byte: u8) -> bool {
     // Per length, the masks of the low and the high word, in one lookup.
     const MASKS: [(u64, u64); 13] = {
         let mut m = [(0, 0); 13];
@@ -170,4 +170,3 @@ fn view_has_byte(view: u128, len: u32, byte: u8) -> bool {
     let (lo, hi) = ((view >> 32) as u64, (view >> 96) as u64);
     (crate::bytes_equal(lo, byte) & lo_mask) | (crate::bytes_equal(hi, byte) & hi_mask) != 0
 }
-
