@@ -83,20 +83,9 @@ pub fn pass_fail(batch: Batch<'_>, expected: TextColumn<'_>) -> Result<Scored, K
 mod tests {
     use super::*;
     use crate::normalize::{Normalizer, Step};
+    use crate::test_columns::{col, layouts};
     use arrow::array::{Array, ArrayRef, LargeStringArray, StringArray, StringViewArray};
     use std::sync::Arc;
-
-    fn layouts(values: &[Option<&str>]) -> Vec<ArrayRef> {
-        vec![
-            Arc::new(StringArray::from(values.to_vec())),
-            Arc::new(LargeStringArray::from(values.to_vec())),
-            Arc::new(StringViewArray::from(values.to_vec())),
-        ]
-    }
-
-    fn col(a: &ArrayRef) -> TextColumn<'_> {
-        TextColumn::new(a.as_ref(), "v").unwrap()
-    }
 
     #[test]
     fn exact_details_over_every_layout() {

@@ -60,19 +60,8 @@ pub fn numeric_match(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_columns::{bits, layouts};
     use arrow::array::{Array, BooleanArray, LargeStringArray, StringArray, StringViewArray};
-
-    fn layouts(values: &[Option<&str>]) -> Vec<Box<dyn Array>> {
-        vec![
-            Box::new(StringArray::from(values.to_vec())),
-            Box::new(LargeStringArray::from(values.to_vec())),
-            Box::new(StringViewArray::from(values.to_vec())),
-        ]
-    }
-
-    fn bits(b: &BooleanArray) -> Vec<bool> {
-        b.iter().map(|x| x == Some(true)).collect()
-    }
 
     #[test]
     fn numeric_match_rows() {

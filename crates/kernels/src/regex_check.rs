@@ -187,21 +187,10 @@ impl ViewMemo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_columns::{col, layouts};
     use arrow::array::{Array, ArrayRef, AsArray, LargeStringArray, StringArray, StringViewArray};
     use arrow::datatypes::DataType;
     use std::sync::Arc;
-
-    fn layouts(values: &[Option<&str>]) -> Vec<ArrayRef> {
-        vec![
-            Arc::new(StringArray::from(values.to_vec())),
-            Arc::new(LargeStringArray::from(values.to_vec())),
-            Arc::new(StringViewArray::from(values.to_vec())),
-        ]
-    }
-
-    fn col(a: &ArrayRef) -> TextColumn<'_> {
-        TextColumn::new(a.as_ref(), "v").unwrap()
-    }
 
     fn batch(a: &ArrayRef) -> Batch<'_> {
         Batch::new(col(a), None, a.len())

@@ -68,7 +68,7 @@ pub struct About {
 
 impl About {
     /// A kind that scores a text (`normalize:` and `extract:` apply).
-    pub const fn text(
+    pub const fn new(
         names: &'static [&'static str],
         doc: &'static str,
         options: &'static [OptionDoc],
@@ -83,16 +83,12 @@ impl About {
         }
     }
 
-    /// A judge kind: it reads a whole reply, so `normalize:` and `extract:` are unknown to it.
-    pub const fn judge(
-        names: &'static [&'static str],
-        doc: &'static str,
-        options: &'static [OptionDoc],
-        example: &'static str,
-    ) -> About {
+    /// The same, for a judge kind: it reads a whole reply, so `normalize:` and `extract:` are
+    /// unknown to it.
+    pub const fn judge(self) -> About {
         About {
             text_options: false,
-            ..About::text(names, doc, options, example)
+            ..self
         }
     }
 }

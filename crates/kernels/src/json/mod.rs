@@ -153,6 +153,7 @@ pub fn contains_json(batch: Batch<'_>, schema: Option<&JsonSchema>) -> Result<Sc
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_columns::{bits, layouts};
     use arrow::array::{Array, BooleanArray, LargeStringArray, StringArray, StringViewArray};
     use evalscore_text::TextColumn;
 
@@ -166,17 +167,6 @@ mod tests {
             .collect()
     }
 
-    fn layouts(values: &[Option<&str>]) -> Vec<Box<dyn Array>> {
-        vec![
-            Box::new(StringArray::from(values.to_vec())),
-            Box::new(LargeStringArray::from(values.to_vec())),
-            Box::new(StringViewArray::from(values.to_vec())),
-        ]
-    }
-
-    fn bits(b: &BooleanArray) -> Vec<bool> {
-        b.iter().map(|x| x == Some(true)).collect()
-    }
     const VALUES: [Option<&str>; 8] = [
         Some(r#"{"a": [1, 2, {"b": null}]}"#),
         Some(" 42 \n"),

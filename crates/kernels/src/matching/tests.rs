@@ -1,23 +1,12 @@
 use super::*;
 use crate::normalize::{Normalizer, Step};
+use crate::test_columns::{col, layouts};
 use arrow::array::{
     ArrayRef, LargeStringArray, ListBuilder, StringArray, StringBuilder, StringViewArray,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use std::sync::Arc;
 use views::{match_views, shaped_once, view_has_byte};
-
-fn layouts(values: &[Option<&str>]) -> Vec<ArrayRef> {
-    vec![
-        Arc::new(StringArray::from(values.to_vec())),
-        Arc::new(LargeStringArray::from(values.to_vec())),
-        Arc::new(StringViewArray::from(values.to_vec())),
-    ]
-}
-
-fn col(a: &ArrayRef) -> TextColumn<'_> {
-    TextColumn::new(a.as_ref(), "v").unwrap()
-}
 
 fn norm(steps: Vec<Step>) -> Normalizer {
     Normalizer::new(steps)

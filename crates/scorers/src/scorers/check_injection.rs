@@ -11,7 +11,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct CheckInjection;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["check_injection"],
     "A heuristic: `is_correct` is 1.0 when the value shows none of a fixed list of prompt-injection patterns; `details` names the one found.",
     &[VALUE_OPTION],

@@ -13,7 +13,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct ContainsJson;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["contains_json"],
     "`is_correct` is 1.0 when some substring of the value is a JSON object or array (fitting `schema:`); `details` says what was found.",
     &[

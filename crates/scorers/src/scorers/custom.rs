@@ -15,7 +15,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Custom;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["custom"],
     "`is_correct` is 1.0 on the rows where `condition` (a minijinja expression over `value`, `ground_truth` and `sample`) is true, or the score that `function` (a function of the Python package) gives.",
     &[

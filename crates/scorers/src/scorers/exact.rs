@@ -12,7 +12,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct Exact;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["exact"],
     "`is_correct` is 1.0 when the value is `expected_output` character for character; `details` shows where they first differ.",
     &[

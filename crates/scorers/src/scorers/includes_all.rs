@@ -11,7 +11,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct IncludesAll;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["includes_all"],
     "`is_correct` is 1.0 when every expected string is a substring of the value.",
     &[

@@ -27,7 +27,7 @@ pub(crate) const THRESHOLD_OPTION: OptionDoc = OptionDoc::required(
 const OPTIONS: &[OptionDoc] = &[EXPECTED_OPTION, THRESHOLD_OPTION, VALUE_OPTION];
 
 pub static F1: LexicalScorerType = LexicalScorerType {
-    about: &About::text(
+    about: &About::new(
         &["f1"],
         "SQuAD v1.1 token F1 against the best reference.",
         OPTIONS,
@@ -37,7 +37,7 @@ pub static F1: LexicalScorerType = LexicalScorerType {
 };
 
 pub static BLEU: LexicalScorerType = LexicalScorerType {
-    about: &About::text(
+    about: &About::new(
         &["bleu"],
         "Sentence BLEU against the references, from 0 to 1.",
         OPTIONS,
@@ -47,7 +47,7 @@ pub static BLEU: LexicalScorerType = LexicalScorerType {
 };
 
 pub static CHRF: LexicalScorerType = LexicalScorerType {
-    about: &About::text(
+    about: &About::new(
         &["chrf"],
         "chrF++ (character n-grams and word n-grams up to 2) against the best reference, from 0 to 1.",
         OPTIONS,
@@ -57,7 +57,7 @@ pub static CHRF: LexicalScorerType = LexicalScorerType {
 };
 
 pub static LEVENSHTEIN: LexicalScorerType = LexicalScorerType {
-    about: &About::text(
+    about: &About::new(
         &["levenshtein"],
         "1 - edit distance / the longer length (in characters), against the best reference.",
         OPTIONS,

@@ -13,7 +13,7 @@ use evalscore_task::{ScorerField, TaskError, TemplateKind};
 #[derive(Debug)]
 pub struct MatchFamily;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &[
         "match",
         "includes",
@@ -95,14 +95,7 @@ mod tests {
 
     #[test]
     fn every_form_prepares_literal_needles_once() {
-        for t in [
-            "match",
-            "includes",
-            "fuzzy_match",
-            "not_match",
-            "not_includes",
-            "not_fuzzy_match",
-        ] {
+        for t in super::ABOUT.names {
             let text = format!(
                 "definition:\n  scorers:\n    - {{type: {t}, expected: [a, b], normalize: [strip]}}\n"
             );

@@ -16,7 +16,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct ModelAsAJudgeClassifier;
 
-static ABOUT: About = About::judge(
+static ABOUT: About = About::new(
     &["model_as_a_judge_classifier"],
     "A judge classifier: the judge answers with a label (JSON `prediction`, `reasoning`, `confidence`); `is_correct` is 1.0 when it is one of `correct_labels`.",
     &[
@@ -31,7 +31,8 @@ static ABOUT: About = About::judge(
             ),
         ],
     r#"{type: model_as_a_judge_classifier, model_key: judge, user_prompt: "Is this reply polite? {{ solver_output.output }}", correct_labels: ["yes"], incorrect_labels: ["no"]}"#,
-);
+)
+.judge();
 
 impl ScorerType for ModelAsAJudgeClassifier {
     fn about(&self) -> &'static About {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct ModelAsAJudgeScorer;
 
-static ABOUT: About = About::judge(
+static ABOUT: About = About::new(
     &["model_as_a_judge_scorer"],
     "A judge scorer: the judge answers with a grade (JSON `score`, `reasoning`); `score` is the grade rescaled to [0, 1] and `is_correct` is `score >= pass_threshold`.",
     &[
@@ -32,7 +32,8 @@ static ABOUT: About = About::judge(
             ),
         ],
     r#"{type: model_as_a_judge_scorer, model_key: judge, user_prompt: "Rate the answer from 0 to 10: {{ solver_output.output }}"}"#,
-);
+)
+.judge();
 
 impl ScorerType for ModelAsAJudgeScorer {
     fn about(&self) -> &'static About {

@@ -18,7 +18,7 @@ static FAMILY: ChoiceFamily = ChoiceFamily {
     prompt,
 };
 
-static ABOUT: About = About::judge(
+static ABOUT: About = About::new(
     &["model_graded_closed_qa"],
     "A closed-QA judge: the judge says whether the submission meets the criterion, `Y` (1.0) or `N` (0.0).",
     &[
@@ -36,7 +36,8 @@ static ABOUT: About = About::judge(
             PASS_THRESHOLD,
         ],
     r#"{type: model_graded_closed_qa, model_key: judge, task: "{{ sample.question }}", criterion: "The answer is in French."}"#,
-);
+)
+.judge();
 
 impl ScorerType for ModelGradedClosedQa {
     fn about(&self) -> &'static About {

@@ -18,7 +18,7 @@ static FAMILY: ChoiceFamily = ChoiceFamily {
     prompt,
 };
 
-static ABOUT: About = About::judge(
+static ABOUT: About = About::new(
     &["model_graded_custom"],
     "A judge with the task's own prompt and choices: the judge answers with one of `choices`, whose score is the row's.",
     &[
@@ -31,7 +31,8 @@ static ABOUT: About = About::judge(
             PASS_THRESHOLD,
         ],
     r#"{type: model_graded_custom, model_key: judge, prompt: "Is this a haiku? {{ solver_output.output }}", choices: {"Yes": 1.0, "No": 0.0}}"#,
-);
+)
+.judge();
 
 impl ScorerType for ModelGradedCustom {
     fn about(&self) -> &'static About {

@@ -19,7 +19,7 @@ static FAMILY: ChoiceFamily = ChoiceFamily {
     prompt,
 };
 
-static ABOUT: About = About::judge(
+static ABOUT: About = About::new(
     &["model_graded_fact"],
     "A factuality judge: the judge picks how the submission relates to the expert answer (A subset, B superset, C same details, D disagreement, E differences that do not matter); A, B, C and E score 1.0 by default (every answer consistent with the expert's), D 0.0.",
     &[
@@ -34,7 +34,8 @@ static ABOUT: About = About::judge(
             PASS_THRESHOLD,
         ],
     r#"{type: model_graded_fact, model_key: judge, question: "{{ sample.question }}", expert: "{{ sample.answer }}"}"#,
-);
+)
+.judge();
 
 impl ScorerType for ModelGradedFact {
     fn about(&self) -> &'static About {

@@ -13,7 +13,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct NotRegex;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["not_regex"],
     "`is_correct` is 1.0 when `pattern` is not found in the value.",
     &[

@@ -11,7 +11,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct NumericMatch;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["numeric_match"],
     "`is_correct` is 1.0 when the value's number equals the expected number within `abs_tolerance` or `rel_tolerance`.",
     &[

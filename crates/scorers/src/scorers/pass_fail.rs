@@ -12,7 +12,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct PassFail;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["pass_fail"],
     "`is_correct` is 1.0 when the value is not empty and contains `expected_output`; without `expected_output`, when it is not empty.",
     &[

@@ -14,7 +14,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct Regex;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["regex"],
     "`is_correct` is 1.0 when `pattern` is found in the value; with `ground_truth`, when its first capture group equals the ground truth.",
     &[

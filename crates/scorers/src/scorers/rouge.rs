@@ -11,7 +11,7 @@ use evalscore_task::TaskError;
 #[derive(Debug)]
 pub struct Rouge;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["rouge"],
     "The ROUGE F-measure for `variant` (ROUGE-1, ROUGE-2 or ROUGE-L), against the best reference.",
     &[

@@ -14,7 +14,7 @@ pub struct Similarity;
 /// The similarity methods.
 const METHODS: &[&str] = &["f1", "rouge", "chrf", "levenshtein", "embedding"];
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["similarity"],
     "The score of the lexical scorer named by `method`, or with `method: embedding` the cosine similarity of the value's and the references' embeddings (the best one counts).",
     &[
@@ -85,6 +85,7 @@ impl ScorerType for Similarity {
 
 #[cfg(test)]
 mod tests {
+    use crate::bound::Bound;
     use crate::graded::{GradedScorer, Measure};
     use crate::Task;
     use evalscore_kernels::{Lexical, RougeVariant};
@@ -101,8 +102,8 @@ mod tests {
         let task = Task::from_yaml(text, &[]).unwrap();
         let graded = |i: usize| {
             let any: &dyn std::any::Any = task.scorers[i].scorer.as_ref();
-            let g = any.downcast_ref::<GradedScorer>().unwrap();
-            (g.measure.clone(), g.threshold)
+            let g = any.downcast_ref::<Bound<GradedScorer>>().unwrap();
+            (g.check.measure.clone(), g.check.threshold)
         };
         assert_eq!(
             graded(0),

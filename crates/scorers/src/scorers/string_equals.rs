@@ -14,7 +14,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct StringEquals;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["string_equals"],
     "`is_correct` is 1.0 when the value and `ground_truth` are equal byte for byte (or after `normalize:`).",
     &[

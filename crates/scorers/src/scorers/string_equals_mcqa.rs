@@ -16,7 +16,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct StringEqualsMcqa;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["string_equals_mcqa"],
     "The first character of the value against `ground_truth_choice`; `completion_validity` is `VALID` when that character is one of the row's `choices`.",
     &[

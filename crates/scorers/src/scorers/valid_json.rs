@@ -13,7 +13,7 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct ValidJson;
 
-static ABOUT: About = About::text(
+static ABOUT: About = About::new(
     &["valid_json"],
     "`is_correct` is 1.0 when the whole value is one JSON text (and fits `schema:`); `details` says why not.",
     &[
