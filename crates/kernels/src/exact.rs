@@ -84,7 +84,7 @@ mod tests {
     use super::*;
     use crate::normalize::{Normalizer, Step};
     use crate::test_columns::{col, layouts};
-    use arrow::array::{Array, ArrayRef, LargeStringArray, StringArray, StringViewArray};
+    use arrow::array::{Array, ArrayRef, StringArray};
     use std::sync::Arc;
 
     #[test]

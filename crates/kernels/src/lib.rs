@@ -205,34 +205,6 @@ fn pass_bits(mask: &arrow::array::BooleanArray) -> arrow::buffer::BooleanBuffer 
     }
 }
 
-/// Test helpers: one column in each string layout, read back.
-#[cfg(test)]
-pub(crate) mod test_columns {
-    use arrow::array::{ArrayRef, BooleanArray, LargeStringArray, StringArray, StringViewArray};
-    use evalscore_text::TextColumn;
-    use std::sync::Arc;
-
-    /// `values` as Utf8, LargeUtf8 and Utf8View.
-    pub fn layouts(values: &[Option<&str>]) -> Vec<ArrayRef> {
-        vec![
-            Arc::new(StringArray::from(values.to_vec())),
-            Arc::new(LargeStringArray::from(values.to_vec())),
-            Arc::new(StringViewArray::from(values.to_vec())),
-        ]
-    }
-
-    /// A string array as a text column.
-    #[allow(clippy::unwrap_used)]
-    pub fn col(a: &ArrayRef) -> TextColumn<'_> {
-        TextColumn::new(a.as_ref(), "v").unwrap()
-    }
-
-    /// A pass mask as booleans.
-    pub fn bits(b: &BooleanArray) -> Vec<bool> {
-        b.iter().map(|x| x == Some(true)).collect()
-    }
-}
-
 /// Test helper: a pass mask as the 0.0/1.0 scores the engine writes.
 #[cfg(test)]
 pub(crate) fn score_vec(mask: &arrow::array::BooleanArray) -> Vec<f64> {
@@ -263,4 +235,32 @@ pub(crate) fn bits_as<T: Copy + Default>(
         *o = of((rest >> j) & 1);
     }
     out
+}
+
+/// Test helpers: one column in each string layout, read back.
+#[cfg(test)]
+pub(crate) mod test_columns {
+    use arrow::array::{ArrayRef, BooleanArray, LargeStringArray, StringArray, StringViewArray};
+    use evalscore_text::TextColumn;
+    use std::sync::Arc;
+
+    /// `values` as Utf8, LargeUtf8 and Utf8View.
+    pub fn layouts(values: &[Option<&str>]) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(StringArray::from(values.to_vec())),
+            Arc::new(LargeStringArray::from(values.to_vec())),
+            Arc::new(StringViewArray::from(values.to_vec())),
+        ]
+    }
+
+    /// A string array as a text column.
+    #[allow(clippy::unwrap_used)]
+    pub fn col(a: &ArrayRef) -> TextColumn<'_> {
+        TextColumn::new(a.as_ref(), "v").unwrap()
+    }
+
+    /// A pass mask as booleans.
+    pub fn bits(b: &BooleanArray) -> Vec<bool> {
+        b.iter().map(|x| x == Some(true)).collect()
+    }
 }

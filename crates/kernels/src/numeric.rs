@@ -61,7 +61,7 @@ pub fn numeric_match(
 mod tests {
     use super::*;
     use crate::test_columns::{bits, layouts};
-    use arrow::array::{Array, BooleanArray, LargeStringArray, StringArray, StringViewArray};
+    use arrow::array::StringArray;
 
     #[test]
     fn numeric_match_rows() {

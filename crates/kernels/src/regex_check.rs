@@ -188,7 +188,7 @@ impl ViewMemo {
 mod tests {
     use super::*;
     use crate::test_columns::{col, layouts};
-    use arrow::array::{Array, ArrayRef, AsArray, LargeStringArray, StringArray, StringViewArray};
+    use arrow::array::{Array, ArrayRef, AsArray, StringArray};
     use arrow::datatypes::DataType;
     use std::sync::Arc;
 

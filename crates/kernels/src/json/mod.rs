@@ -154,7 +154,7 @@ pub fn contains_json(batch: Batch<'_>, schema: Option<&JsonSchema>) -> Result<Sc
 mod tests {
     use super::*;
     use crate::test_columns::{bits, layouts};
-    use arrow::array::{Array, BooleanArray, LargeStringArray, StringArray, StringViewArray};
+    use arrow::array::{Array, LargeStringArray, StringArray, StringViewArray};
     use evalscore_text::TextColumn;
 
     fn run(values: &dyn Array, schema: Option<&JsonSchema>) -> Vec<(f64, Option<String>)> {

@@ -1,9 +1,7 @@
 use super::*;
 use crate::normalize::{Normalizer, Step};
 use crate::test_columns::{col, layouts};
-use arrow::array::{
-    ArrayRef, LargeStringArray, ListBuilder, StringArray, StringBuilder, StringViewArray,
-};
+use arrow::array::{ArrayRef, ListBuilder, StringArray, StringBuilder, StringViewArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use std::sync::Arc;
 use views::{match_views, shaped_once, view_has_byte};
@@ -341,5 +339,33 @@ fn the_shape_of_an_expected_column_is_remembered_per_column() {
         assert!(shaped_once(&tail));
         assert!(!shaped_once(&copy));
         assert!(shaped_once(&shaped.slice(1, 2)));
+    }
+}
+
+#[test]
+fn includes_all_rows() {
+    let values = [
+        Some("Paris is the capital of France"),
+        Some("Paris"),
+        Some(""),
+        None,
+    ];
+    let fixed = Needles::new(["Paris", "France", ""], None);
+    for a in layouts(&values) {
+        let out = includes_all(Batch::new(col(&a), None, 4), Expected::Fixed(&fixed)).unwrap();
+        assert_eq!(crate::score_vec(&out.is_correct), [1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(out.missing, 1);
+        let per_row = StringArray::from(vec![
+            Some(r#"["capital", "Paris"]"#),
+            Some("Paris"),
+            Some("x"),
+            Some("x"),
+        ]);
+        let out = includes_all(Batch::new(col(&a), None, 4), Expected::PerRow(&per_row)).unwrap();
+        assert_eq!(crate::score_vec(&out.is_correct), [1.0, 1.0, 0.0, 0.0]);
+        // A list of only empty strings passes any non-empty value.
+        let empty = Needles::new([""], None);
+        let out = includes_all(Batch::new(col(&a), None, 4), Expected::Fixed(&empty)).unwrap();
+        assert_eq!(crate::score_vec(&out.is_correct), [1.0, 1.0, 0.0, 0.0]);
     }
 }
