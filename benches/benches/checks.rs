@@ -6,12 +6,17 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use evalscore_benches::{as_layout, batch, config, LAYOUTS, ROWS};
 use evalscore_kernels::{
-    check_injection, exact, match_check, pass_fail, regex_check, string_equals_normalized,
-    valid_json, Expected, MatchMode, Needles, Normalizer, Step, TextColumn,
+    check_injection, exact, match_check, pass_fail, regex_check, string_equals, valid_json, Batch,
+    Expected, MatchMode, Needles, Normalizer, Step, TextColumn,
 };
 
 fn text(a: &arrow::array::ArrayRef) -> TextColumn<'_> {
     TextColumn::new(a.as_ref(), "bench").expect("text")
+}
+
+/// The scored batch: `a` as the value, without `normalize:`.
+fn value(a: &arrow::array::ArrayRef) -> Batch<'_> {
+    Batch::new(text(a), None, ROWS)
 }
 
 fn match_bench(c: &mut Criterion) {
@@ -30,12 +35,10 @@ fn match_bench(c: &mut Criterion) {
             g.bench_function(format!("{label}/per_row/{name}"), |bn| {
                 bn.iter(|| {
                     match_check(
-                        black_box(text(&out)),
+                        black_box(value(&out)),
                         Expected::PerRow(ans.as_ref()),
                         mode,
                         false,
-                        None,
-                        ROWS,
                     )
                     .expect("kernel")
                 })
@@ -44,12 +47,10 @@ fn match_bench(c: &mut Criterion) {
         g.bench_function(format!("includes/literals/{name}"), |bn| {
             bn.iter(|| {
                 match_check(
-                    black_box(text(&out)),
+                    black_box(value(&out)),
                     Expected::Fixed(&needles),
                     MatchMode::Substring,
                     false,
-                    None,
-                    ROWS,
                 )
                 .expect("kernel")
             })
@@ -70,33 +71,30 @@ fn exact_family_bench(c: &mut Criterion) {
         let out = as_layout(&b.output, &t);
         let ans = as_layout(&b.answer, &t);
         g.bench_function(format!("exact/{name}"), |bn| {
-            bn.iter(|| exact(black_box(text(&out)), text(&ans), None, ROWS))
+            bn.iter(|| exact(black_box(value(&out)), text(&ans)))
         });
         g.bench_function(format!("pass_fail/{name}"), |bn| {
-            bn.iter(|| pass_fail(black_box(text(&out)), text(&ans), None, ROWS))
+            bn.iter(|| pass_fail(black_box(value(&out)), text(&ans)))
         });
         g.bench_function(format!("regex/{name}"), |bn| {
-            bn.iter(|| regex_check(black_box(text(&out)), &pattern, None, None, ROWS))
+            bn.iter(|| regex_check(black_box(value(&out)), &pattern, None))
         });
         g.bench_function(format!("regex_capture_vs_truth/{name}"), |bn| {
+            bn.iter(|| regex_check(black_box(value(&out)), &pattern, Some(text(&ans))))
+        });
+        g.bench_function(format!("string_equals_normalized/{name}"), |bn| {
             bn.iter(|| {
-                regex_check(
-                    black_box(text(&out)),
-                    &pattern,
-                    Some(text(&ans)),
-                    None,
-                    ROWS,
+                string_equals(
+                    black_box(Batch::new(text(&out), Some(&norm), ROWS)),
+                    text(&ans),
                 )
             })
         });
-        g.bench_function(format!("string_equals_normalized/{name}"), |bn| {
-            bn.iter(|| string_equals_normalized(black_box(text(&out)), text(&ans), &norm, ROWS))
-        });
         g.bench_function(format!("valid_json/{name}"), |bn| {
-            bn.iter(|| valid_json(black_box(text(&out)), None, ROWS))
+            bn.iter(|| valid_json(black_box(value(&out)), None))
         });
         g.bench_function(format!("check_injection/{name}"), |bn| {
-            bn.iter(|| check_injection(black_box(text(&out)), ROWS))
+            bn.iter(|| check_injection(black_box(value(&out))))
         });
     }
     g.finish();

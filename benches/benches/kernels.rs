@@ -1,11 +1,16 @@
 //! Kernel micro-benchmarks: `string_equals` and `string_equals_mcqa` over Utf8, LargeUtf8 and
 //! Utf8View inputs (and a dictionary ground truth), on one fixed-seed batch of 64k rows.
 
-use arrow::array::{ArrayRef, DictionaryArray, Scalar, StringArray};
+use arrow::array::{ArrayRef, DictionaryArray};
 use arrow::datatypes::Int32Type;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use evalscore_benches::{as_layout, batch, config, LAYOUTS, ROWS};
-use evalscore_kernels::{string_equals, string_equals_mcqa, Choices, TextColumn};
+use evalscore_kernels::{string_equals, string_equals_mcqa, to_text, Batch, Choices, TextColumn};
+use std::sync::Arc;
+
+fn text(a: &ArrayRef) -> TextColumn<'_> {
+    TextColumn::new(a.as_ref(), "bench").expect("text")
+}
 
 fn string_equals_bench(c: &mut Criterion) {
     let b = batch(42, ROWS);
@@ -15,18 +20,30 @@ fn string_equals_bench(c: &mut Criterion) {
         let out = as_layout(&b.output, &t);
         let ans = as_layout(&b.answer, &t);
         g.bench_function(format!("column_vs_column/{name}"), |bn| {
-            bn.iter(|| string_equals(black_box(&out), black_box(&ans)).expect("kernel"))
+            bn.iter(|| {
+                string_equals(black_box(Batch::new(text(&out), None, ROWS)), text(&ans))
+                    .expect("kernel")
+            })
         });
-        let lit: ArrayRef = as_layout(&StringArray::from(vec!["B"]), &t);
-        let lit = Scalar::new(lit);
         g.bench_function(format!("column_vs_literal/{name}"), |bn| {
-            bn.iter(|| string_equals(black_box(&out), black_box(&lit)).expect("kernel"))
+            bn.iter(|| {
+                let lit = TextColumn::scalar(Some("B"));
+                string_equals(black_box(Batch::new(text(&out), None, ROWS)), lit).expect("kernel")
+            })
         });
     }
     // A dictionary-encoded ground truth (how parquet's `answer` column may arrive).
     let dict: DictionaryArray<Int32Type> = b.answer.iter().collect();
     g.bench_function("column_vs_dictionary/utf8", |bn| {
-        bn.iter(|| string_equals(black_box(&b.output), black_box(&dict)).expect("kernel"))
+        bn.iter(|| {
+            let output: ArrayRef = Arc::new(b.output.clone());
+            let dict = to_text(&(Arc::new(dict.clone()) as ArrayRef), "bench").expect("text");
+            string_equals(
+                black_box(Batch::new(text(&output), None, ROWS)),
+                text(&dict),
+            )
+            .expect("kernel")
+        })
     });
     g.finish();
 }

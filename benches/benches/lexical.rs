@@ -7,8 +7,8 @@ use arrow::array::{ArrayRef, StringArray};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use evalscore_benches::{as_layout, config, Rng, LAYOUTS};
 use evalscore_kernels::{
-    contains_json, graded, includes_all, not_regex, numeric_match, Lexical, References,
-    RougeVariant, TextColumn, Tolerance,
+    contains_json, graded, includes_all, not_regex, numeric_match, Batch, Expected, Lexical,
+    Needles, RougeVariant, TextColumn, Tolerance,
 };
 
 /// Rows of the sentence batches (the lexical measures cost microseconds per row).
@@ -88,12 +88,10 @@ fn graded_bench(c: &mut Criterion) {
             g.bench_function(format!("{label}/{name}"), |bn| {
                 bn.iter(|| {
                     graded(
-                        black_box(text(&p)),
-                        References::PerRow(r.as_ref()),
+                        black_box(Batch::new(text(&p), None, SENTENCE_ROWS)),
+                        Expected::PerRow(r.as_ref()),
                         m,
                         0.5,
-                        None,
-                        SENTENCE_ROWS,
                     )
                     .expect("kernel")
                 })
@@ -123,7 +121,7 @@ fn checks_bench(c: &mut Criterion) {
     let out = StringArray::from(out);
     let want = StringArray::from(want);
     let pattern = evalscore_kernels::pattern::SearchPattern::new(r"(?i)\bsorry\b").expect("re");
-    let needles = ["answer".to_owned(), "is".to_owned()];
+    let needles = Needles::new(["answer", "is"], None);
     let mut g = c.benchmark_group("more_checks");
     g.throughput(Throughput::Elements(ROWS as u64));
     for (name, t) in LAYOUTS {
@@ -132,26 +130,27 @@ fn checks_bench(c: &mut Criterion) {
         g.bench_function(format!("numeric_match/{name}"), |bn| {
             bn.iter(|| {
                 numeric_match(
-                    black_box(text(&o)),
+                    black_box(Batch::new(text(&o), None, ROWS)),
                     text(&w),
                     Tolerance::default(),
-                    None,
-                    ROWS,
                 )
                 .expect("kernel")
             })
         });
         g.bench_function(format!("includes_all/{name}"), |bn| {
             bn.iter(|| {
-                includes_all(black_box(text(&o)), References::Fixed(&needles), None, ROWS)
-                    .expect("kernel")
+                includes_all(
+                    black_box(Batch::new(text(&o), None, ROWS)),
+                    Expected::Fixed(&needles),
+                )
+                .expect("kernel")
             })
         });
         g.bench_function(format!("not_regex/{name}"), |bn| {
-            bn.iter(|| not_regex(black_box(text(&o)), &pattern, None, ROWS))
+            bn.iter(|| not_regex(black_box(Batch::new(text(&o), None, ROWS)), &pattern))
         });
         g.bench_function(format!("contains_json/{name}"), |bn| {
-            bn.iter(|| contains_json(black_box(text(&o)), None, None, ROWS))
+            bn.iter(|| contains_json(black_box(Batch::new(text(&o), None, ROWS)), None))
         });
     }
     g.finish();

@@ -2,12 +2,12 @@
 //! literal string, or one literal list for every row.
 
 use crate::normalize::Normalizer;
-use crate::text::TextColumn;
 use crate::KernelError;
 use arrow::array::builder::make_view;
 use arrow::array::{Array, ArrayRef, AsArray, GenericListArray, OffsetSizeTrait, StringViewArray};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::DataType;
+use evalscore_text::TextColumn;
 use std::borrow::Cow;
 
 /// Where each row's choices come from.

@@ -1,17 +1,17 @@
 //! `extract:` pulls the answer out of the value before it is scored.
 
-use crate::text::TextColumn;
 use arrow::array::{ArrayRef, StringArray};
+use evalscore_text::TextColumn;
 use regex::Regex;
 use std::sync::{Arc, OnceLock};
 
-/// The default `fallback:` of an extraction that finds nothing (lm-evaluation-harness's).
+/// The default `fallback:` of an extraction that finds nothing (see docs/compatibility.md).
 pub const DEFAULT_FALLBACK: &str = "[invalid]";
 
 /// An answer extractor, compiled once per task.
 #[derive(Debug, Clone)]
 pub enum Extractor {
-    /// lm-evaluation-harness's `regex` filter: all non-overlapping matches are found, the
+    /// The `regex` filter: all non-overlapping matches are found, the
     /// `group_select`-th is taken (negative counts from the end); of that match, the whole
     /// match when the pattern has no group, the group's text (even empty) when it has one,
     /// and the first non-empty group when it has several; trimmed.
@@ -100,7 +100,7 @@ fn regex_select<'s>(regex: &Regex, group_select: i64, s: &'s str) -> Option<&'s 
         return None;
     }
     let caps = &all[usize::try_from(idx).ok()?];
-    // As Python's `re.findall`, which lm-evaluation-harness's filter reads: no group gives
+    // As Python's `re.findall`, which the reference filter reads: no group gives
     // the whole match; one group gives its text, `""` when it matched empty text or did
     // not take part; several groups give the first non-empty one, or nothing.
     let text = match caps.len() {

@@ -1,65 +1,90 @@
-//! Scorer kernels: functions over Arrow arrays, `&dyn Array` (or `&dyn Datum` for operands
-//! that may be a broadcast scalar) in, arrays out.
+//! Scorer kernels: functions over Arrow arrays, one signature for all of them.
 //!
-//! - [`text::TextColumn`] reads any string encoding (Utf8, LargeUtf8, Utf8View, dictionaries of
-//!   them) and numbers or booleans as text, through one generic body per kernel.
-//! - [`string_equals()`] is AI GO!'s scorer; [`string_equals_mcqa()`] AI GO!'s multiple-choice scorer
-//!   with [`Choices`] and the `completion_validity` labels [`VALID`] / [`INVALID`].
-//! - The check family ([`checks`]): `match`/`includes`/`fuzzy_match` and negations,
-//!   `exact`, `pass_fail`, `regex`; [`json::valid_json`], [`injection::check_injection`].
-//! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`).
-//! - [`pattern::compile`]: every regular expression from a task file, with size limits.
-//! - [`judge`]: a judge model's reply read as a label or a grade (for model-graded scorers).
-//! - [`content_checks`]: `numeric_match`, `includes_all`, `not_regex`, `contains_json`.
-//! - [`lexical`]: token F1, ROUGE, BLEU, chrF++ and Levenshtein similarity as pure functions
-//!   matching their reference implementations; [`graded()`] scores columns with them (the
-//!   graded scorers' Float64 `score` and `is_correct = score >= threshold`).
+//! # The kernel contract
+//!
+//! As arrow's comparison kernels are `fn(&dyn Datum, &dyn Datum) -> Result<BooleanArray>`,
+//! every column kernel here is
+//! `fn(batch: Batch<'_>, <its other input and options>) -> Result<Scored, KernelError>`:
+//!
+//! - [`Batch`]: the scored value as a [`TextColumn`] (Utf8, LargeUtf8, Utf8View, or one
+//!   scalar for every row; [`to_text`] makes one from numbers, booleans and dictionaries),
+//!   the `normalize:` steps, applied to the value and to the other side, and the row count.
+//! - The other input: nothing, another [`TextColumn`] (`exact`, `string_equals`, `regex`'s
+//!   ground truth, ...), or [`Expected`] strings: the same for every row ([`Needles`],
+//!   normalized and prepared once per task) or a column's cell, a list column or a list
+//!   written as text ([`text_as_list`]). Every kernel that compares with several strings
+//!   (the match family, `includes_all`, the graded scorers) takes [`Expected`].
+//! - [`Scored`]: the pass mask (`is_correct`, a [`arrow::array::BooleanArray`] without
+//!   nulls), the graded kernels' `score`, the kernels' `details` text where they have one,
+//!   and `missing`, the count of rows with a null input.
+//!
+//! One driver (in `contract.rs`) owns what every kernel shares: it reads each row through
+//! [`TextColumn`], so a kernel's row function is written once for the three string layouts
+//! and monomorphised per call site (no dynamic dispatch or allocation per row); it counts a
+//! row whose value or other input is null as missing (it fails, and its text is null unless
+//! the kernel names it); and it hands the row function both sides after `normalize:`. Each
+//! kernel documents its null rule. Fast paths (arrow's `eq` for `string_equals`, the
+//! decisions read from string views for `match`/`includes`/`regex`, `string_equals_mcqa`'s
+//! view path) are specialisations inside a kernel, taken before the general path when the
+//! batch has their shape, with the same result.
+//!
+//! Scores are 0/1, so the pass mask is a bit per row instead of eight bytes: the engine
+//! writes it to Parquet and folds it into means without building the Float64 column.
+//! [`bool_to_score`] gives the Float64 scores where they are wanted.
+//!
+//! # Modules
+//!
+//! - [`string_equals()`] and [`string_equals_mcqa()`] (with [`Choices`] and the
+//!   `completion_validity` labels [`VALID`] / [`INVALID`]);
+//! - [`exact()`] and [`pass_fail()`]; [`match_check()`] (`match`, `includes`, `fuzzy_match`
+//!   and negations) and [`includes_all()`]; [`regex_check()`] and [`not_regex()`];
+//!   [`numeric_match()`]; [`json`] (`valid_json`, `contains_json`, a JSON Schema subset);
+//!   [`injection::check_injection`];
+//! - [`lexical`]: token F1, ROUGE, BLEU, chrF++ and Levenshtein similarity as pure
+//!   functions; [`graded()`] scores columns with them (`score` and
+//!   `is_correct = score >= threshold`);
+//! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`);
+//!   [`pattern::compile`]: every regular expression from a task file, with size limits;
+//! - [`judge`]: a judge model's reply read as a label or a grade (model-graded scorers);
 //! - [`KernelError`] names the row (within the batch) and the input that is at fault.
-//!
-//! Every kernel documents its null rule in its doc comment.
-//!
-//! Scores are 0/1, so kernels return them as a [`arrow::array::BooleanArray`] without nulls
-//! (true = 1.0): a bit per row instead of eight bytes, which the engine writes to Parquet and
-//! folds into means without ever building the Float64 column. [`bool_to_score`] gives the
-//! Float64 scores where they are wanted.
 
-pub mod checks;
 mod choices;
-pub mod content_checks;
+mod contract;
+mod exact;
+mod expected;
 pub mod extract;
-pub mod graded;
+mod graded;
 pub mod injection;
 pub mod json;
 pub mod judge;
 pub mod lexical;
+mod matching;
 mod mcqa;
 pub mod normalize;
+mod numeric;
 pub mod pattern;
+mod regex_check;
 mod string_equals;
-pub mod text;
 
-pub use checks::{
-    exact, match_check, normalized_equal, pass_fail, regex_check, string_equals_normalized,
-    text_as_list, CheckOutput, ExactOutput, Expected, MatchMode, Needles,
-};
 pub use choices::{parse_choice_list, Choices};
-pub use content_checks::{
-    contains_json, includes_all, not_regex, numeric_match, ContainsJsonOutput, Tolerance,
-};
+pub use contract::{missing_count, Batch, Scored};
 pub use evalscore_text::{
     readable_as_text, to_text, valid_words, view_bits, TextColumn, TextError, Validity,
 };
+pub use exact::{exact, pass_fail, EXACT_NO_EXPECTED, EXACT_PASS};
+pub use expected::{text_as_list, Expected, Needles, Strings};
 pub use extract::{Extracted, Extractor};
-pub use graded::{graded, graded_by, GradedOutput, References};
-pub use injection::{check_injection, InjectionOutput};
-pub use json::{valid_json, JsonOutput, JsonSchema};
+pub use graded::{graded, graded_by};
+pub use injection::check_injection;
+pub use json::{contains_json, valid_json, JsonSchema, JSON_VALID, NO_JSON};
 pub use lexical::{Lexical, RougeVariant};
-pub use mcqa::{
-    missing_count, string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID,
-};
-pub use normalize::{Normalizer, Step, UnicodeForm};
+pub use matching::{includes_all, match_check, MatchMode};
+pub use mcqa::{string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID};
+pub use normalize::{normalized_equal, Normalizer, Step, UnicodeForm};
+pub use numeric::{number_of, numeric_match, Tolerance};
 /// The regular expression type of compiled task patterns.
 pub use regex::Regex;
+pub use regex_check::{not_regex, regex_check};
 pub use string_equals::string_equals;
 
 use std::fmt;
@@ -210,4 +235,32 @@ pub(crate) fn bits_as<T: Copy + Default>(
         *o = of((rest >> j) & 1);
     }
     out
+}
+
+/// Test helpers: one column in each string layout, read back.
+#[cfg(test)]
+pub(crate) mod test_columns {
+    use arrow::array::{ArrayRef, BooleanArray, LargeStringArray, StringArray, StringViewArray};
+    use evalscore_text::TextColumn;
+    use std::sync::Arc;
+
+    /// `values` as Utf8, LargeUtf8 and Utf8View.
+    pub fn layouts(values: &[Option<&str>]) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(StringArray::from(values.to_vec())),
+            Arc::new(LargeStringArray::from(values.to_vec())),
+            Arc::new(StringViewArray::from(values.to_vec())),
+        ]
+    }
+
+    /// A string array as a text column.
+    #[allow(clippy::unwrap_used)]
+    pub fn col(a: &ArrayRef) -> TextColumn<'_> {
+        TextColumn::new(a.as_ref(), "v").unwrap()
+    }
+
+    /// A pass mask as booleans.
+    pub fn bits(b: &BooleanArray) -> Vec<bool> {
+        b.iter().map(|x| x == Some(true)).collect()
+    }
 }

@@ -1,10 +1,10 @@
 use crate::choices::{single_char, ChoiceReader, RowChoices};
 use crate::normalize::Normalizer;
-use crate::text::{TextColumn, Validity};
 use crate::{Choices, KernelError};
 use arrow::array::{Array, BooleanArray, DictionaryArray, Int8Array, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::datatypes::Int8Type;
+use evalscore_text::TextColumn;
 use std::sync::Arc;
 
 /// `completion_validity` of an output whose first character is one of the row's choices.
@@ -22,7 +22,7 @@ pub struct McqaOutput {
     pub completion_validity: DictionaryArray<Int8Type>,
 }
 
-/// AI GO!'s `string_equals_mcqa`: the first Unicode character of `output` against the
+/// `string_equals_mcqa`: the first Unicode character of `output` against the
 /// single-character `ground_truth` choice.
 ///
 /// `completion_validity` is `VALID` when the output is non-empty and its first character is
@@ -215,22 +215,10 @@ fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {
     })
 }
 
-/// The rows (within a batch) whose output or ground truth is null: the scorer's missing rows.
-/// Counted from the validity bitmaps, not row by row.
-pub fn missing_count(output: &TextColumn<'_>, ground_truth: &TextColumn<'_>, len: usize) -> usize {
-    match (output.validity(), ground_truth.validity()) {
-        (Validity::AllNull, _) | (_, Validity::AllNull) => len,
-        (Validity::AllValid, Validity::AllValid) => 0,
-        (Validity::Mask(m), Validity::AllValid) | (Validity::AllValid, Validity::Mask(m)) => {
-            len - m.count_set_bits()
-        }
-        (Validity::Mask(a), Validity::Mask(b)) => len - (&a & &b).count_set_bits(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::missing_count;
     use arrow::array::{Array, LargeStringArray, ListBuilder, StringBuilder, StringViewArray};
 
     const OUTPUTS: [Option<&str>; 9] = [

@@ -1,7 +1,7 @@
 //! `normalize:` steps applied to both sides of a comparison, in the order written.
 
-use crate::text::TextColumn;
 use arrow::array::{ArrayRef, StringArray};
+use evalscore_text::TextColumn;
 use regex::Regex;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -211,6 +211,18 @@ impl Normalizer {
             .map(|o| o.as_deref())
             .collect();
         Arc::new(out)
+    }
+}
+
+/// Equality of normalized texts: equal after `norm`, except that two texts which both
+/// normalize to the empty string are equal only when they were equal before.
+pub fn normalized_equal(a: &str, b: &str, norm: Option<&Normalizer>) -> bool {
+    match norm {
+        None => a == b,
+        Some(n) => {
+            let (na, nb) = (n.apply(a), n.apply(b));
+            na == nb && (!na.is_empty() || a == b)
+        }
     }
 }
 

@@ -1,38 +1,58 @@
-//! The expected strings of `includes_all` and the graded scorers: a literal text (a JSON or
-//! Python list text is several strings), a literal list, or a column; and the `expected`
-//! field that shows them.
+//! The expected strings of the match family, `includes_all` and the graded scorers: a literal
+//! text (a JSON or Python list text is several strings), a literal list, or a column; and the
+//! `expected` field that shows them.
 
 use crate::input::{evaluate_any, is_list, list_as_text};
-use crate::row_error::RowError;
+use crate::row_error::{internal, RowError};
 use arrow::array::{ArrayRef, StringArray};
-use evalscore_kernels::References;
+use evalscore_kernels::{text_as_list, Expected, Needles, Normalizer};
 use evalscore_task::{RowContext, Template, TemplateOutput};
 use std::sync::Arc;
 
 /// A batch's expected strings.
-pub(crate) struct ExpectedList {
+pub(crate) struct ExpectedList<'p> {
     out: TemplateOutput,
-    fixed: Option<Vec<String>>,
+    strings: Strings<'p>,
 }
 
-impl ExpectedList {
-    pub fn new(t: &Template, ctx: &RowContext<'_>) -> Result<Self, RowError> {
+enum Strings<'p> {
+    /// The strings of a literal, prepared when the task was loaded.
+    Prepared(&'p Needles),
+    /// The same strings for every row of this batch, prepared here.
+    Batch(Needles),
+    /// A column: a list column, or text cells (each one string or a list written as text).
+    Column(ArrayRef),
+}
+
+impl<'p> ExpectedList<'p> {
+    /// Evaluates `t` (`None` only by mistake: every kind with expected strings requires
+    /// them); `prepared` are its strings when it is a literal, `norm` the `normalize:` steps.
+    pub fn new(
+        t: Option<&Template>,
+        ctx: &RowContext<'_>,
+        prepared: Option<&'p Needles>,
+        norm: Option<&Normalizer>,
+    ) -> Result<Self, RowError> {
+        let t = t.ok_or_else(|| internal(&"expected strings without a template"))?;
         let out = evaluate_any(t, ctx)?;
-        let fixed = match &out {
-            TemplateOutput::Scalar(s) => {
-                Some(evalscore_kernels::text_as_list(s).unwrap_or_else(|| vec![s.clone()]))
-            }
-            TemplateOutput::List(l) => Some(l.clone()),
-            TemplateOutput::Array(_) => None,
+        let strings = match (&out, prepared) {
+            (TemplateOutput::Array(a), _) => Strings::Column(Arc::clone(a)),
+            (_, Some(n)) => Strings::Prepared(n),
+            (TemplateOutput::Scalar(s), None) => Strings::Batch(Needles::new(
+                text_as_list(s).unwrap_or_else(|| vec![s.clone()]),
+                norm,
+            )),
+            (TemplateOutput::List(l), None) => Strings::Batch(Needles::new(l, norm)),
         };
-        Ok(ExpectedList { out, fixed })
+        Ok(ExpectedList { out, strings })
     }
 
-    pub fn references(&self) -> References<'_> {
-        match (&self.fixed, &self.out) {
-            (Some(f), _) => References::Fixed(f),
-            (None, TemplateOutput::Array(a)) => References::PerRow(a.as_ref()),
-            (None, _) => References::Fixed(&[]),
+    /// The strings as the kernels take them.
+    pub fn expected(&self) -> Expected<'_> {
+        match &self.strings {
+            Strings::Prepared(n) => Expected::Fixed(n),
+            Strings::Batch(n) => Expected::Fixed(n),
+            Strings::Column(a) => Expected::PerRow(a.as_ref()),
         }
     }
 

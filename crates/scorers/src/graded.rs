@@ -2,17 +2,15 @@
 //! a `score` in [0, 1] against the expected strings, and `is_correct = score >= threshold`.
 
 use crate::batch::{BatchInput, ScoreColumns};
+use crate::bound::{batch, insert, Bound, Check};
 use crate::expected::ExpectedList;
-use crate::input::{row_err, score_array, TextInput};
-use crate::row_error::internal;
-use crate::row_error::RowError;
+use crate::input::row_err;
+use crate::row_error::{internal, RowError};
 use crate::scorer::{ParseCx, Scorer};
-use arrow::array::ArrayRef;
 use evalscore_judge::cosine;
 use evalscore_kernels::{graded, graded_by, Lexical, RougeVariant};
-use evalscore_task::{did_you_mean, Location, ModelSpec, ScorerField, TaskError, Template};
+use evalscore_task::{did_you_mean, Location, ModelSpec, ScorerField, TaskError};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// What a graded scorer measures.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,13 +24,12 @@ pub(crate) enum Measure {
     },
 }
 
-/// A bound graded scorer.
+/// A bound graded scorer: its measure and threshold, with `expected` and the scored text in
+/// its [`Bound`].
 #[derive(Debug)]
 pub(crate) struct GradedScorer {
     pub measure: Measure,
-    pub expected: Template,
     pub threshold: f64,
-    pub input: TextInput,
 }
 
 impl GradedScorer {
@@ -44,12 +41,8 @@ impl GradedScorer {
             cx.err(format!("scorer `{}` needs `expected`", cx.scorer_type()))
                 .with_hint("e.g. `expected: \"{{ sample.answer }}\"` or a list of references")
         })?;
-        Ok(Box::new(GradedScorer {
-            measure,
-            expected,
-            threshold,
-            input: cx.text_input()?,
-        }))
+        let check = GradedScorer { measure, threshold };
+        Ok(Bound::boxed(check, Some(expected), cx.text_input()?))
     }
 }
 
@@ -92,28 +85,13 @@ pub(crate) fn rouge_variant(cx: &ParseCx<'_>) -> Result<RougeVariant, TaskError>
     })
 }
 
-/// The fields of every graded scorer.
-const FIELDS: &[ScorerField] = &[
-    ScorerField::number("score"),
-    ScorerField::number("is_correct"),
-    ScorerField::compared("value"),
-    ScorerField::compared("expected"),
-];
-
-impl Scorer for GradedScorer {
-    fn fields(&self) -> &'static [ScorerField] {
-        FIELDS
-    }
-
-    fn templates(&self) -> Vec<&Template> {
-        std::iter::once(&self.expected)
-            .chain(self.input.value())
-            .collect()
-    }
-
-    fn value(&self) -> Option<&Template> {
-        self.input.value()
-    }
+impl Check for GradedScorer {
+    const FIELDS: &'static [ScorerField] = &[
+        ScorerField::number("score"),
+        ScorerField::number("is_correct"),
+        ScorerField::compared("value"),
+        ScorerField::compared("expected"),
+    ];
 
     fn model_key(&self) -> Option<&str> {
         match &self.measure {
@@ -150,64 +128,46 @@ impl Scorer for GradedScorer {
         .with_hint(hint))
     }
 
-    fn score(&self, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
-        let rows = input.rows;
-        let (expected, threshold) = (&self.expected, self.threshold);
-        self.input.score(input, |v, fields| {
-            let e = ExpectedList::new(expected, input.ctx)?;
-            let out = match &self.measure {
-                Measure::Lexical(l) => {
-                    graded(v.column, e.references(), *l, threshold, v.normalize, rows)
-                }
-                Measure::Embedding { model_key, .. } => {
-                    let judge = input
-                        .judge
-                        .ok_or_else(|| internal(&"similarity without a judge runtime"))?;
-                    // The texts of the batch (values and expected strings, after
-                    // `normalize:`), each embedded once, then every row scored with their
-                    // vectors.
-                    let mut first_row: BTreeMap<String, usize> = BTreeMap::new();
-                    let mut row = 0;
-                    graded_by(
-                        v.column,
-                        e.references(),
-                        threshold,
-                        v.normalize,
-                        rows,
-                        |v, refs| {
-                            for t in std::iter::once(v).chain(refs.iter().map(String::as_str)) {
-                                first_row.entry(t.to_owned()).or_insert(row);
-                            }
-                            row += 1;
-                            0.0
-                        },
-                    )
-                    .map_err(|err| row_err(Some(expected), err))?;
-                    let texts: Vec<String> = first_row.keys().cloned().collect();
-                    let vectors =
-                        crate::judge::embed::embeddings(judge, model_key, &texts, &first_row)?;
-                    graded_by(
-                        v.column,
-                        e.references(),
-                        threshold,
-                        v.normalize,
-                        rows,
-                        |v, refs| {
-                            let Some(a) = vectors.get(v) else { return 0.0 };
-                            refs.iter()
-                                .filter_map(|r| vectors.get(r.as_str()).and_then(|b| cosine(a, b)))
-                                .fold(0.0, f64::max)
-                        },
-                    )
-                }
+    fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
+        let threshold = self.threshold;
+        let model_key = match &self.measure {
+            Measure::Lexical(l) => {
+                return b.score_strings(input, None, |batch, e| graded(batch, e, *l, threshold))
             }
-            .map_err(|err| row_err(Some(expected), err))?;
-            fields.insert("score", Arc::new(out.score) as ArrayRef);
-            fields.insert("is_correct", score_array(out.is_correct));
+            Measure::Embedding { model_key, .. } => model_key,
+        };
+        let judge = input
+            .judge
+            .ok_or_else(|| internal(&"similarity without a judge runtime"))?;
+        let t = b.other.as_ref();
+        let rows = input.rows;
+        b.input.score(input, |v, fields| {
+            let e = ExpectedList::new(t, input.ctx, None, v.normalize)?;
+            // The texts of the batch (values and expected strings, after `normalize:`), each
+            // embedded once, then every row scored with their vectors.
+            let mut first_row: BTreeMap<String, usize> = BTreeMap::new();
+            let mut row = 0;
+            graded_by(batch(v, rows), e.expected(), threshold, |v, refs| {
+                for t in std::iter::once(v).chain(refs.iter()) {
+                    first_row.entry(t.to_owned()).or_insert(row);
+                }
+                row += 1;
+                0.0
+            })
+            .map_err(|err| row_err(t, err))?;
+            let texts: Vec<String> = first_row.keys().cloned().collect();
+            let vectors = crate::judge::embed::embeddings(judge, model_key, &texts, &first_row)?;
+            let out = graded_by(batch(v, rows), e.expected(), threshold, |v, refs| {
+                let Some(a) = vectors.get(v) else { return 0.0 };
+                refs.iter()
+                    .filter_map(|r| vectors.get(r).and_then(|b| cosine(a, b)))
+                    .fold(0.0, f64::max)
+            })
+            .map_err(|err| row_err(t, err))?;
             if input.want("expected") {
                 fields.insert("expected", e.field(rows));
             }
-            Ok(out.missing)
+            Ok(insert(fields, out))
         })
     }
 }

@@ -1,7 +1,8 @@
 //! Options that build kernel types once, when the task is loaded: regular expressions (with
 //! the task's size limits) and JSON Schemas.
 
-use evalscore_kernels::pattern::{self, PatternError};
+use crate::scorer::ParseCx;
+use evalscore_kernels::pattern::{self, PatternError, SearchPattern};
 use evalscore_kernels::JsonSchema;
 use evalscore_task::{Node, TaskError};
 use serde_json::Value;
@@ -52,4 +53,27 @@ pub fn parse_schema(node: Node<'_>, base_dir: Option<&Path>) -> Result<JsonSchem
     };
     JsonSchema::compile(&json)
         .map_err(|e| node.err(format!("invalid `schema`: {e}")).with_hint(hint))
+}
+
+/// `pattern:`, required: the regular expression `regex` and `not_regex` search the value
+/// for (`what` names it in errors, `example` is the hint's). Returns its node too.
+pub fn search_pattern<'a>(
+    cx: &ParseCx<'a>,
+    what: &str,
+    example: &str,
+) -> Result<(SearchPattern, Node<'a>), TaskError> {
+    let node = cx.required("pattern", example)?;
+    let text = node.scalar_string("pattern")?;
+    let pattern = SearchPattern::new(&text).map_err(|e| {
+        pattern_error(node, what, e, "patterns use Rust regex syntax (https://docs.rs/regex): inline flags like (?i), no look-around or backreferences")
+    })?;
+    Ok((pattern, node))
+}
+
+/// `schema:`, optional: see [`parse_schema`].
+pub fn schema_option(cx: &ParseCx<'_>) -> Result<Option<JsonSchema>, TaskError> {
+    match cx.given("schema") {
+        Some(n) => Ok(Some(parse_schema(n, cx.base_dir())?)),
+        None => Ok(None),
+    }
 }

@@ -46,27 +46,81 @@ pub const VALUE_OPTION: OptionDoc = OptionDoc::optional(
     "template of the text scored; default: the model output",
 );
 
-/// A scorer kind: registered once ([`crate::registry`]), it parses the options of every
-/// scorer of its type(s) into a bound [`Scorer`].
-pub trait ScorerType: Sync {
+/// What the registry, the parser and the reference know of a scorer kind: one constant per
+/// kind, returned by [`ScorerType::about`].
+#[derive(Debug, Clone, Copy)]
+pub struct About {
     /// The type names it parses, as task files write them (most kinds have one).
-    fn names(&self) -> &'static [&'static str];
+    pub names: &'static [&'static str],
     /// One paragraph for the reference (Markdown).
-    fn doc(&self) -> &'static str;
+    pub doc: &'static str,
     /// Its own option keys, in the order "allowed keys" lists them (`value` included where
     /// it takes one). The common keys (`type`, `key`, `metrics`, ...) are the registry's.
-    fn options(&self) -> &'static [OptionDoc];
+    pub options: &'static [OptionDoc],
     /// A minimal scorer of this kind, a YAML mapping on one line (for the reference and the
     /// tests, which parse it); model-graded ones name the model `judge`, `similarity` the
     /// model `embedder`.
-    fn example(&self) -> &'static str;
+    pub example: &'static str,
     /// Whether it scores a text that `normalize:` and `extract:` apply to (a judge reads a
     /// whole reply: those keys are unknown to it).
-    fn text_options(&self) -> bool {
-        true
+    pub text_options: bool,
+}
+
+impl About {
+    /// A kind that scores a text (`normalize:` and `extract:` apply).
+    pub const fn new(
+        names: &'static [&'static str],
+        doc: &'static str,
+        options: &'static [OptionDoc],
+        example: &'static str,
+    ) -> About {
+        About {
+            names,
+            doc,
+            options,
+            example,
+            text_options: true,
+        }
     }
+
+    /// The same, for a judge kind: it reads a whole reply, so `normalize:` and `extract:` are
+    /// unknown to it.
+    pub const fn judge(self) -> About {
+        About {
+            text_options: false,
+            ..self
+        }
+    }
+}
+
+/// A scorer kind: registered once ([`crate::registry`]), it parses the options of every
+/// scorer of its type(s) into a bound [`Scorer`].
+pub trait ScorerType: Sync {
+    /// Its names, doc, options and example.
+    fn about(&self) -> &'static About;
     /// Parses the options of a scorer whose type is `name` (one of [`ScorerType::names`]).
     fn parse(&self, name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError>;
+
+    /// [`About::names`].
+    fn names(&self) -> &'static [&'static str] {
+        self.about().names
+    }
+    /// [`About::doc`].
+    fn doc(&self) -> &'static str {
+        self.about().doc
+    }
+    /// [`About::options`].
+    fn options(&self) -> &'static [OptionDoc] {
+        self.about().options
+    }
+    /// [`About::example`].
+    fn example(&self) -> &'static str {
+        self.about().example
+    }
+    /// [`About::text_options`].
+    fn text_options(&self) -> bool {
+        self.about().text_options
+    }
 }
 
 /// A scorer of a task, bound to its options: what it produces and how it scores a batch.

@@ -7,7 +7,7 @@
 use arrow::array::{
     Array, LargeStringArray, ListBuilder, StringArray, StringBuilder, StringViewArray,
 };
-use evalscore_kernels::{graded, Lexical, References, RougeVariant, TextColumn};
+use evalscore_kernels::{graded, Batch, Expected, Lexical, RougeVariant, TextColumn};
 use serde_json::Value;
 
 struct Case {
@@ -107,12 +107,19 @@ fn arrow_kernel_matches_over_every_layout() {
     for a in &layouts {
         let col = TextColumn::new(a.as_ref(), "value").unwrap();
         for (name, m) in MEASURES {
-            let out = graded(col, References::PerRow(&refs), m, 0.5, None, cases.len()).unwrap();
+            let out = graded(
+                Batch::new(col, None, cases.len()),
+                Expected::PerRow(&refs),
+                m,
+                0.5,
+            )
+            .unwrap();
+            let score = out.score.as_ref().expect("a graded score");
             assert_eq!(out.missing, nulls);
-            assert_eq!(out.score.null_count(), 0);
+            assert_eq!(score.null_count(), 0);
             for (i, c) in cases.iter().enumerate() {
                 let want = c.want[name].as_f64().expect("score");
-                let got = out.score.value(i);
+                let got = score.value(i);
                 assert!(
                     (got - want).abs() <= 1e-9,
                     "line {}: {name} = {got}, want {want}",

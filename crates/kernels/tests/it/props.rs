@@ -1,13 +1,11 @@
 //! Property tests: the kernels never panic on random rows, and report bad values as errors.
 #![allow(clippy::unwrap_used)]
 
-use arrow::array::{
-    Array, ArrayRef, ListBuilder, Scalar, StringArray, StringBuilder, StringViewArray,
-};
-use evalscore_kernels::checks::{match_check, regex_check, Expected, MatchMode};
+use arrow::array::{Array, ArrayRef, ListBuilder, StringArray, StringBuilder, StringViewArray};
 use evalscore_kernels::pattern::SearchPattern;
 use evalscore_kernels::{
-    missing_count, parse_choice_list, string_equals, string_equals_mcqa, Choices, TextColumn,
+    match_check, missing_count, parse_choice_list, regex_check, string_equals, string_equals_mcqa,
+    Batch, Choices, Expected, MatchMode, TextColumn,
 };
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -23,15 +21,18 @@ proptest! {
     fn string_equals_never_panics((v, g) in (0usize..20).prop_flat_map(|n| (column(n), column(n)))) {
         let va = StringArray::from(v.clone());
         let ga = StringArray::from(g.clone());
-        let s = string_equals(&va, &ga).unwrap();
+        let vc = TextColumn::new(&va, "v").unwrap();
+        let s = string_equals(Batch::new(vc, None, v.len()), TextColumn::new(&ga, "g").unwrap())
+            .unwrap()
+            .is_correct;
         prop_assert_eq!(s.len(), v.len());
         prop_assert_eq!(s.null_count(), 0);
         for i in 0..v.len() {
             let same = v[i].is_some() && v[i] == g[i];
             prop_assert_eq!(s.value(i), same);
         }
-        let scalar = Scalar::new(StringArray::from(vec![g.first().cloned().flatten()]));
-        let _ = string_equals(&va, &scalar).unwrap();
+        let scalar = TextColumn::scalar(g.first().and_then(|s| s.as_deref()));
+        let _ = string_equals(Batch::new(vc, None, v.len()), scalar).unwrap();
     }
 
     #[test]
@@ -78,8 +79,8 @@ proptest! {
         let (v8, e8) = (StringArray::from(v.clone()), StringArray::from(e.clone()));
         let (vv, ev) = (StringViewArray::from(v), StringViewArray::from(e));
         for mode in [MatchMode::Prefix, MatchMode::Substring, MatchMode::Fuzzy] {
-            let general = match_check(TextColumn::new(&v8, "v").unwrap(), Expected::PerRow(&e8), mode, negate, None, n).unwrap();
-            let views = match_check(TextColumn::new(&vv, "v").unwrap(), Expected::PerRow(&ev), mode, negate, None, n).unwrap();
+            let general = match_check(Batch::new(TextColumn::new(&v8, "v").unwrap(), None, n), Expected::PerRow(&e8), mode, negate).unwrap();
+            let views = match_check(Batch::new(TextColumn::new(&vv, "v").unwrap(), None, n), Expected::PerRow(&ev), mode, negate).unwrap();
             prop_assert_eq!(&general, &views, "{:?}", mode);
         }
     }
@@ -98,8 +99,8 @@ proptest! {
         let (v8, vv) = (StringArray::from(v.clone()), StringViewArray::from(v));
         for p in [r"(?i)answer(?: is)?:?\s*\(?([A-D])\b", r"é", r"x*", r"^$"] {
             let p = SearchPattern::new(p).unwrap();
-            let general = regex_check(TextColumn::new(&v8, "v").unwrap(), &p, None, None, n);
-            let views = regex_check(TextColumn::new(&vv, "v").unwrap(), &p, None, None, n);
+            let general = regex_check(Batch::new(TextColumn::new(&v8, "v").unwrap(), None, n), &p, None).unwrap();
+            let views = regex_check(Batch::new(TextColumn::new(&vv, "v").unwrap(), None, n), &p, None).unwrap();
             prop_assert_eq!(general, views);
         }
     }

@@ -2,7 +2,7 @@
 //! the typed options (`pass_threshold`, numbers, labels, scores), each error at its line.
 
 use crate::scorer::{OptionDoc, ParseCx};
-use evalscore_task::{literal_list, ModelSpec, Node, TaskError};
+use evalscore_task::{literal_list, ModelSpec, Node, TaskError, Template};
 use std::collections::BTreeMap;
 
 /// `model_key:` of every judge kind.
@@ -10,6 +10,28 @@ pub(crate) const MODEL_KEY: OptionDoc = OptionDoc::required(
     "model_key",
     "the judge endpoint's key in the task's `models:`",
 );
+
+/// `system_prompt:` of the judges with a system and a user prompt.
+pub(crate) const SYSTEM_PROMPT: OptionDoc = OptionDoc::optional(
+    "system_prompt",
+    "template of the system message, before evalscore's instruction",
+);
+
+/// `user_prompt:` of the judges with a system and a user prompt.
+pub(crate) const USER_PROMPT: OptionDoc =
+    OptionDoc::required("user_prompt", "template of the user message");
+
+/// What a judge with a system and a user prompt parses first: `model_key:` (and its
+/// `models:` entry), `system_prompt:`, and `user_prompt:` (required; `example` for its hint).
+pub(crate) fn judge_prompts(
+    cx: &mut ParseCx<'_>,
+    example: &str,
+) -> Result<(String, ModelSpec, Option<Template>, Template), TaskError> {
+    let (model_key, model) = model(cx)?;
+    let system_prompt = cx.template("system_prompt")?;
+    let user_prompt = cx.required_template("user_prompt", example)?;
+    Ok((model_key, model, system_prompt, user_prompt))
+}
 
 /// `pass_threshold:` of the `model_graded_*` kinds.
 pub(crate) const PASS_THRESHOLD: OptionDoc = OptionDoc::optional(

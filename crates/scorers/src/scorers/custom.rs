@@ -1,4 +1,4 @@
-//! `custom` (Baserun): a minijinja `condition:` over `value`, `ground_truth` and the row, or a
+//! `custom`: a minijinja `condition:` over `value`, `ground_truth` and the row, or a
 //! user `function:` (the Python package's `functions=`) over the value and ground-truth
 //! columns.
 
@@ -6,7 +6,7 @@ use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, score_array, text, TextInput};
 use crate::row_error::RowError;
 use crate::row_error::{internal, CellRef};
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, StringArray};
 use evalscore_task::{FunctionRef, ScorerField, TaskError, Template};
 use std::sync::Arc;
@@ -15,27 +15,21 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Custom;
 
-impl ScorerType for Custom {
-    fn names(&self) -> &'static [&'static str] {
-        &["custom"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "Baserun's `custom`: `is_correct` is 1.0 on the rows where `condition` (a minijinja expression over `value`, `ground_truth` and `sample`) is true, or the score that `function` (a function of the Python package) gives."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
+static ABOUT: About = About::new(
+    &["custom"],
+    "`is_correct` is 1.0 on the rows where `condition` (a minijinja expression over `value`, `ground_truth` and `sample`) is true, or the score that `function` (a function of the Python package) gives.",
+    &[
                 OptionDoc::optional("condition", "a minijinja expression over `value`, `ground_truth`, `sample` and `solver_output`; this or `function`"),
                 OptionDoc::optional("function", "the name of a function given to the Python package's `functions=`; this or `condition`"),
                 OptionDoc::optional("ground_truth", "template of the ground truth the condition or function sees"),
                 crate::scorer::VALUE_OPTION,
-        ];
-        OPTIONS
-    }
+        ],
+    r#"{type: custom, condition: "value | length <= 280 and 'sorry' not in value | lower"}"#,
+);
 
-    fn example(&self) -> &'static str {
-        r#"{type: custom, condition: "value | length <= 280 and 'sorry' not in value | lower"}"#
+impl ScorerType for Custom {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {

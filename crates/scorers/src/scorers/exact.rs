@@ -1,99 +1,64 @@
-//! `exact` (AgenticAssure): the value is the expected output, character for character;
-//! `details` shows where they first differ.
+//! `exact`: the value is the expected output, character for character; `details` shows where
+//! they first differ.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::input::{row_err, score_array, text, TextInput};
+use crate::bound::{Bound, Check};
 use crate::row_error::RowError;
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
-use arrow::array::ArrayRef;
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
 use evalscore_kernels::exact;
-use evalscore_task::{ScorerField, TaskError, Template};
-use std::sync::Arc;
+use evalscore_task::{ScorerField, TaskError};
 
 /// The kind `exact`.
 #[derive(Debug)]
 pub struct Exact;
 
+static ABOUT: About = About::new(
+    &["exact"],
+    "`is_correct` is 1.0 when the value is `expected_output` character for character; `details` shows where they first differ.",
+    &[
+        OptionDoc::required("expected_output", "template of the expected text"),
+        VALUE_OPTION,
+    ],
+    r#"{type: exact, expected_output: "{{ sample.expected_output }}"}"#,
+);
+
 impl ScorerType for Exact {
-    fn names(&self) -> &'static [&'static str] {
-        &["exact"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "AgenticAssure's `exact`: `is_correct` is 1.0 when the value is `expected_output` character for character; `details` shows where they first differ."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
-            OptionDoc::required("expected_output", "template of the expected text"),
-            crate::scorer::VALUE_OPTION,
-        ];
-        OPTIONS
-    }
-
-    fn example(&self) -> &'static str {
-        r#"{type: exact, expected_output: "{{ sample.expected_output }}"}"#
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let expected_output =
             cx.required_template("expected_output", r#""{{ sample.expected_output }}""#)?;
-        Ok(Box::new(ExactScorer {
-            expected_output,
-            input: cx.text_input()?,
-        }))
+        Ok(Bound::boxed(
+            ExactCheck,
+            Some(expected_output),
+            cx.text_input()?,
+        ))
     }
 }
 
-/// A bound `exact`.
+/// A bound `exact`: the value against `expected_output`.
 #[derive(Debug)]
-struct ExactScorer {
-    expected_output: Template,
-    input: TextInput,
-}
+struct ExactCheck;
 
-const FIELDS: &[ScorerField] = &[
-    ScorerField::number("is_correct"),
-    ScorerField::text("details"),
-    ScorerField::compared("value"),
-    ScorerField::compared("expected"),
-];
+impl Check for ExactCheck {
+    const FIELDS: &'static [ScorerField] = &[
+        ScorerField::number("is_correct"),
+        ScorerField::text("details"),
+        ScorerField::compared("value"),
+        ScorerField::compared("expected"),
+    ];
 
-impl Scorer for ExactScorer {
-    fn fields(&self) -> &'static [ScorerField] {
-        FIELDS
-    }
-
-    fn templates(&self) -> Vec<&Template> {
-        std::iter::once(&self.expected_output)
-            .chain(self.input.value())
-            .collect()
-    }
-
-    fn value(&self) -> Option<&Template> {
-        self.input.value()
-    }
-
-    fn score(&self, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
-        let rows = input.rows;
-        self.input.score(input, |v, fields| {
-            let t = &self.expected_output;
-            let e = text(Some(t), input.ctx)?;
-            let ec = e.column().map_err(|x| row_err(Some(t), x))?;
-            let out = exact(v.column, ec, v.normalize, rows);
-            fields.insert("is_correct", score_array(out.is_correct));
-            fields.insert("details", Arc::new(out.details) as ArrayRef);
-            if input.want("expected") {
-                fields.insert("expected", e.array(rows));
-            }
-            Ok(out.missing)
-        })
+    fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
+        b.score_text(input, "expected", exact)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::ExactScorer;
+    use super::ExactCheck;
+    use crate::bound::Bound;
     use crate::Task;
 
     #[test]
@@ -101,7 +66,7 @@ mod tests {
         let text = "definition:\n  scorers:\n    - {type: exact, expected_output: \"{{ sample.e }}\", extract: answer_letter}\n";
         let task = Task::from_yaml(text, &[]).unwrap();
         let any: &dyn std::any::Any = task.scorers[0].scorer.as_ref();
-        let e = any.downcast_ref::<ExactScorer>().unwrap();
+        let e = any.downcast_ref::<Bound<ExactCheck>>().unwrap();
         assert!(e.input.extracts() && e.input.normalize().is_none());
     }
 }

@@ -1,90 +1,57 @@
-//! `includes_all` (promptfoo's `contains-all`): every expected string is in the value.
+//! `includes_all`: every expected string is in the value.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::expected::ExpectedList;
-use crate::input::{row_err, score_array, TextInput};
+use crate::bound::{Bound, Check};
 use crate::row_error::RowError;
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
 use evalscore_kernels::includes_all;
-use evalscore_task::{ScorerField, TaskError, Template};
+use evalscore_task::{ScorerField, TaskError};
 
 /// The kind `includes_all`.
 #[derive(Debug)]
 pub struct IncludesAll;
 
+static ABOUT: About = About::new(
+    &["includes_all"],
+    "`is_correct` is 1.0 when every expected string is a substring of the value.",
+    &[
+        OptionDoc::required(
+            "expected",
+            "the strings: a literal list, a list column, or a JSON or Python list text",
+        ),
+        VALUE_OPTION,
+    ],
+    "{type: includes_all, expected: [Paris, France]}",
+);
+
 impl ScorerType for IncludesAll {
-    fn names(&self) -> &'static [&'static str] {
-        &["includes_all"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "promptfoo's `contains-all`: `is_correct` is 1.0 when every expected string is a substring of the value."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
-            OptionDoc::required(
-                "expected",
-                "the strings: a literal list, a list column, or a JSON or Python list text",
-            ),
-            crate::scorer::VALUE_OPTION,
-        ];
-        OPTIONS
-    }
-
-    fn example(&self) -> &'static str {
-        "{type: includes_all, expected: [Paris, France]}"
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let expected =
             cx.required_list_template("expected", r#"[Paris, France] or "{{ sample.keywords }}""#)?;
-        Ok(Box::new(IncludesAllScorer {
-            expected,
-            input: cx.text_input()?,
-        }))
+        Ok(Bound::boxed(
+            IncludesAllCheck,
+            Some(expected),
+            cx.text_input()?,
+        ))
     }
 }
 
-/// A bound `includes_all`.
+/// A bound `includes_all`: the value against the `expected` strings.
 #[derive(Debug)]
-struct IncludesAllScorer {
-    expected: Template,
-    input: TextInput,
-}
+struct IncludesAllCheck;
 
-const FIELDS: &[ScorerField] = &[
-    ScorerField::number("is_correct"),
-    ScorerField::compared("value"),
-    ScorerField::compared("expected"),
-];
+impl Check for IncludesAllCheck {
+    const FIELDS: &'static [ScorerField] = &[
+        ScorerField::number("is_correct"),
+        ScorerField::compared("value"),
+        ScorerField::compared("expected"),
+    ];
 
-impl Scorer for IncludesAllScorer {
-    fn fields(&self) -> &'static [ScorerField] {
-        FIELDS
-    }
-
-    fn templates(&self) -> Vec<&Template> {
-        std::iter::once(&self.expected)
-            .chain(self.input.value())
-            .collect()
-    }
-
-    fn value(&self) -> Option<&Template> {
-        self.input.value()
-    }
-
-    fn score(&self, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
-        let rows = input.rows;
-        self.input.score(input, |v, fields| {
-            let e = ExpectedList::new(&self.expected, input.ctx)?;
-            let out = includes_all(v.column, e.references(), v.normalize, rows)
-                .map_err(|err| row_err(Some(&self.expected), err))?;
-            fields.insert("is_correct", score_array(out.is_correct));
-            if input.want("expected") {
-                fields.insert("expected", e.field(rows));
-            }
-            Ok(out.missing)
-        })
+    fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
+        b.score_strings(input, None, includes_all)
     }
 }

@@ -4,16 +4,14 @@
 //! takes a variant, is its own file.
 
 use crate::graded::{GradedScorer, Measure};
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
 use evalscore_kernels::Lexical;
 use evalscore_task::TaskError;
 
 /// A lexical graded scorer kind: one name, one measure.
 #[derive(Debug)]
 pub struct LexicalScorerType {
-    names: &'static [&'static str],
-    doc: &'static str,
-    example: &'static str,
+    about: &'static About,
     measure: Lexical,
 }
 
@@ -26,54 +24,51 @@ pub(crate) const THRESHOLD_OPTION: OptionDoc = OptionDoc::required(
     "threshold",
     "a number from 0 to 1: `is_correct` is `score >= threshold`",
 );
+const OPTIONS: &[OptionDoc] = &[EXPECTED_OPTION, THRESHOLD_OPTION, VALUE_OPTION];
 
 pub static F1: LexicalScorerType = LexicalScorerType {
-    names: &["f1"],
-    doc: "inspect_ai's `f1()`: SQuAD v1.1 token F1 against the best reference.",
-    example: r#"{type: f1, expected: "{{ sample.answer }}", threshold: 0.5}"#,
+    about: &About::new(
+        &["f1"],
+        "SQuAD v1.1 token F1 against the best reference.",
+        OPTIONS,
+        r#"{type: f1, expected: "{{ sample.answer }}", threshold: 0.5}"#,
+    ),
     measure: Lexical::F1,
 };
 
 pub static BLEU: LexicalScorerType = LexicalScorerType {
-    names: &["bleu"],
-    doc: "promptfoo's `bleu`: sacrebleu's `sentence_bleu` against the references, divided by 100.",
-    example: "{type: bleu, expected: [a cat sat, the cat sat], threshold: 0.3}",
+    about: &About::new(
+        &["bleu"],
+        "Sentence BLEU against the references, from 0 to 1.",
+        OPTIONS,
+        "{type: bleu, expected: [a cat sat, the cat sat], threshold: 0.3}",
+    ),
     measure: Lexical::Bleu,
 };
 
 pub static CHRF: LexicalScorerType = LexicalScorerType {
-    names: &["chrf"],
-    doc: "chrF++: sacrebleu's `CHRF(word_order=2)` against the best reference, divided by 100.",
-    example: r#"{type: chrf, expected: "{{ sample.answer }}", threshold: 0.5}"#,
+    about: &About::new(
+        &["chrf"],
+        "chrF++ (character n-grams and word n-grams up to 2) against the best reference, from 0 to 1.",
+        OPTIONS,
+        r#"{type: chrf, expected: "{{ sample.answer }}", threshold: 0.5}"#,
+    ),
     measure: Lexical::Chrf,
 };
 
 pub static LEVENSHTEIN: LexicalScorerType = LexicalScorerType {
-    names: &["levenshtein"],
-    doc: "promptfoo's `levenshtein`: 1 - edit distance / the longer length (rapidfuzz's `normalized_similarity`), against the best reference.",
-    example: r#"{type: levenshtein, expected: "{{ sample.answer }}", threshold: 0.8}"#,
+    about: &About::new(
+        &["levenshtein"],
+        "1 - edit distance / the longer length (in characters), against the best reference.",
+        OPTIONS,
+        r#"{type: levenshtein, expected: "{{ sample.answer }}", threshold: 0.8}"#,
+    ),
     measure: Lexical::Levenshtein,
 };
 
 impl ScorerType for LexicalScorerType {
-    fn names(&self) -> &'static [&'static str] {
-        self.names
-    }
-
-    fn doc(&self) -> &'static str {
-        self.doc
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        &[
-            EXPECTED_OPTION,
-            THRESHOLD_OPTION,
-            crate::scorer::VALUE_OPTION,
-        ]
-    }
-
-    fn example(&self) -> &'static str {
-        self.example
+    fn about(&self) -> &'static About {
+        self.about
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {

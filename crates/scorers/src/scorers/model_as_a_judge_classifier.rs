@@ -1,12 +1,12 @@
-//! `model_as_a_judge_classifier` (AI GO!, seed 003): the judge names a label; correct when it
+//! `model_as_a_judge_classifier`: the judge names a label; correct when it
 //! is one of `correct_labels`.
 
 use crate::input::text;
 use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
-use crate::judge::parse::{labels, model, MODEL_KEY};
+use crate::judge::parse::{judge_prompts, labels, MODEL_KEY, SYSTEM_PROMPT, USER_PROMPT};
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{Float64Array, StringArray};
 use evalscore_kernels::judge::parse_label;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -16,46 +16,32 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct ModelAsAJudgeClassifier;
 
-impl ScorerType for ModelAsAJudgeClassifier {
-    fn names(&self) -> &'static [&'static str] {
-        &["model_as_a_judge_classifier"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "AI GO!'s judge classifier: the judge answers with a label (JSON `prediction`, `reasoning`, `confidence`); `is_correct` is 1.0 when it is one of `correct_labels`."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
+static ABOUT: About = About::new(
+    &["model_as_a_judge_classifier"],
+    "A judge classifier: the judge answers with a label (JSON `prediction`, `reasoning`, `confidence`); `is_correct` is 1.0 when it is one of `correct_labels`.",
+    &[
             MODEL_KEY,
-            OptionDoc::optional(
-                "system_prompt",
-                "template of the system message, before evalscore's instruction",
-            ),
-            OptionDoc::required("user_prompt", "template of the user message"),
+            SYSTEM_PROMPT,
+            USER_PROMPT,
             OptionDoc::required("correct_labels", "the labels that count as correct"),
             OptionDoc::optional("incorrect_labels", "the other labels the judge may give"),
             OptionDoc::optional(
                 "ground_truth_label",
                 "template of the row's true label, for classification metrics",
             ),
-        ];
-        OPTIONS
-    }
+        ],
+    r#"{type: model_as_a_judge_classifier, model_key: judge, user_prompt: "Is this reply polite? {{ solver_output.output }}", correct_labels: ["yes"], incorrect_labels: ["no"]}"#,
+)
+.judge();
 
-    fn example(&self) -> &'static str {
-        r#"{type: model_as_a_judge_classifier, model_key: judge, user_prompt: "Is this reply polite? {{ solver_output.output }}", correct_labels: ["yes"], incorrect_labels: ["no"]}"#
-    }
-
-    fn text_options(&self) -> bool {
-        false
+impl ScorerType for ModelAsAJudgeClassifier {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
-        let (model_key, model) = model(cx)?;
-        let system_prompt = cx.template("system_prompt")?;
-        let user_prompt = cx.required_template(
-            "user_prompt",
+        let (model_key, model, system_prompt, user_prompt) = judge_prompts(
+            cx,
             r#""Response: {{ model_output.choices[0].message.content }}""#,
         )?;
         let ground_truth_label = cx.template("ground_truth_label")?;

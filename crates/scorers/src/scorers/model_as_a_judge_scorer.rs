@@ -1,11 +1,13 @@
-//! `model_as_a_judge_scorer` (AI GO!, seed 003): the judge gives a grade in
+//! `model_as_a_judge_scorer`: the judge gives a grade in
 //! `[score_min, score_max]`, rescaled to a score in [0, 1].
 
 use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
-use crate::judge::parse::{model, number_option, pass_threshold, MODEL_KEY};
+use crate::judge::parse::{
+    judge_prompts, number_option, pass_threshold, MODEL_KEY, SYSTEM_PROMPT, USER_PROMPT,
+};
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::{Float64Array, StringArray};
 use evalscore_kernels::judge::{parse_grade, reasoning};
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -15,46 +17,32 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct ModelAsAJudgeScorer;
 
-impl ScorerType for ModelAsAJudgeScorer {
-    fn names(&self) -> &'static [&'static str] {
-        &["model_as_a_judge_scorer"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "AI GO!'s judge scorer: the judge answers with a grade (JSON `score`, `reasoning`); `score` is the grade rescaled to [0, 1] and `is_correct` is `score >= pass_threshold`."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
+static ABOUT: About = About::new(
+    &["model_as_a_judge_scorer"],
+    "A judge scorer: the judge answers with a grade (JSON `score`, `reasoning`); `score` is the grade rescaled to [0, 1] and `is_correct` is `score >= pass_threshold`.",
+    &[
             MODEL_KEY,
-            OptionDoc::optional(
-                "system_prompt",
-                "template of the system message, before evalscore's instruction",
-            ),
-            OptionDoc::required("user_prompt", "template of the user message"),
+            SYSTEM_PROMPT,
+            USER_PROMPT,
             OptionDoc::optional("score_min", "the lowest grade (default 0)"),
             OptionDoc::optional("score_max", "the highest grade (default 10)"),
             OptionDoc::optional(
                 "pass_threshold",
                 "from 0 to 1: `is_correct` is `score >= pass_threshold` (default 0.5)",
             ),
-        ];
-        OPTIONS
-    }
+        ],
+    r#"{type: model_as_a_judge_scorer, model_key: judge, user_prompt: "Rate the answer from 0 to 10: {{ solver_output.output }}"}"#,
+)
+.judge();
 
-    fn example(&self) -> &'static str {
-        r#"{type: model_as_a_judge_scorer, model_key: judge, user_prompt: "Rate the answer from 0 to 10: {{ solver_output.output }}"}"#
-    }
-
-    fn text_options(&self) -> bool {
-        false
+impl ScorerType for ModelAsAJudgeScorer {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
-        let (model_key, model) = model(cx)?;
-        let system_prompt = cx.template("system_prompt")?;
-        let user_prompt = cx.required_template(
-            "user_prompt",
+        let (model_key, model, system_prompt, user_prompt) = judge_prompts(
+            cx,
             r#""Rate the answer from 0 to 10: {{ solver_output.output }}""#,
         )?;
         let score_min = number_option(cx, "score_min", 0.0)?;

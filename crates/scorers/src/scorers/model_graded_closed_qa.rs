@@ -1,9 +1,9 @@
-//! `model_graded_closed_qa` (Baserun, seed 002): the judge says whether a submission to a task
+//! `model_graded_closed_qa`: the judge says whether a submission to a task
 //! meets a criterion, Y or N.
 
 use crate::judge::choice::{choice_scores, ChoiceFamily, ChoiceJudge};
 use crate::judge::parse::{CHOICE_SCORES, MODEL_KEY, PASS_THRESHOLD};
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_task::TaskError;
 
 /// The kind `model_graded_closed_qa`.
@@ -18,17 +18,10 @@ static FAMILY: ChoiceFamily = ChoiceFamily {
     prompt,
 };
 
-impl ScorerType for ModelGradedClosedQa {
-    fn names(&self) -> &'static [&'static str] {
-        &["model_graded_closed_qa"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "Baserun's closed-QA judge: the judge says whether the submission meets the criterion, `Y` (1.0) or `N` (0.0)."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
+static ABOUT: About = About::new(
+    &["model_graded_closed_qa"],
+    "A closed-QA judge: the judge says whether the submission meets the criterion, `Y` (1.0) or `N` (0.0).",
+    &[
             MODEL_KEY,
             OptionDoc::required("task", "template of the task the submission answers"),
             OptionDoc::optional(
@@ -41,16 +34,14 @@ impl ScorerType for ModelGradedClosedQa {
             ),
             CHOICE_SCORES,
             PASS_THRESHOLD,
-        ];
-        OPTIONS
-    }
+        ],
+    r#"{type: model_graded_closed_qa, model_key: judge, task: "{{ sample.question }}", criterion: "The answer is in French."}"#,
+)
+.judge();
 
-    fn example(&self) -> &'static str {
-        r#"{type: model_graded_closed_qa, model_key: judge, task: "{{ sample.question }}", criterion: "The answer is in French."}"#
-    }
-
-    fn text_options(&self) -> bool {
-        false
+impl ScorerType for ModelGradedClosedQa {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {

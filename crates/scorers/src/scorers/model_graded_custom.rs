@@ -1,9 +1,9 @@
-//! `model_graded_custom` (Baserun, seed 002): the task's own prompt and choices, each worth a
+//! `model_graded_custom`: the task's own prompt and choices, each worth a
 //! score.
 
 use crate::judge::choice::{ChoiceFamily, ChoiceJudge};
 use crate::judge::parse::{score_value, MODEL_KEY, PASS_THRESHOLD};
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_task::TaskError;
 
 /// The kind `model_graded_custom`.
@@ -18,17 +18,10 @@ static FAMILY: ChoiceFamily = ChoiceFamily {
     prompt,
 };
 
-impl ScorerType for ModelGradedCustom {
-    fn names(&self) -> &'static [&'static str] {
-        &["model_graded_custom"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "A judge with the task's own prompt and choices: the judge answers with one of `choices`, whose score is the row's."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
+static ABOUT: About = About::new(
+    &["model_graded_custom"],
+    "A judge with the task's own prompt and choices: the judge answers with one of `choices`, whose score is the row's.",
+    &[
             MODEL_KEY,
             OptionDoc::required("prompt", "template of the question put to the judge"),
             OptionDoc::required(
@@ -36,16 +29,14 @@ impl ScorerType for ModelGradedCustom {
                 "a map from each answer the judge may give to its score (0 to 1), at least two",
             ),
             PASS_THRESHOLD,
-        ];
-        OPTIONS
-    }
+        ],
+    r#"{type: model_graded_custom, model_key: judge, prompt: "Is this a haiku? {{ solver_output.output }}", choices: {"Yes": 1.0, "No": 0.0}}"#,
+)
+.judge();
 
-    fn example(&self) -> &'static str {
-        r#"{type: model_graded_custom, model_key: judge, prompt: "Is this a haiku? {{ solver_output.output }}", choices: {"Yes": 1.0, "No": 0.0}}"#
-    }
-
-    fn text_options(&self) -> bool {
-        false
+impl ScorerType for ModelGradedCustom {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {

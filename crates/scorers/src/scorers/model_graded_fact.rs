@@ -1,9 +1,9 @@
-//! `model_graded_fact` (Baserun, seed 002): the judge compares a submitted answer with an
+//! `model_graded_fact`: the judge compares a submitted answer with an
 //! expert answer and picks one of five statements, A to E.
 
 use crate::judge::choice::{choice_scores, ChoiceFamily, ChoiceJudge};
 use crate::judge::parse::{CHOICE_SCORES, MODEL_KEY, PASS_THRESHOLD};
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_task::TaskError;
 
 /// The kind `model_graded_fact`.
@@ -14,22 +14,15 @@ pub struct ModelGradedFact;
 static FAMILY: ChoiceFamily = ChoiceFamily {
     parts: &[("question", true), ("expert", true), ("submission", false)],
     value_part: "submission",
-    // As promptfoo's factuality grader: every answer consistent with the expert's passes.
+    // Every answer consistent with the expert's passes.
     default_choices: &[("A", 1.0), ("B", 1.0), ("C", 1.0), ("D", 0.0), ("E", 1.0)],
     prompt,
 };
 
-impl ScorerType for ModelGradedFact {
-    fn names(&self) -> &'static [&'static str] {
-        &["model_graded_fact"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "Baserun's factuality judge: the judge picks how the submission relates to the expert answer (A subset, B superset, C same details, D disagreement, E differences that do not matter); A, B, C and E score 1.0 by default (as promptfoo's factuality grader), D 0.0."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
+static ABOUT: About = About::new(
+    &["model_graded_fact"],
+    "A factuality judge: the judge picks how the submission relates to the expert answer (A subset, B superset, C same details, D disagreement, E differences that do not matter); A, B, C and E score 1.0 by default (every answer consistent with the expert's), D 0.0.",
+    &[
             MODEL_KEY,
             OptionDoc::required("question", "template of the question"),
             OptionDoc::required("expert", "template of the expert's answer"),
@@ -39,16 +32,14 @@ impl ScorerType for ModelGradedFact {
             ),
             CHOICE_SCORES,
             PASS_THRESHOLD,
-        ];
-        OPTIONS
-    }
+        ],
+    r#"{type: model_graded_fact, model_key: judge, question: "{{ sample.question }}", expert: "{{ sample.answer }}"}"#,
+)
+.judge();
 
-    fn example(&self) -> &'static str {
-        r#"{type: model_graded_fact, model_key: judge, question: "{{ sample.question }}", expert: "{{ sample.answer }}"}"#
-    }
-
-    fn text_options(&self) -> bool {
-        false
+impl ScorerType for ModelGradedFact {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {

@@ -1,8 +1,8 @@
-//! `similarity` (seed 004's Similarity): a graded score by a lexical `method`, or by the
+//! `similarity`: a graded score by a lexical `method`, or by the
 //! cosine similarity of embeddings from an endpoint of `models:` (`method: embedding`).
 
 use crate::graded::{rouge_variant, GradedScorer, Measure};
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
 use crate::scorers::lexical::{EXPECTED_OPTION, THRESHOLD_OPTION};
 use evalscore_kernels::Lexical;
 use evalscore_task::{did_you_mean, TaskError};
@@ -14,29 +14,23 @@ pub struct Similarity;
 /// The similarity methods.
 const METHODS: &[&str] = &["f1", "rouge", "chrf", "levenshtein", "embedding"];
 
+static ABOUT: About = About::new(
+    &["similarity"],
+    "The score of the lexical scorer named by `method`, or with `method: embedding` the cosine similarity of the value's and the references' embeddings (the best one counts).",
+    &[
+        EXPECTED_OPTION,
+        THRESHOLD_OPTION,
+        OptionDoc::required("method", "`f1`, `rouge`, `chrf`, `levenshtein` or `embedding`"),
+        OptionDoc::optional("variant", "with `method: rouge` (required there): `rouge1`, `rouge2` or `rougeL`"),
+        OptionDoc::optional("model_key", "with `method: embedding` (required there): the embedding endpoint's key in `models:`"),
+        VALUE_OPTION,
+    ],
+    r#"{type: similarity, method: embedding, model_key: embedder, expected: "{{ sample.answer }}", threshold: 0.8}"#,
+);
+
 impl ScorerType for Similarity {
-    fn names(&self) -> &'static [&'static str] {
-        &["similarity"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "Seed 004's Similarity: the score of the lexical scorer named by `method`, or with `method: embedding` the cosine similarity of the value's and the references' embeddings (the best one counts)."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
-                EXPECTED_OPTION,
-                THRESHOLD_OPTION,
-                OptionDoc::required("method", "`f1`, `rouge`, `chrf`, `levenshtein` or `embedding`"),
-                OptionDoc::optional("variant", "with `method: rouge` (required there): `rouge1`, `rouge2` or `rougeL`"),
-                OptionDoc::optional("model_key", "with `method: embedding` (required there): the embedding endpoint's key in `models:`"),
-                crate::scorer::VALUE_OPTION,
-        ];
-        OPTIONS
-    }
-
-    fn example(&self) -> &'static str {
-        r#"{type: similarity, method: embedding, model_key: embedder, expected: "{{ sample.answer }}", threshold: 0.8}"#
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
@@ -91,6 +85,7 @@ impl ScorerType for Similarity {
 
 #[cfg(test)]
 mod tests {
+    use crate::bound::Bound;
     use crate::graded::{GradedScorer, Measure};
     use crate::Task;
     use evalscore_kernels::{Lexical, RougeVariant};
@@ -107,8 +102,8 @@ mod tests {
         let task = Task::from_yaml(text, &[]).unwrap();
         let graded = |i: usize| {
             let any: &dyn std::any::Any = task.scorers[i].scorer.as_ref();
-            let g = any.downcast_ref::<GradedScorer>().unwrap();
-            (g.measure.clone(), g.threshold)
+            let g = any.downcast_ref::<Bound<GradedScorer>>().unwrap();
+            (g.check.measure.clone(), g.check.threshold)
         };
         assert_eq!(
             graded(0),

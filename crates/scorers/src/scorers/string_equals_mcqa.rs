@@ -1,10 +1,10 @@
-//! `string_equals_mcqa` (AI GO!'s multiple-choice scorer): the first character of the value
+//! `string_equals_mcqa` (multiple choice): the first character of the value
 //! against a single-character ground-truth choice, among the row's `choices`.
 
 use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, template_err, text, TextInput};
 use crate::row_error::RowError;
-use crate::scorer::{OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use arrow::array::ArrayRef;
 use evalscore_kernels::{
     missing_count, parse_choice_list, string_equals_mcqa_with, Choices, KernelError,
@@ -16,17 +16,10 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct StringEqualsMcqa;
 
-impl ScorerType for StringEqualsMcqa {
-    fn names(&self) -> &'static [&'static str] {
-        &["string_equals_mcqa"]
-    }
-
-    fn doc(&self) -> &'static str {
-        "AI GO!'s `string_equals_mcqa`: the first character of the value against `ground_truth_choice`; `completion_validity` is `VALID` when that character is one of the row's `choices`."
-    }
-
-    fn options(&self) -> &'static [OptionDoc] {
-        const OPTIONS: &[OptionDoc] = &[
+static ABOUT: About = About::new(
+    &["string_equals_mcqa"],
+    "The first character of the value against `ground_truth_choice`; `completion_validity` is `VALID` when that character is one of the row's `choices`.",
+    &[
             OptionDoc::required(
                 "ground_truth_choice",
                 "template of the correct choice (one character)",
@@ -41,12 +34,13 @@ impl ScorerType for StringEqualsMcqa {
                 "deprecated: the column of `ground_truth_choice`",
             ),
             OptionDoc::optional("choices_field", "deprecated: the column of `choices`"),
-        ];
-        OPTIONS
-    }
+        ],
+    r#"{type: string_equals_mcqa, ground_truth_choice: "{{ sample.answer }}", choices: [A, B, C, D]}"#,
+);
 
-    fn example(&self) -> &'static str {
-        r#"{type: string_equals_mcqa, ground_truth_choice: "{{ sample.answer }}", choices: [A, B, C, D]}"#
+impl ScorerType for StringEqualsMcqa {
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {

@@ -1,0 +1,115 @@
+//! `numeric_match`: the number in the value against the expected number, within a tolerance.
+
+use crate::contract::{Batch, Scored};
+use crate::extract::last_number;
+use crate::KernelError;
+use evalscore_text::TextColumn;
+
+/// The number of a text as `extract: last_number` reads it: the last number, without `$` and
+/// thousands commas (`"$1,234.50"` is 1234.5).
+pub fn number_of(s: &str) -> Option<f64> {
+    last_number(s)?.parse::<f64>().ok()
+}
+
+/// How close two numbers must be to match: Python's `math.isclose` rule,
+/// `|v - e| <= max(rel * max(|v|, |e|), abs)`. Both 0: exact equality.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Tolerance {
+    pub abs: f64,
+    pub rel: f64,
+}
+
+impl Tolerance {
+    pub fn close(&self, v: f64, e: f64) -> bool {
+        v == e || (v - e).abs() <= (self.rel * v.abs().max(e.abs())).max(self.abs)
+    }
+}
+
+/// `numeric_match`: 1.0 when the number of the value ([`number_of`], on the value after
+/// `extract:` and `normalize:`) is within `tol` of the expected number. A value that holds no
+/// number scores 0.0.
+///
+/// Null rule: a null value or a null expected scores 0.0 and counts as missing. An expected
+/// text that holds no number is an error naming its row.
+pub fn numeric_match(
+    batch: Batch<'_>,
+    expected: TextColumn<'_>,
+    tol: Tolerance,
+) -> Result<Scored, KernelError> {
+    // The expected text is read as it is (the error shows it so) and parsed once per run of
+    // equal texts.
+    let mut last: Option<(&str, f64)> = None;
+    batch.with_raw_text(expected).try_pass(|r, v, e| {
+        let want = match last {
+            Some((text, n)) if text == e => n,
+            _ => {
+                let n = number_of(&batch.normalize(e)).ok_or_else(|| KernelError::Value {
+                    row: r,
+                    input: "expected".to_owned(),
+                    value: e.to_owned(),
+                    message: "holds no number".to_owned(),
+                })?;
+                last = Some((e, n));
+                n
+            }
+        };
+        Ok(number_of(v).is_some_and(|got| tol.close(got, want)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_columns::{bits, layouts};
+    use arrow::array::StringArray;
+
+    #[test]
+    fn numeric_match_rows() {
+        let values = [
+            Some("The answer is $1,234.50."),
+            Some("about 3.14159"),
+            Some("no number"),
+            None,
+            Some("-5 degrees"),
+            Some("100"),
+        ];
+        let expected = StringArray::from(vec!["1234.5", "3.14", "1", "1", "-5", "101"]);
+        let ec = TextColumn::new(&expected, "e").unwrap();
+        for a in layouts(&values) {
+            let vc = TextColumn::new(a.as_ref(), "v").unwrap();
+            let out = numeric_match(Batch::new(vc, None, 6), ec, Tolerance::default()).unwrap();
+            assert_eq!(
+                bits(&out.is_correct),
+                [true, false, false, false, true, false]
+            );
+            assert_eq!(out.missing, 1);
+            let tol = Tolerance {
+                abs: 0.01,
+                rel: 0.0,
+            };
+            let out = numeric_match(Batch::new(vc, None, 6), ec, tol).unwrap();
+            assert_eq!(
+                bits(&out.is_correct),
+                [true, true, false, false, true, false]
+            );
+            let tol = Tolerance {
+                abs: 0.0,
+                rel: 0.01,
+            };
+            let out = numeric_match(Batch::new(vc, None, 6), ec, tol).unwrap();
+            assert_eq!(
+                bits(&out.is_correct),
+                [true, true, false, false, true, true]
+            );
+        }
+        let bad = StringArray::from(vec!["1", "1", "one"]);
+        let v = StringArray::from(vec!["1", "1", "1"]);
+        let err = numeric_match(
+            Batch::new(TextColumn::new(&v, "v").unwrap(), None, 3),
+            TextColumn::new(&bad, "e").unwrap(),
+            Tolerance::default(),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "expected value \"one\" holds no number");
+    }
+}
