@@ -77,30 +77,18 @@ mod tests {
         let ec = TextColumn::new(&expected, "e").unwrap();
         for a in layouts(&values) {
             let vc = TextColumn::new(a.as_ref(), "v").unwrap();
-            let out = numeric_match(Batch::new(vc, None, 6), ec, Tolerance::default()).unwrap();
-            assert_eq!(
-                bits(&out.is_correct),
-                [true, false, false, false, true, false]
-            );
-            assert_eq!(out.missing, 1);
-            let tol = Tolerance {
-                abs: 0.01,
-                rel: 0.0,
-            };
-            let out = numeric_match(Batch::new(vc, None, 6), ec, tol).unwrap();
-            assert_eq!(
-                bits(&out.is_correct),
-                [true, true, false, false, true, false]
-            );
-            let tol = Tolerance {
-                abs: 0.0,
-                rel: 0.01,
-            };
-            let out = numeric_match(Batch::new(vc, None, 6), ec, tol).unwrap();
-            assert_eq!(
-                bits(&out.is_correct),
-                [true, true, false, false, true, true]
-            );
+            // (absolute, relative) tolerance, and the rows that match under it.
+            let cases = [
+                ((0.0, 0.0), [true, false, false, false, true, false]),
+                ((0.01, 0.0), [true, true, false, false, true, false]),
+                ((0.0, 0.01), [true, true, false, false, true, true]),
+            ];
+            for ((abs, rel), want) in cases {
+                let tol = Tolerance { abs, rel };
+                let out = numeric_match(Batch::new(vc, None, 6), ec, tol).unwrap();
+                assert_eq!(bits(&out.is_correct), want, "abs {abs}, rel {rel}");
+                assert_eq!(out.missing, 1);
+            }
         }
         let bad = StringArray::from(vec!["1", "1", "one"]);
         let v = StringArray::from(vec!["1", "1", "1"]);

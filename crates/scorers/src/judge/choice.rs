@@ -6,7 +6,7 @@ use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
 use crate::judge::parse::{model, pass_threshold, score_value};
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
-use crate::scorer::{ParseCx, Scorer};
+use crate::scorer::{About, ParseCx, Scorer, ScorerType};
 use arrow::array::Float64Array;
 use evalscore_kernels::judge::parse_label;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -16,7 +16,8 @@ use std::sync::Arc;
 pub(crate) type PromptFn = fn(&[&str], &[(String, f64)]) -> String;
 
 /// How a kind reads its choices and their scores from the scorer's options.
-pub(crate) type ChoicesFn = fn(&ParseCx<'_>) -> Result<Vec<(String, f64)>, TaskError>;
+pub(crate) type ChoicesFn =
+    fn(&ParseCx<'_>, &ChoiceFamily) -> Result<Vec<(String, f64)>, TaskError>;
 
 /// A `model_graded_*` kind's fixed parts.
 #[derive(Debug)]
@@ -68,7 +69,7 @@ impl ChoiceJudge {
             }
             parts.push((name, t));
         }
-        let choices = choices(cx)?;
+        let choices = choices(cx, family)?;
         let pass_threshold = pass_threshold(cx, 1.0)?;
         Ok(Box::new(JudgeScorer::new(
             model_key,
@@ -81,6 +82,29 @@ impl ChoiceJudge {
             },
         )))
     }
+}
+
+/// A `model_graded_*` kind whose choices are its family's defaults (`choice_scores:`
+/// overrides their scores): the kind is its description and its family.
+#[derive(Debug)]
+pub(crate) struct FixedChoices {
+    pub about: &'static About,
+    pub family: &'static ChoiceFamily,
+}
+
+impl ScorerType for FixedChoices {
+    fn about(&self) -> &'static About {
+        self.about
+    }
+
+    fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
+        ChoiceJudge::parse(cx, self.family, choice_scores)
+    }
+}
+
+/// The rendered text of part `i` of a prompt (empty when absent).
+pub(crate) fn part<'a>(parts: &[&'a str], i: usize) -> &'a str {
+    parts.get(i).copied().unwrap_or("")
 }
 
 /// `choice_scores:` of a family with default choices: overrides of the default table, by

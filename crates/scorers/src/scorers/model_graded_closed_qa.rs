@@ -1,14 +1,9 @@
 //! `model_graded_closed_qa`: the judge says whether a submission to a task
 //! meets a criterion, Y or N.
 
-use crate::judge::choice::{choice_scores, ChoiceFamily, ChoiceJudge};
+use crate::judge::choice::{part, ChoiceFamily, FixedChoices};
 use crate::judge::parse::{CHOICE_SCORES, MODEL_KEY, PASS_THRESHOLD};
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
-use evalscore_task::TaskError;
-
-/// The kind `model_graded_closed_qa`.
-#[derive(Debug)]
-pub struct ModelGradedClosedQa;
+use crate::scorer::{About, OptionDoc};
 
 /// The prompt, its parts and its choices.
 static FAMILY: ChoiceFamily = ChoiceFamily {
@@ -39,26 +34,21 @@ static ABOUT: About = About::new(
 )
 .judge();
 
-impl ScorerType for ModelGradedClosedQa {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
-
-    fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
-        ChoiceJudge::parse(cx, &FAMILY, |cx| choice_scores(cx, &FAMILY))
-    }
-}
+/// The kind `model_graded_closed_qa`.
+pub(crate) static MODEL_GRADED_CLOSED_QA: FixedChoices = FixedChoices {
+    about: &ABOUT,
+    family: &FAMILY,
+};
 
 /// The user message, from the parts' rendered texts in order.
 fn prompt(parts: &[&str], _choices: &[(String, f64)]) -> String {
-    let part = |i: usize| parts.get(i).copied().unwrap_or("");
     format!(
         "You are checking whether a submission to a task meets a criterion.\n\n\
          [Task]\n{}\n\n[Submission]\n{}\n\n[Criterion]\n{}\n\n\
          Does the submission meet the criterion? Reason step by step, then write Y (it meets the criterion) \
          or N (it does not) alone on the last line.",
-        part(0),
-        part(1),
-        part(2)
+        part(parts, 0),
+        part(parts, 1),
+        part(parts, 2)
     )
 }

@@ -1,7 +1,7 @@
 //! `model_graded_custom`: the task's own prompt and choices, each worth a
 //! score.
 
-use crate::judge::choice::{ChoiceFamily, ChoiceJudge};
+use crate::judge::choice::{part, ChoiceFamily, ChoiceJudge};
 use crate::judge::parse::{score_value, MODEL_KEY, PASS_THRESHOLD};
 use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
 use evalscore_task::TaskError;
@@ -46,17 +46,16 @@ impl ScorerType for ModelGradedCustom {
 
 /// The user message, from the parts' rendered texts in order.
 fn prompt(parts: &[&str], choices: &[(String, f64)]) -> String {
-    let part = |i: usize| parts.get(i).copied().unwrap_or("");
     let labels: Vec<&str> = choices.iter().map(|(l, _)| l.as_str()).collect();
     format!(
         "{}\n\nReason briefly, then write your answer, exactly one of {}, alone on the last line.",
-        part(0),
+        part(parts, 0),
         labels.join(", ")
     )
 }
 
 /// `choices: {label: score}`, in the order written.
-fn choices(cx: &ParseCx<'_>) -> Result<Vec<(String, f64)>, TaskError> {
+fn choices(cx: &ParseCx<'_>, _family: &ChoiceFamily) -> Result<Vec<(String, f64)>, TaskError> {
     let n = cx.required("choices", "{Good: 1.0, Partial: 0.5, Bad: 0.0}")?;
     let m = n.map("`model_graded_custom.choices`")?;
     let mut choices: Vec<(String, f64)> = Vec::new();

@@ -1,14 +1,9 @@
 //! `model_graded_fact`: the judge compares a submitted answer with an
 //! expert answer and picks one of five statements, A to E.
 
-use crate::judge::choice::{choice_scores, ChoiceFamily, ChoiceJudge};
+use crate::judge::choice::{part, ChoiceFamily, FixedChoices};
 use crate::judge::parse::{CHOICE_SCORES, MODEL_KEY, PASS_THRESHOLD};
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
-use evalscore_task::TaskError;
-
-/// The kind `model_graded_fact`.
-#[derive(Debug)]
-pub struct ModelGradedFact;
+use crate::scorer::{About, OptionDoc};
 
 /// The prompt, its parts and its choices.
 static FAMILY: ChoiceFamily = ChoiceFamily {
@@ -37,19 +32,14 @@ static ABOUT: About = About::new(
 )
 .judge();
 
-impl ScorerType for ModelGradedFact {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
-
-    fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
-        ChoiceJudge::parse(cx, &FAMILY, |cx| choice_scores(cx, &FAMILY))
-    }
-}
+/// The kind `model_graded_fact`.
+pub(crate) static MODEL_GRADED_FACT: FixedChoices = FixedChoices {
+    about: &ABOUT,
+    family: &FAMILY,
+};
 
 /// The user message, from the parts' rendered texts in order.
 fn prompt(parts: &[&str], _choices: &[(String, f64)]) -> String {
-    let part = |i: usize| parts.get(i).copied().unwrap_or("");
     format!(
         "You are checking a submitted answer against an expert answer to the same question.\n\n\
          [Question]\n{}\n\n[Expert answer]\n{}\n\n[Submitted answer]\n{}\n\n\
@@ -61,8 +51,8 @@ fn prompt(parts: &[&str], _choices: &[(String, f64)]) -> String {
          D: There is a disagreement between the submitted answer and the expert answer.\n\
          E: The answers differ, but these differences do not matter from the perspective of factuality.\n\n\
          Explain your reasoning in a few sentences, then write the letter of your choice (A, B, C, D or E) alone on the last line.",
-        part(0),
-        part(1),
-        part(2)
+        part(parts, 0),
+        part(parts, 1),
+        part(parts, 2)
     )
 }
