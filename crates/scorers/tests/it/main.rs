@@ -6,4 +6,5 @@ mod hostile;
 mod models;
 mod parse;
 mod registry;
+mod template_chains;
 mod templates;
