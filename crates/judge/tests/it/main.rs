@@ -5,5 +5,6 @@ mod cache;
 mod client;
 mod embed;
 mod llama_server;
+mod reply_limits;
 mod robust;
 mod window;

@@ -3,6 +3,7 @@
 
 mod graded;
 mod hostile;
+mod judge_memory;
 mod models;
 mod parse;
 mod registry;
