@@ -40,7 +40,7 @@ pub use functions::{Functions, UserFunctions};
 pub use library::{BindOptions, Report, Scorer, States};
 pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
-pub use run_identity::RunIdentity;
+pub use run_identity::{RunIdentity, MAX_LABELS, MAX_LABELS_BYTES};
 
 use evalscore_reader::{scan_ordered, Inputs};
 use sha2::{Digest, Sha256};

@@ -97,18 +97,22 @@ impl Report {
     /// metrics.parquet's table: the schema and rows the CLI writes, ending in the run
     /// identity columns (`run_id`, `run_started_at`, `labels`) of [`Report::run`].
     pub fn metrics_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run).map_err(
-            |e| Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal),
-        )
+        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run, false)
+            .map_err(|e| {
+                Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
+            })
     }
 
     /// confusion.parquet's table: the schema and rows the CLI writes, with the same run
     /// identity columns.
     pub fn confusion_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::confusion_batch(&self.confusion, &self.group_columns, &self.run)
-            .map_err(|e| {
-                Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
-            })
+        crate::output::tables::confusion_batch(
+            &self.confusion,
+            &self.group_columns,
+            &self.run,
+            false,
+        )
+        .map_err(|e| Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal))
     }
 }
 

@@ -125,10 +125,10 @@ impl Outputs {
         groups: &[String],
         run: &crate::RunIdentity,
     ) -> Result<(), Error> {
-        let batch = tables::metrics_batch(rows, groups, run).map_err(|e| {
+        let batch = tables::metrics_batch(rows, groups, run, true).map_err(|e| {
             Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
         })?;
-        self.write_parquet(1, &batch)
+        self.write_parquet(1, &batch, tables::metrics_schema(groups))
     }
 
     pub fn write_confusion(
@@ -137,16 +137,18 @@ impl Outputs {
         groups: &[String],
         run: &crate::RunIdentity,
     ) -> Result<(), Error> {
-        let batch = tables::confusion_batch(rows, groups, run).map_err(|e| {
+        let batch = tables::confusion_batch(rows, groups, run, true).map_err(|e| {
             Error::new(format!("internal error: {e}")).kind(crate::ErrorKind::Internal)
         })?;
-        self.write_parquet(2, &batch)
+        self.write_parquet(2, &batch, tables::confusion_schema(groups))
     }
 
-    fn write_parquet(&self, i: usize, batch: &RecordBatch) -> Result<(), Error> {
+    /// Writes `batch` as file `i` whose Arrow schema is `schema` (the batch may hold
+    /// dictionary arrays where `schema` says Utf8: the file is the same).
+    fn write_parquet(&self, i: usize, batch: &RecordBatch, schema: SchemaRef) -> Result<(), Error> {
         let path = self.shown(i);
         let file = self.dir.create(i)?;
-        let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props()))
+        let mut w = ArrowWriter::try_new(file, schema, Some(props()))
             .map_err(|e| parquet_error(path, e))?;
         w.write(batch).map_err(|e| parquet_error(path, e))?;
         let f = w.into_inner().map_err(|e| parquet_error(path, e))?;
