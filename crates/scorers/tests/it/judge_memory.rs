@@ -43,12 +43,11 @@ fn rows(values: &[String]) -> RecordBatch {
     .unwrap()
 }
 
+/// Each row's grade, or the row error's row and message.
+type Scored = Result<Vec<Option<f64>>, (usize, String)>;
+
 /// Scores `batch` with the fields `needed`; the memo it filled, and the grades or the error.
-fn score(
-    task: &Task,
-    batch: &RecordBatch,
-    needed: &[&'static str],
-) -> (Memo, Result<Vec<Option<f64>>, (usize, String)>) {
+fn score(task: &Task, batch: &RecordBatch, needed: &[&'static str]) -> (Memo, Scored) {
     let runtime = JudgeRuntime::new(
         &task.models,
         &task.model_keys(),
