@@ -41,7 +41,12 @@ fn written_plainly(batch: &RecordBatch) -> Vec<u8> {
 fn large_labels_read_back_on_every_row_and_the_files_are_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let labels: Vec<(String, String)> = (0..15)
-        .map(|i| (format!("k{i:02}"), format!("{i}").repeat(4000)))
+        .map(|i| {
+            (
+                format!("k{i:02}"),
+                char::from(b'a' + i).to_string().repeat(4000),
+            )
+        })
         .collect();
     let summary = run(&RunOptions {
         task: examples().join("classification.yaml"),
