@@ -53,6 +53,16 @@ pub enum EngineError {
     LabelEmptyKey(String),
     #[error("`--label {0}=...` is given twice")]
     LabelTwice(String),
+    #[error("{count} `--label`s are given; at most {max} are allowed")]
+    LabelsTooMany { count: usize, max: usize },
+    /// `key`: the longest label's key, cut to 40 characters; `value`: its value's length.
+    #[error("the labels take {size} bytes as JSON; at most {max} are allowed (the longest: `--label {key}=...`, a value of {value} bytes)")]
+    LabelsTooLarge {
+        size: usize,
+        max: usize,
+        key: String,
+        value: usize,
+    },
     #[error("internal check failed: read {done} rows of {total} and wrote {written} score rows")]
     RowCount { done: u64, total: u64, written: u64 },
     /// A check that should never fail; `kind` is [`ErrorKind::Internal`] unless it says otherwise.
@@ -255,6 +265,7 @@ impl Diagnostic for EngineError {
             E::Storage(e) => return e.hint.clone(),
             E::RowCount { .. } => "no output was written; please report this",
             E::RunIdEmpty => "leave `--run-id` out for a fresh UUIDv7",
+            E::LabelsTooLarge { .. } => "keep long texts out of labels: store them elsewhere and label the run with a reference to them",
             E::NeedsFunctions => "finish the states where the task's functions were given",
             E::StatesOfAnotherTask { .. } => {
                 "finish states with the task file, and --set values, that produced them"

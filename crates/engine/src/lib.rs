@@ -44,7 +44,7 @@ pub use library::{BindOptions, Report, Scorer, States};
 pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use pipeline::run;
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
-pub use run_identity::RunIdentity;
+pub use run_identity::{RunIdentity, MAX_LABELS, MAX_LABELS_BYTES};
 
 use std::path::PathBuf;
 

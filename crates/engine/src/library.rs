@@ -97,15 +97,20 @@ impl Report {
     /// metrics.parquet's table: the schema and rows the CLI writes, ending in the run
     /// identity columns (`run_id`, `run_started_at`, `labels`) of [`Report::run`].
     pub fn metrics_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run)
+        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run, false)
             .map_err(|e| EngineError::Arrow(e).into())
     }
 
     /// confusion.parquet's table: the schema and rows the CLI writes, with the same run
     /// identity columns.
     pub fn confusion_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::confusion_batch(&self.confusion, &self.group_columns, &self.run)
-            .map_err(|e| EngineError::Arrow(e).into())
+        crate::output::tables::confusion_batch(
+            &self.confusion,
+            &self.group_columns,
+            &self.run,
+            false,
+        )
+        .map_err(|e| EngineError::Arrow(e).into())
     }
 }
 

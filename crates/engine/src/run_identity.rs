@@ -8,6 +8,13 @@ use std::collections::BTreeMap;
 /// The longest `--run-id` accepted, in bytes.
 pub const MAX_RUN_ID_BYTES: usize = 256;
 
+/// The most `--label`s a run takes.
+pub const MAX_LABELS: usize = 64;
+
+/// The longest `labels` object a run takes, in bytes of its JSON text (the `labels` column of
+/// metrics.parquet and confusion.parquet, and `labels` in run.json and metrics.json).
+pub const MAX_LABELS_BYTES: usize = 64 * 1024;
+
 /// A run's `run_id`, `run_started_at` and `labels`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunIdentity {
@@ -43,7 +50,8 @@ impl RunIdentity {
 
     /// A run starting now with the given id (`None`: a fresh UUIDv7) and labels. An id must
     /// be 1 to [`MAX_RUN_ID_BYTES`] bytes without whitespace or control characters (it ends
-    /// up in file paths and warehouse keys); a label key must be non-empty and given once.
+    /// up in file paths and warehouse keys); a label key must be non-empty and given once, and
+    /// the labels at most [`MAX_LABELS`] taking at most [`MAX_LABELS_BYTES`] as JSON.
     pub fn new(run_id: Option<&str>, labels: &[(String, String)]) -> Result<RunIdentity, Error> {
         let mut run = RunIdentity::starting_now();
         if let Some(id) = run_id {
@@ -58,6 +66,7 @@ impl RunIdentity {
                 return Err(EngineError::LabelTwice(k.clone()).into());
             }
         }
+        check_labels(&run.labels)?;
         Ok(run)
     }
 
@@ -86,6 +95,36 @@ impl RunIdentity {
             serde_json::json!(self.labels)
         }
     }
+}
+
+/// The labels' count and size: they are written into every output (and the Python API's
+/// tables repeat them on every row), so a few huge values would multiply.
+fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), EngineError> {
+    if labels.len() > MAX_LABELS {
+        return Err(EngineError::LabelsTooMany {
+            count: labels.len(),
+            max: MAX_LABELS,
+        });
+    }
+    let size = serde_json::to_string(labels).map_or(0, |j| j.len());
+    if size > MAX_LABELS_BYTES {
+        let (key, value) = labels
+            .iter()
+            .max_by_key(|(k, v)| k.len() + v.len())
+            .map(|(k, v)| (k.as_str(), v.len()))
+            .unwrap_or_default();
+        let mut shown: String = key.chars().take(40).collect();
+        if shown.len() < key.len() {
+            shown.push('…');
+        }
+        return Err(EngineError::LabelsTooLarge {
+            size,
+            max: MAX_LABELS_BYTES,
+            key: shown,
+            value,
+        });
+    }
+    Ok(())
 }
 
 fn check_run_id(id: &str) -> Result<(), EngineError> {

@@ -260,7 +260,11 @@ pub(crate) fn score_batch(
     }
     // Each judge scorer's replies for this batch, kept while its rows are scored (again
     // around a failed row), so no request goes twice.
-    let memos: Vec<Memo> = task.scorers.iter().map(|_| Default::default()).collect();
+    let memos: Vec<Memo> = plan
+        .scorers
+        .iter()
+        .map(|sp| Memo::for_fields(&sp.needed))
+        .collect();
     let judged = |i: &usize| task.scorers[*i].scorer.judge().is_some();
     // The other scorers first, then the judge scorers, whose windows a helper thread sends
     // meanwhile: the CPU work of this batch does not wait for the judge.

@@ -360,10 +360,7 @@ fn attempt(
                 resp.get_url()
             ))
         }
-        Ok(resp) => match resp.into_string() {
-            Ok(text) => Outcome::Reply(text),
-            Err(e) => Outcome::Fatal(format!("cannot read the reply of {url}: {e}")),
-        },
+        Ok(resp) => read_reply(resp, url),
         Err(ureq::Error::Status(code, resp)) => {
             let retry_after = resp
                 .header("Retry-After")
@@ -392,6 +389,30 @@ fn attempt(
             ),
             message: t.to_string(),
             retry_after: None,
+        },
+    }
+}
+
+/// The longest reply body read, in bytes (a chat completion or embeddings); a longer one is a
+/// failed request, not retried: a judge asked again would write as much again.
+pub const MAX_REPLY_BYTES: usize = 1 << 20;
+
+/// A 2xx reply's body, at most [`MAX_REPLY_BYTES`] of it.
+fn read_reply(resp: ureq::Response, url: &str) -> Outcome {
+    use std::io::Read;
+    let mut body = Vec::new();
+    let read = resp
+        .into_reader()
+        .take(MAX_REPLY_BYTES as u64 + 1)
+        .read_to_end(&mut body);
+    match read {
+        Err(e) => Outcome::Fatal(format!("cannot read the reply of {url}: {e}")),
+        Ok(n) if n > MAX_REPLY_BYTES => Outcome::Fatal(format!(
+            "{url}: the reply is longer than {MAX_REPLY_BYTES} bytes, the limit of a judge reply (a `max_tokens` in the model's entry bounds it)"
+        )),
+        Ok(_) => match String::from_utf8(body) {
+            Ok(text) => Outcome::Reply(text),
+            Err(_) => Outcome::Fatal(format!("cannot read the reply of {url}: it is not UTF-8")),
         },
     }
 }

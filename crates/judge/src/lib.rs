@@ -8,10 +8,11 @@
 //!   committed on its own as it arrives, so a run killed at any point keeps every reply it got.
 //! - [`send`]: one request over HTTP (`ureq`), retried on connection errors, timeouts, 429 and
 //!   5xx with exponential backoff and jitter, honouring `Retry-After` up to a cap; never
-//!   redirected; every wait bounded.
+//!   redirected; every wait bounded; a reply body of at most [`MAX_REPLY_BYTES`].
 //! - [`judge_window`]: the replies of a window of rows: identical requests sent once, cached
 //!   replies reused (or, `--offline`, required), the rest sent by `concurrency` threads and
-//!   stored as they arrive; [`Stats`] counts requests, hits, retries, failures and tokens. A
+//!   stored as they arrive, each reduced at once to what its caller keeps ([`judge_keyed`]);
+//!   [`Stats`] counts requests, hits, retries, failures and tokens. A
 //!   window stops early ([`WindowError`]) on a signal, a dead endpoint or a cache that cannot
 //!   store, abandoning its requests in flight.
 //! - [`EmbeddingRequest`] and [`send_embeddings`]: vectors from an OpenAI-compatible
@@ -32,7 +33,9 @@ mod window;
 
 pub use batch_files::{batch_part_name, batch_parts_present, open_batch_output, IMPORT_LINE_LIMIT};
 pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats, BUSY_TIMEOUT};
-pub use client::{api_key_problem, retry_after_cap, send, RequestError, RetryPolicy, Sent};
+pub use client::{
+    api_key_problem, retry_after_cap, send, RequestError, RetryPolicy, Sent, MAX_REPLY_BYTES,
+};
 pub use embed::{
     cosine, embeddings_of, parse_embeddings, send_embeddings, EmbeddingRequest, Embeddings,
 };

@@ -211,20 +211,35 @@ pub fn judge_window<R: WindowRequest>(
     stats: &mut Stats,
 ) -> Result<Vec<Result<CachedReply, JudgeError>>, WindowError> {
     let keys: Vec<Key> = requests.iter().map(WindowRequest::key).collect();
-    judge_keyed(&keys, |i| &requests[i], cache, endpoint, offline, stats)
+    judge_keyed(
+        &keys,
+        |i| &requests[i],
+        cache,
+        endpoint,
+        offline,
+        stats,
+        |r| r,
+    )
 }
+
+/// Cache lookups per read transaction: a window's cached replies are read and reduced this
+/// many at a time, not all held at once.
+const LOOKUP_KEYS: usize = 256;
 
 /// [`judge_window`] of a window known by its keys (`keys[i]` of request `i`): `request(i)`
 /// builds request `i`, and is called only for the requests to send (not for those cached,
-/// repeated or, offline, missing).
-pub fn judge_keyed<R: WindowRequest>(
+/// repeated or, offline, missing). Each reply, cached or sent, is stored in the cache whole
+/// and handed to `keep` as it arrives; the window holds only what `keep` returns (a judge
+/// scorer's score and label, not the reply's text).
+pub fn judge_keyed<R: WindowRequest, T: Clone>(
     keys: &[Key],
     request: impl Fn(usize) -> R,
     cache: Option<&Cache>,
     endpoint: &Endpoint,
     offline: bool,
     stats: &mut Stats,
-) -> Result<Vec<Result<CachedReply, JudgeError>>, WindowError> {
+    keep: impl Fn(CachedReply) -> T,
+) -> Result<Vec<Result<T, JudgeError>>, WindowError> {
     // A cache that could not store fails every window at once: their replies would be lost.
     if let Some(e) = cache.and_then(Cache::store_failure) {
         return Err(e.into());
@@ -242,26 +257,29 @@ pub fn judge_keyed<R: WindowRequest>(
         slot.push(d);
     }
     drop(index);
-    // One read transaction for the window's lookups (one lock, not one per key).
+    // One read transaction per LOOKUP_KEYS keys (one lock, not one per key).
     let distinct_keys: Vec<Key> = distinct.iter().map(|&i| keys[i]).collect();
-    let cached = match cache {
-        Some(c) => c.get_many(&distinct_keys)?,
-        None => vec![None; distinct.len()],
-    };
-    let mut replies: Vec<Option<Result<CachedReply, JudgeError>>> = Vec::new();
+    let mut replies: Vec<Option<Result<T, JudgeError>>> = Vec::new();
     replies.resize_with(distinct.len(), || None);
     let mut to_send: Vec<usize> = Vec::new();
-    for (d, hit) in cached.into_iter().enumerate() {
-        match hit {
-            Some(reply) => {
-                stats.cache_hits += 1;
-                if let Some(live) = &endpoint.live {
-                    live.cache_hits.fetch_add(1, Ordering::Relaxed);
+    for (part, part_keys) in distinct_keys.chunks(LOOKUP_KEYS).enumerate() {
+        let cached = match cache {
+            Some(c) => c.get_many(part_keys)?,
+            None => vec![None; part_keys.len()],
+        };
+        for (j, hit) in cached.into_iter().enumerate() {
+            let d = part * LOOKUP_KEYS + j;
+            match hit {
+                Some(reply) => {
+                    stats.cache_hits += 1;
+                    if let Some(live) = &endpoint.live {
+                        live.cache_hits.fetch_add(1, Ordering::Relaxed);
+                    }
+                    replies[d] = Some(Ok(keep(reply)));
                 }
-                replies[d] = Some(Ok(reply));
+                None if offline => replies[d] = Some(Err(JudgeError::Offline)),
+                None => to_send.push(d),
             }
-            None if offline => replies[d] = Some(Err(JudgeError::Offline)),
-            None => to_send.push(d),
         }
     }
     // All answered from the cache: no request to build, no client (its TLS setup costs more
@@ -283,6 +301,7 @@ pub fn judge_keyed<R: WindowRequest>(
             endpoint,
             stats,
             &mut replies,
+            &keep,
         )?;
     }
     // Each row's reply: moved to the last row of its request, cloned for the rows before.
@@ -305,15 +324,18 @@ pub fn judge_keyed<R: WindowRequest>(
 }
 
 /// Sends `requests` (of the distinct requests `to_send`, whose keys are in `keys`) from at most
-/// `concurrency` threads, storing each reply in the cache as it arrives and in `replies`.
-fn send_all<R: WindowRequest>(
+/// `concurrency` threads, storing each reply in the cache as it arrives and what `keep` makes
+/// of it in `replies`.
+#[allow(clippy::too_many_arguments)]
+fn send_all<R: WindowRequest, T>(
     requests: &[R],
     to_send: &[usize],
     keys: &[Key],
     cache: Option<&Cache>,
     endpoint: &Endpoint,
     stats: &mut Stats,
-    replies: &mut [Option<Result<CachedReply, JudgeError>>],
+    replies: &mut [Option<Result<T, JudgeError>>],
+    keep: &impl Fn(CachedReply) -> T,
 ) -> Result<(), WindowError> {
     // A judge request answered by a redirect is an error, never re-sent elsewhere.
     let agent = ureq::AgentBuilder::new()
@@ -409,7 +431,7 @@ fn send_all<R: WindowRequest>(
                             halt.stop(Stop::Window);
                         }
                     }
-                    Ok(sent.reply)
+                    Ok(keep(sent.reply))
                 }
                 Err(e) => {
                     stats.requests_sent += u64::from(e.attempts);

@@ -5,7 +5,7 @@
 use crate::parquet_input::{guarded, view_options};
 use crate::units::damaged_unit;
 use crate::{jsonl, pages, remote, Format, InputFile, Inputs, ReadError, Unit, BATCH_SIZE};
-use arrow::array::RecordBatch;
+use arrow::array::{RecordBatch, RecordBatchReader};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ColumnChunkMetaData;
@@ -121,7 +121,16 @@ impl Iterator for UnitBatches<'_> {
             },
             Source::Jsonl { reader, indices } => reader.next().map(|b| {
                 let path = &file.path;
-                b.map_err(|e| ReadError::at(path, format!("cannot decode: {e}")))
+                b.map_err(|e| {
+                    // arrow-json names no line: the chunk's lines are decoded again one by
+                    // one to find it.
+                    match jsonl::failing_line(file, unit.row_group, &reader.schema()) {
+                        Some((line, e)) => ReadError::at(path, format!("cannot decode: {e}"))
+                            .with_line(line)
+                            .with_hint("a column must hold one type in every line (null aside): this line's value is not of the type the other lines give the column"),
+                        None => ReadError::at(path, format!("cannot decode: {e}")),
+                    }
+                })
                     .and_then(|b| {
                         b.project(indices).map_err(|e| {
                             ReadError::at(path, format!("cannot project columns: {e}"))

@@ -137,16 +137,24 @@ pub(crate) fn open_in_units(
         if text.trim().is_empty() {
             continue;
         }
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let parsed: Line = serde_json::from_str(text).map_err(|e| {
             ReadError::at(path, format!("not valid JSON: {e}"))
                 .with_line(number)
                 .with_hint("every line of a JSON Lines file must be one JSON object")
         })?;
-        if !value.is_object() {
-            return Err(ReadError::at(path, "line is not a JSON object")
-                .with_line(number)
-                .with_hint("every line of a JSON Lines file must be one JSON object"));
-        }
+        let value = match parsed {
+            Line::Object { twice: Some(key), .. } => {
+                return Err(ReadError::at(path, format!("two columns are named `{key}`: the line holds the key twice"))
+                    .with_line(number)
+                    .with_hint("columns are read by name, so a key must appear once in a line: remove the repeated key"))
+            }
+            Line::Object { value, .. } => value,
+            Line::Other => {
+                return Err(ReadError::at(path, "line is not a JSON object")
+                    .with_line(number)
+                    .with_hint("every line of a JSON Lines file must be one JSON object"))
+            }
+        };
         match chunks.last_mut() {
             Some((_, r)) if *r < unit_rows.max(1) => *r += 1,
             _ => chunks.push((line_start, 1)),
@@ -180,6 +188,68 @@ pub(crate) fn open_in_units(
         reader_meta: None,
         remote: None,
     })
+}
+
+/// One line of a JSON Lines file: an object (and the first key it holds twice, which
+/// serde_json's own map would silently overwrite), or another JSON value.
+enum Line {
+    Object {
+        value: serde_json::Value,
+        twice: Option<String>,
+    },
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Line {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Line, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess};
+        struct LineVisitor;
+        impl<'de> serde::de::Visitor<'de> for LineVisitor {
+            type Value = Line;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Line, A::Error> {
+                let mut value = serde_json::Map::new();
+                let mut twice = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    let v: serde_json::Value = map.next_value()?;
+                    if value.contains_key(&key) {
+                        twice.get_or_insert(key);
+                    } else {
+                        value.insert(key, v);
+                    }
+                }
+                Ok(Line::Object {
+                    value: serde_json::Value::Object(value),
+                    twice,
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Line, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Line::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Line, E> {
+                Ok(Line::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Line, E> {
+                Ok(Line::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Line, E> {
+                Ok(Line::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Line, E> {
+                Ok(Line::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Line, E> {
+                Ok(Line::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Line, E> {
+                Ok(Line::Other)
+            }
+        }
+        d.deserialize_any(LineVisitor)
+    }
 }
 
 /// Folds the schema of `values` (with their line numbers) into `prev`. When they disagree,
@@ -264,6 +334,42 @@ pub(crate) fn open_chunk(
         .build(BufReader::new(handle.take(end.saturating_sub(start))))
         .map_err(|e| ReadError::at(path, format!("cannot decode: {e}")))?;
     Ok((reader, (0..indices.len()).collect()))
+}
+
+/// The line of chunk `chunk` that the decoder of `schema` refuses, and why: the chunk's lines
+/// decoded one at a time. Only called once the chunk's decoding failed (arrow-json's errors name
+/// no line); `None` when no single line fails.
+pub(crate) fn failing_line(
+    file: &InputFile,
+    chunk: usize,
+    schema: &arrow::datatypes::SchemaRef,
+) -> Option<(u64, String)> {
+    let (start, end) = *file.jsonl_spans.get(chunk)?;
+    let stream = open_stream(file.read_path(), &file.path, file.compression).ok()?;
+    let mut reader = BufReader::with_capacity(1 << 16, stream);
+    let (mut line, mut number, mut offset) = (Vec::new(), 0u64, 0u64);
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).ok()?;
+        if n == 0 {
+            return None;
+        }
+        let at = offset;
+        offset += n as u64;
+        number += 1;
+        if at < start || line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if at >= end {
+            return None;
+        }
+        let mut decoder = ReaderBuilder::new(Arc::clone(schema))
+            .build_decoder()
+            .ok()?;
+        if let Err(e) = decoder.decode(&line).and_then(|_| decoder.flush()) {
+            return Some((number, e.to_string()));
+        }
+    }
 }
 
 #[cfg(test)]

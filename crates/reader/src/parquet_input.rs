@@ -34,6 +34,13 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         .collect();
     let rows = row_groups.iter().sum();
     let schema = Arc::clone(loaded.schema());
+    if let Some(name) = repeated_name(schema.fields(), "") {
+        return Err(
+            ReadError::at(path, format!("two columns are named `{name}`")).with_hint(
+                "columns are read by name, so each name must be used once: rename or drop one of them",
+            ),
+        );
+    }
     let reader_meta =
         guarded(|| ArrowReaderMetadata::try_new(Arc::clone(meta), view_options(&schema)).ok())
             .ok()
@@ -49,6 +56,21 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         jsonl_spans: Vec::new(),
         reader_meta,
         remote: None,
+    })
+}
+
+/// The first name two fields of one level use (`a`, or `meta.tag` inside struct `meta`):
+/// parquet-rs keeps both, and reading by name would silently take the first.
+fn repeated_name(fields: &arrow::datatypes::Fields, prefix: &str) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    for f in fields {
+        if !seen.insert(f.name().as_str()) {
+            return Some(format!("{prefix}{}", f.name()));
+        }
+    }
+    fields.iter().find_map(|f| match f.data_type() {
+        DataType::Struct(children) => repeated_name(children, &format!("{prefix}{}.", f.name())),
+        _ => None,
     })
 }
 

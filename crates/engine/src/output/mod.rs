@@ -115,16 +115,24 @@ impl Outputs {
         Ok(writer)
     }
 
-    /// Writes metrics.parquet and confusion.parquet, the tables of `report`.
+    /// Writes metrics.parquet and confusion.parquet, the tables of `report` (the run identity
+    /// columns as one-value dictionaries: the same files, without a copy of the labels per row).
     pub fn write_tables(&self, report: &crate::library::Report) -> Result<(), Error> {
-        self.write_parquet(1, &report.metrics_batch()?)?;
-        self.write_parquet(2, &report.confusion_batch()?)
+        let groups = &report.group_columns;
+        let metrics = tables::metrics_batch(&report.metrics, groups, &report.run, true)
+            .map_err(EngineError::Arrow)?;
+        self.write_parquet(1, &metrics, tables::metrics_schema(groups))?;
+        let confusion = tables::confusion_batch(&report.confusion, groups, &report.run, true)
+            .map_err(EngineError::Arrow)?;
+        self.write_parquet(2, &confusion, tables::confusion_schema(groups))
     }
 
-    fn write_parquet(&self, i: usize, batch: &RecordBatch) -> Result<(), Error> {
+    /// Writes `batch` as file `i` whose Arrow schema is `schema` (the batch may hold
+    /// dictionary arrays where `schema` says Utf8: the file is the same).
+    fn write_parquet(&self, i: usize, batch: &RecordBatch, schema: SchemaRef) -> Result<(), Error> {
         let path = self.shown(i);
         let file = self.dir.create(i)?;
-        let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props()))
+        let mut w = ArrowWriter::try_new(file, schema, Some(props()))
             .map_err(|e| parquet_error(path, e))?;
         w.write(batch).map_err(|e| parquet_error(path, e))?;
         let f = w.into_inner().map_err(|e| parquet_error(path, e))?;

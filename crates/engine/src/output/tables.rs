@@ -2,7 +2,8 @@
 
 use crate::RunIdentity;
 use arrow::array::{
-    ArrayRef, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt64Array,
+    ArrayRef, Float64Array, Int32Array, Int32DictionaryArray, RecordBatch, StringArray,
+    TimestampMicrosecondArray, UInt64Array,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use evalscore_scorers::Task;
@@ -50,19 +51,54 @@ fn run_fields() -> [Field; 3] {
     ]
 }
 
-/// The run identity columns for `rows` rows.
-fn run_arrays(run: &RunIdentity, rows: usize) -> [ArrayRef; 3] {
+/// The run identity columns for `rows` rows. `shared`: `run_id` and `labels` are dictionary
+/// arrays whose one value every row points to, so a large `labels` object is held once, not
+/// once per row (for the file writers, which are given the plain Utf8 schema; see
+/// [`file_schema`]).
+fn run_arrays(run: &RunIdentity, rows: usize, shared: bool) -> [ArrayRef; 3] {
+    let started = Arc::new(
+        TimestampMicrosecondArray::from(vec![run.started_at_micros(); rows]).with_timezone("UTC"),
+    );
+    if shared {
+        let one = |value: Option<String>| -> ArrayRef {
+            let keys = match value {
+                Some(_) => Int32Array::from(vec![0; rows]),
+                None => Int32Array::new_null(rows),
+            };
+            let values = StringArray::from(vec![value.unwrap_or_default()]);
+            Arc::new(Int32DictionaryArray::new(keys, Arc::new(values)))
+        };
+        return [
+            one(Some(run.run_id.clone())),
+            started,
+            one(run.labels_json()),
+        ];
+    }
     [
         Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
             run.run_id.as_str(),
             rows,
         ))),
-        Arc::new(
-            TimestampMicrosecondArray::from(vec![run.started_at_micros(); rows])
-                .with_timezone("UTC"),
-        ),
+        started,
         Arc::new(StringArray::from(vec![run.labels_json(); rows])),
     ]
+}
+
+/// The schema of a batch built with shared run identity columns: `schema` with `run_id` and
+/// `labels` as dictionaries of Utf8. Written through an `ArrowWriter` made with `schema`, such
+/// a batch gives the same file, byte for byte, as the plain one (Parquet dictionary-encodes
+/// both columns either way, and the file's embedded Arrow schema is `schema`'s).
+pub(crate) fn file_schema(schema: &Schema) -> SchemaRef {
+    let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            "run_id" | "labels" => f.as_ref().clone().with_data_type(dictionary.clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
 }
 
 /// The schema of metrics.parquet: nine fixed columns, one nullable Utf8 column per group-by
@@ -122,10 +158,13 @@ fn group_arrays<T>(rows: &[T], n: usize, get: impl Fn(&T) -> &[Option<String>]) 
         .collect()
 }
 
+/// metrics.parquet's rows; `shared`: with the run identity columns of [`run_arrays`]'s
+/// `shared` form, under [`file_schema`].
 pub(crate) fn metrics_batch(
     rows: &[MetricRow],
     groups: &[String],
     run: &RunIdentity,
+    shared: bool,
 ) -> Result<RecordBatch, arrow::error::ArrowError> {
     let s = |f: fn(&MetricRow) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
@@ -148,14 +187,17 @@ pub(crate) fn metrics_batch(
         )),
     ];
     cols.extend(group_arrays(rows, groups.len(), |r| &r.groups));
-    cols.extend(run_arrays(run, rows.len()));
-    RecordBatch::try_new(metrics_schema(groups), cols)
+    cols.extend(run_arrays(run, rows.len(), shared));
+    let schema = metrics_schema(groups);
+    RecordBatch::try_new(if shared { file_schema(&schema) } else { schema }, cols)
 }
 
+/// confusion.parquet's rows; `shared` as for [`metrics_batch`].
 pub(crate) fn confusion_batch(
     rows: &[ConfusionRow],
     groups: &[String],
     run: &RunIdentity,
+    shared: bool,
 ) -> Result<RecordBatch, arrow::error::ArrowError> {
     let s = |f: fn(&ConfusionRow) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
@@ -170,8 +212,9 @@ pub(crate) fn confusion_batch(
         )) as ArrayRef,
     ];
     cols.extend(group_arrays(rows, groups.len(), |r| &r.groups));
-    cols.extend(run_arrays(run, rows.len()));
-    RecordBatch::try_new(confusion_schema(groups), cols)
+    cols.extend(run_arrays(run, rows.len(), shared));
+    let schema = confusion_schema(groups);
+    RecordBatch::try_new(if shared { file_schema(&schema) } else { schema }, cols)
 }
 
 /// metrics.json's content.

@@ -3,3 +3,4 @@
 
 mod functions;
 mod library;
+mod run_labels;

@@ -6,5 +6,6 @@ mod client;
 mod embed;
 mod fixtures;
 mod llama_server;
+mod reply_limits;
 mod robust;
 mod window;

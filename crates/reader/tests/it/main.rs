@@ -2,4 +2,5 @@
 //! `cargo test -p evalscore-reader --test it remote::` runs one module's tests.
 #![allow(clippy::unwrap_used)]
 
+mod input_names;
 mod remote;

@@ -4,6 +4,7 @@
 
 use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
 use crate::judge::parse::{model, pass_threshold, score_value};
+use crate::judge::runtime::Reading;
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
 use crate::scorer::{About, ParseCx, Scorer, ScorerType};
@@ -160,20 +161,22 @@ impl JudgeKind for ChoiceJudge {
         }
     }
 
+    /// The choice; no reasoning (the kind writes none).
+    fn digest(&self, content: &str, _keep_reasoning: bool) -> Reading {
+        let labels: Vec<&str> = self.choices.iter().map(|(l, _)| l.as_str()).collect();
+        Reading::labelled(parse_label(content, &labels, &["choice", "answer"]), false)
+    }
+
     fn read(&self, r: &Replies<'_>, out: &mut ReadOut) -> Result<(), RowError> {
         let rows = r.rows;
-        let labels: Vec<&str> = self.choices.iter().map(|(l, _)| l.as_str()).collect();
         let (mut choice, mut score, mut correct) = (
             Vec::with_capacity(rows),
             Vec::with_capacity(rows),
             Vec::with_capacity(rows),
         );
-        for reply in r.replies {
-            let parsed = reply
-                .as_ref()
-                .map(|reply| parse_label(&reply.content, &labels, &["choice", "answer"]));
-            out.status(parsed.as_ref().map(|p| p.from));
-            let label = parsed.and_then(|p| p.label);
+        for parsed in r.replies {
+            out.status(parsed.map(|p| p.from));
+            let label = parsed.and_then(|p| p.label.clone());
             let s = label
                 .as_ref()
                 .and_then(|l| self.choices.iter().find(|(c, _)| c == l))

@@ -1,7 +1,7 @@
 //! Embeddings for `similarity` with `method: embedding`: one request per distinct text,
 //! through the judges' window, cache and limits.
 
-use crate::judge::runtime::{lock, JudgeCtx};
+use crate::judge::runtime::{JudgeCtx, Kept};
 use crate::row_error::RowError;
 use evalscore_judge::{embeddings_of, EmbeddingRequest, Key, WindowRequest};
 use std::collections::{BTreeMap, HashMap};
@@ -35,13 +35,19 @@ pub(crate) fn embeddings(
     let keys: Vec<Key> = requests.iter().map(WindowRequest::key).collect();
     judge
         .runtime
-        .fetch(model_key, &keys, |i| &requests[i], judge.memo)
+        .fetch(
+            model_key,
+            &keys,
+            |i| &requests[i],
+            judge.memo,
+            |reply| Kept::Vectors(embeddings_of(&reply.content)),
+        )
         .map_err(|e| RowError {
             message: e.text(),
             hint: e.hint(),
             ..RowError::default()
         })?;
-    let memo = lock(judge.memo);
+    let memo = judge.memo.entries();
     let mut out = HashMap::with_capacity(texts.len());
     for (t, key) in texts.iter().zip(&keys) {
         let fail = |message: String| RowError {
@@ -50,12 +56,16 @@ pub(crate) fn embeddings(
             per_row: true,
             ..RowError::default()
         };
-        let reply = match memo.get(key) {
-            Some(Ok(reply)) => reply,
+        let mut v = match memo.get(key) {
+            Some(Ok(Kept::Vectors(v))) => v.clone().map_err(fail)?,
+            Some(Ok(Kept::Reading(_))) => {
+                return Err(fail(
+                    "internal error: a chat reply for an embedding".to_owned(),
+                ))
+            }
             Some(Err(e)) => return Err(fail(e.to_string())),
             None => return Err(fail("internal error: no reply was fetched".to_owned())),
         };
-        let mut v = embeddings_of(&reply.content).map_err(fail)?;
         if v.len() != 1 {
             return Err(fail(format!("{} vectors for one text", v.len())));
         }

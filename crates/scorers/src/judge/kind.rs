@@ -3,12 +3,12 @@
 //! at a time through the judge runtime, into the batch's memo.
 
 use crate::batch::{BatchInput, Fields, ScoreColumns};
-use crate::judge::runtime::{lock, JudgeRuntime, Judged, Memo};
+use crate::judge::runtime::{JudgeRuntime, Judged, Kept, Memo, Reading};
 use crate::judge::window::{Asked, Prompt, Prompts, RowMessages, SlicedCtx, WINDOW_ROWS};
 use crate::row_error::RowError;
 use crate::scorer::Scorer;
 use arrow::array::StringArray;
-use evalscore_judge::{CachedReply, ChatRequest, Key};
+use evalscore_judge::{ChatRequest, Key};
 use evalscore_kernels::judge::ParsedFrom;
 use evalscore_task::{ModelSpec, RowContext, ScorerField, Template};
 use std::collections::BTreeSet;
@@ -26,6 +26,9 @@ pub(crate) trait JudgeKind: std::fmt::Debug + Send + Sync + 'static {
     fn value(&self) -> Option<&Template>;
     /// The prompt of one window.
     fn prompt(&self) -> Prompt<'_>;
+    /// What the scorer keeps of a reply's text, read as the reply arrives (the text is not
+    /// held); its reasoning only when `keep_reasoning`.
+    fn digest(&self, content: &str, keep_reasoning: bool) -> Reading;
     /// Reads the replies (`None`: a missing row) into fields, one status per row.
     fn read(&self, replies: &Replies<'_>, out: &mut ReadOut) -> Result<(), RowError>;
 }
@@ -35,7 +38,7 @@ pub(crate) struct Replies<'a> {
     pub ctx: &'a RowContext<'a>,
     pub rows: usize,
     pub needed: &'a BTreeSet<&'static str>,
-    pub replies: &'a [Option<&'a CachedReply>],
+    pub replies: &'a [Option<&'a Reading>],
 }
 
 impl Replies<'_> {
@@ -127,8 +130,13 @@ impl<K: JudgeKind> Scorer for JudgeScorer<K> {
             };
             let prompts = self.prompts(&sub, len).map_err(at)?;
             let window = prompts.keys(&mut chat_keys).map_err(at)?;
-            self.asked
-                .fetch_window(judge.runtime, judge.memo, &prompts, &window)?;
+            self.asked.fetch_window(
+                judge.runtime,
+                judge.memo,
+                &prompts,
+                &window,
+                &|text, keep| self.kind.digest(text, keep),
+            )?;
             self.asked.check_window(judge.memo, start, &window)?;
             keys.extend(window);
         }
@@ -136,10 +144,13 @@ impl<K: JudgeKind> Scorer for JudgeScorer<K> {
             .runtime
             .rows_judged
             .fetch_add(rows as u64, Ordering::Relaxed);
-        let memo = lock(judge.memo);
-        let replies: Vec<Option<&CachedReply>> = keys
+        let memo = judge.memo.entries();
+        let replies: Vec<Option<&Reading>> = keys
             .iter()
-            .map(|k| k.and_then(|k| memo.get(&k)?.as_ref().ok()))
+            .map(|k| match memo.get(&(*k)?)? {
+                Ok(Kept::Reading(r)) => Some(r),
+                _ => None,
+            })
             .collect();
         let missing = replies.iter().filter(|r| r.is_none()).count() as u64;
         let mut out = ReadOut {
@@ -181,7 +192,11 @@ impl<K: JudgeKind> Judged for JudgeScorer<K> {
                 continue;
             };
             if let Ok(keys) = prompts.keys(&mut chat_keys) {
-                let _ = self.asked.fetch_window(runtime, memo, &prompts, &keys);
+                let _ = self
+                    .asked
+                    .fetch_window(runtime, memo, &prompts, &keys, &|text, keep| {
+                        self.kind.digest(text, keep)
+                    });
             }
         }
     }

@@ -11,8 +11,11 @@
 //! `judge_status = invalid` and is counted; a request that fails after its retries (or,
 //! `--offline`, is not cached) is a row error.
 //!
-//! Memory: one window's prompts at a time, and the keys and replies of one record batch (the
-//! reader's batch size); the cache is on disk.
+//! Memory: one window's prompts at a time, and the keys and readings of one record batch (the
+//! reader's batch size): each reply is read as it arrives ([`Kept`]: a grade or label, the
+//! reasoning only when it is written) and its text dropped; the cache, on disk, keeps the
+//! text. A reply body is at most `evalscore_judge::MAX_REPLY_BYTES`; a longer one is a row
+//! error.
 
 pub(crate) mod choice;
 pub(crate) mod embed;
@@ -22,8 +25,8 @@ pub mod runtime;
 pub(crate) mod window;
 
 pub use runtime::{
-    JudgeCache, JudgeCtx, JudgeOptions, JudgeProgress, JudgeRuntime, Judged, Memo, ModelStats,
-    RuntimeError,
+    JudgeCache, JudgeCtx, JudgeOptions, JudgeProgress, JudgeRuntime, Judged, Kept, Memo,
+    ModelStats, Reading, RuntimeError,
 };
 pub use window::JUDGE_PARSER_VERSION;
 

@@ -14,8 +14,117 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A batch's replies of one scorer with a model, by request key.
-pub type Memo = Mutex<KeyMap<Result<CachedReply, JudgeError>>>;
+/// A batch's replies of one scorer with a model, by request key: what the scorer reads of
+/// each ([`Kept`]), made as the reply arrives; the replies' text is not held (it is in the
+/// cache).
+#[derive(Debug)]
+pub struct Memo {
+    replies: Mutex<KeyMap<Result<Kept, JudgeError>>>,
+    /// Whether the replies' reasoning is kept: only when the scorer writes it.
+    pub(crate) keep_reasoning: bool,
+}
+
+/// Keeps everything a scorer may read (reasoning included).
+impl Default for Memo {
+    fn default() -> Self {
+        Memo {
+            replies: Mutex::default(),
+            keep_reasoning: true,
+        }
+    }
+}
+
+impl Memo {
+    /// The memo of a scorer that computes the fields `needed`: a reply's reasoning is kept only
+    /// when `reasoning` is one of them.
+    pub fn for_fields(needed: &BTreeSet<&str>) -> Memo {
+        Memo {
+            replies: Mutex::default(),
+            keep_reasoning: needed.contains("reasoning"),
+        }
+    }
+
+    /// The replies, by request key.
+    pub(crate) fn entries(&self) -> std::sync::MutexGuard<'_, KeyMap<Result<Kept, JudgeError>>> {
+        lock(&self.replies)
+    }
+
+    /// How many replies (and failures) it holds.
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of text it holds (labels and reasoning; 8 bytes a number of a vector).
+    pub fn text_bytes(&self) -> usize {
+        self.entries()
+            .values()
+            .map(|r| match r {
+                Ok(Kept::Reading(r)) => {
+                    r.label.as_ref().map_or(0, String::len)
+                        + r.reasoning.as_ref().map_or(0, String::len)
+                }
+                Ok(Kept::Vectors(Ok(v))) => v.iter().map(|v| 8 * v.len()).sum(),
+                Ok(Kept::Vectors(Err(e))) => e.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    }
+}
+
+/// What a batch keeps of one reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept {
+    /// A chat reply as the scorer's kind read it.
+    Reading(Reading),
+    /// An embeddings reply's vectors, or why they cannot be read.
+    Vectors(Result<Vec<Vec<f64>>, String>),
+}
+
+/// A chat reply as a judge kind reads it: its grade or label (and the label's reasoning and
+/// confidence), and how it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub(crate) from: evalscore_kernels::judge::ParsedFrom,
+    pub(crate) grade: Option<f64>,
+    pub(crate) label: Option<String>,
+    /// Only when the scorer writes it.
+    pub(crate) reasoning: Option<String>,
+    pub(crate) confidence: Option<f64>,
+}
+
+impl Reading {
+    /// A graded reply.
+    pub(crate) fn graded(
+        (grade, from): (Option<f64>, evalscore_kernels::judge::ParsedFrom),
+        reasoning: Option<String>,
+    ) -> Reading {
+        Reading {
+            from,
+            grade,
+            label: None,
+            reasoning,
+            confidence: None,
+        }
+    }
+
+    /// A reply read as a label, its reasoning kept when `keep_reasoning`.
+    pub(crate) fn labelled(
+        r: evalscore_kernels::judge::LabelReply,
+        keep_reasoning: bool,
+    ) -> Reading {
+        Reading {
+            from: r.from,
+            grade: None,
+            label: r.label,
+            reasoning: r.reasoning.filter(|_| keep_reasoning),
+            confidence: r.confidence,
+        }
+    }
+}
 
 /// What a scorer with a model reads besides the rows: the runtime and this batch's replies
 /// so far.
@@ -340,14 +449,16 @@ impl JudgeRuntime {
     }
 
     /// Gets into `memo` the reply of every request of `keys` (to model `model_key`) that it
-    /// does not hold yet; `request(i)` builds request `i` when it has to be sent. `memo` holds
-    /// this batch's replies: a batch scored again around a failed row asks nothing twice.
+    /// does not hold yet, as `keep` reads it when it arrives; `request(i)` builds request `i`
+    /// when it has to be sent. `memo` holds this batch's replies: a batch scored again around a
+    /// failed row asks nothing twice.
     pub(crate) fn fetch<R: WindowRequest>(
         &self,
         model_key: &str,
         keys: &[Key],
         request: impl Fn(usize) -> R,
         memo: &Memo,
+        keep: impl Fn(CachedReply) -> Kept,
     ) -> Result<(), RuntimeError> {
         let model = self
             .models
@@ -357,7 +468,7 @@ impl JudgeRuntime {
         // a window scored again (around a failed row) finds every key in `memo`.
         let mut repeated = 0u64;
         let fresh: Vec<usize> = {
-            let memo = lock(memo);
+            let memo = memo.entries();
             let mut seen: KeyMap<()> = KeyMap::default();
             (0..keys.len())
                 .filter(|&i| {
@@ -384,6 +495,7 @@ impl JudgeRuntime {
             &model.endpoint,
             self.offline,
             &mut stats,
+            keep,
         )
         .map_err(|e| match e {
             WindowError::Cache(e) => RuntimeError::Cache(e),
@@ -397,7 +509,7 @@ impl JudgeRuntime {
         *lock(&model.waited) += started.elapsed();
         // Counted even when the cache failed midway: those requests were sent.
         add_stats(&mut lock(&model.stats), &stats);
-        let mut memo = lock(memo);
+        let mut memo = memo.entries();
         for (key, r) in fresh_keys.into_iter().zip(got?) {
             memo.insert(key, r);
         }

@@ -6,7 +6,7 @@
 //! reused, only the requests to send built), and a failed request is a row error at its row.
 
 use crate::input::text::{text, Text};
-use crate::judge::runtime::{lock, JudgeRuntime, Memo};
+use crate::judge::runtime::{JudgeRuntime, Kept, Memo, Reading};
 use crate::row_error::{CellRef, RowError};
 use arrow::array::{ArrayRef, RecordBatch};
 use evalscore_judge::{ChatKeys, ChatRequest, JudgeError, Key, Message};
@@ -240,13 +240,15 @@ impl Asked {
         )
     }
 
-    /// Gets into `memo` the replies of a window's rows (`keys`, `None` for a missing row).
+    /// Gets into `memo` the replies of a window's rows (`keys`, `None` for a missing row), each
+    /// read by `read` (its text, and whether to keep its reasoning) as it arrives.
     pub fn fetch_window(
         &self,
         runtime: &JudgeRuntime,
         memo: &Memo,
         prompts: &Prompts<'_>,
         keys: &[Option<Key>],
+        read: &dyn Fn(&str, bool) -> Reading,
     ) -> Result<(), RowError> {
         let rows: Vec<usize> = (0..keys.len()).filter(|&r| keys[r].is_some()).collect();
         let sent: Vec<Key> = keys.iter().flatten().copied().collect();
@@ -261,6 +263,7 @@ impl Asked {
                     prompts.build(messages.map_or_else(Vec::new, RowMessages::into_messages))
                 },
                 memo,
+                |reply| Kept::Reading(read(&reply.content, memo.keep_reasoning)),
             )
             .map_err(|e| RowError {
                 row: 0,
@@ -278,7 +281,7 @@ impl Asked {
         start: usize,
         keys: &[Option<Key>],
     ) -> Result<(), RowError> {
-        let memo = lock(memo);
+        let memo = memo.entries();
         for (i, key) in keys.iter().enumerate() {
             let Some(key) = key else {
                 continue;

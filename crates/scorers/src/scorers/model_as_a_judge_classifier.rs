@@ -4,6 +4,7 @@
 use crate::input::text;
 use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
 use crate::judge::parse::{judge_prompts, labels, MODEL_KEY, SYSTEM_PROMPT, USER_PROMPT};
+use crate::judge::runtime::Reading;
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
 use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
@@ -134,27 +135,28 @@ impl JudgeKind for Classifier {
         }
     }
 
+    fn digest(&self, content: &str, keep_reasoning: bool) -> Reading {
+        let reply = parse_label(content, &self.labels(), &["prediction", "label"]);
+        Reading::labelled(reply, keep_reasoning)
+    }
+
     fn read(&self, r: &Replies<'_>, out: &mut ReadOut) -> Result<(), RowError> {
         let rows = r.rows;
-        let labels = self.labels();
         let mut correct = Vec::with_capacity(rows);
         let mut predicted = Vec::with_capacity(rows);
         let mut reasons = Vec::with_capacity(rows);
         let mut confidence = Vec::with_capacity(rows);
-        for reply in r.replies {
-            let parsed = reply
-                .as_ref()
-                .map(|reply| parse_label(&reply.content, &labels, &["prediction", "label"]));
-            out.status(parsed.as_ref().map(|p| p.from));
-            let label = parsed.as_ref().and_then(|p| p.label.clone());
+        for parsed in r.replies {
+            out.status(parsed.map(|p| p.from));
+            let label = parsed.and_then(|p| p.label.clone());
             correct.push(Some(f64::from(u8::from(
                 label
                     .as_ref()
                     .is_some_and(|l| self.correct_labels.contains(l)),
             ))));
             predicted.push(label);
-            reasons.push(parsed.as_ref().and_then(|p| p.reasoning.clone()));
-            confidence.push(parsed.as_ref().and_then(|p| p.confidence));
+            reasons.push(parsed.and_then(|p| p.reasoning.clone()));
+            confidence.push(parsed.and_then(|p| p.confidence));
         }
         let fields = &mut out.fields;
         fields.insert("is_correct", Arc::new(Float64Array::from(correct)));

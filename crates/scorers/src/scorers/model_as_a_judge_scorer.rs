@@ -5,6 +5,7 @@ use crate::judge::kind::{JudgeKind, JudgeScorer, ReadOut, Replies};
 use crate::judge::parse::{
     judge_prompts, number_option, pass_threshold, MODEL_KEY, SYSTEM_PROMPT, USER_PROMPT,
 };
+use crate::judge::runtime::Reading;
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
 use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
@@ -117,35 +118,35 @@ impl JudgeKind for Grader {
         }
     }
 
+    /// The grade; the reasoning (a second read of the reply) only when it is written.
+    fn digest(&self, content: &str, keep_reasoning: bool) -> Reading {
+        let (min, max) = (self.score_min, self.score_max);
+        Reading::graded(
+            parse_grade(content, min, max, &["score", "grade"]),
+            keep_reasoning.then(|| reasoning(content)).flatten(),
+        )
+    }
+
     fn read(&self, r: &Replies<'_>, out: &mut ReadOut) -> Result<(), RowError> {
         let rows = r.rows;
-        let (min, max) = (self.score_min, self.score_max);
+        let min = self.score_min;
+        let max = self.score_max;
         let (mut score, mut correct, mut grade, mut reasons) = (
             Vec::with_capacity(rows),
             Vec::with_capacity(rows),
             Vec::with_capacity(rows),
             Vec::with_capacity(rows),
         );
-        // The reasoning is a second read of the reply: only when it is written.
-        let keep_reasoning = r.want("reasoning");
-        for reply in r.replies {
-            let parsed = reply
-                .as_ref()
-                .map(|reply| parse_grade(&reply.content, min, max, &["score", "grade"]));
-            out.status(parsed.map(|p| p.1));
-            let g = parsed.and_then(|p| p.0);
+        for parsed in r.replies {
+            out.status(parsed.map(|p| p.from));
+            let g = parsed.and_then(|p| p.grade);
             let s = g.map_or(0.0, |g| (g - min) / (max - min));
             score.push(Some(s));
             correct.push(Some(f64::from(u8::from(
                 g.is_some() && s >= self.pass_threshold,
             ))));
             grade.push(g);
-            reasons.push(
-                reply
-                    .as_ref()
-                    .filter(|_| keep_reasoning)
-                    .and_then(|reply| reasoning(&reply.content)),
-            );
+            reasons.push(parsed.and_then(|p| p.reasoning.clone()));
         }
         let fields = &mut out.fields;
         fields.insert("score", Arc::new(Float64Array::from(score)));

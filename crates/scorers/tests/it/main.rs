@@ -3,7 +3,9 @@
 
 mod graded;
 mod hostile;
+mod judge_memory;
 mod models;
 mod parse;
 mod registry;
+mod template_chains;
 mod templates;

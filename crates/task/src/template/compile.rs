@@ -117,7 +117,7 @@ impl TemplateCompiler {
                 "templates cannot read files: there is no include, import, from or extends",
             ));
         }
-        check_depth(&source, node, what)?;
+        check_depth(&source, false, node, what)?;
         let kind = classify(&source);
         let vars: std::collections::HashSet<String> = match &kind {
             TemplateKind::Literal(_) => Default::default(),
@@ -214,7 +214,7 @@ impl TemplateCompiler {
             .unwrap_or(t)
             .trim()
             .to_owned();
-        check_depth(&expr, node, what)?;
+        check_depth(&expr, true, node, what)?;
         let compiled = self.env.compile_expression(&expr).map_err(|e| {
             TaskError::new(
                 format!(
@@ -443,10 +443,14 @@ pub(super) fn column_ref(expr: &str) -> Option<String> {
 /// Deepest nesting a template may have: brackets plus a run of unary operators (`not`, `-`).
 pub const MAX_TEMPLATE_DEPTH: usize = 64;
 
-/// Refuses a template nested deeper than [`MAX_TEMPLATE_DEPTH`] before minijinja parses or
-/// evaluates it: both recurse once per level, and `not not not ... x` thousands deep would
-/// overflow a worker's stack.
-fn check_depth(source: &str, node: Node<'_>, what: &str) -> Result<(), TaskError> {
+/// Most operators one expression of a template may chain (see [`chain_length`]).
+pub const MAX_TEMPLATE_CHAIN: usize = 256;
+
+/// Refuses a template nested deeper than [`MAX_TEMPLATE_DEPTH`], or with an expression of more
+/// than [`MAX_TEMPLATE_CHAIN`] operators, before minijinja parses or evaluates it: both recurse
+/// once per level, and `not not not ... x` or `x | lower | lower ...` thousands deep would
+/// overflow a worker's stack. `bare`: `source` is one expression, not a template.
+fn check_depth(source: &str, bare: bool, node: Node<'_>, what: &str) -> Result<(), TaskError> {
     let depth = nesting_depth(source);
     if depth > MAX_TEMPLATE_DEPTH {
         return Err(TaskError::new(
@@ -456,6 +460,16 @@ fn check_depth(source: &str, node: Node<'_>, what: &str) -> Result<(), TaskError
             node.location,
         )
         .with_hint("write the expression with fewer nested levels"));
+    }
+    let chain = chain_length(source, bare);
+    if chain > MAX_TEMPLATE_CHAIN {
+        return Err(TaskError::new(
+            format!(
+                "template of `{what}` chains {chain} operators in one expression (filters, tests, lookups, calls, binary operators); the limit is {MAX_TEMPLATE_CHAIN}"
+            ),
+            node.location,
+        )
+        .with_hint("split the expression with `{% set %}`, or write it with fewer operators"));
     }
     Ok(())
 }
@@ -488,6 +502,63 @@ pub(super) fn nesting_depth(source: &str) -> usize {
             _ => unary = 0,
         }
         max = max.max(brackets + unary);
+        i += 1;
+    }
+    max
+}
+
+/// An upper bound of the operators of one expression of `source` (of each `{{ }}` and `{% %}`
+/// block; of the whole text when `bare`): filters, tests, attribute and item lookups, calls,
+/// arithmetic, comparisons, `~`, `and`, `or`, `not`, `in` and inline `if`/`else`, maximized
+/// over the expressions. minijinja reads such a chain in a loop but builds it as a tree one
+/// level deeper per operator, which its compiler then walks recursively, so the chain's length
+/// bounds the stack it needs. String literals are skipped.
+pub(super) fn chain_length(source: &str, bare: bool) -> usize {
+    let bytes = source.as_bytes();
+    let (mut inside, mut count, mut max) = (bare, 0usize, 0usize);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        if !inside {
+            if b == b'{' && matches!(next, Some(b'{' | b'%')) {
+                (inside, count) = (true, 0);
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        match b {
+            b'}' | b'%' if !bare && next == Some(b'}') => {
+                inside = false;
+                i += 2;
+                continue;
+            }
+            b'\'' | b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'|' | b'.' | b'[' | b'(' | b'+' | b'-' | b'*' | b'/' | b'%' | b'~' | b'<' | b'>'
+            | b'=' | b'!' => count += 1,
+            b if b.is_ascii_alphabetic() || b == b'_' => {
+                let start = i;
+                while bytes
+                    .get(i + 1)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                {
+                    i += 1;
+                }
+                let word = &source[start..=i];
+                count += usize::from(matches!(
+                    word,
+                    "and" | "or" | "not" | "in" | "is" | "if" | "else"
+                ));
+            }
+            _ => {}
+        }
+        max = max.max(count);
         i += 1;
     }
     max
