@@ -296,7 +296,12 @@ fn write_outputs(
     run_info: &output::RunInfo<'_>,
 ) -> Result<(), Error> {
     let report = &folded.report;
-    outputs.write_tables(report)?;
+    outputs.write_tables(
+        &report.metrics,
+        &report.confusion,
+        &report.group_columns,
+        &report.run,
+    )?;
     outputs.write_metrics_json(&output::tables::metrics_json(
         &scorer.task,
         &report.metrics,

@@ -2,8 +2,8 @@
 //! (the match family, `includes_all`, the graded scorers): the same strings for every row
 //! ([`Needles`], prepared once), or a column's cell ([`Expected::PerRow`]).
 
-use crate::contract::{normalize, Side, SideItem};
 use crate::normalize::Normalizer;
+use crate::side::{normalize, Side, SideItem};
 use crate::{parse_choice_list, to_text, KernelError};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;

@@ -64,6 +64,7 @@ pub mod normalize;
 mod numeric;
 pub mod pattern;
 mod regex_check;
+mod side;
 mod string_equals;
 
 pub use choices::{parse_choice_list, Choices};

@@ -1,34 +1,13 @@
 //! Options that build kernel types once, when the task is loaded: regular expressions (with
 //! the task's size limits) and JSON Schemas.
 
+use crate::input::options::pattern_error;
 use crate::scorer::ParseCx;
-use evalscore_kernels::pattern::{self, PatternError, SearchPattern};
+use evalscore_kernels::pattern::SearchPattern;
 use evalscore_kernels::JsonSchema;
 use evalscore_task::{Node, TaskError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The load error of a task pattern at `node`: invalid syntax, or over the size limits of
-/// [`pattern`].
-pub fn pattern_error(node: Node<'_>, what: &str, e: PatternError, syntax_hint: &str) -> TaskError {
-    match e {
-        PatternError::Syntax(m) => node
-            .err(format!("invalid regular expression in `{what}`: {m}"))
-            .with_hint(syntax_hint),
-        PatternError::TaskBudget => node
-            .err(format!(
-                "the regular expression in `{what}` takes the task's regular expressions over {} MiB compiled together",
-                pattern::TASK_REGEX_BUDGET >> 20
-            ))
-            .with_hint("use fewer or smaller patterns; counted repetitions of Unicode classes (`\\w{20}`) weigh most"),
-        PatternError::TooLarge => node
-            .err(format!(
-                "the regular expression in `{what}` is too large: compiled, it exceeds the size limit of {} MiB",
-                pattern::REGEX_SIZE_LIMIT >> 20
-            ))
-            .with_hint("counted repetitions multiply (`\\w{5000}`, `(?:a{1000}){1000}`): use a smaller count, or `+` or `*`"),
-    }
-}
 
 /// `schema:` an inline JSON Schema (a mapping), or the path of a JSON (or YAML) file.
 pub fn parse_schema(node: Node<'_>, base_dir: Option<&Path>) -> Result<JsonSchema, TaskError> {

@@ -115,15 +115,20 @@ impl Outputs {
         Ok(writer)
     }
 
-    /// Writes metrics.parquet and confusion.parquet, the tables of `report` (the run identity
-    /// columns as one-value dictionaries: the same files, without a copy of the labels per row).
-    pub fn write_tables(&self, report: &crate::library::Report) -> Result<(), Error> {
-        let groups = &report.group_columns;
-        let metrics = tables::metrics_batch(&report.metrics, groups, &report.run, true)
-            .map_err(EngineError::Arrow)?;
+    /// Writes metrics.parquet and confusion.parquet (the run identity columns as one-value
+    /// dictionaries: the same files, without a copy of the labels per row).
+    pub fn write_tables(
+        &self,
+        metrics: &[MetricRow],
+        confusion: &[ConfusionRow],
+        groups: &[String],
+        run: &crate::RunIdentity,
+    ) -> Result<(), Error> {
+        let metrics =
+            tables::metrics_batch(metrics, groups, run, true).map_err(EngineError::Arrow)?;
         self.write_parquet(1, &metrics, tables::metrics_schema(groups))?;
-        let confusion = tables::confusion_batch(&report.confusion, groups, &report.run, true)
-            .map_err(EngineError::Arrow)?;
+        let confusion =
+            tables::confusion_batch(confusion, groups, run, true).map_err(EngineError::Arrow)?;
         self.write_parquet(2, &confusion, tables::confusion_schema(groups))
     }
 

@@ -1,10 +1,9 @@
 //! The common options of the scorers that score a text: `normalize:` (steps applied to both
 //! sides of the comparison) and `extract:` (what is taken out of the value before scoring).
 
-use crate::kernel_options::pattern_error;
 use evalscore_kernels::extract::DEFAULT_FALLBACK;
 use evalscore_kernels::normalize::STEP_NAMES;
-use evalscore_kernels::pattern;
+use evalscore_kernels::pattern::{self, PatternError};
 use evalscore_kernels::{Extractor, Normalizer, Step, UnicodeForm};
 use evalscore_task::{did_you_mean, Node, TaskError};
 
@@ -148,4 +147,26 @@ pub(crate) fn parse_extract(node: Node<'_>) -> Result<Extractor, TaskError> {
         group_select,
         fallback,
     })
+}
+
+/// The load error of a task pattern at `node`: invalid syntax, or over the size limits of
+/// [`pattern`].
+pub fn pattern_error(node: Node<'_>, what: &str, e: PatternError, syntax_hint: &str) -> TaskError {
+    match e {
+        PatternError::Syntax(m) => node
+            .err(format!("invalid regular expression in `{what}`: {m}"))
+            .with_hint(syntax_hint),
+        PatternError::TaskBudget => node
+            .err(format!(
+                "the regular expression in `{what}` takes the task's regular expressions over {} MiB compiled together",
+                pattern::TASK_REGEX_BUDGET >> 20
+            ))
+            .with_hint("use fewer or smaller patterns; counted repetitions of Unicode classes (`\\w{20}`) weigh most"),
+        PatternError::TooLarge => node
+            .err(format!(
+                "the regular expression in `{what}` is too large: compiled, it exceeds the size limit of {} MiB",
+                pattern::REGEX_SIZE_LIMIT >> 20
+            ))
+            .with_hint("counted repetitions multiply (`\\w{5000}`, `(?:a{1000}){1000}`): use a smaller count, or `+` or `*`"),
+    }
 }
