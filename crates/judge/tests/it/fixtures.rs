@@ -1,6 +1,6 @@
 //! Requests and retry policies the tests share.
 
-use evalscore_judge::{ChatRequest, Message, RetryPolicy};
+use evalscore_judge::{ChatRequest, Endpoint, Message, RetryPolicy};
 use std::time::Duration;
 
 /// A request of model `judge` at `base_url` with one user message, `question`.
@@ -24,5 +24,19 @@ pub fn patient() -> RetryPolicy {
     RetryPolicy {
         timeout: Duration::from_secs(60),
         ..RetryPolicy::default()
+    }
+}
+
+/// An endpoint with no key, no pacing and no interrupt: `concurrency` requests at a time,
+/// retried by `policy`.
+pub fn endpoint(concurrency: usize, policy: RetryPolicy) -> Endpoint {
+    Endpoint {
+        api_key: None,
+        concurrency,
+        policy,
+        pace: None,
+        gate: None,
+        live: None,
+        interrupt: None,
     }
 }

@@ -40,20 +40,15 @@ fn request(base_url: &str, size: usize) -> ChatRequest {
 }
 
 fn endpoint() -> Endpoint {
-    Endpoint {
-        api_key: None,
-        concurrency: 2,
-        policy: RetryPolicy {
+    crate::fixtures::endpoint(
+        2,
+        RetryPolicy {
             max_retries: 3,
             first_delay: Duration::from_millis(1),
             timeout: Duration::from_secs(20),
             ..RetryPolicy::default()
         },
-        pace: None,
-        gate: None,
-        live: None,
-        interrupt: None,
-    }
+    )
 }
 
 #[test]

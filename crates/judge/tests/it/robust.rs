@@ -4,7 +4,7 @@
 //! or was made by another version, two processes creating one cache, and Batch API output
 //! files that are not files, have endless lines or are not UTF-8.
 #![allow(clippy::unwrap_used)]
-use crate::fixtures::request;
+use crate::fixtures::{endpoint, request};
 use chat_server::{Answer, Reply};
 use evalscore_judge::{
     dead_after, judge_window, open_batch_output, send, Cache, CacheError, ChatRequest, Endpoint,
@@ -29,18 +29,6 @@ fn quick(max_retries: u32, timeout: Duration) -> RetryPolicy {
         first_delay: Duration::from_millis(1),
         max_delay: Duration::from_millis(4),
         timeout,
-    }
-}
-
-fn endpoint(concurrency: usize, policy: RetryPolicy) -> Endpoint {
-    Endpoint {
-        api_key: None,
-        concurrency,
-        policy,
-        pace: None,
-        gate: None,
-        live: None,
-        interrupt: None,
     }
 }
 

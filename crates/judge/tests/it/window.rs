@@ -3,7 +3,7 @@
 //! they arrive, `--offline` served from the cache only.
 #![allow(clippy::unwrap_used)]
 
-use crate::fixtures::request;
+use crate::fixtures::{self, request};
 use evalscore_judge::{judge_window, Cache, ChatRequest, Endpoint, JudgeError, RetryPolicy, Stats};
 use evalscore_test_support::{chat_server, wait};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,19 +34,14 @@ fn server(pause: Duration) -> (String, Arc<Seen>) {
 }
 
 fn endpoint(concurrency: usize) -> Endpoint {
-    Endpoint {
-        api_key: None,
+    fixtures::endpoint(
         concurrency,
-        policy: RetryPolicy {
+        RetryPolicy {
             max_retries: 0,
             timeout: Duration::from_secs(10),
             ..RetryPolicy::default()
         },
-        pace: None,
-        gate: None,
-        live: None,
-        interrupt: None,
-    }
+    )
 }
 
 #[test]
