@@ -518,6 +518,22 @@ mod tests {
         v
     }
 
+    /// A complete earlier set of three files.
+    const OLD: [(&str, &str); 3] = [
+        ("a.txt", "old a"),
+        ("b.txt", "old b"),
+        ("done.json", "old done"),
+    ];
+
+    /// Asserts that `dir` holds exactly `files` (name, text).
+    fn assert_files(dir: &Path, files: &[(&str, &str)]) {
+        let names: Vec<&str> = files.iter().map(|(f, _)| *f).collect();
+        assert_eq!(entries(dir), names);
+        for (f, text) in files {
+            assert_eq!(&std::fs::read_to_string(dir.join(f)).unwrap(), text, "{f}");
+        }
+    }
+
     /// Staging folders are unpredictable and distinct; each file is written once.
     #[test]
     fn staging_names_are_random_and_files_created_exclusively() {
@@ -565,14 +581,14 @@ mod tests {
             out.write_bytes(i, text.as_bytes()).unwrap();
         }
         out.commit().unwrap();
-        assert_eq!(entries(dir.path()), ["a.txt", "b.txt", "done.json"]);
-        for (f, text) in [
-            ("a.txt", "new a"),
-            ("b.txt", "new b"),
-            ("done.json", "new done"),
-        ] {
-            assert_eq!(std::fs::read_to_string(dir.path().join(f)).unwrap(), text);
-        }
+        assert_files(
+            dir.path(),
+            &[
+                ("a.txt", "new a"),
+                ("b.txt", "new b"),
+                ("done.json", "new done"),
+            ],
+        );
     }
 
     /// A rename that fails midway (here: the second staged file is gone) rolls back: the
@@ -580,11 +596,7 @@ mod tests {
     #[test]
     fn a_failed_commit_leaves_the_previous_complete_set() {
         let dir = tempfile::tempdir().unwrap();
-        for (f, text) in [
-            ("a.txt", "old a"),
-            ("b.txt", "old b"),
-            ("done.json", "old done"),
-        ] {
+        for (f, text) in OLD {
             std::fs::write(dir.path().join(f), text).unwrap();
         }
         let out = OutDir::prepare(dir.path(), &["a.txt", "b.txt", "done.json"], true).unwrap();
@@ -599,14 +611,7 @@ mod tests {
                 dir.path().join("b.txt").display()
             )
         );
-        assert_eq!(entries(dir.path()), ["a.txt", "b.txt", "done.json"]);
-        for (f, text) in [
-            ("a.txt", "old a"),
-            ("b.txt", "old b"),
-            ("done.json", "old done"),
-        ] {
-            assert_eq!(std::fs::read_to_string(dir.path().join(f)).unwrap(), text);
-        }
+        assert_files(dir.path(), &OLD);
     }
 
     /// A directory at a final name is never replaced, even with `--overwrite`.
