@@ -155,22 +155,13 @@ impl TemplateCompiler {
                 .undeclared_variables(true),
             TemplateKind::LiteralList(_) | TemplateKind::Condition(_) => Default::default(),
         };
-        let mut columns = BTreeSet::new();
-        let mut paths = BTreeSet::new();
-        let mut all_columns = false;
-        let mut model_output = false;
-        for var in vars {
-            let (root, rest) = var.split_once('.').unwrap_or((var.as_str(), ""));
-            match root {
-                SAMPLE_VAR if rest.is_empty() => all_columns = true,
-                SAMPLE_VAR => {
-                    columns.insert(rest.split('.').next().unwrap_or(rest).to_owned());
-                    paths.insert(rest.to_owned());
-                }
-                MODEL_OUTPUT_VAR | MODEL_OUTPUT_OBJECT_VAR => model_output = true,
+        let mut reads = Reads::default();
+        for var in &vars {
+            match reads.add(var) {
+                None => {}
                 // Built-in functions (`range`, `dict`, `namespace`, ...) are globals, not data.
-                other if self.env.globals().any(|(name, _)| name == other) => {}
-                other => {
+                Some(other) if self.env.globals().any(|(name, _)| name == other) => {}
+                Some(other) => {
                     return Err(TaskError::new(
                         format!("template of `{what}` uses unknown variable `{other}`"),
                         node.location,
@@ -179,16 +170,7 @@ impl TemplateCompiler {
                 }
             }
         }
-        let mut t = self.make_with_columns(
-            source.clone(),
-            node.location,
-            what,
-            kind,
-            columns,
-            all_columns,
-            model_output,
-        );
-        t.paths = paths;
+        let mut t = self.make_reading(source.clone(), node.location, what, kind, reads);
         if t.kind == TemplateKind::Render {
             self.count += 1;
             t.name = format!("{what}#{}", self.count);
@@ -226,21 +208,11 @@ impl TemplateCompiler {
             .with_hint("a condition is a Jinja expression, e.g. `value | length <= 280 and 'sorry' not in value | lower`")
         })?;
         let vars = compiled.undeclared_variables(true);
-        let mut columns = BTreeSet::new();
-        let mut paths = BTreeSet::new();
-        let mut all_columns = false;
-        let mut model_output = false;
-        for var in vars {
-            let (root, rest) = var.split_once('.').unwrap_or((var.as_str(), ""));
-            match root {
-                "value" | "ground_truth" => {}
-                SAMPLE_VAR if rest.is_empty() => all_columns = true,
-                SAMPLE_VAR => {
-                    columns.insert(rest.split('.').next().unwrap_or(rest).to_owned());
-                    paths.insert(rest.to_owned());
-                }
-                MODEL_OUTPUT_VAR | MODEL_OUTPUT_OBJECT_VAR => model_output = true,
-                other => {
+        let mut reads = Reads::default();
+        for var in &vars {
+            match reads.add(var) {
+                None | Some("value" | "ground_truth") => {}
+                Some(other) => {
                     return Err(TaskError::new(
                         format!("`{what}` uses unknown variable `{other}`"),
                         node.location,
@@ -249,17 +221,13 @@ impl TemplateCompiler {
                 }
             }
         }
-        let mut t = self.make_with_columns(
+        Ok(self.make_reading(
             source.clone(),
             node.location,
             what,
             TemplateKind::Condition(expr),
-            columns,
-            all_columns,
-            model_output,
-        );
-        t.paths = paths;
-        Ok(t)
+            reads,
+        ))
     }
 
     fn make(
@@ -270,6 +238,28 @@ impl TemplateCompiler {
         kind: TemplateKind,
     ) -> Template {
         self.make_with_columns(source, location, what, kind, BTreeSet::new(), false, false)
+    }
+
+    /// [`Self::make_with_columns`] with what `reads` gathered, paths included.
+    fn make_reading(
+        &self,
+        source: String,
+        location: Option<Location>,
+        what: &str,
+        kind: TemplateKind,
+        reads: Reads,
+    ) -> Template {
+        let mut t = self.make_with_columns(
+            source,
+            location,
+            what,
+            kind,
+            reads.columns,
+            reads.all_columns,
+            reads.model_output,
+        );
+        t.paths = reads.paths;
+        t
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -562,4 +552,31 @@ pub(super) fn chain_length(source: &str, bare: bool) -> usize {
         i += 1;
     }
     max
+}
+
+/// What a template reads from the row, gathered from its variables.
+#[derive(Default)]
+struct Reads {
+    columns: BTreeSet<String>,
+    paths: BTreeSet<String>,
+    all_columns: bool,
+    model_output: bool,
+}
+
+impl Reads {
+    /// Notes what `var` reads; `Some(root)` when its root is none of the row's names.
+    fn add<'v>(&mut self, var: &'v str) -> Option<&'v str> {
+        let (root, rest) = var.split_once('.').unwrap_or((var, ""));
+        match root {
+            SAMPLE_VAR if rest.is_empty() => self.all_columns = true,
+            SAMPLE_VAR => {
+                self.columns
+                    .insert(rest.split('.').next().unwrap_or(rest).to_owned());
+                self.paths.insert(rest.to_owned());
+            }
+            MODEL_OUTPUT_VAR | MODEL_OUTPUT_OBJECT_VAR => self.model_output = true,
+            other => return Some(other),
+        }
+        None
+    }
 }
