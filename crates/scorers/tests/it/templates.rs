@@ -137,7 +137,7 @@ fn ctx(batch: &RecordBatch) -> RowContext<'_> {
 fn struct_cells_are_maps_at_every_depth() {
     let batch = nested_batch();
     let c = ctx(&batch);
-    // AI GO!'s third documented `choices` form over list<struct>.
+    // The third documented `choices` form over list<struct>.
     let keys = eval("{{ sample.options | map(attribute='key') | list }}", &c).unwrap();
     assert_eq!(lists(keys), [vec!["A", "B", "C"], vec!["X", "Y"]]);
     for (template, want) in [
