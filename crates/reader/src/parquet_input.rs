@@ -35,11 +35,12 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
     let rows = row_groups.iter().sum();
     let schema = Arc::clone(loaded.schema());
     if let Some(name) = repeated_name(schema.fields(), "") {
-        return Err(
-            ReadError::at(path, format!("two columns are named `{name}`")).with_hint(
-                "columns are read by name, so each name must be used once: rename or drop one of them",
-            ),
-        );
+        // The engine's words for the same fault in a batch, kept for files too.
+        return Err(ReadError::new(format!(
+            "the input (`{}`) has two columns named `{name}`",
+            path.display()
+        ))
+        .with_hint("rename one of them in the export"));
     }
     let reader_meta =
         guarded(|| ArrowReaderMetadata::try_new(Arc::clone(meta), view_options(&schema)).ok())

@@ -42,13 +42,11 @@ fn a_parquet_file_with_two_columns_of_one_name_is_refused() {
     let err = Inputs::open(std::slice::from_ref(&path)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("{}: two columns are named `a`", path.display())
+        format!("the input (`{}`) has two columns named `a`", path.display())
     );
     assert_eq!(
         err.hint.as_deref(),
-        Some(
-            "columns are read by name, so each name must be used once: rename or drop one of them"
-        )
+        Some("rename one of them in the export")
     );
 }
 
@@ -73,7 +71,10 @@ fn a_struct_with_two_fields_of_one_name_is_refused() {
     write_parquet(&path, &batch);
     assert_eq!(
         open_error(&path),
-        format!("{}: two columns are named `meta.tag`", path.display())
+        format!(
+            "the input (`{}`) has two columns named `meta.tag`",
+            path.display()
+        )
     );
 }
 
