@@ -16,6 +16,9 @@
 //! hint: pass the `--out` folder of a finished `evalscore run`
 //! ```
 
+mod file_kind;
+pub use file_kind::file_kind;
+
 use std::error::Error as StdError;
 use std::fmt;
 

@@ -4,6 +4,7 @@
 
 use crate::cache::put_on;
 use crate::{Cache, CacheError, CachedReply, ImportStats, Key};
+use evalscore_error::file_kind;
 use rusqlite::Connection;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -39,32 +40,6 @@ pub fn open_batch_output(path: &Path) -> Result<std::fs::File, CacheError> {
         });
     }
     Ok(f)
-}
-
-/// What kind of file `meta` describes, for messages.
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        if t.is_fifo() {
-            return "FIFO";
-        }
-        if t.is_socket() {
-            return "socket";
-        }
-        if t.is_char_device() {
-            return "character device";
-        }
-        if t.is_block_device() {
-            return "block device";
-        }
-    }
-    if meta.is_dir() {
-        "directory"
-    } else {
-        "special file"
-    }
 }
 
 impl Cache {

@@ -3,6 +3,7 @@
 
 use crate::parquet_input::open_parquet;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError};
+use evalscore_error::file_kind;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -45,32 +46,6 @@ pub(crate) fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
         None => Format::Parquet,
     };
     Ok(vec![(p.to_path_buf(), format)])
-}
-
-/// What kind of special file `meta` describes, for messages.
-pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        if t.is_fifo() {
-            return "FIFO";
-        }
-        if t.is_socket() {
-            return "socket";
-        }
-        if t.is_char_device() {
-            return "character device";
-        }
-        if t.is_block_device() {
-            return "block device";
-        }
-    }
-    if meta.is_dir() {
-        "directory"
-    } else {
-        "special file"
-    }
 }
 
 pub(crate) fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
