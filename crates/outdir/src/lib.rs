@@ -68,31 +68,40 @@ pub fn is_disk_full(e: &std::io::Error) -> bool {
 
 pub fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
     let full = is_disk_full(&e);
-    let err = Error::new(format!("cannot {what} `{}`", path.display()))
+    output_error(
+        format!("cannot {what} `{}`", path.display()),
+        e,
+        full,
+        "check that the `--out` folder is writable",
+    )
+}
+
+/// An output error with `source`: the disk-full hint when `full`, else `otherwise`.
+fn output_error(
+    message: String,
+    source: impl Into<evalscore_error::BoxError>,
+    full: bool,
+    otherwise: &str,
+) -> Error {
+    let err = Error::new(message)
         .kind(ErrorKind::Output)
-        .with_source(e);
-    if full {
-        err.with_hint(
-            "the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written",
-        )
+        .with_source(source);
+    err.with_hint(if full {
+        "the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written"
     } else {
-        err.with_hint("check that the `--out` folder is writable")
-    }
+        otherwise
+    })
 }
 
 /// A parquet writer's failure: a full disk is told by the I/O error in its source chain.
 pub fn parquet_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     let full = io_source(&e).is_some_and(is_disk_full);
-    let err = Error::new(format!("cannot write `{}`", path.display()))
-        .kind(ErrorKind::Output)
-        .with_source(e);
-    if full {
-        err.with_hint(
-            "the disk is full (or a file size limit was reached); free space or choose another `--out` folder. No output was written",
-        )
-    } else {
-        err.with_hint("check that the `--out` folder is writable and has free space")
-    }
+    output_error(
+        format!("cannot write `{}`", path.display()),
+        e,
+        full,
+        "check that the `--out` folder is writable and has free space",
+    )
 }
 
 /// The I/O error behind a parquet error, if any: the error itself, or one of its sources.
