@@ -185,6 +185,7 @@ impl PyTask {
         let reader = data.into_reader()?;
         let schema = reader.schema();
         let scorer = self.scorer(&schema, &binding).map_err(py_err)?;
+        let out_schema = want_scores.then(|| plain_schema(&scorer.output_schema()));
         let functions = self.functions.clone();
         let task = &self.task;
         let result = py.detach(move || {
@@ -198,16 +199,9 @@ impl PyTask {
         });
         let (batches, states) = result.map_err(py_err)?;
         let bytes = states.to_bytes().map_err(py_err)?;
-        let table = if want_scores {
-            let schema = plain_schema(
-                &self
-                    .scorer(&schema, &binding)
-                    .map_err(py_err)?
-                    .output_schema(),
-            );
-            Some(PyTable::try_new(batches, schema)?.into_pyarrow(py)?)
-        } else {
-            None
+        let table = match out_schema {
+            Some(schema) => Some(PyTable::try_new(batches, schema)?.into_pyarrow(py)?),
+            None => None,
         };
         Ok((table, PyBytes::new(py, &bytes)))
     }
