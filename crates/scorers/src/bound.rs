@@ -13,6 +13,31 @@ use evalscore_task::{ModelSpec, ScorerField, TaskError, Template};
 use evalscore_text::TextColumn;
 use std::collections::BTreeMap;
 
+/// The field lists most text kinds share: `is_correct` and the scored `value`, then `details`
+/// or the compared template, named as the kind's option names it.
+pub(crate) const VALUE_FIELDS: &[ScorerField] = &[
+    ScorerField::number("is_correct"),
+    ScorerField::compared("value"),
+];
+/// [`VALUE_FIELDS`] with the kernel's `details`.
+pub(crate) const DETAILS_FIELDS: &[ScorerField] = &[
+    ScorerField::number("is_correct"),
+    ScorerField::text("details"),
+    ScorerField::compared("value"),
+];
+/// [`VALUE_FIELDS`] with the compared template `expected`.
+pub(crate) const EXPECTED_FIELDS: &[ScorerField] = &[
+    ScorerField::number("is_correct"),
+    ScorerField::compared("value"),
+    ScorerField::compared("expected"),
+];
+/// [`VALUE_FIELDS`] with the compared template `ground_truth`.
+pub(crate) const GROUND_TRUTH_FIELDS: &[ScorerField] = &[
+    ScorerField::number("is_correct"),
+    ScorerField::compared("value"),
+    ScorerField::compared("ground_truth"),
+];
+
 /// What a kind's bound scorer does with its [`Bound`] parts.
 pub(crate) trait Check: std::fmt::Debug + Send + Sync + Sized + 'static {
     /// Every field it produces, written ones first in output order.

@@ -42,7 +42,7 @@ impl GradedScorer {
                 .with_hint("e.g. `expected: \"{{ sample.answer }}\"` or a list of references")
         })?;
         let check = GradedScorer { measure, threshold };
-        Ok(Bound::boxed(check, Some(expected), cx.text_input()?))
+        cx.bind(check, Some(expected))
     }
 }
 

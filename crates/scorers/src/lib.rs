@@ -8,8 +8,8 @@
 //!   of [`registry::SCORER_TYPES`]. Its bound [`Scorer`] says which fields it writes, which
 //!   templates it reads and which model it asks, and scores a batch ([`BatchInput`]) into
 //!   [`ScoreColumns`]; a row it cannot score is a [`RowError`].
-//!   A kind describes itself with one constant, [`About`] (names, doc, options,
-//!   example).
+//!   A kind implements [`Kind`]: one constant, [`About`] (names, doc, options, example),
+//!   and its parser.
 //! - The scorers that score a text share [`input::TextInput`] (`value:`, `extract:`,
 //!   `normalize:`) and are bound as one generic scorer (`bound.rs`: the kind's kernel call,
 //!   the template it compares with, the kernel's fields); the model-graded ones share
@@ -37,6 +37,6 @@ mod task;
 pub use batch::{BatchInput, Fields, ScoreColumns};
 pub use functions::{Functions, UserFunctions};
 pub use row_error::{internal, CellRef, RowError};
-pub use scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+pub use scorer::{About, Kind, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
 pub use spec::ScorerSpec;
 pub use task::Task;

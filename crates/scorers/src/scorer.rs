@@ -3,6 +3,7 @@
 //! templates and scoring of a batch).
 
 use crate::batch::{BatchInput, ScoreColumns};
+use crate::bound::{Bound, Check};
 use crate::input::options::{parse_extract, parse_normalize};
 use crate::input::TextInput;
 use crate::judge::runtime::Judged;
@@ -123,6 +124,26 @@ pub trait ScorerType: Sync {
     }
 }
 
+/// A scorer kind as its file writes it: the [`About`] constant and the parser. Every `Kind`
+/// is a [`ScorerType`]; kinds that are values rather than types (one struct serving several
+/// kinds) implement [`ScorerType`] directly.
+pub trait Kind: Sync {
+    /// Its names, doc, options and example.
+    const ABOUT: About;
+    /// Parses the options of a scorer whose type is `name` (one of its names).
+    fn parse(&self, name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError>;
+}
+
+impl<K: Kind> ScorerType for K {
+    fn about(&self) -> &'static About {
+        &K::ABOUT
+    }
+
+    fn parse(&self, name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
+        Kind::parse(self, name, cx)
+    }
+}
+
 /// A scorer of a task, bound to its options: what it produces and how it scores a batch.
 /// (`Any`: a test can look at a kind's own bound type.)
 pub trait Scorer: std::any::Any + std::fmt::Debug + Send + Sync {
@@ -185,6 +206,16 @@ impl<'a> ParseCx<'a> {
     /// The `normalize:` steps, if any.
     pub fn normalize(&self) -> Option<&Normalizer> {
         self.normalize.as_deref()
+    }
+
+    /// Binds a text kind's `check` to the text it scores and the template its value is
+    /// compared with, if any.
+    pub(crate) fn bind<K: Check>(
+        &mut self,
+        check: K,
+        other: Option<Template>,
+    ) -> Result<Box<dyn Scorer>, TaskError> {
+        Ok(Bound::boxed(check, other, self.text_input()?))
     }
 
     /// The text the scorer scores: compiles `value:` and takes `extract:` and `normalize:`.

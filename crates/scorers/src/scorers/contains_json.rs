@@ -2,10 +2,10 @@
 //! when one is given.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::bound::{Bound, Check};
+use crate::bound::{Bound, Check, DETAILS_FIELDS};
 use crate::kernel_options::schema_option;
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use evalscore_kernels::{contains_json, JsonSchema};
 use evalscore_task::{ScorerField, TaskError};
 
@@ -13,28 +13,20 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct ContainsJson;
 
-static ABOUT: About = About::new(
-    &["contains_json"],
-    "`is_correct` is 1.0 when some substring of the value is a JSON object or array (fitting `schema:`); `details` says what was found.",
-    &[
-        OptionDoc::optional("schema", "a JSON Schema, inline or the path of a JSON file"),
-        VALUE_OPTION,
-    ],
-    "{type: contains_json}",
-);
-
-impl ScorerType for ContainsJson {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for ContainsJson {
+    const ABOUT: About = About::new(
+        &["contains_json"],
+        "`is_correct` is 1.0 when some substring of the value is a JSON object or array (fitting `schema:`); `details` says what was found.",
+        &[
+            OptionDoc::optional("schema", "a JSON Schema, inline or the path of a JSON file"),
+            VALUE_OPTION,
+        ],
+        "{type: contains_json}",
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let schema = schema_option(cx)?;
-        Ok(Bound::boxed(
-            ContainsJsonCheck { schema },
-            None,
-            cx.text_input()?,
-        ))
+        cx.bind(ContainsJsonCheck { schema }, None)
     }
 }
 
@@ -45,11 +37,7 @@ struct ContainsJsonCheck {
 }
 
 impl Check for ContainsJsonCheck {
-    const FIELDS: &'static [ScorerField] = &[
-        ScorerField::number("is_correct"),
-        ScorerField::text("details"),
-        ScorerField::compared("value"),
-    ];
+    const FIELDS: &'static [ScorerField] = DETAILS_FIELDS;
 
     fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         b.score_value(input, |batch| contains_json(batch, self.schema.as_ref()))

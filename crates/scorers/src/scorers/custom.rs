@@ -3,10 +3,11 @@
 //! columns.
 
 use crate::batch::{BatchInput, ScoreColumns};
+use crate::bound::GROUND_TRUTH_FIELDS;
 use crate::input::{row_err, score_array, text, TextInput};
 use crate::row_error::RowError;
 use crate::row_error::{internal, CellRef};
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer};
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, StringArray};
 use evalscore_task::{FunctionRef, ScorerField, TaskError, Template};
 use std::sync::Arc;
@@ -15,22 +16,18 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Custom;
 
-static ABOUT: About = About::new(
-    &["custom"],
-    "`is_correct` is 1.0 on the rows where `condition` (a minijinja expression over `value`, `ground_truth` and `sample`) is true, or the score that `function` (a function of the Python package) gives.",
-    &[
-                OptionDoc::optional("condition", "a minijinja expression over `value`, `ground_truth`, `sample` and `solver_output`; this or `function`"),
-                OptionDoc::optional("function", "the name of a function given to the Python package's `functions=`; this or `condition`"),
-                OptionDoc::optional("ground_truth", "template of the ground truth the condition or function sees"),
-                crate::scorer::VALUE_OPTION,
-        ],
-    r#"{type: custom, condition: "value | length <= 280 and 'sorry' not in value | lower"}"#,
-);
-
-impl ScorerType for Custom {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for Custom {
+    const ABOUT: About = About::new(
+        &["custom"],
+        "`is_correct` is 1.0 on the rows where `condition` (a minijinja expression over `value`, `ground_truth` and `sample`) is true, or the score that `function` (a function of the Python package) gives.",
+        &[
+                    OptionDoc::optional("condition", "a minijinja expression over `value`, `ground_truth`, `sample` and `solver_output`; this or `function`"),
+                    OptionDoc::optional("function", "the name of a function given to the Python package's `functions=`; this or `condition`"),
+                    OptionDoc::optional("ground_truth", "template of the ground truth the condition or function sees"),
+                    crate::scorer::VALUE_OPTION,
+            ],
+        r#"{type: custom, condition: "value | length <= 280 and 'sorry' not in value | lower"}"#,
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let condition = cx.condition("condition")?;
@@ -77,11 +74,7 @@ struct CustomScorer {
     input: TextInput,
 }
 
-const FIELDS: &[ScorerField] = &[
-    ScorerField::number("is_correct"),
-    ScorerField::compared("value"),
-    ScorerField::compared("ground_truth"),
-];
+const FIELDS: &[ScorerField] = GROUND_TRUTH_FIELDS;
 
 impl Scorer for CustomScorer {
     fn fields(&self) -> &'static [ScorerField] {

@@ -4,45 +4,33 @@
 use crate::batch::{BatchInput, ScoreColumns};
 use crate::bound::{Bound, Check};
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use evalscore_kernels::exact;
 use evalscore_task::{ScorerField, TaskError};
 
-/// The kind `exact`.
+/// The kind `exact`: it is its own `Check`, with nothing to hold beyond what `Bound` holds.
 #[derive(Debug)]
 pub struct Exact;
 
-static ABOUT: About = About::new(
-    &["exact"],
-    "`is_correct` is 1.0 when the value is `expected_output` character for character; `details` shows where they first differ.",
-    &[
-        OptionDoc::required("expected_output", "template of the expected text"),
-        VALUE_OPTION,
-    ],
-    r#"{type: exact, expected_output: "{{ sample.expected_output }}"}"#,
-);
-
-impl ScorerType for Exact {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for Exact {
+    const ABOUT: About = About::new(
+        &["exact"],
+        "`is_correct` is 1.0 when the value is `expected_output` character for character; `details` shows where they first differ.",
+        &[
+            OptionDoc::required("expected_output", "template of the expected text"),
+            VALUE_OPTION,
+        ],
+        r#"{type: exact, expected_output: "{{ sample.expected_output }}"}"#,
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let expected_output =
             cx.required_template("expected_output", r#""{{ sample.expected_output }}""#)?;
-        Ok(Bound::boxed(
-            ExactCheck,
-            Some(expected_output),
-            cx.text_input()?,
-        ))
+        cx.bind(Exact, Some(expected_output))
     }
 }
 
-/// A bound `exact`: the value against `expected_output`.
-#[derive(Debug)]
-struct ExactCheck;
-
-impl Check for ExactCheck {
+impl Check for Exact {
     const FIELDS: &'static [ScorerField] = &[
         ScorerField::number("is_correct"),
         ScorerField::text("details"),
@@ -57,7 +45,7 @@ impl Check for ExactCheck {
 
 #[cfg(test)]
 mod tests {
-    use super::ExactCheck;
+    use super::Exact;
     use crate::bound::Bound;
     use crate::Task;
 
@@ -66,7 +54,7 @@ mod tests {
         let text = "definition:\n  scorers:\n    - {type: exact, expected_output: \"{{ sample.e }}\", extract: answer_letter}\n";
         let task = Task::from_yaml(text, &[]).unwrap();
         let any: &dyn std::any::Any = task.scorers[0].scorer.as_ref();
-        let e = any.downcast_ref::<Bound<ExactCheck>>().unwrap();
+        let e = any.downcast_ref::<Bound<Exact>>().unwrap();
         assert!(e.input.extracts() && e.input.normalize().is_none());
     }
 }

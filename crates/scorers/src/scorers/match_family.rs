@@ -3,9 +3,9 @@
 //! their negations. One kind with a mode; each name is one mode.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::bound::{Bound, Check};
+use crate::bound::{Bound, Check, EXPECTED_FIELDS};
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use evalscore_kernels::{match_check, text_as_list, MatchMode, Needles};
 use evalscore_task::{ScorerField, TaskError, TemplateKind};
 
@@ -13,27 +13,23 @@ use evalscore_task::{ScorerField, TaskError, TemplateKind};
 #[derive(Debug)]
 pub struct MatchFamily;
 
-static ABOUT: About = About::new(
-    &[
-        "match",
-        "includes",
-        "fuzzy_match",
-        "not_match",
-        "not_includes",
-        "not_fuzzy_match",
-    ],
-    "`match` (the value starts with an expected string), `includes` (an expected string is in the value), `fuzzy_match` (either contains the other); the `not_` forms score 1.0 exactly when the positive form scores 0.0, except on missing rows.",
-    &[
-        OptionDoc::required("expected", "one string or a list: a literal, a literal list, a list column, or a JSON or Python list text"),
-        VALUE_OPTION,
-    ],
-    "{type: includes, expected: [Paris, paris]}",
-);
-
-impl ScorerType for MatchFamily {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for MatchFamily {
+    const ABOUT: About = About::new(
+        &[
+            "match",
+            "includes",
+            "fuzzy_match",
+            "not_match",
+            "not_includes",
+            "not_fuzzy_match",
+        ],
+        "`match` (the value starts with an expected string), `includes` (an expected string is in the value), `fuzzy_match` (either contains the other); the `not_` forms score 1.0 exactly when the positive form scores 0.0, except on missing rows.",
+        &[
+            OptionDoc::required("expected", "one string or a list: a literal, a literal list, a list column, or a JSON or Python list text"),
+            VALUE_OPTION,
+        ],
+        "{type: includes, expected: [Paris, paris]}",
+    );
 
     fn parse(&self, name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let negate = name.starts_with("not_");
@@ -60,7 +56,7 @@ impl ScorerType for MatchFamily {
             negate,
             needles,
         };
-        Ok(Bound::boxed(check, Some(expected), cx.text_input()?))
+        cx.bind(check, Some(expected))
     }
 }
 
@@ -74,11 +70,7 @@ struct MatchCheck {
 }
 
 impl Check for MatchCheck {
-    const FIELDS: &'static [ScorerField] = &[
-        ScorerField::number("is_correct"),
-        ScorerField::compared("value"),
-        ScorerField::compared("expected"),
-    ];
+    const FIELDS: &'static [ScorerField] = EXPECTED_FIELDS;
 
     fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         b.score_strings(input, self.needles.as_ref(), |batch, e| {
@@ -95,7 +87,7 @@ mod tests {
 
     #[test]
     fn every_form_prepares_literal_needles_once() {
-        for t in super::ABOUT.names {
+        for t in <super::MatchFamily as crate::scorer::Kind>::ABOUT.names {
             let text = format!(
                 "definition:\n  scorers:\n    - {{type: {t}, expected: [a, b], normalize: [strip]}}\n"
             );

@@ -7,7 +7,7 @@ use crate::judge::parse::{judge_prompts, labels, MODEL_KEY, SYSTEM_PROMPT, USER_
 use crate::judge::runtime::Reading;
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer};
 use arrow::array::{Float64Array, StringArray};
 use evalscore_kernels::judge::parse_label;
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -17,28 +17,24 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct ModelAsAJudgeClassifier;
 
-static ABOUT: About = About::new(
-    &["model_as_a_judge_classifier"],
-    "A judge classifier: the judge answers with a label (JSON `prediction`, `reasoning`, `confidence`); `is_correct` is 1.0 when it is one of `correct_labels`.",
-    &[
-            MODEL_KEY,
-            SYSTEM_PROMPT,
-            USER_PROMPT,
-            OptionDoc::required("correct_labels", "the labels that count as correct"),
-            OptionDoc::optional("incorrect_labels", "the other labels the judge may give"),
-            OptionDoc::optional(
-                "ground_truth_label",
-                "template of the row's true label, for classification metrics",
-            ),
-        ],
-    r#"{type: model_as_a_judge_classifier, model_key: judge, user_prompt: "Is this reply polite? {{ solver_output.output }}", correct_labels: ["yes"], incorrect_labels: ["no"]}"#,
-)
-.judge();
-
-impl ScorerType for ModelAsAJudgeClassifier {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for ModelAsAJudgeClassifier {
+    const ABOUT: About = About::new(
+        &["model_as_a_judge_classifier"],
+        "A judge classifier: the judge answers with a label (JSON `prediction`, `reasoning`, `confidence`); `is_correct` is 1.0 when it is one of `correct_labels`.",
+        &[
+                MODEL_KEY,
+                SYSTEM_PROMPT,
+                USER_PROMPT,
+                OptionDoc::required("correct_labels", "the labels that count as correct"),
+                OptionDoc::optional("incorrect_labels", "the other labels the judge may give"),
+                OptionDoc::optional(
+                    "ground_truth_label",
+                    "template of the row's true label, for classification metrics",
+                ),
+            ],
+        r#"{type: model_as_a_judge_classifier, model_key: judge, user_prompt: "Is this reply polite? {{ solver_output.output }}", correct_labels: ["yes"], incorrect_labels: ["no"]}"#,
+    )
+    .judge();
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let (model_key, model, system_prompt, user_prompt) = judge_prompts(

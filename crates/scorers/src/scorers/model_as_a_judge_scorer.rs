@@ -8,7 +8,7 @@ use crate::judge::parse::{
 use crate::judge::runtime::Reading;
 use crate::judge::window::Prompt;
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer};
 use arrow::array::{Float64Array, StringArray};
 use evalscore_kernels::judge::{parse_grade, reasoning};
 use evalscore_task::{ScorerField, TaskError, Template};
@@ -18,28 +18,24 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct ModelAsAJudgeScorer;
 
-static ABOUT: About = About::new(
-    &["model_as_a_judge_scorer"],
-    "A judge scorer: the judge answers with a grade (JSON `score`, `reasoning`); `score` is the grade rescaled to [0, 1] and `is_correct` is `score >= pass_threshold`.",
-    &[
-            MODEL_KEY,
-            SYSTEM_PROMPT,
-            USER_PROMPT,
-            OptionDoc::optional("score_min", "the lowest grade (default 0)"),
-            OptionDoc::optional("score_max", "the highest grade (default 10)"),
-            OptionDoc::optional(
-                "pass_threshold",
-                "from 0 to 1: `is_correct` is `score >= pass_threshold` (default 0.5)",
-            ),
-        ],
-    r#"{type: model_as_a_judge_scorer, model_key: judge, user_prompt: "Rate the answer from 0 to 10: {{ solver_output.output }}"}"#,
-)
-.judge();
-
-impl ScorerType for ModelAsAJudgeScorer {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for ModelAsAJudgeScorer {
+    const ABOUT: About = About::new(
+        &["model_as_a_judge_scorer"],
+        "A judge scorer: the judge answers with a grade (JSON `score`, `reasoning`); `score` is the grade rescaled to [0, 1] and `is_correct` is `score >= pass_threshold`.",
+        &[
+                MODEL_KEY,
+                SYSTEM_PROMPT,
+                USER_PROMPT,
+                OptionDoc::optional("score_min", "the lowest grade (default 0)"),
+                OptionDoc::optional("score_max", "the highest grade (default 10)"),
+                OptionDoc::optional(
+                    "pass_threshold",
+                    "from 0 to 1: `is_correct` is `score >= pass_threshold` (default 0.5)",
+                ),
+            ],
+        r#"{type: model_as_a_judge_scorer, model_key: judge, user_prompt: "Rate the answer from 0 to 10: {{ solver_output.output }}"}"#,
+    )
+    .judge();
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let (model_key, model, system_prompt, user_prompt) = judge_prompts(

@@ -3,7 +3,7 @@
 
 use crate::judge::choice::{part, ChoiceFamily, ChoiceJudge};
 use crate::judge::parse::{score_value, MODEL_KEY, PASS_THRESHOLD};
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer};
 use evalscore_task::TaskError;
 
 /// The kind `model_graded_custom`.
@@ -18,26 +18,22 @@ static FAMILY: ChoiceFamily = ChoiceFamily {
     prompt,
 };
 
-static ABOUT: About = About::new(
-    &["model_graded_custom"],
-    "A judge with the task's own prompt and choices: the judge answers with one of `choices`, whose score is the row's.",
-    &[
-            MODEL_KEY,
-            OptionDoc::required("prompt", "template of the question put to the judge"),
-            OptionDoc::required(
-                "choices",
-                "a map from each answer the judge may give to its score (0 to 1), at least two",
-            ),
-            PASS_THRESHOLD,
-        ],
-    r#"{type: model_graded_custom, model_key: judge, prompt: "Is this a haiku? {{ solver_output.output }}", choices: {"Yes": 1.0, "No": 0.0}}"#,
-)
-.judge();
-
-impl ScorerType for ModelGradedCustom {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for ModelGradedCustom {
+    const ABOUT: About = About::new(
+        &["model_graded_custom"],
+        "A judge with the task's own prompt and choices: the judge answers with one of `choices`, whose score is the row's.",
+        &[
+                MODEL_KEY,
+                OptionDoc::required("prompt", "template of the question put to the judge"),
+                OptionDoc::required(
+                    "choices",
+                    "a map from each answer the judge may give to its score (0 to 1), at least two",
+                ),
+                PASS_THRESHOLD,
+            ],
+        r#"{type: model_graded_custom, model_key: judge, prompt: "Is this a haiku? {{ solver_output.output }}", choices: {"Yes": 1.0, "No": 0.0}}"#,
+    )
+    .judge();
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         ChoiceJudge::parse(cx, &FAMILY, choices)

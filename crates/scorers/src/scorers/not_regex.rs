@@ -1,10 +1,10 @@
 //! `not_regex`: the value does not contain a match of `pattern`.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::bound::{Bound, Check};
+use crate::bound::{Bound, Check, VALUE_FIELDS};
 use crate::kernel_options::search_pattern;
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use evalscore_kernels::not_regex;
 use evalscore_kernels::pattern::SearchPattern;
 use evalscore_task::{ScorerField, TaskError};
@@ -13,31 +13,23 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct NotRegex;
 
-static ABOUT: About = About::new(
-    &["not_regex"],
-    "`is_correct` is 1.0 when `pattern` is not found in the value.",
-    &[
-        OptionDoc::required(
-            "pattern",
-            "a regular expression (Rust syntax) that must not match",
-        ),
-        VALUE_OPTION,
-    ],
-    r#"{type: not_regex, pattern: "(?i)\\bsorry\\b"}"#,
-);
-
-impl ScorerType for NotRegex {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for NotRegex {
+    const ABOUT: About = About::new(
+        &["not_regex"],
+        "`is_correct` is 1.0 when `pattern` is not found in the value.",
+        &[
+            OptionDoc::required(
+                "pattern",
+                "a regular expression (Rust syntax) that must not match",
+            ),
+            VALUE_OPTION,
+        ],
+        r#"{type: not_regex, pattern: "(?i)\\bsorry\\b"}"#,
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let (pattern, _) = search_pattern(cx, "not_regex.pattern", r#""(?i)\\bsorry\\b""#)?;
-        Ok(Bound::boxed(
-            NotRegexCheck { pattern },
-            None,
-            cx.text_input()?,
-        ))
+        cx.bind(NotRegexCheck { pattern }, None)
     }
 }
 
@@ -48,10 +40,7 @@ struct NotRegexCheck {
 }
 
 impl Check for NotRegexCheck {
-    const FIELDS: &'static [ScorerField] = &[
-        ScorerField::number("is_correct"),
-        ScorerField::compared("value"),
-    ];
+    const FIELDS: &'static [ScorerField] = VALUE_FIELDS;
 
     fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         b.score_value(input, |batch| not_regex(batch, &self.pattern))

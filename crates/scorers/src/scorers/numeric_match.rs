@@ -1,9 +1,9 @@
 //! `numeric_match`: the value's number equals the expected number within a tolerance.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::bound::{Bound, Check};
+use crate::bound::{Bound, Check, EXPECTED_FIELDS};
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use evalscore_kernels::{numeric_match, Tolerance};
 use evalscore_task::{ScorerField, TaskError};
 
@@ -11,28 +11,24 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct NumericMatch;
 
-static ABOUT: About = About::new(
-    &["numeric_match"],
-    "`is_correct` is 1.0 when the value's number equals the expected number within `abs_tolerance` or `rel_tolerance`.",
-    &[
-        OptionDoc::required("expected", "template of the expected number"),
-        OptionDoc::optional(
-            "abs_tolerance",
-            "largest absolute difference that still matches (>= 0, default 0)",
-        ),
-        OptionDoc::optional(
-            "rel_tolerance",
-            "largest difference relative to the expected number (>= 0, default 0)",
-        ),
-        VALUE_OPTION,
-    ],
-    r#"{type: numeric_match, expected: "{{ sample.answer }}", abs_tolerance: 0.01}"#,
-);
-
-impl ScorerType for NumericMatch {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for NumericMatch {
+    const ABOUT: About = About::new(
+        &["numeric_match"],
+        "`is_correct` is 1.0 when the value's number equals the expected number within `abs_tolerance` or `rel_tolerance`.",
+        &[
+            OptionDoc::required("expected", "template of the expected number"),
+            OptionDoc::optional(
+                "abs_tolerance",
+                "largest absolute difference that still matches (>= 0, default 0)",
+            ),
+            OptionDoc::optional(
+                "rel_tolerance",
+                "largest difference relative to the expected number (>= 0, default 0)",
+            ),
+            VALUE_OPTION,
+        ],
+        r#"{type: numeric_match, expected: "{{ sample.answer }}", abs_tolerance: 0.01}"#,
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let expected = cx.required_template("expected", r#""{{ sample.answer }}""#)?;
@@ -40,11 +36,7 @@ impl ScorerType for NumericMatch {
             abs: non_negative(cx, "abs_tolerance")?,
             rel: non_negative(cx, "rel_tolerance")?,
         };
-        Ok(Bound::boxed(
-            NumericMatchCheck { tolerance },
-            Some(expected),
-            cx.text_input()?,
-        ))
+        cx.bind(NumericMatchCheck { tolerance }, Some(expected))
     }
 }
 
@@ -69,11 +61,7 @@ struct NumericMatchCheck {
 }
 
 impl Check for NumericMatchCheck {
-    const FIELDS: &'static [ScorerField] = &[
-        ScorerField::number("is_correct"),
-        ScorerField::compared("value"),
-        ScorerField::compared("expected"),
-    ];
+    const FIELDS: &'static [ScorerField] = EXPECTED_FIELDS;
 
     fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         b.score_text(input, "expected", |batch, e| {

@@ -2,7 +2,7 @@
 //! cosine similarity of embeddings from an endpoint of `models:` (`method: embedding`).
 
 use crate::graded::{rouge_variant, GradedScorer, Measure};
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use crate::scorers::lexical::{EXPECTED_OPTION, THRESHOLD_OPTION};
 use evalscore_kernels::Lexical;
 use evalscore_task::{did_you_mean, TaskError};
@@ -14,24 +14,20 @@ pub struct Similarity;
 /// The similarity methods.
 const METHODS: &[&str] = &["f1", "rouge", "chrf", "levenshtein", "embedding"];
 
-static ABOUT: About = About::new(
-    &["similarity"],
-    "The score of the lexical scorer named by `method`, or with `method: embedding` the cosine similarity of the value's and the references' embeddings (the best one counts).",
-    &[
-        EXPECTED_OPTION,
-        THRESHOLD_OPTION,
-        OptionDoc::required("method", "`f1`, `rouge`, `chrf`, `levenshtein` or `embedding`"),
-        OptionDoc::optional("variant", "with `method: rouge` (required there): `rouge1`, `rouge2` or `rougeL`"),
-        OptionDoc::optional("model_key", "with `method: embedding` (required there): the embedding endpoint's key in `models:`"),
-        VALUE_OPTION,
-    ],
-    r#"{type: similarity, method: embedding, model_key: embedder, expected: "{{ sample.answer }}", threshold: 0.8}"#,
-);
-
-impl ScorerType for Similarity {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for Similarity {
+    const ABOUT: About = About::new(
+        &["similarity"],
+        "The score of the lexical scorer named by `method`, or with `method: embedding` the cosine similarity of the value's and the references' embeddings (the best one counts).",
+        &[
+            EXPECTED_OPTION,
+            THRESHOLD_OPTION,
+            OptionDoc::required("method", "`f1`, `rouge`, `chrf`, `levenshtein` or `embedding`"),
+            OptionDoc::optional("variant", "with `method: rouge` (required there): `rouge1`, `rouge2` or `rougeL`"),
+            OptionDoc::optional("model_key", "with `method: embedding` (required there): the embedding endpoint's key in `models:`"),
+            VALUE_OPTION,
+        ],
+        r#"{type: similarity, method: embedding, model_key: embedder, expected: "{{ sample.answer }}", threshold: 0.8}"#,
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let node = cx.get("method").ok_or_else(|| {

@@ -2,53 +2,37 @@
 //! after `normalize:`.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::bound::{Bound, Check};
+use crate::bound::{Bound, Check, GROUND_TRUTH_FIELDS};
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use arrow::array::BooleanArray;
 use arrow::buffer::BooleanBuffer;
 use evalscore_kernels::{missing_count, string_equals, Scored};
 use evalscore_task::{ScorerField, TaskError};
 
-/// The kind `string_equals`.
+/// The kind `string_equals`: it is its own `Check`, with nothing to hold beyond what `Bound` holds.
 #[derive(Debug)]
 pub struct StringEquals;
 
-static ABOUT: About = About::new(
-    &["string_equals"],
-    "`is_correct` is 1.0 when the value and `ground_truth` are equal byte for byte (or after `normalize:`).",
-    &[
-        OptionDoc::required("ground_truth", "template of the expected text"),
-        VALUE_OPTION,
-    ],
-    r#"{type: string_equals, ground_truth: "{{ sample.answer }}"}"#,
-);
-
-impl ScorerType for StringEquals {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for StringEquals {
+    const ABOUT: About = About::new(
+        &["string_equals"],
+        "`is_correct` is 1.0 when the value and `ground_truth` are equal byte for byte (or after `normalize:`).",
+        &[
+            OptionDoc::required("ground_truth", "template of the expected text"),
+            VALUE_OPTION,
+        ],
+        r#"{type: string_equals, ground_truth: "{{ sample.answer }}"}"#,
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let ground_truth = cx.required_template("ground_truth", r#""{{ sample.answer }}""#)?;
-        Ok(Bound::boxed(
-            StringEqualsCheck,
-            Some(ground_truth),
-            cx.text_input()?,
-        ))
+        cx.bind(StringEquals, Some(ground_truth))
     }
 }
 
-/// A bound `string_equals`: the value against `ground_truth`.
-#[derive(Debug)]
-struct StringEqualsCheck;
-
-impl Check for StringEqualsCheck {
-    const FIELDS: &'static [ScorerField] = &[
-        ScorerField::number("is_correct"),
-        ScorerField::compared("value"),
-        ScorerField::compared("ground_truth"),
-    ];
+impl Check for StringEquals {
+    const FIELDS: &'static [ScorerField] = GROUND_TRUTH_FIELDS;
 
     fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         b.score_text(input, "ground_truth", |batch, g| {

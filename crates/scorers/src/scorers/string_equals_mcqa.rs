@@ -4,7 +4,7 @@
 use crate::batch::{BatchInput, ScoreColumns};
 use crate::input::{row_err, template_err, text, TextInput};
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer};
 use arrow::array::ArrayRef;
 use evalscore_kernels::{
     missing_count, parse_choice_list, string_equals_mcqa_with, Choices, KernelError,
@@ -16,32 +16,28 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct StringEqualsMcqa;
 
-static ABOUT: About = About::new(
-    &["string_equals_mcqa"],
-    "The first character of the value against `ground_truth_choice`; `completion_validity` is `VALID` when that character is one of the row's `choices`.",
-    &[
-            OptionDoc::required(
-                "ground_truth_choice",
-                "template of the correct choice (one character)",
-            ),
-            OptionDoc::optional(
-                "choices",
-                "the row's choices: a list column, a JSON or Python list text, or a literal list",
-            ),
-            crate::scorer::VALUE_OPTION,
-            OptionDoc::optional(
-                "ground_truth_choice_field",
-                "deprecated: the column of `ground_truth_choice`",
-            ),
-            OptionDoc::optional("choices_field", "deprecated: the column of `choices`"),
-        ],
-    r#"{type: string_equals_mcqa, ground_truth_choice: "{{ sample.answer }}", choices: [A, B, C, D]}"#,
-);
-
-impl ScorerType for StringEqualsMcqa {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for StringEqualsMcqa {
+    const ABOUT: About = About::new(
+        &["string_equals_mcqa"],
+        "The first character of the value against `ground_truth_choice`; `completion_validity` is `VALID` when that character is one of the row's `choices`.",
+        &[
+                OptionDoc::required(
+                    "ground_truth_choice",
+                    "template of the correct choice (one character)",
+                ),
+                OptionDoc::optional(
+                    "choices",
+                    "the row's choices: a list column, a JSON or Python list text, or a literal list",
+                ),
+                crate::scorer::VALUE_OPTION,
+                OptionDoc::optional(
+                    "ground_truth_choice_field",
+                    "deprecated: the column of `ground_truth_choice`",
+                ),
+                OptionDoc::optional("choices_field", "deprecated: the column of `choices`"),
+            ],
+        r#"{type: string_equals_mcqa, ground_truth_choice: "{{ sample.answer }}", choices: [A, B, C, D]}"#,
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let mut ground_truth_choice = cx.template("ground_truth_choice")?;

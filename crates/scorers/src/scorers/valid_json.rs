@@ -2,10 +2,10 @@
 //! given.
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::bound::{Bound, Check};
+use crate::bound::{Bound, Check, DETAILS_FIELDS};
 use crate::kernel_options::schema_option;
 use crate::row_error::RowError;
-use crate::scorer::{About, OptionDoc, ParseCx, Scorer, ScorerType, VALUE_OPTION};
+use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
 use evalscore_kernels::{valid_json, JsonSchema};
 use evalscore_task::{ScorerField, TaskError};
 
@@ -13,28 +13,20 @@ use evalscore_task::{ScorerField, TaskError};
 #[derive(Debug)]
 pub struct ValidJson;
 
-static ABOUT: About = About::new(
-    &["valid_json"],
-    "`is_correct` is 1.0 when the whole value is one JSON text (and fits `schema:`); `details` says why not.",
-    &[
-        OptionDoc::optional("schema", "a JSON Schema, inline or the path of a JSON file"),
-        VALUE_OPTION,
-    ],
-    "{type: valid_json, schema: {type: object, required: [answer]}}",
-);
-
-impl ScorerType for ValidJson {
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
+impl Kind for ValidJson {
+    const ABOUT: About = About::new(
+        &["valid_json"],
+        "`is_correct` is 1.0 when the whole value is one JSON text (and fits `schema:`); `details` says why not.",
+        &[
+            OptionDoc::optional("schema", "a JSON Schema, inline or the path of a JSON file"),
+            VALUE_OPTION,
+        ],
+        "{type: valid_json, schema: {type: object, required: [answer]}}",
+    );
 
     fn parse(&self, _name: &str, cx: &mut ParseCx<'_>) -> Result<Box<dyn Scorer>, TaskError> {
         let schema = schema_option(cx)?;
-        Ok(Bound::boxed(
-            ValidJsonCheck { schema },
-            None,
-            cx.text_input()?,
-        ))
+        cx.bind(ValidJsonCheck { schema }, None)
     }
 }
 
@@ -45,11 +37,7 @@ struct ValidJsonCheck {
 }
 
 impl Check for ValidJsonCheck {
-    const FIELDS: &'static [ScorerField] = &[
-        ScorerField::number("is_correct"),
-        ScorerField::text("details"),
-        ScorerField::compared("value"),
-    ];
+    const FIELDS: &'static [ScorerField] = DETAILS_FIELDS;
 
     fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         b.score_value(input, |batch| valid_json(batch, self.schema.as_ref()))
