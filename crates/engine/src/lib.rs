@@ -20,6 +20,7 @@ mod error;
 pub mod export;
 pub mod functions;
 pub mod library;
+mod metric_inputs;
 mod model_output;
 mod output;
 mod pipeline;
