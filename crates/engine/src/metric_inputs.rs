@@ -227,3 +227,38 @@ fn check(
 fn is_number(dt: &DataType) -> bool {
     dt.is_numeric() || matches!(dt, DataType::Boolean | DataType::Null)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::datatypes::Field;
+
+    /// A column named bare or as `{{ sample.col }}`, and a template written twice, are each
+    /// one input, evaluated once per batch for every metric that reads them.
+    #[test]
+    fn shared_inputs_are_one_each() {
+        let task = Task::from_yaml(
+            "definition:\n  scorers:\n    - type: includes\n      expected: x\n      metrics:\n        - {type: frequency, field: human}\n        - {type: frequency, field: \"{{ sample.human | lower }}\"}\n        - {type: multiclass-classification, field_gt: \"{{ sample.human }}\", field_pred: value}\n    - type: includes\n      expected: y\n      metrics:\n        - {type: multiclass-classification, field_gt: \"{{ sample.human | lower }}\", field_pred: is_correct}\n",
+            &[],
+        )
+        .unwrap();
+        let schema = Schema::new(vec![
+            Field::new("output", DataType::Utf8, true),
+            Field::new("human", DataType::Utf8, true),
+        ]);
+        let data = MetricData::bind(&task, &schema, None).unwrap();
+        let sources: Vec<&str> = data.templates().map(|t| t.source.as_str()).collect();
+        assert_eq!(
+            sources,
+            vec!["{{ sample.human }}", "{{ sample.human | lower }}"]
+        );
+        assert_eq!(
+            data.refs,
+            vec![
+                vec![vec![Some(0)], vec![Some(1)], vec![Some(0), None]],
+                vec![vec![Some(1), None]],
+            ]
+        );
+    }
+}
