@@ -6,7 +6,7 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use evalscore_task::{
     parse_metrics, MetricInput, MetricSpec, RowContext, ScorerField, TaskDocument, TaskError,
-    TemplateCompiler, TemplateKind, TemplateOutput,
+    TemplateCompiler, TemplateOutput,
 };
 use std::sync::Arc;
 
