@@ -331,3 +331,24 @@ fn a_scorer_field_comes_before_a_column_of_its_name() {
         ]
     );
 }
+
+/// A metric template that fails on a row stops the scoring of the batch, naming the scorer,
+/// the metric, the template and the row.
+#[test]
+fn a_failing_metric_template_names_its_metric_and_row() {
+    let task = Task::from_yaml(
+        "definition:\n  scorers:\n    - type: includes\n      expected: \"{{ sample.answer }}\"\n      metrics:\n        - {type: frequency, field: \"{{ sample.human.label }}\"}\n",
+        &[],
+    )
+    .unwrap();
+    let batch = rows();
+    let scorer = Scorer::new(task, &batch.schema(), &BindOptions::default()).unwrap();
+    let err = scorer.score(&batch).unwrap_err();
+    assert_eq!(
+        (err.message.as_str(), err.hint.as_deref()),
+        (
+            "row 1: scorer `includes`: metric `frequency`: template of `frequency.field` failed: reaches an attribute, key or variable that does not exist (undefined value)",
+            Some("a metric's template is read on every row, and a row it fails on stops the run (`--max-row-errors` allows scorers' row errors only)")
+        )
+    );
+}
