@@ -8,7 +8,8 @@
 //! - [`run`]: the CLI's job (module `pipeline`, one function per step). It takes
 //!   [`RunOptions`], parses the task, opens the inputs ([`evalscore_reader::Inputs`]), builds
 //!   a [`plan::Plan`] (which columns to read, which columns to write, every template checked
-//!   against the schema before any row is read), scores the input's units in parallel, small
+//!   against the schema before any row is read, the metrics' columns and templates too: module
+//!   `metric_inputs`), scores the input's units in parallel, small
 //!   consecutive ones joined into one work item ([`score`]), folds metric states as results
 //!   arrive in input order, and writes `scores.parquet`, `metrics.parquet`,
 //!   `confusion.parquet`, `metrics.json` and `run.json` through temporary files renamed into
@@ -20,6 +21,7 @@ mod error;
 pub mod export;
 pub mod functions;
 pub mod library;
+mod metric_inputs;
 mod model_output;
 mod output;
 mod pipeline;

@@ -1,5 +1,6 @@
 //! What a run reads and writes, decided and checked before any row is read.
 
+use crate::metric_inputs::MetricData;
 use crate::output::{ConfusionRow, MetricRow};
 use crate::{AvailableColumns, EngineError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -43,6 +44,8 @@ pub struct Plan {
     pub(crate) judge: Option<Arc<evalscore_scorers::judge::JudgeRuntime>>,
     /// The user functions the task's `custom` scorers and `python` metrics call.
     pub(crate) functions: Option<crate::functions::Functions>,
+    /// The metric inputs read from the data (columns, templates), evaluated once per batch.
+    pub(crate) metric_data: MetricData,
     /// The schema the plan was bound to.
     input_schema: SchemaRef,
     state_template: Vec<Vec<Grouped>>,
@@ -141,6 +144,7 @@ impl Plan {
                 check_column_type(s, t, schema, opts.source).map_err(PlanError::Task)?;
             }
         }
+        let metric_data = MetricData::bind(task, schema, opts.source).map_err(PlanError::Task)?;
         let output_column = if task.needs_model_output() {
             let (name, from_flag) = match (opts.output_column, &task.output_column) {
                 (Some(c), _) => (c.to_owned(), true),
@@ -299,6 +303,11 @@ impl Plan {
                 wanted.extend(cols.iter().cloned());
             }
         }
+        for t in metric_data.templates() {
+            let (cols, whole) = t.columns();
+            all |= whole;
+            wanted.extend(cols.iter().cloned());
+        }
         let keep_only = keep
             .iter()
             .map(|(k, _)| !all && !wanted.contains(k))
@@ -320,6 +329,7 @@ impl Plan {
             output_schema: Arc::new(Schema::new(out_fields)),
             judge: None,
             functions: None,
+            metric_data,
             input_schema: Arc::new(schema.clone()),
             state_template: state_template(task),
         })

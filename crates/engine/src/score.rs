@@ -236,6 +236,8 @@ pub(crate) fn score_batch(
         (Some(name), Some(col)) => Some(model_output_text(col, name)?),
         _ => None,
     };
+    // Metric inputs read from the data, once per batch however many metrics read them.
+    let data = plan.metric_data.evaluate(batch)?;
     let mut columns: Vec<ArrayRef> = Vec::new();
     // Group keys of this batch, computed once per distinct `group_by` list.
     let mut groups: BTreeMap<Vec<String>, GroupKeys> = BTreeMap::new();
@@ -321,17 +323,13 @@ pub(crate) fn score_batch(
             bad.extend(errors.into_iter().map(|(row, e)| (i, row, e)));
             acc.missing[i] += scored.missing;
             acc.invalid[i] += scored.invalid;
-            for (m, state) in spec.metrics.iter().zip(acc.states[i].iter_mut()) {
-                let mut inputs: Vec<&dyn Array> = Vec::with_capacity(m.inputs.len());
-                for f in &m.inputs {
-                    let values = scored.fields.get(f.as_str()).ok_or_else(|| RowError {
-                        row: 0,
-                        message: format!("field `{f}` was not computed"),
-                        hint: None,
-                        ..RowError::default()
-                    })?;
-                    inputs.push(values.as_ref());
-                }
+            for (mi, (m, state)) in spec
+                .metrics
+                .iter()
+                .zip(acc.states[i].iter_mut())
+                .enumerate()
+            {
+                let inputs = plan.metric_data.inputs((i, mi), m, &scored.fields, &data)?;
                 let keys = if m.group_by.is_empty() {
                     None
                 } else {

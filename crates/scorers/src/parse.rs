@@ -7,7 +7,7 @@ use crate::registry;
 use crate::scorer::ParseCx;
 use crate::spec::ScorerSpec;
 use evalscore_task::{
-    did_you_mean, parse_metric, sanitize, Location, ModelSpec, Node, Purpose, ScorerOptions,
+    did_you_mean, parse_metrics, sanitize, Location, ModelSpec, Node, Purpose, ScorerOptions,
     TaskError, TemplateCompiler,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -99,12 +99,10 @@ pub(crate) fn parse_scorer(
         .get("display_name")
         .map(|n| n.scalar_string("display_name"))
         .transpose()?;
-    let mut metrics = Vec::new();
-    if let Some(n) = map.get("metrics") {
-        for m in n.seq("`metrics`")? {
-            metrics.push(parse_metric(m, scorer.fields(), &scorer_type)?);
-        }
-    }
+    let metrics = match map.get("metrics") {
+        Some(n) => parse_metrics(n, scorer.fields(), &scorer_type, scope.compiler)?,
+        None => Vec::new(),
+    };
     let write_scores = map
         .get("write_scores")
         .map(|n| n.boolean("write_scores"))

@@ -1,21 +1,26 @@
-//! The metrics of a scorer (`metrics:`): their types, their options, and the scorer fields
-//! they read, checked against the fields the scorer produces.
+//! The metrics of a scorer (`metrics:`): their types, their options, and what they read: a
+//! field of the scorer, an input column or a template over the row.
 
 use crate::raw::{MapNode, Node, Tree};
+use crate::template::{Template, TemplateCompiler, TemplateKind};
 use crate::{FieldKind, Location, ScorerField, TaskError};
 
 /// One metric of a scorer.
 #[derive(Debug, Clone)]
 pub struct MetricSpec {
-    /// The metric's `name`, else its type.
+    /// The metric's `name`; without one, its type, or `type(field)` when the scorer has
+    /// another unnamed metric of that type ([`parse_metrics`]).
     pub name: String,
     /// The metric type as written (`mean`, `binary-classification`, ...).
     pub metric_type: String,
     pub kind: MetricKind,
     /// What metrics.parquet shows as `field`: the field, or `field_gt,field_pred`.
     pub field: String,
-    /// The scorer fields the metric reads: `[field]`, or `[field_gt, field_pred]`.
+    /// What the metric reads, as written: `[field]`, or `[field_gt, field_pred]`. Each is a
+    /// scorer field, an input column or a template, as `sources` says.
     pub inputs: Vec<String>,
+    /// Where each entry of `inputs` comes from.
+    pub sources: Vec<MetricInput>,
     pub positive_answer: Option<String>,
     pub negative_answer: Option<String>,
     /// `labels` of a multiclass metric.
@@ -26,6 +31,29 @@ pub struct MetricSpec {
     /// A `python` metric's functions.
     pub python: Option<PythonMetric>,
     pub location: Option<Location>,
+}
+
+/// Where a metric input comes from. A name that is a field of the scorer is that field (so
+/// tasks written before metrics could read the data keep their meaning); another bare name
+/// is an input column; text with `{{` or `{%` is a template over the input row.
+#[derive(Debug, Clone)]
+pub enum MetricInput {
+    /// The scorer field of that name.
+    Field,
+    /// An input column, named bare; whether the input has it is checked at bind time.
+    Column(Template),
+    /// A template over the input row (`{{ sample.human_label }}`).
+    Template(Template),
+}
+
+impl MetricInput {
+    /// The template a data input is evaluated with (`None`: a scorer field).
+    pub fn template(&self) -> Option<&Template> {
+        match self {
+            MetricInput::Field => None,
+            MetricInput::Column(t) | MetricInput::Template(t) => Some(t),
+        }
+    }
 }
 
 /// A user function a task names (`function:` of a `custom` scorer, the functions of a
@@ -149,11 +177,53 @@ pub fn function_ref(node: Node<'_>, what: &str) -> Result<FunctionRef, TaskError
     })
 }
 
-/// Parses one entry of a scorer's `metrics:`; `fields` are the fields the scorer produces.
+/// Parses a scorer's `metrics:` list ([`parse_metric`] for each entry), then gives unnamed
+/// metrics that share a type on the scorer distinct names: `mean(is_correct)`,
+/// `mean(score)`; a type that occurs once keeps its type as its name.
+pub fn parse_metrics(
+    node: Node<'_>,
+    fields: &[ScorerField],
+    scorer_type: &str,
+    compiler: &mut TemplateCompiler,
+) -> Result<Vec<MetricSpec>, TaskError> {
+    let mut metrics = Vec::new();
+    let mut named = Vec::new();
+    for m in node.seq("`metrics`")? {
+        named.push(m.as_map().is_some_and(|map| map.get("name").is_some()));
+        metrics.push(parse_metric(m, fields, scorer_type, compiler)?);
+    }
+    let unnamed = |t: &str| {
+        metrics
+            .iter()
+            .zip(&named)
+            .filter(|(m, &n)| !n && m.metric_type == t)
+            .count()
+    };
+    let shared: Vec<bool> = metrics
+        .iter()
+        .zip(&named)
+        .map(|(m, &n)| !n && unnamed(&m.metric_type) > 1)
+        .collect();
+    for (m, shared) in metrics.iter_mut().zip(shared) {
+        if shared {
+            m.name = format!("{}({})", m.metric_type, m.field);
+        }
+    }
+    Ok(metrics)
+}
+
+/// Whether a metric input is a template rather than a name.
+fn is_template(text: &str) -> bool {
+    text.contains("{{") || text.contains("{%")
+}
+
+/// Parses one entry of a scorer's `metrics:`; `fields` are the fields the scorer produces,
+/// `compiler` the task's, for inputs that are templates.
 pub fn parse_metric(
     node: Node<'_>,
     fields: &[ScorerField],
     scorer_type: &str,
+    compiler: &mut TemplateCompiler,
 ) -> Result<MetricSpec, TaskError> {
     let map: MapNode<'_> = node.map("a metric")?;
     let names: Vec<&str> = MetricKind::ALL.iter().map(|(n, _)| *n).collect();
@@ -189,41 +259,81 @@ pub fn parse_metric(
         })?;
         Ok((n.scalar_string(key)?, n))
     };
-    let check_field = |field: &str, n: &Node<'_>| -> Result<FieldKind, TaskError> {
-        fields
-            .iter()
-            .find(|f| f.name == field)
-            .map(|f| f.kind)
-            .ok_or_else(|| {
-                n.err(format!("scorer `{scorer_type}` has no field `{field}`"))
-                    .with_hint(field_hint(fields, scorer_type))
-            })
-    };
-    let (field, inputs) = if kind.classification() {
-        let (gt, gt_node) = required("field_gt", "ground_truth")?;
-        let (pred, pred_node) = required("field_pred", "value")?;
-        check_field(&gt, &gt_node)?;
-        check_field(&pred, &pred_node)?;
-        (format!("{gt},{pred}"), vec![gt, pred])
-    } else {
-        let (field, field_node) = required("field", "is_correct")?;
-        let fk = check_field(&field, &field_node)?;
-        if kind.numeric() && fk != FieldKind::Number {
-            let numeric: Vec<&str> = fields
-                .iter()
-                .filter(|f| f.kind == FieldKind::Number)
-                .map(|f| f.name)
-                .collect();
-            return Err(field_node
+    // A scorer field when the scorer has one of that name (its kind), else a column or a
+    // template (no kind: the data's type is known at bind time).
+    let mut source = |key: &str,
+                      text: &str,
+                      n: Node<'_>|
+     -> Result<(MetricInput, Option<FieldKind>), TaskError> {
+        if let Some(f) = fields.iter().find(|f| f.name == text) {
+            return Ok((MetricInput::Field, Some(f.kind)));
+        }
+        let what = format!("{metric_type}.{key}");
+        if !is_template(text) {
+            return Ok((
+                MetricInput::Column(compiler.column(text.to_owned(), n.location, &what)),
+                None,
+            ));
+        }
+        let t = compiler.compile(n, &what)?;
+        if t.uses_model_output() {
+            return Err(n
                 .err(format!(
-                    "metric `{metric_type}` needs a numeric field, and `{field}` of scorer `{scorer_type}` is text"
+                    "template of `{what}` reads the model output, which a metric cannot read"
                 ))
                 .with_hint(format!(
-                    "numeric fields: {}; use `frequency` to count text values",
-                    numeric.join(", ")
+                    "a metric reads the input row (`sample`); the scored text is a field of the scorer: {}",
+                    field_hint(fields, scorer_type)
                 )));
         }
-        (field.clone(), vec![field])
+        Ok((MetricInput::Template(t), None))
+    };
+    let (field, inputs, sources) = if kind.classification() {
+        let (gt, gt_node) = required("field_gt", "ground_truth")?;
+        let (pred, pred_node) = required("field_pred", "value")?;
+        let gt_source = source("field_gt", &gt, gt_node)?.0;
+        let pred_source = source("field_pred", &pred, pred_node)?.0;
+        (
+            format!("{gt},{pred}"),
+            vec![gt, pred],
+            vec![gt_source, pred_source],
+        )
+    } else {
+        let (field, field_node) = required("field", "is_correct")?;
+        let (src, fk) = source("field", &field, field_node)?;
+        if kind.numeric() {
+            let numeric = || -> String {
+                fields
+                    .iter()
+                    .filter(|f| f.kind == FieldKind::Number)
+                    .map(|f| f.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            if fk == Some(FieldKind::Text) {
+                return Err(field_node
+                    .err(format!(
+                        "metric `{metric_type}` needs a numeric field, and `{field}` of scorer `{scorer_type}` is text"
+                    ))
+                    .with_hint(format!(
+                        "numeric fields: {}; use `frequency` to count text values",
+                        numeric()
+                    )));
+            }
+            if let MetricInput::Template(t) = &src {
+                if !matches!(t.kind, TemplateKind::Column(_)) {
+                    return Err(field_node
+                        .err(format!(
+                            "metric `{metric_type}` needs a numeric field, and the template `{field}` gives text"
+                        ))
+                        .with_hint(format!(
+                            "a template that is one column reference (`{{{{ sample.col }}}}`) reads a numeric column as numbers; numeric fields: {}; use `frequency` to count text values",
+                            numeric()
+                        )));
+                }
+            }
+        }
+        (field.clone(), vec![field], vec![src])
     };
     let mut positive_answer = None;
     let mut negative_answer = None;
@@ -295,6 +405,7 @@ pub fn parse_metric(
         kind,
         field,
         inputs,
+        sources,
         positive_answer,
         negative_answer,
         labels,

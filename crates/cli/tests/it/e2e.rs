@@ -637,3 +637,133 @@ fn write_scores_false_keeps_metrics_but_no_columns() {
         "{err}"
     );
 }
+
+/// Metrics over the data: a rule's `is_correct` and a judge-shaped label against human label
+/// columns, a numeric column averaged per group, two `mean`s on one scorer named by their
+/// fields in every output; an unknown name is an error naming the line and column.
+#[test]
+fn metrics_over_input_columns_and_templates() {
+    let task = "definition:\n  scorers:\n    - type: includes\n      expected: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: is_correct}\n        - {type: mean, field: \"{{ sample.latency }}\", group_by: model}\n        - {type: binary-classification, field_gt: is_correct, field_pred: human01, positive_answer: \"1.0\", negative_answer: \"0.0\"}\n    - type: string_equals\n      key: judge\n      value: \"{{ sample.judge }}\"\n      ground_truth: \"Y\"\n      metrics:\n        - {type: binary-classification, field_gt: \"{{ sample.human }}\", field_pred: value, positive_answer: \"Y\", negative_answer: \"N\"}\n";
+    let rows = [
+        (
+            "Paris is the capital",
+            "Paris",
+            "Y",
+            "\"Y\"",
+            "1.0",
+            "120",
+            "a",
+        ),
+        ("It is Lyon", "Paris", "Y", "\"N\"", "0.0", "80", "a"),
+        ("Berlin", "Berlin", "Y", "\"Y\"", "1.0", "200", "b"),
+        ("Maybe Bonn", "Berlin", "N", "\"Y\"", "1.0", "40", "b"),
+        ("Rome", "Rome", "N", "\"N\"", "0.0", "60", "a"),
+        ("Madrid", "Madrid", "Y", "\"Y\"", "1.0", "null", "b"),
+        ("no idea", "Oslo", "Y", "\"N\"", "0.0", "100", "a"),
+        ("Oslo", "Oslo", "N", "null", "null", "90", "b"),
+    ];
+    let input = jsonl(rows.len(), |i| {
+        let (output, answer, judge, human, human01, latency, model) = rows[i];
+        format!("{{\"id\": {i}, \"output\": \"{output}\", \"answer\": \"{answer}\", \"judge\": \"{judge}\", \"human\": {human}, \"human01\": {human01}, \"latency\": {latency}, \"model\": \"{model}\"}}")
+    });
+    let job = Job::new(task, &input);
+    let stdout = stdout(&succeeded(job.run(&[])));
+    let lines = metric_lines(&read_parquet(&job.out.join("metrics.parquet")));
+    let value = |prefix: &str| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.starts_with(prefix))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        value("includes|includes|mean(is_correct)|mean|is_correct|value|"),
+        ["includes|includes|mean(is_correct)|mean|is_correct|value|∅|0.625|8"]
+    );
+    // Overall, then model a (120, 80, 60, 100), then model b (200, 40, 90; one null).
+    assert_eq!(
+        value("includes|includes|mean({{ sample.latency }})|mean|{{ sample.latency }}|value|"),
+        [
+            "includes|includes|mean({{ sample.latency }})|mean|{{ sample.latency }}|value|∅|98.57142857142857|7",
+            "includes|includes|mean({{ sample.latency }})|mean|{{ sample.latency }}|value|∅|90|4",
+            "includes|includes|mean({{ sample.latency }})|mean|{{ sample.latency }}|value|∅|110|3",
+        ]
+    );
+    let stats = |prefix: &str| -> Vec<String> {
+        ["accuracy", "precision", "recall", "support", "excluded"]
+            .iter()
+            .flat_map(|s| value(&format!("{prefix}|{s}|")))
+            .collect()
+    };
+    assert_eq!(
+        stats("includes|includes|binary-classification|binary-classification|is_correct,human01"),
+        [
+            "includes|includes|binary-classification|binary-classification|is_correct,human01|accuracy|∅|0.7142857142857143|7",
+            "includes|includes|binary-classification|binary-classification|is_correct,human01|precision|∅|0.75|7",
+            "includes|includes|binary-classification|binary-classification|is_correct,human01|recall|∅|0.75|7",
+            "includes|includes|binary-classification|binary-classification|is_correct,human01|support|∅|7|7",
+            "includes|includes|binary-classification|binary-classification|is_correct,human01|excluded|∅|1|7",
+        ]
+    );
+    assert_eq!(
+        stats("judge|string_equals|binary-classification|binary-classification|{{ sample.human }},value"),
+        [
+            "judge|string_equals|binary-classification|binary-classification|{{ sample.human }},value|accuracy|∅|0.5714285714285714|7",
+            "judge|string_equals|binary-classification|binary-classification|{{ sample.human }},value|precision|∅|0.6|7",
+            "judge|string_equals|binary-classification|binary-classification|{{ sample.human }},value|recall|∅|0.75|7",
+            "judge|string_equals|binary-classification|binary-classification|{{ sample.human }},value|support|∅|7|7",
+            "judge|string_equals|binary-classification|binary-classification|{{ sample.human }},value|excluded|∅|1|7",
+        ]
+    );
+    // metrics.json and the summary carry the same names.
+    let json = read_json(&job.out.join("metrics.json"));
+    let names: Vec<&str> = json["scorers"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "mean(is_correct)",
+            "mean({{ sample.latency }})",
+            "binary-classification"
+        ]
+    );
+    for name in ["mean(is_correct)", "mean({{ sample.latency }})"] {
+        assert!(stdout.contains(&format!(" {name} ")), "{stdout}");
+    }
+
+    // compare pairs the two runs' rows by `id` and compares their score columns.
+    let again = job.dir.path().join("again");
+    succeeded(run_task(&job.task, &job.input, &again, &["--quiet"]));
+    let cmp = job.dir.path().join("cmp");
+    succeeded(compare_runs(&job.out, &again, &cmp, &[]));
+    let c = read_json(&cmp.join("compare.json"));
+    let compared: Vec<String> = c["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {} {}", r["column"], r["n_pairs"], r["verdict"]))
+        .collect();
+    assert_eq!(
+        compared,
+        [
+            "\"includes__is_correct\" 8 \"tied\"",
+            "\"judge__is_correct\" 8 \"tied\""
+        ]
+    );
+
+    // An unknown name, word for word.
+    std::fs::write(
+        &job.task,
+        "definition:\n  scorers:\n    - type: includes\n      expected: \"{{ sample.answer }}\"\n      metrics:\n        - {type: mean, field: latncy}\n",
+    )
+    .unwrap();
+    let o = failed(job.run(&[]), 2);
+    assert_eq!(
+        stderr(&o),
+        format!("error: task file `{}`, line 6, column 31: scorer `includes` has no field `latncy`, and the input has no column `latncy`\nhint: did you mean `latency`? fields of `includes`: is_correct, value, expected; input columns: answer, human, human01, id, judge, latency, model, output\n", job.task.display())
+    );
+}

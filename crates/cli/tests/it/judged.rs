@@ -701,3 +701,74 @@ fn batches_larger_than_a_window_keep_their_row_numbers() {
     // Seven distinct questions with "Paris", one failing request tried twice.
     assert_eq!(s.sent(), 7 + 2);
 }
+
+/// A judge classifier checked against a human label column (no `ground_truth_label`), and a
+/// numeric column of the data averaged per group, by the judge's metrics.
+#[test]
+fn a_judge_classifier_against_a_human_label_column() {
+    let task = only(
+        r#"    - type: model_as_a_judge_classifier
+      key: cls
+      model_key: judge
+      system_prompt: "Does the response correctly answer the question? Reply yes or no."
+      user_prompt: "Question: {{ sample.question }}\nResponse: {{ model_output.choices[0].message.content }}"
+      correct_labels: ["yes"]
+      incorrect_labels: ["no"]
+      metrics:
+        - {type: binary-classification, field_gt: "{{ sample.human }}", field_pred: predicted_label, positive_answer: "yes", negative_answer: "no"}
+        - {type: mean, field: "{{ sample.latency }}", group_by: lang}
+"#,
+    );
+    // The judge says yes when the response holds "Paris": rows 1 and 6 agree with the human
+    // on yes (tp), row 2 on no (tn), row 3 says yes against a human no (fp), row 4 no against
+    // a human yes (fn); row 5 has no output, so no verdict (excluded).
+    let rows = r#"{"id": 1, "question": "Capital of France?", "output": "Paris", "human": "yes", "latency": 1.5, "lang": "en"}
+{"id": 2, "question": "Capital of Spain?", "output": "Barcelona", "human": "no", "latency": 2.5, "lang": "en"}
+{"id": 3, "question": "Capital of Italy?", "output": "Paris, of course", "human": "no", "latency": 0.5, "lang": "fr"}
+{"id": 4, "question": "Capital of Italy?", "output": "Rome", "human": "yes", "latency": 4.0, "lang": "fr"}
+{"id": 5, "question": "Capital of Peru?", "output": null, "human": "yes", "latency": null, "lang": "fr"}
+{"id": 6, "question": "Capital of France?", "output": "Paris?", "human": "yes", "latency": 3.0, "lang": "en"}
+"#;
+    let s = Setup::new(rows);
+    std::fs::write(s.path("task.yaml"), task).unwrap();
+    ok(&s.run("out", &["--quiet"]));
+    let lines = metric_lines(&read_parquet(&s.path("out/metrics.parquet")));
+    let figures: Vec<&str> = lines
+        .iter()
+        .filter(|l| {
+            [
+                "|accuracy|",
+                "|precision|",
+                "|recall|",
+                "|tp|",
+                "|fp|",
+                "|tn|",
+                "|fn|",
+                "|excluded|",
+                "|mean|{{ sample.latency }}|value|",
+            ]
+            .iter()
+            .any(|s| l.contains(s))
+        })
+        .map(String::as_str)
+        .collect();
+    let b = "cls|model_as_a_judge_classifier|binary-classification|binary-classification|{{ sample.human }},predicted_label";
+    let m = "cls|model_as_a_judge_classifier|mean|mean|{{ sample.latency }}|value|∅";
+    assert_eq!(
+        figures,
+        [
+            format!("{b}|accuracy|∅|0.6|5"),
+            format!("{b}|precision|∅|0.6666666666666666|5"),
+            format!("{b}|recall|∅|0.6666666666666666|5"),
+            format!("{b}|tp|∅|2|5"),
+            format!("{b}|fp|∅|1|5"),
+            format!("{b}|tn|∅|1|5"),
+            format!("{b}|fn|∅|1|5"),
+            format!("{b}|excluded|∅|1|5"),
+            // Overall (1.5, 2.5, 0.5, 4.0, 3.0), then en (1.5, 2.5, 3.0), then fr (0.5, 4.0).
+            format!("{m}|2.3|5"),
+            format!("{m}|2.3333333333333335|3"),
+            format!("{m}|2.25|2"),
+        ]
+    );
+}

@@ -3,4 +3,5 @@
 
 mod functions;
 mod library;
+mod metric_data;
 mod run_labels;

@@ -111,7 +111,32 @@ fn unknown_key_in_scorer_and_metric() {
 fn unknown_metric_type_and_bad_field() {
     fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: maen, field: is_correct}\n", "line 6, column 18: unknown metric type `maen`");
     fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: value}\n", "line 6, column 31: metric `mean` needs a numeric field, and `value` of scorer `string_equals` is text");
-    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: score}\n", "line 6, column 31: scorer `string_equals` has no field `score`");
+    fails_with("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: \"{{ sample.x | trim }}\"}\n", "line 6, column 31: metric `mean` needs a numeric field, and the template `{{ sample.x | trim }}` gives text");
+    // A name that is no field of the scorer is an input column, checked when the task is
+    // bound to an input (the engine's tests give that error).
+    let t = Task::from_yaml("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: x\n      metrics:\n        - {type: mean, field: score}\n        - {type: mean, field: \"{{ sample.latency }}\"}\n        - {type: mean, field: is_correct}\n", &[]).unwrap();
+    let m = &t.scorers[0].metrics;
+    let kinds: Vec<Option<TemplateKind>> = m
+        .iter()
+        .map(|m| m.sources[0].template().map(|t| t.kind.clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            Some(TemplateKind::Column("score".into())),
+            Some(TemplateKind::Column("latency".into())),
+            None
+        ]
+    );
+    let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "mean(score)",
+            "mean({{ sample.latency }})",
+            "mean(is_correct)"
+        ]
+    );
 }
 
 #[test]
@@ -224,9 +249,9 @@ fn classification_metric_errors() {
         "line 6, column 11: `positive_answer` and `negative_answer` of metric `binary-classification` are both `a`"
     );
     assert_eq!(
-        metric_err("{type: multiclass-classification, field_gt: truth, field_pred: value}")
+        metric_err("{type: multiclass-classification, field_gt: ground_truth, field_pred: \"{{ solver_output.output }}\"}")
             .to_string(),
-        "line 6, column 55: scorer `string_equals` has no field `truth`"
+        "line 6, column 81: template of `multiclass-classification.field_pred` reads the model output, which a metric cannot read"
     );
     assert_eq!(
         metric_err("{type: multiclass-classification, field_gt: value, field_pred: value, positive_answer: a}").to_string(),
