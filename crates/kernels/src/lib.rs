@@ -82,7 +82,7 @@ pub use lexical::{Lexical, RougeVariant};
 pub use matching::{includes_all, match_check, MatchMode};
 pub use mcqa::{string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID};
 pub use normalize::{normalized_equal, Normalizer, Step, UnicodeForm};
-pub use numeric::{number_of, numeric_match, Tolerance};
+pub use numeric::{number_of, numeric_match, numeric_match_with, NumberReading, Tolerance};
 /// The regular expression type of compiled task patterns.
 pub use regex::Regex;
 pub use regex_check::{not_regex, regex_check};
