@@ -9,3 +9,4 @@ mod parse;
 mod registry;
 mod template_chains;
 mod templates;
+mod value;
