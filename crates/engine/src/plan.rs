@@ -225,11 +225,18 @@ impl Plan {
         for s in &task.scorers {
             let fields = s.scorer.fields_for(schema);
             check_numeric_metrics(s, fields).map_err(PlanError::Task)?;
-            let written: Vec<&'static str> = fields
+            // The default fields, then `write_fields:` in its order (a field written by
+            // default is written once).
+            let mut written: Vec<&'static str> = fields
                 .iter()
                 .filter(|f| f.written && s.write_scores)
                 .map(|f| f.name)
                 .collect();
+            for name in &s.write_fields {
+                if !written.contains(name) {
+                    written.push(name);
+                }
+            }
             let mut needed: BTreeSet<&'static str> = written.iter().copied().collect();
             for m in &s.metrics {
                 for input in &m.inputs {

@@ -10,3 +10,4 @@ mod registry;
 mod template_chains;
 mod templates;
 mod value;
+mod write_fields;

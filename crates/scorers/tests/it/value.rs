@@ -65,7 +65,7 @@ fn value_errors_are_located() {
         ),
         (
             "    - {type: value, value: \"{{ sample.x }}\", pars: number}\n",
-            "line 3, column 46: unknown key `pars` in scorer `value`\nhint: did you mean `parse`? allowed keys: type, key, display_name, purpose, metrics, normalize, extract, write_scores, value, parse",
+            "line 3, column 46: unknown key `pars` in scorer `value`\nhint: did you mean `parse`? allowed keys: type, key, display_name, purpose, metrics, normalize, extract, write_scores, write_fields, value, parse",
         ),
     ];
     for (scorer, want) in cases {
