@@ -3,7 +3,6 @@
 //! and exact metrics.
 
 use crate::common::*;
-use arrow::datatypes::DataType;
 
 /// Human-labelled answers with a judge's score (an integer column, one null), a latency
 /// written as text, and a human verdict (one null).
@@ -36,11 +35,12 @@ const VALUE_TASK: &str = r#"definition:
         - {type: frequency, field: value}
 "#;
 
-fn types(b: &arrow::record_batch::RecordBatch) -> Vec<(String, DataType)> {
+/// Each column's name and type, as `name: type`.
+fn types(b: &arrow::record_batch::RecordBatch) -> Vec<String> {
     b.schema()
         .fields()
         .iter()
-        .map(|f| (f.name().clone(), f.data_type().clone()))
+        .map(|f| format!("{}: {}", f.name(), f.data_type()))
         .collect()
 }
 
@@ -52,10 +52,10 @@ fn value_scorer_averages_a_numeric_column_per_group() {
     assert_eq!(
         types(&scores),
         [
-            ("id".to_owned(), DataType::Int64),
-            ("judge__value".to_owned(), DataType::Float64),
-            ("latency__value".to_owned(), DataType::Float64),
-            ("human__value".to_owned(), DataType::Utf8),
+            "id: Int64",
+            "judge__value: Float64",
+            "latency__value: Float64",
+            "human__value: Utf8",
         ]
     );
     assert_eq!(
@@ -184,12 +184,12 @@ fn write_fields_keep_the_predictions_typed_and_in_order() {
     assert_eq!(
         types(&scores),
         [
-            ("id".to_owned(), DataType::Int64),
-            ("exact__is_correct".to_owned(), DataType::Float64),
-            ("exact__ground_truth".to_owned(), DataType::Utf8),
-            ("exact__value".to_owned(), DataType::Utf8),
-            ("judge__value".to_owned(), DataType::Float64),
-            ("plain__is_correct".to_owned(), DataType::Float64),
+            "id: Int64",
+            "exact__is_correct: Float64",
+            "exact__ground_truth: Utf8",
+            "exact__value: Utf8",
+            "judge__value: Float64",
+            "plain__is_correct: Float64",
         ]
     );
     let text = |col: &str| column_text(&scores, col);
