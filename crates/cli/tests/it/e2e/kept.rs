@@ -245,3 +245,61 @@ fn numeric_match_spaced_sign_reads_the_intercept() {
         [Some(1.0), Some(0.0), Some(1.0)]
     );
 }
+
+#[test]
+fn value_scorer_extracts_numbers_reads_booleans_and_normalizes_labels() {
+    let rows = concat!(
+        "{\"id\": 1, \"reply\": \"Reasoning... Score: 7/10\", \"flag\": true, \"lab\": \"Yes\"}\n",
+        "{\"id\": 2, \"reply\": \"Score: 3\", \"flag\": false, \"lab\": \"yes \"}\n",
+        "{\"id\": 3, \"reply\": null, \"flag\": null, \"lab\": \"NO\"}\n",
+    );
+    let task = r#"definition:
+  scorers:
+    - type: value
+      key: judged
+      value: "{{ sample.reply }}"
+      extract: {regex: "Score: ([0-9]+)"}
+      parse: number
+    - {type: value, key: flag_number, value: "{{ sample.flag }}", parse: number}
+    - {type: value, key: flag_text, value: "{{ sample.flag }}"}
+    - type: value
+      key: label
+      value: "{{ sample.lab }}"
+      normalize: [strip, ignore_case]
+      metrics: [{type: frequency, field: value}]
+"#;
+    let job = Job::new(task, rows);
+    succeeded(job.run(&["--quiet"]));
+    let scores = read_parquet(&job.out.join("scores.parquet"));
+    assert_eq!(
+        types(&scores),
+        [
+            "id: Int64",
+            "judged__value: Float64",
+            "flag_number__value: Float64",
+            "flag_text__value: Utf8",
+            "label__value: Utf8",
+        ]
+    );
+    let text = |col: &str| column_text(&scores, col);
+    assert_eq!(text("judged__value"), "7.0 | 3.0 | ∅");
+    assert_eq!(text("flag_number__value"), "1.0 | 0.0 | ∅");
+    assert_eq!(text("flag_text__value"), "true | false | ∅");
+    assert_eq!(text("label__value"), "yes | yes | no");
+    let lines = metric_lines(&read_parquet(&job.out.join("metrics.parquet")));
+    let label: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("label|"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        label,
+        [
+            "label|value|frequency|frequency|value|count|no|1|3",
+            "label|value|frequency|frequency|value|proportion|no|0.3333333333333333|3",
+            "label|value|frequency|frequency|value|count|yes|2|3",
+            "label|value|frequency|frequency|value|proportion|yes|0.6666666666666666|3",
+            "label|value|missing|missing|rows|count|∅|0|3",
+        ]
+    );
+}
