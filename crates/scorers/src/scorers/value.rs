@@ -85,10 +85,11 @@ struct ValueScorer {
 const NUMBER: &[ScorerField] = &[ScorerField::number("value")];
 const TEXT: &[ScorerField] = &[ScorerField::text("value")];
 
-/// Whether a column of type `t` is read as numbers without rendering it: numbers always,
-/// booleans (1.0 / 0.0) only under `parse: number`.
+/// Whether a column of type `t` is read as numbers without rendering it: numbers always (and
+/// a column of nulls only, which JSON Lines gives no other type), booleans (1.0 / 0.0) only
+/// under `parse: number`.
 fn stored_number(t: &DataType, parse: Parse) -> bool {
-    t.is_numeric() || (parse == Parse::Number && *t == DataType::Boolean)
+    t.is_numeric() || *t == DataType::Null || (parse == Parse::Number && *t == DataType::Boolean)
 }
 
 impl ValueScorer {
@@ -239,6 +240,7 @@ mod tests {
         assert_eq!(s.fields_for(&schema(DataType::Float32)), NUMBER);
         assert_eq!(s.fields_for(&schema(DataType::Utf8)), TEXT);
         assert_eq!(s.fields_for(&schema(DataType::Boolean)), TEXT);
+        assert_eq!(s.fields_for(&schema(DataType::Null)), NUMBER);
         let (_, task) = parse_of(r#"{type: value, value: "{{ sample.s }}", parse: number}"#);
         assert_eq!(
             task.scorers[0].scorer.fields_for(&schema(DataType::Utf8)),
