@@ -7,7 +7,9 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_kernels::readable_as_text;
 use evalscore_metrics::{ClassMode, Grouped, StateKind};
 use evalscore_scorers::{ScorerSpec, Task};
-use evalscore_task::{FieldKind, MetricKind, MetricSpec, TaskError, Template, TemplateKind};
+use evalscore_task::{
+    FieldKind, MetricKind, MetricSpec, ScorerField, TaskError, Template, TemplateKind,
+};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -225,12 +227,20 @@ impl Plan {
 
         let mut scorers = Vec::new();
         for s in &task.scorers {
-            let fields = s.scorer.fields();
-            let written: Vec<&'static str> = fields
+            let fields = s.scorer.fields_for(schema);
+            check_numeric_metrics(s, fields).map_err(PlanError::Task)?;
+            // The default fields, then `write_fields:` in its order (a field written by
+            // default is written once).
+            let mut written: Vec<&'static str> = fields
                 .iter()
                 .filter(|f| f.written && s.write_scores)
                 .map(|f| f.name)
                 .collect();
+            for name in &s.write_fields {
+                if !written.contains(name) {
+                    written.push(name);
+                }
+            }
             let mut needed: BTreeSet<&'static str> = written.iter().copied().collect();
             for m in &s.metrics {
                 for input in &m.inputs {
@@ -531,6 +541,30 @@ fn check_column_type(
         t.location,
     )
     .with_hint(hint))
+}
+
+/// A field whose kind follows its input column (`value` over one column) is a number at
+/// load time and may turn out to be text once bound: a numeric metric that reads it is then an
+/// error, worded as when the task loads.
+fn check_numeric_metrics(s: &ScorerSpec, fields: &[ScorerField]) -> Result<(), TaskError> {
+    for m in s.metrics.iter().filter(|m| m.kind.numeric()) {
+        for input in &m.inputs {
+            if fields
+                .iter()
+                .any(|f| f.name == input && f.kind == FieldKind::Text)
+            {
+                return Err(TaskError::new(
+                    format!(
+                        "metric `{}` needs a numeric field, and `{input}` of scorer `{}` is text",
+                        m.metric_type, s.scorer_type
+                    ),
+                    m.location,
+                )
+                .with_hint("the column it reads holds text: `parse: number` reads its texts as numbers; use `frequency` to count text values"));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn missing_row(s: &ScorerSpec, missing: u64, rows: u64) -> MetricRow {

@@ -157,7 +157,12 @@ fn number_pattern() -> &'static Regex {
 }
 
 fn last_number_span(s: &str) -> Option<&str> {
-    number_pattern().find_iter(s).last().map(|m| m.as_str())
+    last_number_match(s).map(|m| m.as_str())
+}
+
+/// Where the last number of `s` is, as it is written there (with its `$` and commas).
+pub(crate) fn last_number_match(s: &str) -> Option<regex::Match<'_>> {
+    number_pattern().find_iter(s).last()
 }
 
 fn clean_number(n: &str) -> String {

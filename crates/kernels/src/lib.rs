@@ -38,7 +38,8 @@
 //!   `completion_validity` labels [`VALID`] / [`INVALID`]);
 //! - [`exact()`] and [`pass_fail()`]; [`match_check()`] (`match`, `includes`, `fuzzy_match`
 //!   and negations) and [`includes_all()`]; [`regex_check()`] and [`not_regex()`];
-//!   [`numeric_match()`]; [`json`] (`valid_json`, `contains_json`, a JSON Schema subset);
+//!   [`numeric_match()`] (and [`numeric_match_with()`], a spaced sign read per
+//!   [`NumberReading`]); [`json`] (`valid_json`, `contains_json`, a JSON Schema subset);
 //!   [`injection::check_injection`];
 //! - [`lexical`]: token F1, ROUGE, BLEU, chrF++ and Levenshtein similarity as pure
 //!   functions; [`graded()`] scores columns with them (`score` and
@@ -82,7 +83,7 @@ pub use lexical::{Lexical, RougeVariant};
 pub use matching::{includes_all, match_check, MatchMode};
 pub use mcqa::{string_equals_mcqa, string_equals_mcqa_with, McqaOutput, INVALID, VALID};
 pub use normalize::{normalized_equal, Normalizer, Step, UnicodeForm};
-pub use numeric::{number_of, numeric_match, Tolerance};
+pub use numeric::{number_of, numeric_match, numeric_match_with, NumberReading, Tolerance};
 /// The regular expression type of compiled task patterns.
 pub use regex::Regex;
 pub use regex_check::{not_regex, regex_check};

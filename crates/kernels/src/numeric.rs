@@ -1,7 +1,7 @@
 //! `numeric_match`: the number in the value against the expected number, within a tolerance.
 
 use crate::contract::{Batch, Scored};
-use crate::extract::last_number;
+use crate::extract::{last_number, last_number_match};
 use crate::KernelError;
 use evalscore_text::TextColumn;
 
@@ -9,6 +9,46 @@ use evalscore_text::TextColumn;
 /// thousands commas (`"$1,234.50"` is 1234.5).
 pub fn number_of(s: &str) -> Option<f64> {
     last_number(s)?.parse::<f64>().ok()
+}
+
+/// How `numeric_match` reads the number of a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NumberReading {
+    /// A `-` or `+` separated by spaces from the number is its sign (`- 8.97` is -8.97) when
+    /// the sign opens the text, follows an operator or `=` (`x = - 3`, `2 * - 3`), or stands
+    /// on the right of an `=` (`y = 0.91x - 8.97`). Off (Inspect AI's reading): only a `-`
+    /// written against the number counts.
+    pub spaced_sign: bool,
+}
+
+/// Characters after which a spaced `-` is a sign rather than a dash between two things.
+const OPERATORS: &[char] = &[
+    '=', '+', '-', '*', '/', '×', '÷', '^', '(', '[', '<', '>', '≈',
+];
+
+impl NumberReading {
+    /// The number of `s`: [`number_of`], then the spaced sign when it is read.
+    pub fn number_of(self, s: &str) -> Option<f64> {
+        if !self.spaced_sign {
+            return number_of(s);
+        }
+        let m = last_number_match(s)?;
+        let n = last_number(m.as_str())?.parse::<f64>().ok()?;
+        if m.as_str().starts_with('-') {
+            return Some(n);
+        }
+        let before = &s[..m.start()];
+        let spaced = before.trim_end();
+        if spaced.len() == before.len() {
+            return Some(n);
+        }
+        let Some(sign) = spaced.chars().last().filter(|c| matches!(c, '-' | '+')) else {
+            return Some(n);
+        };
+        let lead = spaced[..spaced.len() - 1].trim_end();
+        let is_sign = lead.is_empty() || lead.ends_with(OPERATORS) || lead.contains('=');
+        Some(if is_sign && sign == '-' { -n } else { n })
+    }
 }
 
 /// How close two numbers must be to match: Python's `math.isclose` rule,
@@ -36,6 +76,16 @@ pub fn numeric_match(
     expected: TextColumn<'_>,
     tol: Tolerance,
 ) -> Result<Scored, KernelError> {
+    numeric_match_with(batch, expected, tol, NumberReading::default())
+}
+
+/// [`numeric_match()`] with the numbers of both sides read as `reading` says.
+pub fn numeric_match_with(
+    batch: Batch<'_>,
+    expected: TextColumn<'_>,
+    tol: Tolerance,
+    reading: NumberReading,
+) -> Result<Scored, KernelError> {
     // The expected text is read as it is (the error shows it so) and parsed once per run of
     // equal texts.
     let mut last: Option<(&str, f64)> = None;
@@ -43,17 +93,20 @@ pub fn numeric_match(
         let want = match last {
             Some((text, n)) if text == e => n,
             _ => {
-                let n = number_of(&batch.normalize(e)).ok_or_else(|| KernelError::Value {
-                    row: r,
-                    input: "expected".to_owned(),
-                    value: e.to_owned(),
-                    message: "holds no number".to_owned(),
-                })?;
+                let n =
+                    reading
+                        .number_of(&batch.normalize(e))
+                        .ok_or_else(|| KernelError::Value {
+                            row: r,
+                            input: "expected".to_owned(),
+                            value: e.to_owned(),
+                            message: "holds no number".to_owned(),
+                        })?;
                 last = Some((e, n));
                 n
             }
         };
-        Ok(number_of(v).is_some_and(|got| tol.close(got, want)))
+        Ok(reading.number_of(v).is_some_and(|got| tol.close(got, want)))
     })
 }
 

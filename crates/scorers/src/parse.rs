@@ -1,5 +1,5 @@
 //! The scorers of a task file walked into [`ScorerSpec`]s: the common keys (`type`, `key`,
-//! `display_name`, `purpose`, `metrics`, `write_scores`; `normalize` and `extract` for the
+//! `display_name`, `purpose`, `metrics`, `write_scores`, `write_fields`; `normalize` and `extract` for the
 //! kinds that score a text) here, each kind's own options by its [`ScorerType`] found in the
 //! registry. Every error is at its line and column.
 
@@ -7,14 +7,14 @@ use crate::registry;
 use crate::scorer::ParseCx;
 use crate::spec::ScorerSpec;
 use evalscore_task::{
-    did_you_mean, parse_metrics, sanitize, Location, ModelSpec, Node, Purpose, ScorerOptions,
-    TaskError, TemplateCompiler,
+    did_you_mean, parse_metrics, sanitize, Location, ModelSpec, Node, Purpose, ScorerField,
+    ScorerOptions, TaskError, TemplateCompiler,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The keys every scorer takes, in the order "allowed keys" lists them; a kind without
-/// [`ScorerType::text_options`] takes the first five, its own, then `write_scores`.
+/// [`ScorerType::text_options`] takes the first five, its own, then the last two.
 const COMMON_SCORER_KEYS: &[&str] = &[
     "type",
     "key",
@@ -24,6 +24,7 @@ const COMMON_SCORER_KEYS: &[&str] = &[
     "normalize",
     "extract",
     "write_scores",
+    "write_fields",
 ];
 
 /// Everything a scorer's parser reads besides its mapping.
@@ -67,7 +68,7 @@ pub(crate) fn parse_scorer(
             .iter()
             .copied()
             .chain(own)
-            .chain(["write_scores"])
+            .chain(COMMON_SCORER_KEYS[7..].iter().copied())
             .collect()
     };
     map.check_keys(&allowed, &format!("scorer `{scorer_type}`"))?;
@@ -108,8 +109,13 @@ pub(crate) fn parse_scorer(
         .map(|n| n.boolean("write_scores"))
         .transpose()?
         .unwrap_or(true);
+    let write_fields = match map.get("write_fields") {
+        None => Vec::new(),
+        Some(n) => write_fields(n, scorer.fields(), &scorer_type)?,
+    };
     Ok(ScorerSpec {
         write_scores,
+        write_fields,
         key: key.unwrap_or_default(),
         scorer_type,
         display_name,
@@ -118,6 +124,30 @@ pub(crate) fn parse_scorer(
         metrics,
         location: map.location,
     })
+}
+
+/// `write_fields:`, the fields written to scores.parquet besides the default ones: each a
+/// field of the scorer, once.
+fn write_fields(
+    node: Node<'_>,
+    fields: &[ScorerField],
+    scorer_type: &str,
+) -> Result<Vec<&'static str>, TaskError> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for n in node.seq("`write_fields`")? {
+        let name = n.scalar_string("write_fields")?;
+        let Some(f) = fields.iter().find(|f| f.name == name) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+            return Err(n
+                .err(format!("scorer `{scorer_type}` has no field `{name}`"))
+                .with_hint(format!("fields of `{scorer_type}`: {}", names.join(", "))));
+        };
+        if out.contains(&f.name) {
+            return Err(n.err(format!("`write_fields` lists `{name}` twice")));
+        }
+        out.push(f.name);
+    }
+    Ok(out)
 }
 
 /// Gives every scorer its warehouse-safe key: the `key` as written with characters outside

@@ -49,7 +49,7 @@ pub fn render() -> String {
     let mut out = String::new();
     out.push_str("# Scorer reference\n\n");
     out.push_str("<!-- Generated from the scorer registry (crates/scorers/src/registry.rs) by `evalscore_scorers::reference::render`: do not edit by hand. Regenerate with `EVALSCORE_UPDATE_REFERENCE=1 cargo test -p evalscore-scorers --test it reference`. -->\n\n");
-    out.push_str("Every scorer type, its options and its fields. Every scorer also takes the common keys `type`, `key`, `display_name`, `purpose`, `metrics` and `write_scores`; those that score a text (all but the model-graded ones) also take `normalize:` and `extract:`. [Scorers](scorers.md) describes what each one computes, its null rule and its edge cases; [Model-graded scorers](judges.md) the judges.\n\n");
+    out.push_str("Every scorer type, its options and its fields. Every scorer also takes the common keys `type`, `key`, `display_name`, `purpose`, `metrics`, `write_scores` and `write_fields`; those that score a text (all but the model-graded ones) also take `normalize:` and `extract:`. [Scorers](scorers.md) describes what each one computes, its null rule and its edge cases; [Model-graded scorers](judges.md) the judges.\n\n");
     out.push_str("Fields marked *written* are written to `scores.parquet` as `<key>__<field>`; the others are the compared texts, for metrics only.\n\n");
     out.push_str("| type | options |\n| --- | --- |\n");
     for kind in SCORER_TYPES {

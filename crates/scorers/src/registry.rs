@@ -21,6 +21,7 @@ pub static SCORER_TYPES: &[&dyn ScorerType] = &[
     &includes_all::IncludesAll,
     &not_regex::NotRegex,
     &contains_json::ContainsJson,
+    &value::Value,
     &lexical::F1,
     &rouge::Rouge,
     &lexical::BLEU,

@@ -147,8 +147,15 @@ impl<K: Kind> ScorerType for K {
 /// A scorer of a task, bound to its options: what it produces and how it scores a batch.
 /// (`Any`: a test can look at a kind's own bound type.)
 pub trait Scorer: std::any::Any + std::fmt::Debug + Send + Sync {
-    /// Every field it produces, written ones first in output order.
+    /// Every field it produces, written ones first in output order, as metrics are checked
+    /// against them when the task loads.
     fn fields(&self) -> &'static [ScorerField];
+    /// Its fields once bound to the input's `schema`: [`Scorer::fields`], unless a field's
+    /// kind follows the type of the column it reads (`value`'s `value`). Same names, same
+    /// order.
+    fn fields_for(&self, _schema: &arrow::datatypes::Schema) -> &'static [ScorerField] {
+        self.fields()
+    }
     /// Every template it evaluates, in a fixed order.
     fn templates(&self) -> Vec<&Template>;
     /// The template of the text it scores (`value:`, a judge's submission or user prompt);

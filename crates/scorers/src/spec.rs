@@ -18,5 +18,8 @@ pub struct ScorerSpec {
     /// `write_scores: false`: the scorer's per-row fields are computed for its metrics but not
     /// written to scores.parquet (default true).
     pub write_scores: bool,
+    /// `write_fields:`: fields written to scores.parquet after the default ones, in the order
+    /// given (empty by default). Written even with `write_scores: false`.
+    pub write_fields: Vec<&'static str>,
     pub location: Option<Location>,
 }

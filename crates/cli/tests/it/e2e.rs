@@ -6,6 +6,8 @@ use crate::common::*;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
+mod kept;
+
 fn run_ok(
     task: &str,
     inputs: &[&std::path::Path],

@@ -125,7 +125,7 @@ fn unknown_scorer_type_with_suggestion() {
 fn unknown_key_in_scorer() {
     assert_eq!(
         task_error("definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n      ignore_case: true\n"),
-        "error: task file `t.yaml`, line 5, column 7: unknown key `ignore_case` in scorer `string_equals`\nhint: allowed keys: type, key, display_name, purpose, metrics, normalize, extract, write_scores, ground_truth, value\n"
+        "error: task file `t.yaml`, line 5, column 7: unknown key `ignore_case` in scorer `string_equals`\nhint: allowed keys: type, key, display_name, purpose, metrics, normalize, extract, write_scores, write_fields, ground_truth, value\n"
     );
 }
 

@@ -4,4 +4,5 @@
 //! test binary with a `main.rs`) and replays them first.
 
 mod lexical_golden;
+mod numeric;
 mod props;

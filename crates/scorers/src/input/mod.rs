@@ -65,7 +65,8 @@ impl TextInput {
     }
 
     /// Scores one batch: evaluates the value, applies `extract:`, runs `kernel` (which adds
-    /// its fields and returns the missing count), and adds the `value` field when wanted.
+    /// its fields and returns the missing count), and adds the `value` field when wanted and
+    /// the kernel has not.
     pub fn score(
         &self,
         input: &BatchInput<'_>,
@@ -89,8 +90,9 @@ impl TextInput {
             normalize: self.normalize.as_deref(),
         };
         let missing = kernel(&scored, &mut fields)?;
+        // A kind whose own field is `value` (the `value` scorer) has set it already.
         if input.want("value") {
-            fields.insert("value", v.array(rows));
+            fields.entry("value").or_insert_with(|| v.array(rows));
         }
         Ok(ScoreColumns {
             fields,

@@ -23,3 +23,4 @@ pub mod similarity;
 pub mod string_equals;
 pub mod string_equals_mcqa;
 pub mod valid_json;
+pub mod value;

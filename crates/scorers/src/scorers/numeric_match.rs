@@ -4,7 +4,7 @@ use crate::batch::{BatchInput, ScoreColumns};
 use crate::bound::{Bound, Check, EXPECTED_FIELDS};
 use crate::row_error::RowError;
 use crate::scorer::{About, Kind, OptionDoc, ParseCx, Scorer, VALUE_OPTION};
-use evalscore_kernels::{numeric_match, Tolerance};
+use evalscore_kernels::{numeric_match_with, NumberReading, Tolerance};
 use evalscore_task::{ScorerField, TaskError};
 
 /// The kind `numeric_match`.
@@ -14,7 +14,7 @@ pub struct NumericMatch;
 impl Kind for NumericMatch {
     const ABOUT: About = About::new(
         &["numeric_match"],
-        "`is_correct` is 1.0 when the value's number equals the expected number within `abs_tolerance` or `rel_tolerance`.",
+        "`is_correct` is 1.0 when the value's number equals the expected number within `abs_tolerance` or `rel_tolerance`. The number of a text is its last number; a `-` written against it is its sign (`-8.97`), while a `-` separated from it by spaces is not, as Inspect AI reads it (`y = 0.91x - 8.97` reads 8.97). With `spaced_sign: true`, a `-` or `+` separated by spaces from the number is its sign when it opens the text, follows `=` or an operator (`x = - 3`, `2 * - 3`), or stands on the right of an `=` (`y = 0.91x - 8.97` reads -8.97; `pages 10 - 20` still reads 20). It applies to both the value and the expected number.",
         &[
             OptionDoc::required("expected", "template of the expected number"),
             OptionDoc::optional(
@@ -24,6 +24,10 @@ impl Kind for NumericMatch {
             OptionDoc::optional(
                 "rel_tolerance",
                 "largest difference relative to the expected number (>= 0, default 0)",
+            ),
+            OptionDoc::optional(
+                "spaced_sign",
+                "`true`: a `-` or `+` separated by spaces from the number, after `=`, an operator or at the start, is its sign (default `false`, Inspect AI's reading)",
             ),
             VALUE_OPTION,
         ],
@@ -36,7 +40,14 @@ impl Kind for NumericMatch {
             abs: non_negative(cx, "abs_tolerance")?,
             rel: non_negative(cx, "rel_tolerance")?,
         };
-        cx.bind(NumericMatchCheck { tolerance }, Some(expected))
+        let reading = NumberReading {
+            spaced_sign: cx
+                .get("spaced_sign")
+                .map(|n| n.boolean("spaced_sign"))
+                .transpose()?
+                .unwrap_or(false),
+        };
+        cx.bind(NumericMatchCheck { tolerance, reading }, Some(expected))
     }
 }
 
@@ -58,6 +69,7 @@ fn non_negative(cx: &ParseCx<'_>, key: &str) -> Result<f64, TaskError> {
 #[derive(Debug)]
 struct NumericMatchCheck {
     tolerance: Tolerance,
+    reading: NumberReading,
 }
 
 impl Check for NumericMatchCheck {
@@ -65,7 +77,7 @@ impl Check for NumericMatchCheck {
 
     fn score(&self, b: &Bound<Self>, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         b.score_text(input, "expected", |batch, e| {
-            numeric_match(batch, e, self.tolerance)
+            numeric_match_with(batch, e, self.tolerance, self.reading)
         })
     }
 }
@@ -75,7 +87,7 @@ mod tests {
     use super::NumericMatchCheck;
     use crate::bound::Bound;
     use crate::Task;
-    use evalscore_kernels::Tolerance;
+    use evalscore_kernels::{NumberReading, Tolerance};
 
     #[test]
     fn tolerances_are_typed() {
@@ -90,5 +102,11 @@ mod tests {
                 rel: 0.01
             }
         );
+        assert_eq!(n.check.reading, NumberReading { spaced_sign: false });
+        let spaced = text.replace("rel_tolerance: 0.01", "spaced_sign: true");
+        let task = Task::from_yaml(&spaced, &[]).unwrap();
+        let any: &dyn std::any::Any = task.scorers[0].scorer.as_ref();
+        let n = any.downcast_ref::<Bound<NumericMatchCheck>>().unwrap();
+        assert_eq!(n.check.reading, NumberReading { spaced_sign: true });
     }
 }

@@ -67,6 +67,10 @@ fn bad_options_are_errors_at_their_line_and_column() {
             "line 7, column 57: `abs_tolerance` must be a number >= 0, found `-1`",
         ),
         (
+            "    - {type: numeric_match, expected: x, spaced_sign: maybe}\n",
+            "line 7, column 55: `spaced_sign` must be true or false, found a string",
+        ),
+        (
             "    - {type: not_regex, pattern: \"(\"}\n",
             "line 7, column 34: invalid regular expression in `not_regex.pattern`: unclosed group",
         ),

@@ -9,3 +9,5 @@ mod parse;
 mod registry;
 mod template_chains;
 mod templates;
+mod value;
+mod write_fields;

@@ -9,7 +9,8 @@ use evalscore_scorers::Task;
 use std::collections::BTreeSet;
 
 /// The keys every scorer takes.
-const COMMON: &str = "type key display_name purpose metrics normalize extract write_scores";
+const COMMON: &str =
+    "type key display_name purpose metrics normalize extract write_scores write_fields";
 
 #[test]
 fn every_example_loads_as_its_kind() {
