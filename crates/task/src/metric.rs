@@ -303,12 +303,16 @@ pub fn parse_metric(
         let (src, fk) = source("field", &field, field_node)?;
         if kind.numeric() {
             let numeric = || -> String {
-                fields
+                let names: Vec<&str> = fields
                     .iter()
                     .filter(|f| f.kind == FieldKind::Number)
                     .map(|f| f.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                    .collect();
+                if names.is_empty() {
+                    format!("scorer `{scorer_type}` has no numeric field")
+                } else {
+                    format!("numeric fields: {}", names.join(", "))
+                }
             };
             if fk == Some(FieldKind::Text) {
                 return Err(field_node
@@ -316,7 +320,7 @@ pub fn parse_metric(
                         "metric `{metric_type}` needs a numeric field, and `{field}` of scorer `{scorer_type}` is text"
                     ))
                     .with_hint(format!(
-                        "numeric fields: {}; use `frequency` to count text values",
+                        "{}; use `frequency` to count text values",
                         numeric()
                     )));
             }
@@ -327,7 +331,7 @@ pub fn parse_metric(
                             "metric `{metric_type}` needs a numeric field, and the template `{field}` gives text"
                         ))
                         .with_hint(format!(
-                            "a template that is one column reference (`{{{{ sample.col }}}}`) reads a numeric column as numbers; numeric fields: {}; use `frequency` to count text values",
+                            "a template that is one column reference (`{{{{ sample.col }}}}`) reads a numeric column as numbers; {}; use `frequency` to count text values",
                             numeric()
                         )));
                 }

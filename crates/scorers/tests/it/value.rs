@@ -61,7 +61,7 @@ fn value_errors_are_located() {
         ),
         (
             "    - {type: value, value: \"{{ sample.x }}!\", metrics: [{type: mean, field: value}]}\n",
-            "line 3, column 77: metric `mean` needs a numeric field, and `value` of scorer `value` is text",
+            "line 3, column 77: metric `mean` needs a numeric field, and `value` of scorer `value` is text\nhint: scorer `value` has no numeric field; use `frequency` to count text values",
         ),
         (
             "    - {type: value, value: \"{{ sample.x }}\", pars: number}\n",
