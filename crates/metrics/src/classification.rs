@@ -2,9 +2,10 @@
 //! F1 as single figures, with scikit-learn's `zero_division=np.nan` semantics.
 
 use crate::intervals::wilson;
+use crate::labels::{answer_as, labels_as, LabelForm, SeenLabels};
 use crate::{Figure, MetricError};
 use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
-use arrow::buffer::BooleanBuffer;
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
 use evalscore_text::{valid_words, TextColumn};
@@ -25,10 +26,30 @@ pub enum ClassMode {
 /// Rows are included when both values are non-null and, for the binary modes, each equals
 /// `positive` or `negative` (when `negative` is absent, any non-null value that is not
 /// `positive` is a negative); for multiclass, when both are among `labels` (all values when
-/// `labels` is absent). Every other row is counted as `excluded`. Values are compared as
-/// text, exactly.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// `labels` is absent). Every other row is counted as `excluded`, those with a null label
+/// also as `nulls`, and the labels of excluded rows that are not expected are kept in
+/// `seen` (bounded, [`crate::labels::MAX_SEEN_LABELS`]). Values are compared as labels
+/// ([`crate::labels`]): both sides and the options in the wider of the two sides' forms.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Confusion {
+    mode: ClassMode,
+    positive: String,
+    negative: Option<String>,
+    labels: Option<Vec<String>>,
+    confidence: f64,
+    #[serde(with = "crate::bytes::sorted_map")]
+    cells: HashMap<(String, String), u64>,
+    excluded: u64,
+    // Layout version 2 appends the fields below (see `Deserialize`).
+    /// The form the cells are written in: the widest of the sides folded so far.
+    form: LabelForm,
+    nulls: u64,
+    seen: SeenLabels,
+}
+
+/// The fields of layout version 1, the first of every later layout.
+#[derive(serde::Deserialize)]
+struct CountsV1 {
     mode: ClassMode,
     positive: String,
     negative: Option<String>,
@@ -39,10 +60,35 @@ pub struct Confusion {
     excluded: u64,
 }
 
+/// The byte form is postcard's, where a struct is its fields in order: a version 1 state is
+/// [`CountsV1`], a version 2 state the same followed by the form, nulls and seen labels. A
+/// version 1 state reads as text labels, with no nulls or seen labels counted.
+impl<'de> serde::Deserialize<'de> for Confusion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (c, form, nulls, seen) = if crate::bytes::reading_layout() < 2 {
+            let c = CountsV1::deserialize(d)?;
+            (c, LabelForm::Text, 0, SeenLabels::default())
+        } else {
+            <(CountsV1, LabelForm, u64, SeenLabels)>::deserialize(d)?
+        };
+        Ok(Confusion {
+            mode: c.mode,
+            positive: c.positive,
+            negative: c.negative,
+            labels: c.labels,
+            confidence: c.confidence,
+            cells: c.cells,
+            excluded: c.excluded,
+            form,
+            nulls,
+            seen,
+        })
+    }
+}
+
 /// Labels as text in any string layout (numbers in their display form).
 pub(crate) fn text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
-    let a: ArrayRef = arrow::array::make_array(a.to_data());
-    evalscore_text::to_text(&a, "labels").map_err(MetricError::Text)
+    crate::labels::labels(a)
 }
 
 pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
@@ -52,6 +98,30 @@ pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
 /// A ratio, null when the denominator is zero.
 fn ratio(num: f64, den: f64) -> Option<f64> {
     (den != 0.0).then(|| num / den)
+}
+
+/// The labels a metric accepts, written in the form of the labels it compares them with.
+struct Expected {
+    positive: String,
+    negative: Option<String>,
+    labels: Option<Vec<String>>,
+    multiclass: bool,
+}
+
+impl Expected {
+    /// Whether a row with these labels is included.
+    fn includes(&self, gt: &str, pred: &str) -> bool {
+        self.accepts(gt) && self.accepts(pred)
+    }
+
+    /// Whether a label may be in an included row.
+    fn accepts(&self, l: &str) -> bool {
+        match (self.multiclass, &self.labels, &self.negative) {
+            (true, Some(ls), _) => ls.iter().any(|x| x == l),
+            (false, _, Some(n)) => l == self.positive || l == n,
+            _ => true,
+        }
+    }
 }
 
 impl Confusion {
@@ -70,28 +140,52 @@ impl Confusion {
             confidence,
             cells: HashMap::new(),
             excluded: 0,
+            form: LabelForm::Text,
+            nulls: 0,
+            seen: SeenLabels::default(),
         }
     }
 
-    fn included(&self, gt: &str, pred: &str) -> bool {
-        match self.mode {
-            ClassMode::Multiclass => match &self.labels {
-                Some(l) => l.iter().any(|x| x == gt) && l.iter().any(|x| x == pred),
-                None => true,
-            },
-            _ => match &self.negative {
-                Some(n) => (gt == self.positive || gt == n) && (pred == self.positive || pred == n),
-                None => true,
-            },
+    /// The options' labels in the state's form.
+    fn expected(&self) -> Expected {
+        let form = self.form;
+        Expected {
+            positive: answer_as(&self.positive, form),
+            negative: self.negative.as_deref().map(|n| answer_as(n, form)),
+            labels: self
+                .labels
+                .as_ref()
+                .map(|ls| ls.iter().map(|l| answer_as(l, form)).collect()),
+            multiclass: self.mode == ClassMode::Multiclass,
         }
+    }
+
+    /// Rewrites the cells and seen labels in `form` when it is wider than the state's.
+    fn widen(&mut self, form: LabelForm) {
+        if form <= self.form {
+            return;
+        }
+        self.form = form;
+        let cells = std::mem::take(&mut self.cells);
+        for ((a, p), c) in cells {
+            *self
+                .cells
+                .entry((answer_as(&a, form), answer_as(&p, form)))
+                .or_default() += c;
+        }
+        let expected = self.expected();
+        self.seen.widen(form, |l| expected.accepts(l));
     }
 
     pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
-        let (ga, pa) = (text(gt)?, text(pred)?);
+        let form = LabelForm::of(gt.data_type()).max(LabelForm::of(pred.data_type()));
+        self.widen(form);
+        let (ga, pa) = (labels_as(gt, self.form)?, labels_as(pred, self.form)?);
         let len = ga.len().min(pa.len());
+        let expected = self.expected();
         if self.mode != ClassMode::Multiclass {
-            if let Some(neg) = self.negative.clone() {
-                return self.update_binary(&ga, &pa, len, &neg);
+            if let Some(neg) = &expected.negative {
+                return self.update_binary(&ga, &pa, len, &expected.positive, neg);
             }
         }
         let (g, p) = (column(&ga)?, column(&pa)?);
@@ -99,8 +193,17 @@ impl Confusion {
         let mut local: HashMap<(&str, &str), u64> = HashMap::new();
         for r in 0..len {
             match (g.get(r), p.get(r)) {
-                (Some(a), Some(b)) if self.included(a, b) => *local.entry((a, b)).or_default() += 1,
-                _ => self.excluded += 1,
+                (Some(a), Some(b)) if expected.includes(a, b) => {
+                    *local.entry((a, b)).or_default() += 1
+                }
+                (Some(a), Some(b)) => {
+                    self.excluded += 1;
+                    self.note_unexpected(&expected, a, b);
+                }
+                _ => {
+                    self.excluded += 1;
+                    self.nulls += 1;
+                }
             }
         }
         for ((a, b), c) in local {
@@ -114,20 +217,29 @@ impl Confusion {
         Ok(())
     }
 
+    fn note_unexpected(&mut self, expected: &Expected, gt: &str, pred: &str) {
+        for l in [gt, pred] {
+            if !expected.accepts(l) {
+                self.seen.note(l);
+            }
+        }
+    }
+
     /// The two-label case without hashing: over two Utf8View columns and labels of at most
     /// 12 bytes, one pass over the views ([`view_pair_counts`]); otherwise four comparisons
     /// against a scalar (arrow's `eq` kernel) and bitmap intersections counted with popcount.
+    /// Excluded rows are looked at one by one only when some have two non-null labels.
     fn update_binary(
         &mut self,
         ga: &ArrayRef,
         pa: &ArrayRef,
         len: usize,
+        pos: &str,
         neg: &str,
     ) -> Result<(), MetricError> {
-        let pos = self.positive.clone();
         let (g, p) = (ga.slice(0, len), pa.slice(0, len));
         let counts = match (g.as_string_view_opt(), p.as_string_view_opt()) {
-            (Some(g), Some(p)) => view_pair_counts(g, p, &pos, neg),
+            (Some(g), Some(p)) => view_pair_counts(g, p, pos, neg),
             _ => None,
         };
         let counts = match counts {
@@ -143,8 +255,8 @@ impl Confusion {
                         None => eq.values().clone(),
                     })
                 };
-                let (g_pos, g_neg) = (is(&g, &pos)?, is(&g, neg)?);
-                let (p_pos, p_neg) = (is(&p, &pos)?, is(&p, neg)?);
+                let (g_pos, g_neg) = (is(&g, pos)?, is(&g, neg)?);
+                let (p_pos, p_neg) = (is(&p, pos)?, is(&p, neg)?);
                 let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
                 // counts[actual][predicted], 0 = negative, 1 = positive
                 [
@@ -154,8 +266,23 @@ impl Confusion {
             }
         };
         let included: u64 = counts.iter().flatten().sum();
-        self.excluded += len as u64 - included;
-        let names = [neg, pos.as_str()];
+        let excluded = len as u64 - included;
+        self.excluded += excluded;
+        if excluded > 0 {
+            let nulls = NullBuffer::union(g.logical_nulls().as_ref(), p.logical_nulls().as_ref())
+                .map_or(0, |n| n.null_count() as u64);
+            self.nulls += nulls;
+            if excluded > nulls {
+                let expected = self.expected();
+                let (gc, pc) = (column(&g)?, column(&p)?);
+                for r in 0..len {
+                    if let (Some(a), Some(b)) = (gc.get(r), pc.get(r)) {
+                        self.note_unexpected(&expected, a, b);
+                    }
+                }
+            }
+        }
+        let names = [neg, pos];
         for (x, row) in counts.iter().enumerate() {
             for (y, &c) in row.iter().enumerate() {
                 if c > 0 {
@@ -174,11 +301,64 @@ impl Confusion {
         self.cells.len()
     }
 
+    /// Folds `other` in; the cells of the narrower form are rewritten in the wider one.
     pub fn merge(&mut self, other: &Confusion) {
+        self.widen(other.form);
+        let widened;
+        let other = if other.form < self.form {
+            let mut o = other.clone();
+            o.widen(self.form);
+            widened = o;
+            &widened
+        } else {
+            other
+        };
         self.excluded += other.excluded;
+        self.nulls += other.nulls;
+        self.seen.merge(&other.seen);
         for (k, c) in &other.cells {
             *self.cells.entry(k.clone()).or_default() += c;
         }
+    }
+
+    /// Rows excluded, those with a null label, and the unexpected labels of the others.
+    pub fn exclusions(&self) -> (u64, u64, &SeenLabels) {
+        (self.excluded, self.nulls, &self.seen)
+    }
+
+    /// A sentence on the excluded rows when the metric excluded more than half of the rows
+    /// it saw (all of them included): how many, the labels it saw that it did not expect,
+    /// and the ones it expected.
+    pub fn exclusion_warning(&self) -> Option<String> {
+        let total = self.support() + self.excluded;
+        if self.excluded == 0 || self.excluded * 2 <= total {
+            return None;
+        }
+        let quoted = |ls: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+            ls.map(|l| format!("{l:?}")).collect()
+        };
+        let mut seen = quoted(&mut self.seen.labels());
+        if self.seen.more() {
+            seen.push("...".to_owned());
+        }
+        let seen = if seen.is_empty() {
+            "none".to_owned()
+        } else {
+            seen.join(", ")
+        };
+        let e = self.expected();
+        let expected = match (self.mode, &e.labels, &e.negative) {
+            (ClassMode::Multiclass, Some(ls), _) => {
+                quoted(&mut ls.iter().map(String::as_str)).join(", ")
+            }
+            (ClassMode::Multiclass, None, _) => "any label".to_owned(),
+            (_, _, Some(n)) => format!("{:?} (positive), {n:?} (negative)", e.positive),
+            (_, _, None) => format!("{:?} (positive) or any other label", e.positive),
+        };
+        Some(format!(
+            "excluded {} of {total} rows ({} with a null label); other labels seen: {seen}; expected: {expected}",
+            self.excluded, self.nulls
+        ))
     }
 
     fn support(&self) -> u64 {
@@ -204,8 +384,9 @@ impl Confusion {
 
     fn binary_counts(&self) -> (u64, u64, u64, u64) {
         let (mut tp, mut fp, mut tn, mut fn_) = (0, 0, 0, 0);
+        let positive = answer_as(&self.positive, self.form);
         for ((a, p), c) in &self.cells {
-            match (*a == self.positive, *p == self.positive) {
+            match (*a == positive, *p == positive) {
                 (true, true) => tp += c,
                 (false, true) => fp += c,
                 (false, false) => tn += c,
@@ -270,8 +451,8 @@ impl Confusion {
 
     /// The classes, in report order: `labels` as given, else the sorted distinct values.
     fn classes(&self) -> Vec<String> {
-        match &self.labels {
-            Some(l) => l.clone(),
+        match self.expected().labels {
+            Some(l) => l,
             None => {
                 let set: BTreeSet<&String> = self.cells.keys().flat_map(|(a, p)| [a, p]).collect();
                 set.into_iter().cloned().collect()
