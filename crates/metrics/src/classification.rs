@@ -228,7 +228,7 @@ impl Confusion {
     /// The two-label case without hashing: over two Utf8View columns and labels of at most
     /// 12 bytes, one pass over the views ([`view_pair_counts`]); otherwise four comparisons
     /// against a scalar (arrow's `eq` kernel) and bitmap intersections counted with popcount.
-    /// Excluded rows are looked at one by one only when some have two non-null labels.
+    /// Both give the excluded rows with two non-null labels, whose labels alone are read.
     fn update_binary(
         &mut self,
         ga: &ArrayRef,
@@ -242,42 +242,34 @@ impl Confusion {
             (Some(g), Some(p)) => view_pair_counts(g, p, pos, neg),
             _ => None,
         };
-        let counts = match counts {
+        let (counts, two_labels) = match counts {
             Some(c) => c,
             None => {
-                let is = |a: &ArrayRef, v: &str| -> Result<BooleanBuffer, MetricError> {
-                    let scalar = cast(&StringArray::from(vec![v]), a.data_type())
-                        .map_err(MetricError::Arrow)?;
-                    let eq = cmp::eq(a, &Scalar::new(scalar)).map_err(MetricError::Arrow)?;
-                    // A null label is neither class.
-                    Ok(match eq.nulls() {
-                        Some(n) => eq.values() & n.inner(),
-                        None => eq.values().clone(),
-                    })
-                };
-                let (g_pos, g_neg) = (is(&g, pos)?, is(&g, neg)?);
-                let (p_pos, p_neg) = (is(&p, pos)?, is(&p, neg)?);
+                let (g_pos, g_neg) = (equal_to(&g, pos)?, equal_to(&g, neg)?);
+                let (p_pos, p_neg) = (equal_to(&p, pos)?, equal_to(&p, neg)?);
                 let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
+                let mut odd = !&(&(&g_pos | &g_neg) & &(&p_pos | &p_neg));
+                if let Some(v) = NullBuffer::union(g.nulls(), p.nulls()) {
+                    odd = &odd & v.inner();
+                }
                 // counts[actual][predicted], 0 = negative, 1 = positive
-                [
+                let counts = [
                     [count(&g_neg, &p_neg), count(&g_neg, &p_pos)],
                     [count(&g_pos, &p_neg), count(&g_pos, &p_pos)],
-                ]
+                ];
+                (counts, odd.set_indices().map(|r| r as u32).collect())
             }
         };
         let included: u64 = counts.iter().flatten().sum();
         let excluded = len as u64 - included;
         self.excluded += excluded;
-        if excluded > 0 {
-            let nulls = NullBuffer::union(g.logical_nulls().as_ref(), p.logical_nulls().as_ref())
-                .map_or(0, |n| n.null_count() as u64);
-            self.nulls += nulls;
-            if excluded > nulls {
-                let expected = self.expected();
-                let (gc, pc) = (column(&g)?, column(&p)?);
-                for r in 0..len {
-                    if let (Some(a), Some(b)) = (gc.get(r), pc.get(r)) {
-                        self.note_unexpected(&expected, a, b);
+        self.nulls += excluded - two_labels.len() as u64;
+        if !two_labels.is_empty() {
+            let (gc, pc) = (column(&g)?, column(&p)?);
+            for r in two_labels {
+                for col in [&gc, &pc] {
+                    if let Some(l) = col.get(r as usize).filter(|l| *l != pos && *l != neg) {
+                        self.seen.note(l);
                     }
                 }
             }
@@ -537,6 +529,16 @@ impl Confusion {
     }
 }
 
+/// Which rows of a label column equal `v` (arrow's `eq` kernel); a null label is no class.
+fn equal_to(a: &ArrayRef, v: &str) -> Result<BooleanBuffer, MetricError> {
+    let scalar = cast(&StringArray::from(vec![v]), a.data_type()).map_err(MetricError::Arrow)?;
+    let eq = cmp::eq(a, &Scalar::new(scalar)).map_err(MetricError::Arrow)?;
+    Ok(match eq.nulls() {
+        Some(n) => eq.values() & n.inner(),
+        None => eq.values().clone(),
+    })
+}
+
 /// scikit-learn's `_nanaverage`: the (weighted) mean of the defined values; null when none
 /// is defined; the plain mean when every remaining weight is zero.
 fn nan_average(values: &[Option<f64>], weights: Option<&[f64]>) -> Option<f64> {
@@ -568,15 +570,18 @@ fn view_key(v: &str) -> Option<(u128, u128)> {
     Some((u128::MAX >> (8 * (12 - v.len())), want))
 }
 
-/// The 2x2 counts `[actual][predicted]` (0 = negative, 1 = positive) of two Utf8View label
-/// columns, in one pass over their views, 64 rows at a time; a null label is neither class.
-/// `None` when a label is longer than 12 bytes.
+/// The 2x2 counts `[actual][predicted]` (0 = negative, 1 = positive) of two label columns,
+/// and the rows excluded with two non-null labels (one of them neither class).
+type PairCounts = ([[u64; 2]; 2], Vec<u32>);
+
+/// The [`PairCounts`] of two Utf8View label columns, in one pass over their views, 64 rows
+/// at a time; a null label is neither class. `None` when a label is longer than 12 bytes.
 fn view_pair_counts(
     g: &StringViewArray,
     p: &StringViewArray,
     pos: &str,
     neg: &str,
-) -> Option<[[u64; 2]; 2]> {
+) -> Option<PairCounts> {
     let ((pm, pw), (nm, nw)) = (view_key(pos)?, view_key(neg)?);
     if pos.len() <= 4 && neg.len() <= 4 {
         // Length and text sit in the low 64 bits of the view.
@@ -593,12 +598,13 @@ fn pair_counts(
     g: &StringViewArray,
     p: &StringViewArray,
     class: impl Fn(u128) -> (bool, bool),
-) -> [[u64; 2]; 2] {
+) -> PairCounts {
     let (g_valid, p_valid) = (
         valid_words(g.nulls(), g.len()),
         valid_words(p.nulls(), p.len()),
     );
     let mut counts = [[0u64; 2]; 2];
+    let mut odd_rows = Vec::new();
     for (w, (gc, pc)) in g.views().chunks(64).zip(p.views().chunks(64)).enumerate() {
         let (mut gp, mut gn, mut pp, mut pn) = (0u64, 0u64, 0u64, 0u64);
         for (j, (&gv, &pv)) in gc.iter().zip(pc).enumerate() {
@@ -615,8 +621,15 @@ fn pair_counts(
         counts[0][1] += u64::from((gn & pp).count_ones());
         counts[1][0] += u64::from((gp & pn).count_ones());
         counts[1][1] += u64::from((gp & pp).count_ones());
+        // Rows of this chunk: the last one may be short, and its validity words padded.
+        let live = u64::MAX >> (64 - gc.len().min(pc.len()));
+        let mut odd = live & gv & pv & !((gp | gn) & (pp | pn));
+        while odd != 0 {
+            odd_rows.push((w * 64) as u32 + odd.trailing_zeros());
+            odd &= odd - 1;
+        }
     }
-    counts
+    (counts, odd_rows)
 }
 
 #[cfg(test)]
@@ -654,7 +667,7 @@ mod tests {
                     0.95,
                 );
                 c.update(&ga.slice(3, 290), &pa.slice(3, 290)).unwrap();
-                (c.cells(), c.excluded)
+                (c.cells(), c.excluded, c.nulls, c.seen)
             };
             let views = run(
                 Arc::new(StringViewArray::from(g.clone())),
@@ -671,6 +684,15 @@ mod tests {
                 })
                 .count() as u64;
             assert_eq!(views.1, 290 - both, "{names:?}");
+            let nulls = (3..293).filter(|&i| g[i].is_none() || p[i].is_none());
+            assert_eq!(views.2, nulls.count() as u64, "{names:?}");
+            let seen: BTreeSet<&str> = (3..293)
+                .filter_map(|i| g[i].zip(p[i]))
+                .flat_map(|(a, b)| [a, b])
+                .filter(|l| !names.contains(l))
+                .collect();
+            assert_eq!(views.3.labels().collect::<BTreeSet<_>>(), seen, "{names:?}");
+            assert_eq!(seen.len(), 3, "{names:?}");
             assert!(
                 views.0.iter().all(|c| c.2 > 0) && views.0.len() == 4,
                 "{names:?}"
