@@ -354,3 +354,91 @@ fn states_bytes_match_the_golden_file() {
         assert_eq!(got.confusion, report.confusion);
     }
 }
+
+/// A classification metric that excludes more than half of its rows warns, naming the
+/// scorer, the metric, the null labels, the labels it saw and the ones it expected; the
+/// states of batches merged in any order (through bytes) warn as one pass does, and a metric
+/// that excludes few rows does not.
+#[test]
+fn states_warn_of_a_metric_that_excludes_most_rows() {
+    const TASK: &str = "definition:\n  scorers:\n    - type: string_equals\n      key: labels\n      value: \"{{ sample.label_pred }}\"\n      ground_truth: \"{{ sample.label_gt }}\"\n      metrics:\n        - {type: binary-classification, name: short, field_gt: ground_truth, field_pred: value, positive_answer: \"y\", negative_answer: \"n\"}\n        - {type: binary-classification, name: long, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\", negative_answer: \"no\"}\n";
+    let path = examples().join("qa.parquet");
+    let data = table(&path);
+    // The expectation, from the input: rows with a null label, and the other labels.
+    let text = |c: &str| -> Vec<Option<String>> {
+        let a = arrow::compute::cast(
+            data.column_by_name(c).unwrap(),
+            &arrow::datatypes::DataType::Utf8,
+        )
+        .unwrap();
+        let a = a
+            .as_any()
+            .downcast_ref::<arrow::array::StringArray>()
+            .unwrap();
+        a.iter().map(|v| v.map(str::to_owned)).collect()
+    };
+    let (gt, pred) = (text("label_gt"), text("label_pred"));
+    let nulls = gt
+        .iter()
+        .zip(&pred)
+        .filter(|(g, p)| g.is_none() || p.is_none())
+        .count();
+    let mut seen: Vec<&str> = gt
+        .iter()
+        .zip(&pred)
+        .filter_map(|(g, p)| g.as_deref().zip(p.as_deref()))
+        .flat_map(|(g, p)| [g, p])
+        .filter(|l| *l != "y" && *l != "n")
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    let seen: Vec<String> = seen.iter().map(|l| format!("{l:?}")).collect();
+    assert!(
+        nulls > 0 && seen.len() >= 2 && seen.len() <= 20,
+        "{nulls} {seen:?}"
+    );
+    let want = format!(
+        "scorer `labels`: metric `short` excluded 300 of 300 rows ({nulls} with a null label); other labels seen: {}; expected: \"y\" (positive), \"n\" (negative)",
+        seen.join(", ")
+    );
+
+    let task = Task::from_yaml(TASK, &[]).unwrap();
+    let scorer = Scorer::new(task, &data.schema(), &BindOptions::default()).unwrap();
+    let task = Task::from_yaml(TASK, &[]).unwrap();
+    let (_, whole) = scorer.score(&data).unwrap();
+    assert_eq!(whole.exclusion_warnings(&task), [want.clone()]);
+    let parts: Vec<States> = batches(&path, 41)
+        .iter()
+        .map(|b| scorer.score(b).unwrap().1)
+        .collect();
+    let mut merged = scorer.empty_states();
+    for p in parts.iter().rev() {
+        merged
+            .merge(&States::from_bytes(&p.to_bytes().unwrap()).unwrap())
+            .unwrap();
+    }
+    assert_eq!(merged.exclusion_warnings(&task), [want.clone()]);
+
+    // The file pipeline: the same warning through the callback and in run.json.
+    let dir = tempfile::tempdir().unwrap();
+    let task_file = dir.path().join("t.yaml");
+    std::fs::write(&task_file, TASK).unwrap();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = heard.clone();
+    let summary = run(&RunOptions {
+        task: task_file,
+        inputs: vec![path],
+        out_dir: dir.path().join("out"),
+        threads: 2,
+        warn: Some(Box::new(move |w: &str| {
+            h.lock().unwrap().push(w.to_owned())
+        })),
+        ..RunOptions::default()
+    })
+    .unwrap();
+    assert_eq!(summary.warnings, [want.clone()]);
+    assert_eq!(*heard.lock().unwrap(), [want.clone()]);
+    let run_json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["warnings"], serde_json::json!([want]));
+}
