@@ -32,14 +32,7 @@ pub enum ClassMode {
 /// ([`crate::labels`]): both sides and the options in the wider of the two sides' forms.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Confusion {
-    mode: ClassMode,
-    positive: String,
-    negative: Option<String>,
-    labels: Option<Vec<String>>,
-    confidence: f64,
-    #[serde(with = "crate::bytes::sorted_map")]
-    cells: HashMap<(String, String), u64>,
-    excluded: u64,
+    counts: Counts,
     // Layout version 2 appends the fields below (see `Deserialize`).
     /// The form the cells are written in: the widest of the sides folded so far.
     form: LabelForm,
@@ -47,9 +40,9 @@ pub struct Confusion {
     seen: SeenLabels,
 }
 
-/// The fields of layout version 1, the first of every later layout.
-#[derive(serde::Deserialize)]
-struct CountsV1 {
+/// The options and counts of a [`Confusion`]: all of it in layout version 1.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Counts {
     mode: ClassMode,
     positive: String,
     negative: Option<String>,
@@ -61,24 +54,18 @@ struct CountsV1 {
 }
 
 /// The byte form is postcard's, where a struct is its fields in order: a version 1 state is
-/// [`CountsV1`], a version 2 state the same followed by the form, nulls and seen labels. A
+/// its [`Counts`], a version 2 state the same followed by the form, nulls and seen labels. A
 /// version 1 state reads as text labels, with no nulls or seen labels counted.
 impl<'de> serde::Deserialize<'de> for Confusion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (c, form, nulls, seen) = if crate::bytes::reading_layout() < 2 {
-            let c = CountsV1::deserialize(d)?;
+        let (counts, form, nulls, seen) = if crate::bytes::reading_layout() < 2 {
+            let c = Counts::deserialize(d)?;
             (c, LabelForm::Text, 0, SeenLabels::default())
         } else {
-            <(CountsV1, LabelForm, u64, SeenLabels)>::deserialize(d)?
+            <(Counts, LabelForm, u64, SeenLabels)>::deserialize(d)?
         };
         Ok(Confusion {
-            mode: c.mode,
-            positive: c.positive,
-            negative: c.negative,
-            labels: c.labels,
-            confidence: c.confidence,
-            cells: c.cells,
-            excluded: c.excluded,
+            counts,
             form,
             nulls,
             seen,
@@ -133,13 +120,15 @@ impl Confusion {
         confidence: f64,
     ) -> Self {
         Confusion {
-            mode,
-            positive: positive.unwrap_or_default(),
-            negative,
-            labels,
-            confidence,
-            cells: HashMap::new(),
-            excluded: 0,
+            counts: Counts {
+                mode,
+                positive: positive.unwrap_or_default(),
+                negative,
+                labels,
+                confidence,
+                cells: HashMap::new(),
+                excluded: 0,
+            },
             form: LabelForm::Text,
             nulls: 0,
             seen: SeenLabels::default(),
@@ -150,13 +139,14 @@ impl Confusion {
     fn expected(&self) -> Expected {
         let form = self.form;
         Expected {
-            positive: answer_as(&self.positive, form),
-            negative: self.negative.as_deref().map(|n| answer_as(n, form)),
+            positive: answer_as(&self.counts.positive, form),
+            negative: self.counts.negative.as_deref().map(|n| answer_as(n, form)),
             labels: self
+                .counts
                 .labels
                 .as_ref()
                 .map(|ls| ls.iter().map(|l| answer_as(l, form)).collect()),
-            multiclass: self.mode == ClassMode::Multiclass,
+            multiclass: self.counts.mode == ClassMode::Multiclass,
         }
     }
 
@@ -166,9 +156,10 @@ impl Confusion {
             return;
         }
         self.form = form;
-        let cells = std::mem::take(&mut self.cells);
+        let cells = std::mem::take(&mut self.counts.cells);
         for ((a, p), c) in cells {
             *self
+                .counts
                 .cells
                 .entry((answer_as(&a, form), answer_as(&p, form)))
                 .or_default() += c;
@@ -183,7 +174,7 @@ impl Confusion {
         let (ga, pa) = (labels_as(gt, self.form)?, labels_as(pred, self.form)?);
         let len = ga.len().min(pa.len());
         let expected = self.expected();
-        if self.mode != ClassMode::Multiclass {
+        if self.counts.mode != ClassMode::Multiclass {
             if let Some(neg) = &expected.negative {
                 return self.update_binary(&ga, &pa, len, &expected.positive, neg);
             }
@@ -197,20 +188,20 @@ impl Confusion {
                     *local.entry((a, b)).or_default() += 1
                 }
                 (Some(a), Some(b)) => {
-                    self.excluded += 1;
+                    self.counts.excluded += 1;
                     self.note_unexpected(&expected, a, b);
                 }
                 _ => {
-                    self.excluded += 1;
+                    self.counts.excluded += 1;
                     self.nulls += 1;
                 }
             }
         }
         for ((a, b), c) in local {
-            match self.cells.get_mut(&(a.to_owned(), b.to_owned())) {
+            match self.counts.cells.get_mut(&(a.to_owned(), b.to_owned())) {
                 Some(x) => *x += c,
                 None => {
-                    self.cells.insert((a.to_owned(), b.to_owned()), c);
+                    self.counts.cells.insert((a.to_owned(), b.to_owned()), c);
                 }
             }
         }
@@ -262,7 +253,7 @@ impl Confusion {
         };
         let included: u64 = counts.iter().flatten().sum();
         let excluded = len as u64 - included;
-        self.excluded += excluded;
+        self.counts.excluded += excluded;
         self.nulls += excluded - two_labels.len() as u64;
         if !two_labels.is_empty() {
             let (gc, pc) = (column(&g)?, column(&p)?);
@@ -279,6 +270,7 @@ impl Confusion {
             for (y, &c) in row.iter().enumerate() {
                 if c > 0 {
                     *self
+                        .counts
                         .cells
                         .entry((names[x].to_owned(), names[y].to_owned()))
                         .or_default() += c;
@@ -290,7 +282,7 @@ impl Confusion {
 
     /// Distinct (actual, predicted) pairs seen.
     pub fn pairs(&self) -> usize {
-        self.cells.len()
+        self.counts.cells.len()
     }
 
     /// Folds `other` in; the cells of the narrower form are rewritten in the wider one.
@@ -305,25 +297,25 @@ impl Confusion {
         } else {
             other
         };
-        self.excluded += other.excluded;
+        self.counts.excluded += other.counts.excluded;
         self.nulls += other.nulls;
         self.seen.merge(&other.seen);
-        for (k, c) in &other.cells {
-            *self.cells.entry(k.clone()).or_default() += c;
+        for (k, c) in &other.counts.cells {
+            *self.counts.cells.entry(k.clone()).or_default() += c;
         }
     }
 
     /// Rows excluded, those with a null label, and the unexpected labels of the others.
     pub fn exclusions(&self) -> (u64, u64, &SeenLabels) {
-        (self.excluded, self.nulls, &self.seen)
+        (self.counts.excluded, self.nulls, &self.seen)
     }
 
     /// A sentence on the excluded rows when the metric excluded more than half of the rows
     /// it saw (all of them included): how many, the labels it saw that it did not expect,
     /// and the ones it expected.
     pub fn exclusion_warning(&self) -> Option<String> {
-        let total = self.support() + self.excluded;
-        if self.excluded == 0 || self.excluded * 2 <= total {
+        let total = self.support() + self.counts.excluded;
+        if self.counts.excluded == 0 || self.counts.excluded * 2 <= total {
             return None;
         }
         let quoted = |ls: &mut dyn Iterator<Item = &str>| -> Vec<String> {
@@ -339,7 +331,7 @@ impl Confusion {
             seen.join(", ")
         };
         let e = self.expected();
-        let expected = match (self.mode, &e.labels, &e.negative) {
+        let expected = match (self.counts.mode, &e.labels, &e.negative) {
             (ClassMode::Multiclass, Some(ls), _) => {
                 quoted(&mut ls.iter().map(String::as_str)).join(", ")
             }
@@ -349,17 +341,18 @@ impl Confusion {
         };
         Some(format!(
             "excluded {} of {total} rows ({} with a null label); other labels seen: {seen}; expected: {expected}",
-            self.excluded, self.nulls
+            self.counts.excluded, self.nulls
         ))
     }
 
     fn support(&self) -> u64 {
-        self.cells.values().sum()
+        self.counts.cells.values().sum()
     }
 
     /// Non-zero cells as (actual, predicted, count), in byte order of (actual, predicted).
     pub fn cells(&self) -> Vec<(String, String, u64)> {
         let mut v: Vec<(String, String, u64)> = self
+            .counts
             .cells
             .iter()
             .filter(|(_, c)| **c > 0)
@@ -371,13 +364,13 @@ impl Confusion {
 
     /// Whether this state's confusion matrix belongs in confusion.parquet.
     pub fn has_matrix(&self) -> bool {
-        matches!(self.mode, ClassMode::Binary | ClassMode::Multiclass)
+        matches!(self.counts.mode, ClassMode::Binary | ClassMode::Multiclass)
     }
 
     fn binary_counts(&self) -> (u64, u64, u64, u64) {
         let (mut tp, mut fp, mut tn, mut fn_) = (0, 0, 0, 0);
-        let positive = answer_as(&self.positive, self.form);
-        for ((a, p), c) in &self.cells {
+        let positive = answer_as(&self.counts.positive, self.form);
+        for ((a, p), c) in &self.counts.cells {
             match (*a == positive, *p == positive) {
                 (true, true) => tp += c,
                 (false, true) => fp += c,
@@ -391,8 +384,8 @@ impl Confusion {
     pub fn figures(&self) -> Vec<Figure> {
         let n = self.support();
         let fig = |stat: &str, v: Option<f64>| Figure::new(stat, None, v, n);
-        let c = self.confidence;
-        match self.mode {
+        let c = self.counts.confidence;
+        match self.counts.mode {
             ClassMode::Multiclass => self.multiclass_figures(),
             mode => {
                 let (tp, fp, tn, fn_) = self.binary_counts();
@@ -430,7 +423,7 @@ impl Confusion {
                             ("tn", tn),
                             ("fn", fn_),
                             ("support", n),
-                            ("excluded", self.excluded),
+                            ("excluded", self.counts.excluded),
                         ] {
                             out.push(fig(name, Some(v as f64)));
                         }
@@ -446,7 +439,8 @@ impl Confusion {
         match self.expected().labels {
             Some(l) => l,
             None => {
-                let set: BTreeSet<&String> = self.cells.keys().flat_map(|(a, p)| [a, p]).collect();
+                let set: BTreeSet<&String> =
+                    self.counts.cells.keys().flat_map(|(a, p)| [a, p]).collect();
                 set.into_iter().cloned().collect()
             }
         }
@@ -464,7 +458,7 @@ impl Confusion {
             .enumerate()
             .map(|(i, c)| (c.as_str(), i))
             .collect();
-        for ((a, p), c) in &self.cells {
+        for ((a, p), c) in &self.counts.cells {
             let (ia, ip) = (index.get(a.as_str()), index.get(p.as_str()));
             if let Some(&i) = ia {
                 actual[i] += c;
@@ -494,7 +488,7 @@ impl Confusion {
         let mut out = Vec::new();
         let acc = ratio(st, n as f64);
         out.push(fig("accuracy", acc));
-        let iv = wilson(st, n as f64, self.confidence);
+        let iv = wilson(st, n as f64, self.counts.confidence);
         out.push(fig("accuracy_ci_low", iv.map(|x| x.0)));
         out.push(fig("accuracy_ci_high", iv.map(|x| x.1)));
         let names = ["precision", "recall", "f1_score"];
@@ -513,7 +507,7 @@ impl Confusion {
             ));
         }
         out.push(fig("support", Some(n as f64)));
-        out.push(fig("excluded", Some(self.excluded as f64)));
+        out.push(fig("excluded", Some(self.counts.excluded as f64)));
         for (i, class) in classes.iter().enumerate() {
             for (k, name) in names.iter().enumerate() {
                 out.push(Figure::new(name, Some(class.clone()), per[i][k], n));
@@ -667,7 +661,7 @@ mod tests {
                     0.95,
                 );
                 c.update(&ga.slice(3, 290), &pa.slice(3, 290)).unwrap();
-                (c.cells(), c.excluded, c.nulls, c.seen)
+                (c.cells(), c.counts.excluded, c.nulls, c.seen)
             };
             let views = run(
                 Arc::new(StringViewArray::from(g.clone())),

@@ -30,6 +30,20 @@ fn folded(kind: &StateKind, gt: &dyn Array, pred: &dyn Array) -> Grouped {
     s
 }
 
+/// A multiclass state over all labels.
+fn multiclass(gt: &dyn Array, pred: &dyn Array) -> Grouped {
+    folded(&kind(ClassMode::Multiclass, None, None, None), gt, pred)
+}
+
+/// A binary state with the answers `yes` and `no`.
+fn yes_no(gt: &dyn Array, pred: &dyn Array) -> Grouped {
+    folded(
+        &kind(ClassMode::Binary, Some("yes"), Some("no"), None),
+        gt,
+        pred,
+    )
+}
+
 /// `stat` (label `None`) of the overall figures.
 fn stat(s: &Grouped, name: &str) -> Option<f64> {
     s.finish()
@@ -42,6 +56,10 @@ fn stat(s: &Grouped, name: &str) -> Option<f64> {
 
 fn cells(s: &Grouped) -> Vec<(String, String, u64)> {
     s.overall.confusion().unwrap()
+}
+
+fn cell(actual: &str, predicted: &str, count: u64) -> (String, String, u64) {
+    (actual.to_owned(), predicted.to_owned(), count)
 }
 
 fn texts(a: &ArrayRef) -> Vec<Option<String>> {
@@ -118,17 +136,11 @@ fn each_type_has_one_text() {
 #[test]
 fn a_field_compared_with_itself_has_accuracy_one() {
     let mask = pass_mask();
-    let s = folded(&kind(ClassMode::Multiclass, None, None, None), &mask, &mask);
+    let s = multiclass(&mask, &mask);
     assert_eq!(stat(&s, "accuracy"), Some(1.0));
     assert_eq!(stat(&s, "support"), Some(4.0));
     assert_eq!(stat(&s, "excluded"), Some(1.0));
-    assert_eq!(
-        cells(&s),
-        [
-            ("0.0".to_owned(), "0.0".to_owned(), 1),
-            ("1.0".to_owned(), "1.0".to_owned(), 3)
-        ]
-    );
+    assert_eq!(cells(&s), [cell("0.0", "0.0", 1), cell("1.0", "1.0", 3)]);
     let classes: Vec<Option<String>> = s
         .finish()
         .into_iter()
@@ -172,10 +184,10 @@ fn answers_in_any_spelling_of_the_value_agree() {
     assert_eq!(
         cells,
         &[
-            ("0.0".to_owned(), "0.0".to_owned(), 2),
-            ("0.0".to_owned(), "1.0".to_owned(), 1),
-            ("1.0".to_owned(), "0.0".to_owned(), 1),
-            ("1.0".to_owned(), "1.0".to_owned(), 2),
+            cell("0.0", "0.0", 2),
+            cell("0.0", "1.0", 1),
+            cell("1.0", "0.0", 1),
+            cell("1.0", "1.0", 2),
         ]
     );
     for r in &results[1..] {
@@ -198,17 +210,13 @@ fn answers_in_any_spelling_of_the_value_agree() {
 fn labels_compare_by_value_across_types() {
     let human = Int64Array::from(vec![Some(1), Some(0), Some(1), None, Some(0)]);
     let is_correct = BooleanArray::from(vec![true, false, false, true, false]);
-    let s = folded(
-        &kind(ClassMode::Multiclass, None, None, None),
-        &human,
-        &is_correct,
-    );
+    let s = multiclass(&human, &is_correct);
     assert_eq!(
         cells(&s),
         [
-            ("0.0".to_owned(), "0.0".to_owned(), 2),
-            ("1.0".to_owned(), "0.0".to_owned(), 1),
-            ("1.0".to_owned(), "1.0".to_owned(), 1)
+            cell("0.0", "0.0", 2),
+            cell("1.0", "0.0", 1),
+            cell("1.0", "1.0", 1)
         ]
     );
     assert_eq!(stat(&s, "accuracy"), Some(0.75));
@@ -218,37 +226,23 @@ fn labels_compare_by_value_across_types() {
         &human,
         &human,
     );
-    assert_eq!(
-        cells(&s),
-        [
-            ("0".to_owned(), "0".to_owned(), 2),
-            ("1".to_owned(), "1".to_owned(), 2)
-        ]
-    );
+    assert_eq!(cells(&s), [cell("0", "0", 2), cell("1", "1", 2)]);
     // text against a float
     let text = StringArray::from(vec!["1", "false", "yes", " 1.0", "0"]);
     let scores = Float64Array::from(vec![1.0, 0.0, 1.0, 1.0, 0.5]);
-    let s = folded(
-        &kind(ClassMode::Multiclass, None, None, None),
-        &text,
-        &scores,
-    );
+    let s = multiclass(&text, &scores);
     assert_eq!(
         cells(&s),
         [
-            ("0.0".to_owned(), "0.0".to_owned(), 1),
-            ("0.0".to_owned(), "0.5".to_owned(), 1),
-            ("1.0".to_owned(), "1.0".to_owned(), 2),
-            ("yes".to_owned(), "1.0".to_owned(), 1)
+            cell("0.0", "0.0", 1),
+            cell("0.0", "0.5", 1),
+            cell("1.0", "1.0", 2),
+            cell("yes", "1.0", 1)
         ]
     );
     // text against text compares exactly
     let other = StringArray::from(vec!["1.0", "false", "yes", "1", "0"]);
-    let s = folded(
-        &kind(ClassMode::Multiclass, None, None, None),
-        &text,
-        &other,
-    );
+    let s = multiclass(&text, &other);
     assert_eq!(stat(&s, "accuracy"), Some(0.6));
     assert_eq!(answer_as("1", LabelForm::Float), "1.0");
     assert_eq!(answer_as("TRUE", LabelForm::Integer), "1");
@@ -264,11 +258,7 @@ fn labels_compare_by_value_across_types() {
 fn a_metric_that_excludes_most_rows_says_which_labels_it_saw() {
     let gt = StringArray::from(vec![Some("y"), Some("n"), Some("maybe"), None, Some("yes")]);
     let pred = StringArray::from(vec![Some("yes"), Some("no"), Some("no"), Some("no"), None]);
-    let s = folded(
-        &kind(ClassMode::Binary, Some("yes"), Some("no"), None),
-        &gt,
-        &pred,
-    );
+    let s = yes_no(&gt, &pred);
     assert_eq!(stat(&s, "excluded"), Some(5.0));
     assert_eq!(
         s.exclusion_warning().unwrap(),
@@ -296,19 +286,11 @@ fn a_metric_that_excludes_most_rows_says_which_labels_it_saw() {
     );
     // half excluded is not more than half
     let gt = StringArray::from(vec!["yes", "no", "x", "y"]);
-    let s = folded(
-        &kind(ClassMode::Binary, Some("yes"), Some("no"), None),
-        &gt,
-        &gt,
-    );
+    let s = yes_no(&gt, &gt);
     assert_eq!(stat(&s, "excluded"), Some(2.0));
     assert_eq!(s.exclusion_warning(), None);
     let gt = StringArray::from(vec!["yes", "x", "y"]);
-    let s = folded(
-        &kind(ClassMode::Binary, Some("yes"), Some("no"), None),
-        &gt,
-        &gt,
-    );
+    let s = yes_no(&gt, &gt);
     assert_eq!(
         s.exclusion_warning().unwrap(),
         r#"excluded 2 of 3 rows (0 with a null label); other labels seen: "x", "y"; expected: "yes" (positive), "no" (negative)"#
@@ -395,9 +377,6 @@ fn version_one_states_are_read_and_widened() {
     merged.merge(&folded(&k, &mask, &mask)).unwrap();
     assert_eq!(
         cells(&merged),
-        [
-            ("0.0".to_owned(), "0.0".to_owned(), 1),
-            ("1.0".to_owned(), "1.0".to_owned(), 3)
-        ]
+        [cell("0.0", "0.0", 1), cell("1.0", "1.0", 3)]
     );
 }
