@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 /// Count of each distinct value of a field.
 ///
-/// Values are compared as text (numbers in their Arrow display form). Null is counted as a
+/// Values are counted as their labels ([`crate::labels`]: text as it is, 0/1 scores as
+/// `0.0` and `1.0`, numbers in their display form). Null is counted as a
 /// value of its own, reported with a null label after the others; `n` is every row seen, and
 /// `proportion` is count / n. Labels are reported in byte order.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
