@@ -2,13 +2,13 @@
 //! F1 as single figures, with scikit-learn's `zero_division=np.nan` semantics.
 
 use crate::intervals::wilson;
-use crate::labels::{answer_as, labels_as, LabelForm, SeenLabels};
+use crate::labels::{answer_as, column, labels_as, LabelForm, SeenLabels};
 use crate::{Figure, MetricError};
 use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
-use evalscore_text::{valid_words, TextColumn};
+use evalscore_text::valid_words;
 use std::collections::{BTreeSet, HashMap};
 
 /// Which figures a [`Confusion`] state reports.
@@ -71,15 +71,6 @@ impl<'de> serde::Deserialize<'de> for Confusion {
             seen,
         })
     }
-}
-
-/// Labels as text in any string layout (numbers in their display form).
-pub(crate) fn text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
-    crate::labels::labels(a)
-}
-
-pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
-    TextColumn::new(a.as_ref(), "labels").map_err(MetricError::Text)
 }
 
 /// A ratio, null when the denominator is zero.

@@ -34,7 +34,7 @@ impl GroupKeys {
             .collect::<Result<_, _>>()?;
         let cols: Vec<TextColumn<'_>> = text
             .iter()
-            .map(crate::classification::column)
+            .map(crate::labels::column)
             .collect::<Result<_, _>>()?;
         let len = text.first().map_or(0, |c| c.len());
         let mut index: HashMap<Vec<&str>, usize> = HashMap::new();

@@ -92,6 +92,11 @@ pub fn labels_as(a: &dyn Array, form: LabelForm) -> Result<ArrayRef, MetricError
     }
 }
 
+/// A label column (from [`labels`] or [`labels_as`]), borrowed.
+pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
+    TextColumn::new(a.as_ref(), "labels").map_err(MetricError::Text)
+}
+
 /// Text as it is; other types without a numeric form (dates, times) in Arrow's display.
 fn plain_text(a: &ArrayRef) -> Result<ArrayRef, MetricError> {
     match evalscore_text::readable_as_text(a.data_type()) {
