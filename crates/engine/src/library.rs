@@ -208,7 +208,7 @@ fn check_task(task: &Task, states: &States) -> Result<(), Error> {
 /// The first bytes of serialized [`States`].
 pub const STATES_MAGIC: &[u8; 4] = b"ESST";
 /// The layout version of serialized [`States`] this build writes and reads.
-pub const STATES_FORMAT_VERSION: u16 = 2;
+pub const STATES_FORMAT_VERSION: u16 = 3;
 
 impl Scorer {
     /// Binds `task` to `schema`. `source` names where the schema came from in messages.
@@ -554,6 +554,20 @@ impl States {
         &self.row_errors
     }
 
+    /// A warning per classification metric that excluded more than half of its rows:
+    /// `scorer `KEY`: metric `NAME` excluded ...`, in task order.
+    pub fn exclusion_warnings(&self, task: &Task) -> Vec<String> {
+        let mut out = Vec::new();
+        for (spec, states) in task.scorers.iter().zip(&self.metrics) {
+            for (m, state) in spec.metrics.iter().zip(states) {
+                if let Some(w) = state.exclusion_warning() {
+                    out.push(format!("scorer `{}`: metric `{}` {w}", spec.key, m.name));
+                }
+            }
+        }
+        out
+    }
+
     /// Per scorer, judge replies that could not be read (0 for other scorers).
     pub fn invalid(&self) -> &[u64] {
         &self.invalid
@@ -576,12 +590,13 @@ impl States {
         self.fingerprint
     }
 
-    /// The states as bytes. Layout, version 2: `ESST`; the format version as a little-endian
+    /// The states as bytes. Layout, version 3: `ESST`; the format version as a little-endian
     /// `u16` ([`STATES_FORMAT_VERSION`]); the task's 32-byte fingerprint (SHA-256 of the task
     /// text after placeholder substitution); then, in postcard's wire format, per scorer its
     /// metric states (see `evalscore_metrics::bytes`), per scorer the missing and the
-    /// row-error counts, the rows folded, and per scorer the invalid judge replies. Version 1
-    /// (the same without the last) is still read. Equal states give equal bytes.
+    /// row-error counts, the rows folded, and per scorer the invalid judge replies. Version 2
+    /// (the same with metric states of layout 1) and version 1 (also without the invalid
+    /// replies) are still read. Equal states give equal bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(128);
         out.extend_from_slice(STATES_MAGIC);
@@ -600,7 +615,7 @@ impl States {
             return Err(EngineError::StatesEndBeforeVersion.into());
         };
         let version = u16::from_le_bytes(*version);
-        if version != STATES_FORMAT_VERSION && version != 1 {
+        if !(1..=STATES_FORMAT_VERSION).contains(&version) {
             return Err(EngineError::StatesVersion {
                 version,
                 newest: STATES_FORMAT_VERSION,
@@ -610,24 +625,28 @@ impl States {
         let Some((fingerprint, body)) = body.split_first_chunk::<32>() else {
             return Err(EngineError::StatesEndBeforeFingerprint.into());
         };
-        let read = if version == 1 {
-            postcard::take_from_bytes::<StatesV1>(body).map(|(s, rest)| {
-                let n = s.missing.len();
-                (
-                    States {
-                        fingerprint: *fingerprint,
-                        metrics: s.metrics,
-                        missing: s.missing,
-                        row_errors: s.row_errors,
-                        rows: s.rows,
-                        invalid: vec![0; n],
-                    },
-                    rest,
-                )
-            })
-        } else {
-            postcard::take_from_bytes::<States>(body)
-        };
+        // Versions 1 and 2 embed metric states of layout 1.
+        let metrics_layout = if version < 3 { 1 } else { 2 };
+        let read = evalscore_metrics::bytes::read_layout(metrics_layout, || {
+            if version == 1 {
+                postcard::take_from_bytes::<StatesV1>(body).map(|(s, rest)| {
+                    let n = s.missing.len();
+                    (
+                        States {
+                            fingerprint: *fingerprint,
+                            metrics: s.metrics,
+                            missing: s.missing,
+                            row_errors: s.row_errors,
+                            rows: s.rows,
+                            invalid: vec![0; n],
+                        },
+                        rest,
+                    )
+                })
+            } else {
+                postcard::take_from_bytes::<States>(body)
+            }
+        });
         match read {
             Ok((s, [])) => Ok(States {
                 fingerprint: *fingerprint,

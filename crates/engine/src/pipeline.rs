@@ -265,6 +265,10 @@ fn fold_metrics(opts: &RunOptions, scorer: &Scorer, scored: &Scored) -> Result<F
         output::run_json::judge_json(rt, invalid)
     });
     let mut warnings = task.warnings.clone();
+    for w in states.exclusion_warnings(task) {
+        warn(opts, &w);
+        warnings.push(w);
+    }
     let failed: u64 = states.row_errors().iter().sum();
     if failed > 0 {
         let w = format!(

@@ -1,20 +1,46 @@
 //! The byte form of a metric state, so partial states computed on many machines (Spark
 //! partitions, Ray tasks) can be merged on one.
 //!
-//! Layout, version 1: the 4 bytes `ESMS`, the format version as a little-endian `u16`, then
+//! Layout, version 2: the 4 bytes `ESMS`, the format version as a little-endian `u16`, then
 //! the [`Grouped`] state in [postcard](https://postcard.jamesmunns.com/wire-format)'s wire
 //! format (serde's data model: fields in declaration order, varint integers, `f64` as its 8
 //! little-endian bytes, so NaN and every other value round-trip bit for bit). Maps are
 //! written sorted by key, so equal states give equal bytes. A reader refuses other magic
 //! bytes and other versions with a [`MetricError`] that says which; a later version that
-//! changes the layout bumps [`STATE_FORMAT_VERSION`].
+//! changes the layout bumps [`STATE_FORMAT_VERSION`]. Version 2 appends to a classification
+//! state its label form, the rows it excluded for a null label and the unexpected labels it
+//! saw; version 1 is still read (as text labels with none of those counted), also inside
+//! another layout that embeds states ([`read_layout`]).
 
 use crate::{Grouped, MetricError};
 
 /// The first bytes of every serialized state.
 pub const STATE_MAGIC: &[u8; 4] = b"ESMS";
 /// The layout version this build writes and reads.
-pub const STATE_FORMAT_VERSION: u16 = 1;
+pub const STATE_FORMAT_VERSION: u16 = 2;
+
+thread_local! {
+    /// The layout version the states being deserialized on this thread were written in.
+    static LAYOUT: std::cell::Cell<u16> = const { std::cell::Cell::new(STATE_FORMAT_VERSION) };
+}
+
+/// Runs `read` (a deserialization of states, or of a layout that embeds them) reading
+/// states written in layout `version`.
+pub fn read_layout<T>(version: u16, read: impl FnOnce() -> T) -> T {
+    struct Restore(u16);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LAYOUT.with(|l| l.set(self.0));
+        }
+    }
+    let _restore = Restore(LAYOUT.with(|l| l.replace(version)));
+    read()
+}
+
+/// The layout version being read on this thread.
+pub(crate) fn reading_layout() -> u16 {
+    LAYOUT.with(std::cell::Cell::get)
+}
 
 impl Grouped {
     /// The state as bytes (see the module docs for the layout).
@@ -41,12 +67,12 @@ impl Grouped {
             ));
         };
         let version = u16::from_le_bytes(*version);
-        if version != STATE_FORMAT_VERSION {
+        if version != STATE_FORMAT_VERSION && version != 1 {
             return Err(MetricError::Invalid(format!(
                 "a metric state of format version {version}; this build reads version {STATE_FORMAT_VERSION}"
             )));
         }
-        match postcard::take_from_bytes::<Grouped>(body) {
+        match read_layout(version, || postcard::take_from_bytes::<Grouped>(body)) {
             Ok((g, [])) => Ok(g),
             Ok((_, extra)) => Err(MetricError::Invalid(format!(
                 "a metric state has {} bytes after its end",

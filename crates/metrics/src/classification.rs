@@ -2,12 +2,13 @@
 //! F1 as single figures, with scikit-learn's `zero_division=np.nan` semantics.
 
 use crate::intervals::wilson;
+use crate::labels::{answer_as, column, labels_as, LabelForm, SeenLabels};
 use crate::{Figure, MetricError};
 use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
-use arrow::buffer::BooleanBuffer;
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
-use evalscore_text::{valid_words, TextColumn};
+use evalscore_text::valid_words;
 use std::collections::{BTreeSet, HashMap};
 
 /// Which figures a [`Confusion`] state reports.
@@ -25,10 +26,23 @@ pub enum ClassMode {
 /// Rows are included when both values are non-null and, for the binary modes, each equals
 /// `positive` or `negative` (when `negative` is absent, any non-null value that is not
 /// `positive` is a negative); for multiclass, when both are among `labels` (all values when
-/// `labels` is absent). Every other row is counted as `excluded`. Values are compared as
-/// text, exactly.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// `labels` is absent). Every other row is counted as `excluded`, those with a null label
+/// also as `nulls`, and the labels of excluded rows that are not expected are kept in
+/// `seen` (bounded, [`crate::labels::MAX_SEEN_LABELS`]). Values are compared as labels
+/// ([`crate::labels`]): both sides and the options in the wider of the two sides' forms.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Confusion {
+    counts: Counts,
+    // Layout version 2 appends the fields below (see `Deserialize`).
+    /// The form the cells are written in: the widest of the sides folded so far.
+    form: LabelForm,
+    nulls: u64,
+    seen: SeenLabels,
+}
+
+/// The options and counts of a [`Confusion`]: all of it in layout version 1.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Counts {
     mode: ClassMode,
     positive: String,
     negative: Option<String>,
@@ -39,19 +53,53 @@ pub struct Confusion {
     excluded: u64,
 }
 
-/// Labels as text in any string layout (numbers in their display form).
-pub(crate) fn text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
-    let a: ArrayRef = arrow::array::make_array(a.to_data());
-    evalscore_text::to_text(&a, "labels").map_err(MetricError::Text)
-}
-
-pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
-    TextColumn::new(a.as_ref(), "labels").map_err(MetricError::Text)
+/// The byte form is postcard's, where a struct is its fields in order: a version 1 state is
+/// its [`Counts`], a version 2 state the same followed by the form, nulls and seen labels. A
+/// version 1 state reads as text labels, with no nulls or seen labels counted.
+impl<'de> serde::Deserialize<'de> for Confusion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (counts, form, nulls, seen) = if crate::bytes::reading_layout() < 2 {
+            let c = Counts::deserialize(d)?;
+            (c, LabelForm::Text, 0, SeenLabels::default())
+        } else {
+            <(Counts, LabelForm, u64, SeenLabels)>::deserialize(d)?
+        };
+        Ok(Confusion {
+            counts,
+            form,
+            nulls,
+            seen,
+        })
+    }
 }
 
 /// A ratio, null when the denominator is zero.
 fn ratio(num: f64, den: f64) -> Option<f64> {
     (den != 0.0).then(|| num / den)
+}
+
+/// The labels a metric accepts, written in the form of the labels it compares them with.
+struct Expected {
+    positive: String,
+    negative: Option<String>,
+    labels: Option<Vec<String>>,
+    multiclass: bool,
+}
+
+impl Expected {
+    /// Whether a row with these labels is included.
+    fn includes(&self, gt: &str, pred: &str) -> bool {
+        self.accepts(gt) && self.accepts(pred)
+    }
+
+    /// Whether a label may be in an included row.
+    fn accepts(&self, l: &str) -> bool {
+        match (self.multiclass, &self.labels, &self.negative) {
+            (true, Some(ls), _) => ls.iter().any(|x| x == l),
+            (false, _, Some(n)) => l == self.positive || l == n,
+            _ => true,
+        }
+    }
 }
 
 impl Confusion {
@@ -63,35 +111,63 @@ impl Confusion {
         confidence: f64,
     ) -> Self {
         Confusion {
-            mode,
-            positive: positive.unwrap_or_default(),
-            negative,
-            labels,
-            confidence,
-            cells: HashMap::new(),
-            excluded: 0,
+            counts: Counts {
+                mode,
+                positive: positive.unwrap_or_default(),
+                negative,
+                labels,
+                confidence,
+                cells: HashMap::new(),
+                excluded: 0,
+            },
+            form: LabelForm::Text,
+            nulls: 0,
+            seen: SeenLabels::default(),
         }
     }
 
-    fn included(&self, gt: &str, pred: &str) -> bool {
-        match self.mode {
-            ClassMode::Multiclass => match &self.labels {
-                Some(l) => l.iter().any(|x| x == gt) && l.iter().any(|x| x == pred),
-                None => true,
-            },
-            _ => match &self.negative {
-                Some(n) => (gt == self.positive || gt == n) && (pred == self.positive || pred == n),
-                None => true,
-            },
+    /// The options' labels in the state's form.
+    fn expected(&self) -> Expected {
+        let form = self.form;
+        Expected {
+            positive: answer_as(&self.counts.positive, form),
+            negative: self.counts.negative.as_deref().map(|n| answer_as(n, form)),
+            labels: self
+                .counts
+                .labels
+                .as_ref()
+                .map(|ls| ls.iter().map(|l| answer_as(l, form)).collect()),
+            multiclass: self.counts.mode == ClassMode::Multiclass,
         }
+    }
+
+    /// Rewrites the cells and seen labels in `form` when it is wider than the state's.
+    fn widen(&mut self, form: LabelForm) {
+        if form <= self.form {
+            return;
+        }
+        self.form = form;
+        let cells = std::mem::take(&mut self.counts.cells);
+        for ((a, p), c) in cells {
+            *self
+                .counts
+                .cells
+                .entry((answer_as(&a, form), answer_as(&p, form)))
+                .or_default() += c;
+        }
+        let expected = self.expected();
+        self.seen.widen(form, |l| expected.accepts(l));
     }
 
     pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
-        let (ga, pa) = (text(gt)?, text(pred)?);
+        let form = LabelForm::of(gt.data_type()).max(LabelForm::of(pred.data_type()));
+        self.widen(form);
+        let (ga, pa) = (labels_as(gt, self.form)?, labels_as(pred, self.form)?);
         let len = ga.len().min(pa.len());
-        if self.mode != ClassMode::Multiclass {
-            if let Some(neg) = self.negative.clone() {
-                return self.update_binary(&ga, &pa, len, &neg);
+        let expected = self.expected();
+        if self.counts.mode != ClassMode::Multiclass {
+            if let Some(neg) = &expected.negative {
+                return self.update_binary(&ga, &pa, len, &expected.positive, neg);
             }
         }
         let (g, p) = (column(&ga)?, column(&pa)?);
@@ -99,67 +175,93 @@ impl Confusion {
         let mut local: HashMap<(&str, &str), u64> = HashMap::new();
         for r in 0..len {
             match (g.get(r), p.get(r)) {
-                (Some(a), Some(b)) if self.included(a, b) => *local.entry((a, b)).or_default() += 1,
-                _ => self.excluded += 1,
+                (Some(a), Some(b)) if expected.includes(a, b) => {
+                    *local.entry((a, b)).or_default() += 1
+                }
+                (Some(a), Some(b)) => {
+                    self.counts.excluded += 1;
+                    self.note_unexpected(&expected, a, b);
+                }
+                _ => {
+                    self.counts.excluded += 1;
+                    self.nulls += 1;
+                }
             }
         }
         for ((a, b), c) in local {
-            match self.cells.get_mut(&(a.to_owned(), b.to_owned())) {
+            match self.counts.cells.get_mut(&(a.to_owned(), b.to_owned())) {
                 Some(x) => *x += c,
                 None => {
-                    self.cells.insert((a.to_owned(), b.to_owned()), c);
+                    self.counts.cells.insert((a.to_owned(), b.to_owned()), c);
                 }
             }
         }
         Ok(())
     }
 
+    fn note_unexpected(&mut self, expected: &Expected, gt: &str, pred: &str) {
+        for l in [gt, pred] {
+            if !expected.accepts(l) {
+                self.seen.note(l);
+            }
+        }
+    }
+
     /// The two-label case without hashing: over two Utf8View columns and labels of at most
     /// 12 bytes, one pass over the views ([`view_pair_counts`]); otherwise four comparisons
     /// against a scalar (arrow's `eq` kernel) and bitmap intersections counted with popcount.
+    /// Both give the excluded rows with two non-null labels, whose labels alone are read.
     fn update_binary(
         &mut self,
         ga: &ArrayRef,
         pa: &ArrayRef,
         len: usize,
+        pos: &str,
         neg: &str,
     ) -> Result<(), MetricError> {
-        let pos = self.positive.clone();
         let (g, p) = (ga.slice(0, len), pa.slice(0, len));
         let counts = match (g.as_string_view_opt(), p.as_string_view_opt()) {
-            (Some(g), Some(p)) => view_pair_counts(g, p, &pos, neg),
+            (Some(g), Some(p)) => view_pair_counts(g, p, pos, neg),
             _ => None,
         };
-        let counts = match counts {
+        let (counts, two_labels) = match counts {
             Some(c) => c,
             None => {
-                let is = |a: &ArrayRef, v: &str| -> Result<BooleanBuffer, MetricError> {
-                    let scalar = cast(&StringArray::from(vec![v]), a.data_type())
-                        .map_err(MetricError::Arrow)?;
-                    let eq = cmp::eq(a, &Scalar::new(scalar)).map_err(MetricError::Arrow)?;
-                    // A null label is neither class.
-                    Ok(match eq.nulls() {
-                        Some(n) => eq.values() & n.inner(),
-                        None => eq.values().clone(),
-                    })
-                };
-                let (g_pos, g_neg) = (is(&g, &pos)?, is(&g, neg)?);
-                let (p_pos, p_neg) = (is(&p, &pos)?, is(&p, neg)?);
+                let (g_pos, g_neg) = (equal_to(&g, pos)?, equal_to(&g, neg)?);
+                let (p_pos, p_neg) = (equal_to(&p, pos)?, equal_to(&p, neg)?);
                 let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
+                let mut odd = !&(&(&g_pos | &g_neg) & &(&p_pos | &p_neg));
+                if let Some(v) = NullBuffer::union(g.nulls(), p.nulls()) {
+                    odd = &odd & v.inner();
+                }
                 // counts[actual][predicted], 0 = negative, 1 = positive
-                [
+                let counts = [
                     [count(&g_neg, &p_neg), count(&g_neg, &p_pos)],
                     [count(&g_pos, &p_neg), count(&g_pos, &p_pos)],
-                ]
+                ];
+                (counts, odd.set_indices().map(|r| r as u32).collect())
             }
         };
         let included: u64 = counts.iter().flatten().sum();
-        self.excluded += len as u64 - included;
-        let names = [neg, pos.as_str()];
+        let excluded = len as u64 - included;
+        self.counts.excluded += excluded;
+        self.nulls += excluded - two_labels.len() as u64;
+        if !two_labels.is_empty() {
+            let (gc, pc) = (column(&g)?, column(&p)?);
+            for r in two_labels {
+                for col in [&gc, &pc] {
+                    if let Some(l) = col.get(r as usize).filter(|l| *l != pos && *l != neg) {
+                        self.seen.note(l);
+                    }
+                }
+            }
+        }
+        let names = [neg, pos];
         for (x, row) in counts.iter().enumerate() {
             for (y, &c) in row.iter().enumerate() {
                 if c > 0 {
                     *self
+                        .counts
                         .cells
                         .entry((names[x].to_owned(), names[y].to_owned()))
                         .or_default() += c;
@@ -171,23 +273,77 @@ impl Confusion {
 
     /// Distinct (actual, predicted) pairs seen.
     pub fn pairs(&self) -> usize {
-        self.cells.len()
+        self.counts.cells.len()
     }
 
+    /// Folds `other` in; the cells of the narrower form are rewritten in the wider one.
     pub fn merge(&mut self, other: &Confusion) {
-        self.excluded += other.excluded;
-        for (k, c) in &other.cells {
-            *self.cells.entry(k.clone()).or_default() += c;
+        self.widen(other.form);
+        let widened;
+        let other = if other.form < self.form {
+            let mut o = other.clone();
+            o.widen(self.form);
+            widened = o;
+            &widened
+        } else {
+            other
+        };
+        self.counts.excluded += other.counts.excluded;
+        self.nulls += other.nulls;
+        self.seen.merge(&other.seen);
+        for (k, c) in &other.counts.cells {
+            *self.counts.cells.entry(k.clone()).or_default() += c;
         }
     }
 
+    /// Rows excluded, those with a null label, and the unexpected labels of the others.
+    pub fn exclusions(&self) -> (u64, u64, &SeenLabels) {
+        (self.counts.excluded, self.nulls, &self.seen)
+    }
+
+    /// A sentence on the excluded rows when the metric excluded more than half of the rows
+    /// it saw (all of them included): how many, the labels it saw that it did not expect,
+    /// and the ones it expected.
+    pub fn exclusion_warning(&self) -> Option<String> {
+        let total = self.support() + self.counts.excluded;
+        if self.counts.excluded == 0 || self.counts.excluded * 2 <= total {
+            return None;
+        }
+        let quoted = |ls: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+            ls.map(|l| format!("{l:?}")).collect()
+        };
+        let mut seen = quoted(&mut self.seen.labels());
+        if self.seen.more() {
+            seen.push("...".to_owned());
+        }
+        let seen = if seen.is_empty() {
+            "none".to_owned()
+        } else {
+            seen.join(", ")
+        };
+        let e = self.expected();
+        let expected = match (self.counts.mode, &e.labels, &e.negative) {
+            (ClassMode::Multiclass, Some(ls), _) => {
+                quoted(&mut ls.iter().map(String::as_str)).join(", ")
+            }
+            (ClassMode::Multiclass, None, _) => "any label".to_owned(),
+            (_, _, Some(n)) => format!("{:?} (positive), {n:?} (negative)", e.positive),
+            (_, _, None) => format!("{:?} (positive) or any other label", e.positive),
+        };
+        Some(format!(
+            "excluded {} of {total} rows ({} with a null label); other labels seen: {seen}; expected: {expected}",
+            self.counts.excluded, self.nulls
+        ))
+    }
+
     fn support(&self) -> u64 {
-        self.cells.values().sum()
+        self.counts.cells.values().sum()
     }
 
     /// Non-zero cells as (actual, predicted, count), in byte order of (actual, predicted).
     pub fn cells(&self) -> Vec<(String, String, u64)> {
         let mut v: Vec<(String, String, u64)> = self
+            .counts
             .cells
             .iter()
             .filter(|(_, c)| **c > 0)
@@ -199,13 +355,14 @@ impl Confusion {
 
     /// Whether this state's confusion matrix belongs in confusion.parquet.
     pub fn has_matrix(&self) -> bool {
-        matches!(self.mode, ClassMode::Binary | ClassMode::Multiclass)
+        matches!(self.counts.mode, ClassMode::Binary | ClassMode::Multiclass)
     }
 
     fn binary_counts(&self) -> (u64, u64, u64, u64) {
         let (mut tp, mut fp, mut tn, mut fn_) = (0, 0, 0, 0);
-        for ((a, p), c) in &self.cells {
-            match (*a == self.positive, *p == self.positive) {
+        let positive = answer_as(&self.counts.positive, self.form);
+        for ((a, p), c) in &self.counts.cells {
+            match (*a == positive, *p == positive) {
                 (true, true) => tp += c,
                 (false, true) => fp += c,
                 (false, false) => tn += c,
@@ -218,8 +375,8 @@ impl Confusion {
     pub fn figures(&self) -> Vec<Figure> {
         let n = self.support();
         let fig = |stat: &str, v: Option<f64>| Figure::new(stat, None, v, n);
-        let c = self.confidence;
-        match self.mode {
+        let c = self.counts.confidence;
+        match self.counts.mode {
             ClassMode::Multiclass => self.multiclass_figures(),
             mode => {
                 let (tp, fp, tn, fn_) = self.binary_counts();
@@ -257,7 +414,7 @@ impl Confusion {
                             ("tn", tn),
                             ("fn", fn_),
                             ("support", n),
-                            ("excluded", self.excluded),
+                            ("excluded", self.counts.excluded),
                         ] {
                             out.push(fig(name, Some(v as f64)));
                         }
@@ -270,10 +427,11 @@ impl Confusion {
 
     /// The classes, in report order: `labels` as given, else the sorted distinct values.
     fn classes(&self) -> Vec<String> {
-        match &self.labels {
-            Some(l) => l.clone(),
+        match self.expected().labels {
+            Some(l) => l,
             None => {
-                let set: BTreeSet<&String> = self.cells.keys().flat_map(|(a, p)| [a, p]).collect();
+                let set: BTreeSet<&String> =
+                    self.counts.cells.keys().flat_map(|(a, p)| [a, p]).collect();
                 set.into_iter().cloned().collect()
             }
         }
@@ -291,7 +449,7 @@ impl Confusion {
             .enumerate()
             .map(|(i, c)| (c.as_str(), i))
             .collect();
-        for ((a, p), c) in &self.cells {
+        for ((a, p), c) in &self.counts.cells {
             let (ia, ip) = (index.get(a.as_str()), index.get(p.as_str()));
             if let Some(&i) = ia {
                 actual[i] += c;
@@ -321,7 +479,7 @@ impl Confusion {
         let mut out = Vec::new();
         let acc = ratio(st, n as f64);
         out.push(fig("accuracy", acc));
-        let iv = wilson(st, n as f64, self.confidence);
+        let iv = wilson(st, n as f64, self.counts.confidence);
         out.push(fig("accuracy_ci_low", iv.map(|x| x.0)));
         out.push(fig("accuracy_ci_high", iv.map(|x| x.1)));
         let names = ["precision", "recall", "f1_score"];
@@ -340,7 +498,7 @@ impl Confusion {
             ));
         }
         out.push(fig("support", Some(n as f64)));
-        out.push(fig("excluded", Some(self.excluded as f64)));
+        out.push(fig("excluded", Some(self.counts.excluded as f64)));
         for (i, class) in classes.iter().enumerate() {
             for (k, name) in names.iter().enumerate() {
                 out.push(Figure::new(name, Some(class.clone()), per[i][k], n));
@@ -354,6 +512,16 @@ impl Confusion {
         }
         out
     }
+}
+
+/// Which rows of a label column equal `v` (arrow's `eq` kernel); a null label is no class.
+fn equal_to(a: &ArrayRef, v: &str) -> Result<BooleanBuffer, MetricError> {
+    let scalar = cast(&StringArray::from(vec![v]), a.data_type()).map_err(MetricError::Arrow)?;
+    let eq = cmp::eq(a, &Scalar::new(scalar)).map_err(MetricError::Arrow)?;
+    Ok(match eq.nulls() {
+        Some(n) => eq.values() & n.inner(),
+        None => eq.values().clone(),
+    })
 }
 
 /// scikit-learn's `_nanaverage`: the (weighted) mean of the defined values; null when none
@@ -387,15 +555,18 @@ fn view_key(v: &str) -> Option<(u128, u128)> {
     Some((u128::MAX >> (8 * (12 - v.len())), want))
 }
 
-/// The 2x2 counts `[actual][predicted]` (0 = negative, 1 = positive) of two Utf8View label
-/// columns, in one pass over their views, 64 rows at a time; a null label is neither class.
-/// `None` when a label is longer than 12 bytes.
+/// The 2x2 counts `[actual][predicted]` (0 = negative, 1 = positive) of two label columns,
+/// and the rows excluded with two non-null labels (one of them neither class).
+type PairCounts = ([[u64; 2]; 2], Vec<u32>);
+
+/// The [`PairCounts`] of two Utf8View label columns, in one pass over their views, 64 rows
+/// at a time; a null label is neither class. `None` when a label is longer than 12 bytes.
 fn view_pair_counts(
     g: &StringViewArray,
     p: &StringViewArray,
     pos: &str,
     neg: &str,
-) -> Option<[[u64; 2]; 2]> {
+) -> Option<PairCounts> {
     let ((pm, pw), (nm, nw)) = (view_key(pos)?, view_key(neg)?);
     if pos.len() <= 4 && neg.len() <= 4 {
         // Length and text sit in the low 64 bits of the view.
@@ -412,12 +583,13 @@ fn pair_counts(
     g: &StringViewArray,
     p: &StringViewArray,
     class: impl Fn(u128) -> (bool, bool),
-) -> [[u64; 2]; 2] {
+) -> PairCounts {
     let (g_valid, p_valid) = (
         valid_words(g.nulls(), g.len()),
         valid_words(p.nulls(), p.len()),
     );
     let mut counts = [[0u64; 2]; 2];
+    let mut odd_rows = Vec::new();
     for (w, (gc, pc)) in g.views().chunks(64).zip(p.views().chunks(64)).enumerate() {
         let (mut gp, mut gn, mut pp, mut pn) = (0u64, 0u64, 0u64, 0u64);
         for (j, (&gv, &pv)) in gc.iter().zip(pc).enumerate() {
@@ -434,8 +606,15 @@ fn pair_counts(
         counts[0][1] += u64::from((gn & pp).count_ones());
         counts[1][0] += u64::from((gp & pn).count_ones());
         counts[1][1] += u64::from((gp & pp).count_ones());
+        // Rows of this chunk: the last one may be short, and its validity words padded.
+        let live = u64::MAX >> (64 - gc.len().min(pc.len()));
+        let mut odd = live & gv & pv & !((gp | gn) & (pp | pn));
+        while odd != 0 {
+            odd_rows.push((w * 64) as u32 + odd.trailing_zeros());
+            odd &= odd - 1;
+        }
     }
-    counts
+    (counts, odd_rows)
 }
 
 #[cfg(test)]
@@ -473,7 +652,7 @@ mod tests {
                     0.95,
                 );
                 c.update(&ga.slice(3, 290), &pa.slice(3, 290)).unwrap();
-                (c.cells(), c.excluded)
+                (c.cells(), c.counts.excluded, c.nulls, c.seen)
             };
             let views = run(
                 Arc::new(StringViewArray::from(g.clone())),
@@ -490,6 +669,15 @@ mod tests {
                 })
                 .count() as u64;
             assert_eq!(views.1, 290 - both, "{names:?}");
+            let nulls = (3..293).filter(|&i| g[i].is_none() || p[i].is_none());
+            assert_eq!(views.2, nulls.count() as u64, "{names:?}");
+            let seen: BTreeSet<&str> = (3..293)
+                .filter_map(|i| g[i].zip(p[i]))
+                .flat_map(|(a, b)| [a, b])
+                .filter(|l| !names.contains(l))
+                .collect();
+            assert_eq!(views.3.labels().collect::<BTreeSet<_>>(), seen, "{names:?}");
+            assert_eq!(seen.len(), 3, "{names:?}");
             assert!(
                 views.0.iter().all(|c| c.2 > 0) && views.0.len() == 4,
                 "{names:?}"

@@ -1,9 +1,9 @@
 //! Per-group metric states for `group_by`.
 
 use crate::{Figure, MetricError, MetricState, StateKind, UserFold, UserState};
-use arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
-use arrow::compute::{cast, take};
-use arrow::datatypes::DataType;
+use arrow::array::{Array, ArrayRef, UInt32Array};
+use arrow::compute::take;
+use evalscore_text::TextColumn;
 use std::collections::HashMap;
 
 /// The groups of one batch: which rows belong to which group-by key.
@@ -19,28 +19,38 @@ pub struct GroupKeys {
 }
 
 impl GroupKeys {
-    /// Groups the rows of a batch by the text of `columns` (numbers in their display form).
+    /// Groups the rows of a batch by the labels of `columns` ([`crate::labels::labels`]).
     pub fn compute(columns: &[ArrayRef]) -> Result<GroupKeys, MetricError> {
         let text: Vec<ArrayRef> = columns
             .iter()
-            .map(|c| match c.data_type() {
-                DataType::Utf8 => Ok(c.clone()),
-                t => cast(c, &DataType::Utf8).map_err(|e| {
-                    MetricError::Invalid(format!("cannot group by a column of type {t}: {e}"))
-                }),
+            .map(|c| {
+                crate::labels::labels(c.as_ref()).map_err(|e| {
+                    MetricError::Invalid(format!(
+                        "cannot group by a column of type {}: {e}",
+                        c.data_type()
+                    ))
+                })
             })
             .collect::<Result<_, _>>()?;
-        let cols: Vec<_> = text.iter().map(|c| c.as_string::<i32>()).collect();
-        let len = cols.first().map_or(0, |c| c.len());
+        let cols: Vec<TextColumn<'_>> = text
+            .iter()
+            .map(crate::labels::column)
+            .collect::<Result<_, _>>()?;
+        let len = text.first().map_or(0, |c| c.len());
         let mut index: HashMap<Vec<&str>, usize> = HashMap::new();
         let mut out = GroupKeys::default();
         let mut key: Vec<&str> = Vec::with_capacity(cols.len());
         for row in 0..len {
             key.clear();
-            if cols.iter().any(|c| c.is_null(row)) {
+            for c in &cols {
+                match c.get(row) {
+                    Some(v) => key.push(v),
+                    None => break,
+                }
+            }
+            if key.len() < cols.len() {
                 continue;
             }
-            key.extend(cols.iter().map(|c| c.value(row)));
             let g = match index.get(&key) {
                 Some(&g) => g,
                 None => {
@@ -209,6 +219,11 @@ impl Grouped {
             out.extend(s.finish().into_iter().map(|f| (Some(k.clone()), f)));
         }
         out
+    }
+
+    /// The overall state's [`MetricState::exclusion_warning`].
+    pub fn exclusion_warning(&self) -> Option<String> {
+        self.overall.exclusion_warning()
     }
 
     /// Confusion cells, overall first, then per group.

@@ -14,7 +14,8 @@
 //!
 //! Null rule for every state: null input values are skipped and not counted in `n`, except by
 //! [`Frequency`], which counts null as a value of its own, and [`Confusion`], which counts
-//! rows with a null label as `excluded`. An undefined figure (no values, a zero denominator)
+//! rows with a null label as `excluded`. Every metric that reads a field as labels writes
+//! them with [`labels::labels`] (one text per value). An undefined figure (no values, a zero denominator)
 //! is null, never NaN.
 
 pub mod bytes;
@@ -22,6 +23,7 @@ mod classification;
 mod frequency;
 mod grouped;
 pub mod intervals;
+pub mod labels;
 mod moments;
 mod user;
 
@@ -184,8 +186,9 @@ impl MetricState {
     /// Folds one batch: the metric's field, or (ground truth, prediction) for classification.
     ///
     /// A Boolean input is a pass mask of 0/1 scores (true = 1.0), as the scorer kernels
-    /// return them: every metric reads it as those Float64 scores (so a frequency counts the
-    /// labels `0.0` and `1.0`), and the mean and standard deviation count it with popcounts.
+    /// return them: every metric reads it as those scores (so a frequency counts the labels
+    /// `0.0` and `1.0`, [`labels`]), and the mean and standard deviation count it with
+    /// popcounts.
     pub fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
         let first = inputs
             .first()
@@ -195,10 +198,6 @@ impl MetricState {
                 m.update_mask(mask);
                 return Ok(());
             }
-            let scores = numbers(*first)?;
-            let mut rest: Vec<&dyn Array> = inputs.to_vec();
-            rest[0] = &scores;
-            return self.update(&rest);
         }
         match self {
             MetricState::Mean(m, _) | MetricState::StdDev(m) => m.update(&numbers(*first)?),
@@ -282,6 +281,15 @@ impl MetricState {
             MetricState::Frequency(f) => f.figures(),
             MetricState::Classification(c) => c.figures(),
             MetricState::User(u) => u.figures(),
+        }
+    }
+
+    /// For a classification state that excluded more than half of its rows, a sentence
+    /// saying how many and which labels it saw against the ones it expected.
+    pub fn exclusion_warning(&self) -> Option<String> {
+        match self {
+            MetricState::Classification(c) => c.exclusion_warning(),
+            _ => None,
         }
     }
 

@@ -16,6 +16,7 @@ mod judge_robust;
 mod judge_robust_real;
 mod judged;
 mod judged_real;
+mod labels;
 mod outdir;
 mod report;
 mod robustness;

@@ -223,7 +223,7 @@ fn batches_of_another_schema_and_states_of_another_task_are_refused() {
     bytes[4] = 9;
     assert_eq!(
         States::from_bytes(&bytes).unwrap_err().message,
-        "states of format version 9; this build reads versions 1 to 2"
+        "states of format version 9; this build reads versions 1 to 3"
     );
     // Equal states give equal bytes.
     let (_, again) = other.score(&parts[0]).unwrap();
@@ -317,13 +317,15 @@ fn states_through_bytes_merge_bit_identically() {
 
 /// The byte form is a committed contract: these states, serialized, are the golden file
 /// (regenerate deliberately with `EVALSCORE_BLESS=1` only when the format version changes).
-/// Version 1 bytes (before the judge's invalid counts) are still read, as zero counts.
+/// Version 2 bytes (metric states of layout 1, before the classification states' label
+/// form and exclusion details) and version 1 bytes (also before the judge's invalid counts)
+/// are still read, and give the same figures.
 #[test]
 fn states_bytes_match_the_golden_file() {
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/states_v2.bin");
-    let v1 =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/states_v1.bin"))
-            .unwrap();
+    let golden_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let golden = golden_dir.join("states_v3.bin");
+    let v2 = std::fs::read(golden_dir.join("states_v2.bin")).unwrap();
+    let v1 = std::fs::read(golden_dir.join("states_v1.bin")).unwrap();
     let data = batches(&examples().join("qa.parquet"), 40).remove(0);
     let task = Task::from_yaml(ALL_KINDS, &[]).unwrap();
     let scorer = Scorer::new(task, &data.schema(), &BindOptions::default()).unwrap();
@@ -336,12 +338,107 @@ fn states_bytes_match_the_golden_file() {
     let want = std::fs::read(&golden).unwrap();
     assert_eq!(bytes, want);
     assert_eq!(&want[..4], b"ESST");
-    assert_eq!(want[4..6], [2, 0]);
+    assert_eq!(want[4..6], [3, 0]);
     assert_eq!(want[6..38], states.fingerprint());
     assert_eq!(States::from_bytes(&want).unwrap(), states);
+    assert_eq!(v2[4..6], [2, 0]);
     assert_eq!(v1[4..6], [1, 0]);
-    assert_eq!(want.len(), v1.len() + 1 + states.invalid().len());
-    assert_eq!(want[..4], v1[..4]);
-    assert_eq!(want[6..v1.len()], v1[6..]);
-    assert_eq!(States::from_bytes(&v1).unwrap(), states);
+    assert_eq!(v2.len(), v1.len() + 1 + states.invalid().len());
+    assert_eq!(v2[6..v1.len()], v1[6..]);
+    let report = scorer.finish(&states).unwrap();
+    for old in [&v2, &v1] {
+        let read = States::from_bytes(old).unwrap();
+        assert_eq!(read.rows(), states.rows());
+        let got = scorer.finish(&read).unwrap();
+        assert_eq!(bits(&got.metrics), bits(&report.metrics));
+        assert_eq!(got.confusion, report.confusion);
+    }
+}
+
+/// A classification metric that excludes more than half of its rows warns, naming the
+/// scorer, the metric, the null labels, the labels it saw and the ones it expected; the
+/// states of batches merged in any order (through bytes) warn as one pass does, and a metric
+/// that excludes few rows does not.
+#[test]
+fn states_warn_of_a_metric_that_excludes_most_rows() {
+    const TASK: &str = "definition:\n  scorers:\n    - type: string_equals\n      key: labels\n      value: \"{{ sample.label_pred }}\"\n      ground_truth: \"{{ sample.label_gt }}\"\n      metrics:\n        - {type: binary-classification, name: short, field_gt: ground_truth, field_pred: value, positive_answer: \"y\", negative_answer: \"n\"}\n        - {type: binary-classification, name: long, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\", negative_answer: \"no\"}\n";
+    let path = examples().join("qa.parquet");
+    let data = table(&path);
+    // The expectation, from the input: rows with a null label, and the other labels.
+    let text = |c: &str| -> Vec<Option<String>> {
+        let a = arrow::compute::cast(
+            data.column_by_name(c).unwrap(),
+            &arrow::datatypes::DataType::Utf8,
+        )
+        .unwrap();
+        let a = a
+            .as_any()
+            .downcast_ref::<arrow::array::StringArray>()
+            .unwrap();
+        a.iter().map(|v| v.map(str::to_owned)).collect()
+    };
+    let (gt, pred) = (text("label_gt"), text("label_pred"));
+    let nulls = gt
+        .iter()
+        .zip(&pred)
+        .filter(|(g, p)| g.is_none() || p.is_none())
+        .count();
+    let mut seen: Vec<&str> = gt
+        .iter()
+        .zip(&pred)
+        .filter_map(|(g, p)| g.as_deref().zip(p.as_deref()))
+        .flat_map(|(g, p)| [g, p])
+        .filter(|l| *l != "y" && *l != "n")
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    let seen: Vec<String> = seen.iter().map(|l| format!("{l:?}")).collect();
+    assert!(
+        nulls > 0 && seen.len() >= 2 && seen.len() <= 20,
+        "{nulls} {seen:?}"
+    );
+    let want = [format!(
+        "scorer `labels`: metric `short` excluded 300 of 300 rows ({nulls} with a null label); other labels seen: {}; expected: \"y\" (positive), \"n\" (negative)",
+        seen.join(", ")
+    )];
+
+    let task = Task::from_yaml(TASK, &[]).unwrap();
+    let scorer = Scorer::new(task, &data.schema(), &BindOptions::default()).unwrap();
+    let task = Task::from_yaml(TASK, &[]).unwrap();
+    let (_, whole) = scorer.score(&data).unwrap();
+    assert_eq!(whole.exclusion_warnings(&task), want);
+    let parts: Vec<States> = batches(&path, 41)
+        .iter()
+        .map(|b| scorer.score(b).unwrap().1)
+        .collect();
+    let mut merged = scorer.empty_states();
+    for p in parts.iter().rev() {
+        merged
+            .merge(&States::from_bytes(&p.to_bytes().unwrap()).unwrap())
+            .unwrap();
+    }
+    assert_eq!(merged.exclusion_warnings(&task), want);
+
+    // The file pipeline: the same warning through the callback and in run.json.
+    let dir = tempfile::tempdir().unwrap();
+    let task_file = dir.path().join("t.yaml");
+    std::fs::write(&task_file, TASK).unwrap();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = heard.clone();
+    let summary = run(&RunOptions {
+        task: task_file,
+        inputs: vec![path],
+        out_dir: dir.path().join("out"),
+        threads: 2,
+        warn: Some(Box::new(move |w: &str| {
+            h.lock().unwrap().push(w.to_owned())
+        })),
+        ..RunOptions::default()
+    })
+    .unwrap();
+    assert_eq!(summary.warnings, want);
+    assert_eq!(*heard.lock().unwrap(), want);
+    let run_json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["warnings"], serde_json::json!(want));
 }

@@ -2,6 +2,7 @@
 //! per area. `cargo test -p evalscore-metrics --test it merge_law::` runs one module's tests.
 
 mod golden;
+mod labels;
 mod limits;
 mod merge_law;
 mod state_bytes;

@@ -105,7 +105,7 @@ fn equal_states_give_equal_bytes_and_the_header_is_documented() {
     assert_eq!(&b1[..4], b"ESMS");
     assert_eq!(&b1[..4], STATE_MAGIC);
     assert_eq!(b1[4..6], STATE_FORMAT_VERSION.to_le_bytes());
-    assert_eq!(STATE_FORMAT_VERSION, 1);
+    assert_eq!(STATE_FORMAT_VERSION, 2);
 }
 
 #[test]
@@ -118,10 +118,10 @@ fn foreign_newer_damaged_and_mismatched_states_are_refused() {
         "not an evalscore metric state (the bytes do not start with `ESMS`)"
     );
     let mut newer = bytes.clone();
-    newer[4] = 2;
+    newer[4] = 3;
     assert_eq!(
         Grouped::from_bytes(&newer).unwrap_err().to_string(),
-        "a metric state of format version 2; this build reads version 1"
+        "a metric state of format version 3; this build reads version 2"
     );
     assert_eq!(
         Grouped::from_bytes(&bytes[..5]).unwrap_err().to_string(),
