@@ -352,3 +352,67 @@ fn a_failing_metric_template_names_its_metric_and_row() {
         )
     );
 }
+
+/// Labels compare by value: the human verdict as an Int64 0/1 column, read through a
+/// template, against the rule's `is_correct` (a 0/1 score) counts 1 = 1.0; the same figures
+/// as against the Float64 column; and a field compared with itself has accuracy 1.
+#[test]
+fn an_integer_label_column_meets_a_score_by_value() {
+    let batch = rows();
+    let human01 = batch
+        .column_by_name("human01")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap();
+    let ints: Int64Array = human01.iter().map(|v| v.map(|v| v as i64)).collect();
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.push(Field::new("human_int", DataType::Int64, true));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(ints));
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+    let task = r#"
+definition:
+  scorers:
+    - type: includes
+      expected: "{{ sample.answer }}"
+      metrics:
+        - {type: binary-classification, name: int, field_gt: is_correct, field_pred: "{{ sample.human_int }}", positive_answer: "1", negative_answer: "0"}
+        - {type: binary-classification, name: float, field_gt: is_correct, field_pred: "{{ sample.human01 }}", positive_answer: "1.0", negative_answer: "0.0"}
+        - {type: multiclass-classification, name: itself, field_gt: is_correct, field_pred: is_correct}
+"#;
+    let all = lines(&score(task, &batch, 3));
+    let pick = |name: &str, stats: &[&str]| -> Vec<String> {
+        find(&all, &format!("includes|{name}|"))
+            .into_iter()
+            .filter(|l| stats.iter().any(|s| l.contains(&format!("|{s}|"))))
+            .map(|l| l.split('|').skip(3).collect::<Vec<_>>().join("|"))
+            .collect()
+    };
+    let want = vec![
+        "accuracy|∅||0.714285714286|7",
+        "tp|∅||3.000000000000|7",
+        "fp|∅||1.000000000000|7",
+        "tn|∅||2.000000000000|7",
+        "fn|∅||1.000000000000|7",
+        "excluded|∅||1.000000000000|7",
+    ];
+    let stats = ["accuracy", "tp", "fp", "tn", "fn", "excluded"];
+    assert_eq!(pick("int", &stats), want);
+    assert_eq!(pick("float", &stats), want);
+    assert_eq!(
+        pick("itself", &["accuracy", "support", "excluded"]),
+        vec![
+            "accuracy|∅||1.000000000000|8",
+            "support|∅||8.000000000000|8",
+            "excluded|∅||0.000000000000|8",
+            "support|0.0||3.000000000000|8",
+            "support|1.0||5.000000000000|8",
+        ]
+    );
+}
