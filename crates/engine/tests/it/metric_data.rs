@@ -366,16 +366,16 @@ fn an_integer_label_column_meets_a_score_by_value() {
         .downcast_ref::<Float64Array>()
         .unwrap();
     let ints: Int64Array = human01.iter().map(|v| v.map(|v| v as i64)).collect();
-    let mut fields: Vec<Field> = batch
+    let columns = batch
         .schema()
         .fields()
         .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    fields.push(Field::new("human_int", DataType::Int64, true));
-    let mut columns = batch.columns().to_vec();
-    columns.push(Arc::new(ints));
-    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+        .zip(batch.columns())
+        .map(|(f, c)| (f.name().clone(), Arc::clone(c)));
+    let batch = RecordBatch::try_from_iter(
+        columns.chain([("human_int".to_owned(), Arc::new(ints) as ArrayRef)]),
+    )
+    .unwrap();
     let task = r#"
 definition:
   scorers:

@@ -3,6 +3,7 @@
 //! and exact metrics.
 
 use crate::common::*;
+use arrow::array::RecordBatch;
 
 /// Human-labelled answers with a judge's score (an integer column, one null), a latency
 /// written as text, and a human verdict (one null).
@@ -44,11 +45,17 @@ fn types(b: &arrow::record_batch::RecordBatch) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn value_scorer_averages_a_numeric_column_per_group() {
-    let job = Job::new(VALUE_TASK, ROWS);
+/// Runs `task` over `rows` quietly; the job (for its other outputs) and scores.parquet.
+fn run_quiet(task: &str, rows: &str) -> (Job, RecordBatch) {
+    let job = Job::new(task, rows);
     succeeded(job.run(&["--quiet"]));
     let scores = read_parquet(&job.out.join("scores.parquet"));
+    (job, scores)
+}
+
+#[test]
+fn value_scorer_averages_a_numeric_column_per_group() {
+    let (job, scores) = run_quiet(VALUE_TASK, ROWS);
     assert_eq!(
         types(&scores),
         [
@@ -178,9 +185,7 @@ fn write_fields_keep_the_predictions_typed_and_in_order() {
       ground_truth: "{{ sample.human }}"
       value: "{{ sample.human }}"
 "#;
-    let job = Job::new(task, ROWS);
-    succeeded(job.run(&["--quiet"]));
-    let scores = read_parquet(&job.out.join("scores.parquet"));
+    let (_job, scores) = run_quiet(task, ROWS);
     assert_eq!(
         types(&scores),
         [
@@ -227,9 +232,7 @@ fn numeric_match_spaced_sign_reads_the_intercept() {
         "{\"id\": 3, \"ideal\": \"y = 0.91x -8.97\", \"output\": \"y = 0.91x - 8.97\"}\n",
     );
     let task = "definition:\n  scorers:\n    - {type: numeric_match, key: inspect, expected: \"{{ sample.ideal }}\"}\n    - {type: numeric_match, key: spaced, expected: \"{{ sample.ideal }}\", spaced_sign: true}\n";
-    let job = Job::new(task, rows);
-    succeeded(job.run(&["--quiet"]));
-    let scores = read_parquet(&job.out.join("scores.parquet"));
+    let (_job, scores) = run_quiet(task, rows);
     assert_eq!(
         column_names(&scores),
         ["id", "inspect__is_correct", "spaced__is_correct"]
@@ -268,9 +271,7 @@ fn value_scorer_extracts_numbers_reads_booleans_and_normalizes_labels() {
       normalize: [strip, ignore_case]
       metrics: [{type: frequency, field: value}]
 "#;
-    let job = Job::new(task, rows);
-    succeeded(job.run(&["--quiet"]));
-    let scores = read_parquet(&job.out.join("scores.parquet"));
+    let (job, scores) = run_quiet(task, rows);
     assert_eq!(
         types(&scores),
         [
