@@ -366,8 +366,8 @@ fn an_integer_label_column_meets_a_score_by_value() {
         .downcast_ref::<Float64Array>()
         .unwrap();
     let ints: Int64Array = human01.iter().map(|v| v.map(|v| v as i64)).collect();
-    let columns = batch
-        .schema()
+    let schema = batch.schema();
+    let columns = schema
         .fields()
         .iter()
         .zip(batch.columns())
