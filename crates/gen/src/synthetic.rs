@@ -1,4 +1,5 @@
-//! `synthetic`: large MCQA-style Parquet file, streamed batch by batch.
+//! `synthetic`: large MCQA-style Parquet file, streamed batch by batch, in one of two
+//! profiles: `default` (the bundled benchmark file) or `export` (see [`crate::export`]).
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -17,8 +18,29 @@ use parquet::schema::types::ColumnPath;
 use crate::rng::{Rng, WORDS};
 use crate::writer_props;
 
-const LETTERS: [&str; 4] = ["A", "B", "C", "D"];
-const LOWER: [&str; 4] = ["a", "b", "c", "d"];
+pub(crate) const LETTERS: [&str; 5] = ["A", "B", "C", "D", "E"];
+pub(crate) const LOWER: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// The shape of the generated rows; both have the same schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// Every row multiple choice with a list of choices (the bundled benchmark file).
+    Default,
+    /// Rows shaped like a real evaluation export ([`crate::export`]).
+    Export,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "default" => Ok(Profile::Default),
+            "export" => Ok(Profile::Export),
+            _ => Err("expected `default` or `export`".to_owned()),
+        }
+    }
+}
 
 /// Options of the `synthetic` subcommand.
 #[derive(Debug, Clone)]
@@ -27,6 +49,7 @@ pub struct Options {
     pub row_group_size: usize,
     pub batch_size: usize,
     pub seed: u64,
+    pub profile: Profile,
 }
 
 pub fn schema() -> SchemaRef {
@@ -44,15 +67,15 @@ pub fn schema() -> SchemaRef {
 }
 
 /// Column builders for one batch.
-struct Builders {
-    id: Int64Builder,
-    prompt: StringBuilder,
-    output: StringBuilder,
-    answer: StringBuilder,
-    choices: ListBuilder<StringBuilder>,
-    choices_json: StringBuilder,
-    label_gt: StringBuilder,
-    label_pred: StringBuilder,
+pub(crate) struct Builders {
+    pub(crate) id: Int64Builder,
+    pub(crate) prompt: StringBuilder,
+    pub(crate) output: StringBuilder,
+    pub(crate) answer: StringBuilder,
+    pub(crate) choices: ListBuilder<StringBuilder>,
+    pub(crate) choices_json: StringBuilder,
+    pub(crate) label_gt: StringBuilder,
+    pub(crate) label_pred: StringBuilder,
 }
 
 impl Builders {
@@ -91,7 +114,7 @@ impl Builders {
 
 /// Appends at least one space-separated word, until the pending value of `b`
 /// (which started at byte offset `row_start`) is at least `target` bytes long.
-fn append_words(b: &mut StringBuilder, rng: &mut Rng, row_start: usize, target: usize) {
+pub(crate) fn append_words(b: &mut StringBuilder, rng: &mut Rng, row_start: usize, target: usize) {
     let mut first = true;
     while first || b.values_slice().len() - row_start < target {
         if !first {
@@ -103,7 +126,7 @@ fn append_words(b: &mut StringBuilder, rng: &mut Rng, row_start: usize, target: 
 }
 
 /// Small extension so the builder can be used like a `String`.
-trait PushStr {
+pub(crate) trait PushStr {
     fn push_str(&mut self, s: &str);
 }
 
@@ -114,7 +137,29 @@ impl PushStr for StringBuilder {
     }
 }
 
-/// Generates row `id` into the builders. Pure function of `(seed, id)`.
+/// Appends a multiple-choice prompt with `n_choices` options:
+/// "Question 17: <stem>? A. <opt> B. <opt> C. <opt> D. <opt> Answer:".
+/// Total length is 200..=~600 bytes: cumulative byte goals for the stem (2/5)
+/// and the options (3/5 shared), then the 8-byte " Answer:" suffix.
+pub(crate) fn mcqa_prompt(p: &mut StringBuilder, rng: &mut Rng, id: u64, n_choices: usize) {
+    let body = rng.range(200, 585) as usize - 8;
+    let row_start = p.values_slice().len();
+    let _ = write!(p, "Question {id}: ");
+    let mut goal = body * 2 / 5;
+    append_words(p, rng, row_start, goal);
+    p.push_str("?");
+    for (i, letter) in LETTERS[..n_choices].iter().enumerate() {
+        goal = body - body * 3 * (n_choices - 1 - i) / (5 * n_choices);
+        p.push_str(" ");
+        p.push_str(letter);
+        p.push_str(". ");
+        append_words(p, rng, row_start, goal);
+    }
+    p.append_value(" Answer:");
+}
+
+/// Generates row `id` of the default profile into the builders. Pure function of
+/// `(seed, id)`.
 fn gen_row(b: &mut Builders, seed: u64, id: u64) {
     let mut rng = Rng::for_row(seed, id);
     let n_choices: usize = if rng.chance(150) { 3 } else { 4 };
@@ -123,23 +168,7 @@ fn gen_row(b: &mut Builders, seed: u64, id: u64) {
 
     b.id.append_value(id as i64);
 
-    // prompt: "Question 17: <stem>? A. <opt> B. <opt> C. <opt> D. <opt> Answer:"
-    // Total length is 200..=~600 bytes: cumulative byte goals for the stem (2/5)
-    // and the options (3/5 shared), then the 8-byte " Answer:" suffix.
-    let body = rng.range(200, 585) as usize - 8;
-    let row_start = b.prompt.values_slice().len();
-    let _ = write!(b.prompt, "Question {id}: ");
-    let mut goal = body * 2 / 5;
-    append_words(&mut b.prompt, &mut rng, row_start, goal);
-    b.prompt.push_str("?");
-    for (i, letter) in LETTERS[..n_choices].iter().enumerate() {
-        goal = body - body * 3 * (n_choices - 1 - i) / (5 * n_choices);
-        b.prompt.push_str(" ");
-        b.prompt.push_str(letter);
-        b.prompt.push_str(". ");
-        append_words(&mut b.prompt, &mut rng, row_start, goal);
-    }
-    b.prompt.append_value(" Answer:");
+    mcqa_prompt(&mut b.prompt, &mut rng, id, n_choices);
 
     // output: correct letter with p=0.66, otherwise a different letter A-D.
     let letter = if answer_null || rng.chance(660) {
@@ -212,16 +241,21 @@ fn gen_row(b: &mut Builders, seed: u64, id: u64) {
     }
 }
 
-/// Builds rows `start..start+len` as one record batch.
+/// Builds rows `start..start+len` of `profile` as one record batch.
 pub fn build_batch(
     schema: SchemaRef,
+    profile: Profile,
     seed: u64,
     start: u64,
     len: usize,
 ) -> Result<RecordBatch, ArrowError> {
     let mut b = Builders::new(len);
+    let row = match profile {
+        Profile::Default => gen_row,
+        Profile::Export => crate::export::gen_row,
+    };
     for id in start..start + len as u64 {
-        gen_row(&mut b, seed, id);
+        row(&mut b, seed, id);
     }
     b.finish(schema)
 }
@@ -240,14 +274,14 @@ pub fn run(opts: &Options, out: &Path) -> Result<(), Box<dyn std::error::Error>>
     let (tx, rx) = sync_channel::<Result<RecordBatch, ArrowError>>(1);
     let rows = opts.rows;
     let batch = opts.batch_size.max(1) as u64;
-    let seed = opts.seed;
+    let (seed, profile) = (opts.seed, opts.profile);
     let gen_schema = schema.clone();
     std::thread::scope(|s| -> Result<(), Box<dyn std::error::Error>> {
         s.spawn(move || {
             let mut start = 0;
             while start < rows {
                 let len = batch.min(rows - start) as usize;
-                let b = build_batch(gen_schema.clone(), seed, start, len);
+                let b = build_batch(gen_schema.clone(), profile, seed, start, len);
                 if tx.send(b).is_err() {
                     break;
                 }
@@ -276,18 +310,20 @@ mod tests {
     #[test]
     fn rows_independent_of_batching() -> Result<(), ArrowError> {
         let s = schema();
-        let whole = build_batch(s.clone(), 7, 0, 1000)?;
-        let a = build_batch(s.clone(), 7, 0, 333)?;
-        let b = build_batch(s.clone(), 7, 333, 667)?;
-        let joined = arrow::compute::concat_batches(&s, [&a, &b])?;
-        assert_eq!(whole, joined);
+        for p in [Profile::Default, Profile::Export] {
+            let whole = build_batch(s.clone(), p, 7, 0, 1000)?;
+            let a = build_batch(s.clone(), p, 7, 0, 333)?;
+            let b = build_batch(s.clone(), p, 7, 333, 667)?;
+            let joined = arrow::compute::concat_batches(&s, [&a, &b])?;
+            assert_eq!(whole, joined, "{p:?}");
+        }
         Ok(())
     }
 
     #[test]
     fn accuracy_in_range() -> Result<(), ArrowError> {
         use arrow::array::{Array, AsArray};
-        let b = build_batch(schema(), 42, 0, 20_000)?;
+        let b = build_batch(schema(), Profile::Default, 42, 0, 20_000)?;
         let out = b.column(2).as_string::<i32>();
         let ans = b.column(3).as_string::<i32>();
         let prompt = b.column(1).as_string::<i32>();
