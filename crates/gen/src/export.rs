@@ -258,5 +258,155 @@ fn labels(b: &mut Builders, rng: &mut Rng) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::BTreeMap;
+
+    use arrow::array::{Array, AsArray};
+    use arrow::error::ArrowError;
+
+    use crate::synthetic::{build_batch, schema, Profile};
+
+    /// Counts of each spelling of a label column (null as `None`).
+    fn spellings(col: &dyn Array) -> BTreeMap<Option<String>, usize> {
+        let mut m = BTreeMap::new();
+        for v in col.as_string::<i32>() {
+            *m.entry(v.map(str::to_owned)).or_insert(0) += 1;
+        }
+        m
+    }
+
+    fn label_counts(pairs: &[(Option<&str>, usize)]) -> BTreeMap<Option<String>, usize> {
+        pairs
+            .iter()
+            .map(|(k, n)| (k.map(str::to_owned), *n))
+            .collect()
+    }
+
+    /// The shape of 20,000 rows of seed 42, as exact counts: a change to the profile shows
+    /// here. The targets are in the comments.
+    #[test]
+    fn export_profile_shape() -> Result<(), ArrowError> {
+        let b = build_batch(schema(), Profile::Export, 42, 0, 20_000)?;
+        let col = |name: &str| b.column_by_name(name).expect(name);
+        let prompt = col("prompt").as_string::<i32>();
+        let output = col("output").as_string::<i32>();
+        let answer = col("answer").as_string::<i32>();
+        let choices = col("choices").as_list::<i32>();
+        let choices_json = col("choices_json").as_string::<i32>();
+
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut count = |k| *counts.entry(k).or_insert(0) += 1;
+        for row in 0..b.num_rows() {
+            let chars = prompt.value(row).chars().count();
+            assert!((200..=600).contains(&chars), "row {row}: prompt of {chars}");
+            let free = choices.is_null(row);
+            assert_eq!(choices_json.is_null(row), free, "row {row}");
+            if free {
+                count("free-text");
+                assert!(answer.is_null(row), "row {row}: a free-text answer");
+            } else {
+                count(
+                    ["3 choices", "4 choices", "5 choices"][choices.value_length(row) as usize - 3],
+                );
+                if answer.is_null(row) {
+                    count("mcqa null answer");
+                }
+            }
+            if output.is_null(row) {
+                count("null output");
+                continue;
+            }
+            let text = output.value(row);
+            let Some(first) = text.chars().next() else {
+                count("empty output");
+                continue;
+            };
+            if first.is_whitespace() {
+                count("whitespace first");
+            }
+            if first.is_ascii_lowercase() && !free {
+                count("mcqa lower-case first");
+            }
+            if ('\u{ff01}'..='\u{ff5e}').contains(&first) {
+                count("fullwidth first");
+            }
+            if ('\u{4e00}'..='\u{9fff}').contains(&first) {
+                count("CJK first");
+            }
+            let combining = |c: &char| ('\u{300}'..='\u{36f}').contains(c);
+            if combining(&first) {
+                count("combining first");
+            }
+            if text.chars().any(|c| combining(&c)) {
+                count("combining mark");
+            }
+        }
+        let expected = [
+            ("free-text", 5952),            // 30%
+            ("3 choices", 709),             // 5% of MCQA rows
+            ("4 choices", 11981),           // 85%
+            ("5 choices", 1358),            // 10%
+            ("mcqa null answer", 156),      // 1%
+            ("null output", 213),           // 1% of all rows
+            ("empty output", 100),          // 0.5%
+            ("whitespace first", 1133),     // " B", "\n  B. because", " São Paulo"
+            ("mcqa lower-case first", 830), // "b", "b. because"
+            ("fullwidth first", 700),       // "Ｂ", "Ｂ．...", "Ｔｏｋｙｏ"
+            ("CJK first", 656),             // "答案是 B", "東京"
+            ("combining first", 84),        // "\u{301}B"
+            ("combining mark", 619),        // "B\u{301}", "Zu\u{308}rich"
+        ];
+        assert_eq!(counts, expected.into_iter().collect());
+
+        assert_eq!(
+            spellings(col("label_gt")),
+            label_counts(&[
+                (None, 179),
+                (Some("Yes"), 203),
+                (Some("maybe"), 106),
+                (Some("no"), 10754),
+                (Some("yes"), 8758),
+            ])
+        );
+        assert_eq!(
+            spellings(col("label_pred")),
+            label_counts(&[
+                (None, 197),
+                (Some("Yes"), 368),
+                (Some("maybe"), 209),
+                (Some("no"), 10279),
+                (Some("yes"), 8947),
+            ])
+        );
+        Ok(())
+    }
+
+    /// The outputs the issue names appear verbatim.
+    #[test]
+    fn export_profile_has_named_outputs() -> Result<(), ArrowError> {
+        let b = build_batch(schema(), Profile::Export, 42, 0, 5_000)?;
+        let output = b
+            .column_by_name("output")
+            .expect("output")
+            .as_string::<i32>();
+        for want in [
+            "São Paulo",
+            "6.022e23",
+            "x = 4",
+            "The answer is D",
+            "Ｂ",
+            " C",
+        ] {
+            assert!(
+                output.iter().flatten().any(|o| o == want),
+                "no output {want:?}"
+            );
+        }
+        for prefix in ["B. because ", "C) "] {
+            assert!(
+                output.iter().flatten().any(|o| o.starts_with(prefix)),
+                "no output starting {prefix:?}"
+            );
+        }
+        Ok(())
+    }
 }

@@ -320,6 +320,37 @@ mod tests {
         Ok(())
     }
 
+    /// The default profile's file for a fixed seed is the one it was before the export profile
+    /// existed (checksum of `evalscore-gen inspect FILE --checksum true` at that commit).
+    #[test]
+    fn default_profile_unchanged() -> Result<(), Box<dyn std::error::Error>> {
+        let path = std::env::temp_dir().join(format!(
+            "evalscore-gen-default-{}.parquet",
+            std::process::id()
+        ));
+        let opts = Options {
+            rows: 20_000,
+            row_group_size: 1_000_000,
+            batch_size: 65_536,
+            seed: 42,
+            profile: Profile::Default,
+        };
+        let written = run(&opts, &path).and_then(|()| crate::content_checksum(&path));
+        std::fs::remove_file(&path)?;
+        assert_eq!(format!("{:016x}", written?), "b8c1a197bd32bb9b");
+        Ok(())
+    }
+
+    #[test]
+    fn profile_names() {
+        assert_eq!("default".parse(), Ok(Profile::Default));
+        assert_eq!("export".parse(), Ok(Profile::Export));
+        assert_eq!(
+            "Export".parse::<Profile>(),
+            Err("expected `default` or `export`".to_owned())
+        );
+    }
+
     #[test]
     fn accuracy_in_range() -> Result<(), ArrowError> {
         use arrow::array::{Array, AsArray};
