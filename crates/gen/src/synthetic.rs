@@ -158,6 +158,22 @@ pub(crate) fn mcqa_prompt(p: &mut StringBuilder, rng: &mut Rng, id: u64, n_choic
     p.append_value(" Answer:");
 }
 
+/// Appends the ground-truth letter (null when `answer` is) and the first `n_choices` (3 to 5)
+/// letters as the row's `choices` list and as its JSON text.
+pub(crate) fn mcqa_answer_and_choices(b: &mut Builders, answer: Option<usize>, n_choices: usize) {
+    const JSON: [&str; 3] = [
+        r#"["A","B","C"]"#,
+        r#"["A","B","C","D"]"#,
+        r#"["A","B","C","D","E"]"#,
+    ];
+    b.answer.append_option(answer.map(|a| LETTERS[a]));
+    for letter in &LETTERS[..n_choices] {
+        b.choices.values().append_value(letter);
+    }
+    b.choices.append(true);
+    b.choices_json.append_value(JSON[n_choices - 3]);
+}
+
 /// Generates row `id` of the default profile into the builders. Pure function of
 /// `(seed, id)`.
 fn gen_row(b: &mut Builders, seed: u64, id: u64) {
@@ -212,21 +228,7 @@ fn gen_row(b: &mut Builders, seed: u64, id: u64) {
         _ => b.output.append_null(),
     }
 
-    if answer_null {
-        b.answer.append_null();
-    } else {
-        b.answer.append_value(LETTERS[answer]);
-    }
-
-    for letter in &LETTERS[..n_choices] {
-        b.choices.values().append_value(letter);
-    }
-    b.choices.append(true);
-    b.choices_json.append_value(if n_choices == 4 {
-        r#"["A","B","C","D"]"#
-    } else {
-        r#"["A","B","C"]"#
-    });
+    mcqa_answer_and_choices(b, (!answer_null).then_some(answer), n_choices);
 
     let gt = rng.chance(450);
     b.label_gt.append_value(if gt { "yes" } else { "no" });
