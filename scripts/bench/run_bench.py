@@ -3,10 +3,17 @@
 
     python3 scripts/bench/run_bench.py [--rows 10000000] [--runs 3] [--threads 2]
                                        [--scaling 1000000,10000000,30000000] [--skip-main]
-                                       [--checks] [--many 200x50000]
+                                       [--checks] [--many 200x50000] [--profile export]
 
 1. Generates bench-data/syn_N.parquet with the project's generator if it is absent (building
-   target/release/evalscore-gen and evalscore with cargo if they are missing).
+   target/release/evalscore-gen and evalscore with cargo if they are missing). With
+   --profile export, the file is bench-data/export_N.parquet instead, made by
+   `evalscore-gen synthetic --profile export`: the same columns shaped like a real evaluation
+   export (30% free-text rows with null answer and choices, MCQA outputs with explanations,
+   leading spaces, lower case, fullwidth, CJK and combining first characters, 1% null and
+   0.5% empty outputs, `Yes`/`maybe`/null labels beside yes/no), so the same job and the same
+   checks run on it; every mode below then uses that profile's files, and the report goes to
+   bench-data/results_export.md (results_extra_export.md with --skip-main).
 2. Runs every tool `--runs` times, in alternation (round 1: every tool once, round 2: ...),
    each as a fresh process under /usr/bin/time, after one untimed warm-up read of the file:
    - evalscore          scripts/bench/job.yaml (the job)
@@ -163,16 +170,28 @@ def ensure_binaries() -> None:
                    cwd=ROOT, check=True)
 
 
-def ensure_file(rows: int) -> Path:
+# `evalscore-gen synthetic --profile P` -> the prefix of its files in bench-data/.
+PROFILES = {"default": "syn", "export": "export"}
+
+
+def gen_synthetic_cmd(rows: int, out: Path, profile: str, seed: int | None = None) -> list[str]:
+    argv = [str(GEN), "synthetic", "--rows", str(rows), "--out", str(out)]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    # Without the flag for the default profile, so that an older evalscore-gen works too.
+    return argv + (["--profile", profile] if profile != "default" else [])
+
+
+def ensure_file(rows: int, profile: str = "default") -> Path:
     DATA.mkdir(exist_ok=True)
-    path = DATA / f"syn_{rows}.parquet"
+    path = DATA / f"{PROFILES[profile]}_{rows}.parquet"
     if path.exists():
         return path
     ensure_binaries()
     tmp = path.with_suffix(".parquet.tmp")
     print(f"generating {path} ({rows} rows) ...", flush=True)
     t0 = time.perf_counter()
-    subprocess.run([str(GEN), "synthetic", "--rows", str(rows), "--out", str(tmp)], check=True)
+    subprocess.run(gen_synthetic_cmd(rows, tmp, profile), check=True)
     tmp.rename(path)
     print(f"  done in {time.perf_counter() - t0:.1f} s, {path.stat().st_size / 2**30:.2f} GiB",
           flush=True)
@@ -359,17 +378,21 @@ def main() -> None:
     ap.add_argument("--checks", action="store_true",
                     help="checks_job.yaml (includes, match, regex) vs "
                          "checks_baseline.yaml (string_equals alone), in alternation")
+    ap.add_argument("--profile", choices=list(PROFILES), default="default",
+                    help="the generated files' shape: default (bench-data/syn_N.parquet) or "
+                         "export (bench-data/export_N.parquet, shaped like a real export)")
     a = ap.parse_args()
 
     ensure_binaries()
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     ver = versions()
-    header = (f"Measured {started} on {machine()}; threads={a.threads}, runs={a.runs}.\n"
+    header = (f"Measured {started} on {machine()}; threads={a.threads}, runs={a.runs}, "
+              f"profile={a.profile}.\n"
               f"Versions: {', '.join(f'{k} {v}' for k, v in ver.items())}.\n")
     report = [f"# evalscore benchmark\n\n{header}"]
 
     if not a.skip_main:
-        src = ensure_file(a.rows)
+        src = ensure_file(a.rows, a.profile)
         size = src.stat().st_size / 2**30
         names = [t for t in a.tools.split(",") if t]
         for t in names:
@@ -417,18 +440,19 @@ def main() -> None:
 
     if a.many:
         files, per = (int(x) for x in a.many.lower().split("x"))
-        many = DATA / f"many_{files}x{per}"
+        prefix = "many" if a.profile == "default" else f"{a.profile}_many"
+        many = DATA / f"{prefix}_{files}x{per}"
         if not many.exists():
             ensure_binaries()
             tmp = many.with_suffix(".tmp")
             tmp.mkdir(parents=True, exist_ok=True)
             print(f"generating {files} files of {per} rows in {many} ...", flush=True)
             for i in range(files):
-                subprocess.run([str(GEN), "synthetic", "--rows", str(per), "--seed", str(1000 + i),
-                                "--out", str(tmp / f"part_{i:04d}.parquet")], check=True,
-                               stdout=subprocess.DEVNULL)
+                subprocess.run(gen_synthetic_cmd(per, tmp / f"part_{i:04d}.parquet", a.profile,
+                                                 seed=1000 + i),
+                               check=True, stdout=subprocess.DEVNULL)
             tmp.rename(many)
-        big = ensure_file(a.rows)
+        big = ensure_file(a.rows, a.profile)
         out = DATA / "out" / "many"
         out.mkdir(parents=True, exist_ok=True)
         inputs = {"one file": (big, a.rows), f"{files} files": (many, files * per)}
@@ -446,7 +470,7 @@ def main() -> None:
         print("\n" + md)
 
     if a.checks:
-        src = ensure_file(a.rows)
+        src = ensure_file(a.rows, a.profile)
         out = DATA / "out" / "checks"
         out.mkdir(parents=True, exist_ok=True)
         runs = alternate("checks", {t: (evalscore_cmd(f"{t}.yaml")(src, out / t, a.threads), out)
@@ -467,7 +491,7 @@ def main() -> None:
         out = DATA / "out" / "scaling"
         out.mkdir(parents=True, exist_ok=True)
         for n in [int(x) for x in a.scaling.split(",") if x]:
-            src = ensure_file(n)
+            src = ensure_file(n, a.profile)
             runs = []
             for r in range(a.runs):
                 wall, rss = measure(TOOLS["evalscore"][0](src, out, a.threads),
@@ -484,7 +508,8 @@ def main() -> None:
         print("\n" + md)
 
     DATA.mkdir(exist_ok=True)
-    name = "results.md" if not a.skip_main else "results_extra.md"
+    name = ("results" if not a.skip_main else "results_extra") + (
+        "" if a.profile == "default" else f"_{a.profile}") + ".md"
     (DATA / name).write_text("\n".join(report))
     print(f"\nwritten to {DATA / name}")
 

@@ -1,10 +1,11 @@
 //! `evalscore-gen`: deterministic generator of inputs for evalscore.
 //!
 //! * `evalscore-gen synthetic --rows N --out FILE [--row-group-size 1000000] [--seed 42]
-//!   [--batch-size 65536]` streams a large zstd Parquet file of multiple-choice
-//!   evaluation rows (`id, prompt, output, answer, choices, choices_json,
+//!   [--batch-size 65536] [--profile default]` streams a large zstd Parquet file of
+//!   multiple-choice evaluation rows (`id, prompt, output, answer, choices, choices_json,
 //!   label_gt, label_pred`). Every row is a pure function of `(seed, id)`, so the
-//!   content does not depend on the batch or row group size.
+//!   content does not depend on the batch or row group size. `--profile export` shapes
+//!   the rows like a real evaluation export (free-text rows, messy outputs and labels).
 //! * `evalscore-gen examples --out DIR` writes the small example inputs
 //!   (`qa.parquet`, `qa.jsonl`, `mcqa.parquet`, `README.md`) with edge cases on
 //!   fixed row ids; the output is byte-for-byte reproducible.
@@ -17,6 +18,7 @@
 //! No randomness source other than a seeded splitmix64 is used.
 
 mod examples;
+mod export;
 mod judge_server;
 mod rng;
 mod synthetic;
@@ -24,7 +26,7 @@ mod synthetic;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::Int64Type;
@@ -36,7 +38,7 @@ use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 type Error = Box<dyn std::error::Error>;
 
 const USAGE: &str = "usage:
-  evalscore-gen synthetic --rows N --out FILE [--row-group-size 1000000] [--seed 42] [--batch-size 65536]
+  evalscore-gen synthetic --rows N --out FILE [--row-group-size 1000000] [--seed 42] [--batch-size 65536] [--profile default|export]
   evalscore-gen examples --out DIR
   evalscore-gen inspect FILE [--ids 1,2,3] [--checksum true]
   evalscore-gen read FILE... --columns a,b,c [--threads 2]   (evalscore's reader, no scoring)
@@ -125,29 +127,10 @@ fn inspect(args: &Args) -> Result<(), Error> {
         );
     }
     if args.get("checksum", Some(false))? {
-        // FNV-1a over every displayed value (nulls distinct from "null" text).
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let opts = FormatOptions::default().with_null("\u{0}NULL");
-        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?.build()?;
-        for batch in reader {
-            let batch = batch?;
-            let fmts = batch
-                .columns()
-                .iter()
-                .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut buf = String::new();
-            for row in 0..batch.num_rows() {
-                for f in &fmts {
-                    buf.clear();
-                    write!(buf, "{}\u{1}", f.value(row))?;
-                    for b in buf.bytes() {
-                        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-                    }
-                }
-            }
-        }
-        println!("content checksum: {h:016x}");
+        println!(
+            "content checksum: {:016x}",
+            content_checksum(Path::new(path))?
+        );
     }
     if let Some(ids) = args.flags.get("ids") {
         let wanted: Vec<i64> = ids
@@ -191,6 +174,33 @@ fn inspect(args: &Args) -> Result<(), Error> {
     Ok(())
 }
 
+/// FNV-1a over every displayed value of a Parquet file, row by row (nulls distinct from
+/// "null" text), so it does not depend on row group or page layout.
+fn content_checksum(path: &Path) -> Result<u64, Error> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let opts = FormatOptions::default().with_null("\u{0}NULL");
+    let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?.build()?;
+    for batch in reader {
+        let batch = batch?;
+        let fmts = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut buf = String::new();
+        for row in 0..batch.num_rows() {
+            for f in &fmts {
+                buf.clear();
+                write!(buf, "{}\u{1}", f.value(row))?;
+                for b in buf.bytes() {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+        }
+    }
+    Ok(h)
+}
+
 /// The read-only floor of the benchmark: evalscore's own reader (same projection, same
 /// parallel row-group scan, strings as views) over `--columns`, with no scorer, no metric and
 /// no output. Prints the row count.
@@ -228,13 +238,21 @@ fn main() -> Result<(), Error> {
         "synthetic" => {
             let args = Args::parse(
                 argv,
-                &["rows", "out", "row-group-size", "seed", "batch-size"],
+                &[
+                    "rows",
+                    "out",
+                    "row-group-size",
+                    "seed",
+                    "batch-size",
+                    "profile",
+                ],
             )?;
             let opts = synthetic::Options {
                 rows: args.get("rows", None)?,
                 row_group_size: args.get("row-group-size", Some(1_000_000))?,
                 batch_size: args.get("batch-size", Some(65_536))?,
                 seed: args.get("seed", Some(42))?,
+                profile: args.get("profile", Some(synthetic::Profile::Default))?,
             };
             let out: PathBuf = args.get("out", None)?;
             synthetic::run(&opts, &out)

@@ -1,4 +1,5 @@
-//! `synthetic`: large MCQA-style Parquet file, streamed batch by batch.
+//! `synthetic`: large MCQA-style Parquet file, streamed batch by batch, in one of two
+//! profiles: `default` (the bundled benchmark file) or `export` (see [`crate::export`]).
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -17,8 +18,29 @@ use parquet::schema::types::ColumnPath;
 use crate::rng::{Rng, WORDS};
 use crate::writer_props;
 
-const LETTERS: [&str; 4] = ["A", "B", "C", "D"];
-const LOWER: [&str; 4] = ["a", "b", "c", "d"];
+pub(crate) const LETTERS: [&str; 5] = ["A", "B", "C", "D", "E"];
+pub(crate) const LOWER: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// The shape of the generated rows; both have the same schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// Every row multiple choice with a list of choices (the bundled benchmark file).
+    Default,
+    /// Rows shaped like a real evaluation export ([`crate::export`]).
+    Export,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "default" => Ok(Profile::Default),
+            "export" => Ok(Profile::Export),
+            _ => Err("expected `default` or `export`".to_owned()),
+        }
+    }
+}
 
 /// Options of the `synthetic` subcommand.
 #[derive(Debug, Clone)]
@@ -27,6 +49,7 @@ pub struct Options {
     pub row_group_size: usize,
     pub batch_size: usize,
     pub seed: u64,
+    pub profile: Profile,
 }
 
 pub fn schema() -> SchemaRef {
@@ -44,15 +67,15 @@ pub fn schema() -> SchemaRef {
 }
 
 /// Column builders for one batch.
-struct Builders {
-    id: Int64Builder,
-    prompt: StringBuilder,
-    output: StringBuilder,
-    answer: StringBuilder,
-    choices: ListBuilder<StringBuilder>,
-    choices_json: StringBuilder,
-    label_gt: StringBuilder,
-    label_pred: StringBuilder,
+pub(crate) struct Builders {
+    pub(crate) id: Int64Builder,
+    pub(crate) prompt: StringBuilder,
+    pub(crate) output: StringBuilder,
+    pub(crate) answer: StringBuilder,
+    pub(crate) choices: ListBuilder<StringBuilder>,
+    pub(crate) choices_json: StringBuilder,
+    pub(crate) label_gt: StringBuilder,
+    pub(crate) label_pred: StringBuilder,
 }
 
 impl Builders {
@@ -91,7 +114,7 @@ impl Builders {
 
 /// Appends at least one space-separated word, until the pending value of `b`
 /// (which started at byte offset `row_start`) is at least `target` bytes long.
-fn append_words(b: &mut StringBuilder, rng: &mut Rng, row_start: usize, target: usize) {
+pub(crate) fn append_words(b: &mut StringBuilder, rng: &mut Rng, row_start: usize, target: usize) {
     let mut first = true;
     while first || b.values_slice().len() - row_start < target {
         if !first {
@@ -103,7 +126,7 @@ fn append_words(b: &mut StringBuilder, rng: &mut Rng, row_start: usize, target: 
 }
 
 /// Small extension so the builder can be used like a `String`.
-trait PushStr {
+pub(crate) trait PushStr {
     fn push_str(&mut self, s: &str);
 }
 
@@ -114,7 +137,45 @@ impl PushStr for StringBuilder {
     }
 }
 
-/// Generates row `id` into the builders. Pure function of `(seed, id)`.
+/// Appends a multiple-choice prompt with `n_choices` options:
+/// "Question 17: <stem>? A. <opt> B. <opt> C. <opt> D. <opt> Answer:".
+/// Total length is 200..=~600 bytes: cumulative byte goals for the stem (2/5)
+/// and the options (3/5 shared), then the 8-byte " Answer:" suffix.
+pub(crate) fn mcqa_prompt(p: &mut StringBuilder, rng: &mut Rng, id: u64, n_choices: usize) {
+    let body = rng.range(200, 585) as usize - 8;
+    let row_start = p.values_slice().len();
+    let _ = write!(p, "Question {id}: ");
+    let mut goal = body * 2 / 5;
+    append_words(p, rng, row_start, goal);
+    p.push_str("?");
+    for (i, letter) in LETTERS[..n_choices].iter().enumerate() {
+        goal = body - body * 3 * (n_choices - 1 - i) / (5 * n_choices);
+        p.push_str(" ");
+        p.push_str(letter);
+        p.push_str(". ");
+        append_words(p, rng, row_start, goal);
+    }
+    p.append_value(" Answer:");
+}
+
+/// Appends the ground-truth letter (null when `answer` is) and the first `n_choices` (3 to 5)
+/// letters as the row's `choices` list and as its JSON text.
+pub(crate) fn mcqa_answer_and_choices(b: &mut Builders, answer: Option<usize>, n_choices: usize) {
+    const JSON: [&str; 3] = [
+        r#"["A","B","C"]"#,
+        r#"["A","B","C","D"]"#,
+        r#"["A","B","C","D","E"]"#,
+    ];
+    b.answer.append_option(answer.map(|a| LETTERS[a]));
+    for letter in &LETTERS[..n_choices] {
+        b.choices.values().append_value(letter);
+    }
+    b.choices.append(true);
+    b.choices_json.append_value(JSON[n_choices - 3]);
+}
+
+/// Generates row `id` of the default profile into the builders. Pure function of
+/// `(seed, id)`.
 fn gen_row(b: &mut Builders, seed: u64, id: u64) {
     let mut rng = Rng::for_row(seed, id);
     let n_choices: usize = if rng.chance(150) { 3 } else { 4 };
@@ -123,23 +184,7 @@ fn gen_row(b: &mut Builders, seed: u64, id: u64) {
 
     b.id.append_value(id as i64);
 
-    // prompt: "Question 17: <stem>? A. <opt> B. <opt> C. <opt> D. <opt> Answer:"
-    // Total length is 200..=~600 bytes: cumulative byte goals for the stem (2/5)
-    // and the options (3/5 shared), then the 8-byte " Answer:" suffix.
-    let body = rng.range(200, 585) as usize - 8;
-    let row_start = b.prompt.values_slice().len();
-    let _ = write!(b.prompt, "Question {id}: ");
-    let mut goal = body * 2 / 5;
-    append_words(&mut b.prompt, &mut rng, row_start, goal);
-    b.prompt.push_str("?");
-    for (i, letter) in LETTERS[..n_choices].iter().enumerate() {
-        goal = body - body * 3 * (n_choices - 1 - i) / (5 * n_choices);
-        b.prompt.push_str(" ");
-        b.prompt.push_str(letter);
-        b.prompt.push_str(". ");
-        append_words(&mut b.prompt, &mut rng, row_start, goal);
-    }
-    b.prompt.append_value(" Answer:");
+    mcqa_prompt(&mut b.prompt, &mut rng, id, n_choices);
 
     // output: correct letter with p=0.66, otherwise a different letter A-D.
     let letter = if answer_null || rng.chance(660) {
@@ -183,21 +228,7 @@ fn gen_row(b: &mut Builders, seed: u64, id: u64) {
         _ => b.output.append_null(),
     }
 
-    if answer_null {
-        b.answer.append_null();
-    } else {
-        b.answer.append_value(LETTERS[answer]);
-    }
-
-    for letter in &LETTERS[..n_choices] {
-        b.choices.values().append_value(letter);
-    }
-    b.choices.append(true);
-    b.choices_json.append_value(if n_choices == 4 {
-        r#"["A","B","C","D"]"#
-    } else {
-        r#"["A","B","C"]"#
-    });
+    mcqa_answer_and_choices(b, (!answer_null).then_some(answer), n_choices);
 
     let gt = rng.chance(450);
     b.label_gt.append_value(if gt { "yes" } else { "no" });
@@ -212,16 +243,21 @@ fn gen_row(b: &mut Builders, seed: u64, id: u64) {
     }
 }
 
-/// Builds rows `start..start+len` as one record batch.
+/// Builds rows `start..start+len` of `profile` as one record batch.
 pub fn build_batch(
     schema: SchemaRef,
+    profile: Profile,
     seed: u64,
     start: u64,
     len: usize,
 ) -> Result<RecordBatch, ArrowError> {
     let mut b = Builders::new(len);
+    let row = match profile {
+        Profile::Default => gen_row,
+        Profile::Export => crate::export::gen_row,
+    };
     for id in start..start + len as u64 {
-        gen_row(&mut b, seed, id);
+        row(&mut b, seed, id);
     }
     b.finish(schema)
 }
@@ -240,14 +276,14 @@ pub fn run(opts: &Options, out: &Path) -> Result<(), Box<dyn std::error::Error>>
     let (tx, rx) = sync_channel::<Result<RecordBatch, ArrowError>>(1);
     let rows = opts.rows;
     let batch = opts.batch_size.max(1) as u64;
-    let seed = opts.seed;
+    let (seed, profile) = (opts.seed, opts.profile);
     let gen_schema = schema.clone();
     std::thread::scope(|s| -> Result<(), Box<dyn std::error::Error>> {
         s.spawn(move || {
             let mut start = 0;
             while start < rows {
                 let len = batch.min(rows - start) as usize;
-                let b = build_batch(gen_schema.clone(), seed, start, len);
+                let b = build_batch(gen_schema.clone(), profile, seed, start, len);
                 if tx.send(b).is_err() {
                     break;
                 }
@@ -276,18 +312,51 @@ mod tests {
     #[test]
     fn rows_independent_of_batching() -> Result<(), ArrowError> {
         let s = schema();
-        let whole = build_batch(s.clone(), 7, 0, 1000)?;
-        let a = build_batch(s.clone(), 7, 0, 333)?;
-        let b = build_batch(s.clone(), 7, 333, 667)?;
-        let joined = arrow::compute::concat_batches(&s, [&a, &b])?;
-        assert_eq!(whole, joined);
+        for p in [Profile::Default, Profile::Export] {
+            let whole = build_batch(s.clone(), p, 7, 0, 1000)?;
+            let a = build_batch(s.clone(), p, 7, 0, 333)?;
+            let b = build_batch(s.clone(), p, 7, 333, 667)?;
+            let joined = arrow::compute::concat_batches(&s, [&a, &b])?;
+            assert_eq!(whole, joined, "{p:?}");
+        }
         Ok(())
+    }
+
+    /// The default profile's file for a fixed seed is the one it was before the export profile
+    /// existed (checksum of `evalscore-gen inspect FILE --checksum true` at that commit).
+    #[test]
+    fn default_profile_unchanged() -> Result<(), Box<dyn std::error::Error>> {
+        let path = std::env::temp_dir().join(format!(
+            "evalscore-gen-default-{}.parquet",
+            std::process::id()
+        ));
+        let opts = Options {
+            rows: 20_000,
+            row_group_size: 1_000_000,
+            batch_size: 65_536,
+            seed: 42,
+            profile: Profile::Default,
+        };
+        let written = run(&opts, &path).and_then(|()| crate::content_checksum(&path));
+        std::fs::remove_file(&path)?;
+        assert_eq!(format!("{:016x}", written?), "b8c1a197bd32bb9b");
+        Ok(())
+    }
+
+    #[test]
+    fn profile_names() {
+        assert_eq!("default".parse(), Ok(Profile::Default));
+        assert_eq!("export".parse(), Ok(Profile::Export));
+        assert_eq!(
+            "Export".parse::<Profile>(),
+            Err("expected `default` or `export`".to_owned())
+        );
     }
 
     #[test]
     fn accuracy_in_range() -> Result<(), ArrowError> {
         use arrow::array::{Array, AsArray};
-        let b = build_batch(schema(), 42, 0, 20_000)?;
+        let b = build_batch(schema(), Profile::Default, 42, 0, 20_000)?;
         let out = b.column(2).as_string::<i32>();
         let ans = b.column(3).as_string::<i32>();
         let prompt = b.column(1).as_string::<i32>();
