@@ -1,6 +1,7 @@
 use crate::choices::{single_char, ChoiceReader, RowChoices};
 use crate::normalize::Normalizer;
 use crate::{Choices, KernelError};
+use arrow::array::BooleanBufferBuilder;
 use arrow::array::{Array, BooleanArray, DictionaryArray, Int8Array, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::datatypes::Int8Type;
@@ -74,8 +75,9 @@ pub fn string_equals_mcqa_with(
             return Ok(out);
         }
     }
-    let mut scores = Vec::with_capacity(len);
-    let mut valid = Vec::with_capacity(len);
+    // Bit-packed as they are decided: no `Vec<bool>` to pack afterwards.
+    let mut scores = BooleanBufferBuilder::new(len);
+    let mut valid = BooleanBufferBuilder::new(len);
     // A scalar ground truth is checked once, not per row.
     let scalar_truth = match ground_truth {
         TextColumn::Scalar(Some(s)) => Some(Some(truth_of(s, 0)?)),
@@ -99,12 +101,12 @@ pub fn string_equals_mcqa_with(
                 .transpose()?,
         };
         let correct = is_valid && first.is_some() && first == truth;
-        scores.push(correct);
-        valid.push(is_valid);
+        scores.append(correct);
+        valid.append(is_valid);
     }
     Ok(McqaOutput {
-        is_correct: BooleanArray::from(scores),
-        completion_validity: validity_labels(&BooleanBuffer::from(valid))?,
+        is_correct: BooleanArray::new(scores.finish(), None),
+        completion_validity: validity_labels(&valid.finish())?,
     })
 }
 
