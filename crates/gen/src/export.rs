@@ -15,9 +15,7 @@ use std::fmt::Write as _;
 use arrow::array::StringBuilder;
 
 use crate::rng::Rng;
-use crate::synthetic::{
-    append_words, mcqa_answer_and_choices, mcqa_prompt, Builders, LETTERS, LOWER,
-};
+use crate::rows::{append_words, mcqa_answer_and_choices, mcqa_prompt, Builders, LETTERS, LOWER};
 
 /// Fullwidth forms of [`LETTERS`]: look like a choice, are not one.
 const FULLWIDTH: [&str; 5] = ["Ａ", "Ｂ", "Ｃ", "Ｄ", "Ｅ"];

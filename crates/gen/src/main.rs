@@ -21,6 +21,7 @@ mod examples;
 mod export;
 mod judge_server;
 mod rng;
+mod rows;
 mod synthetic;
 
 use std::collections::HashMap;

@@ -7,7 +7,7 @@ use crate::batch::{BatchInput, Fields, ScoreColumns};
 use crate::expected::ExpectedList;
 use crate::input::{row_err, score_array, text, ScoredValue, Text, TextInput};
 use crate::row_error::RowError;
-use crate::scorer::Scorer;
+use crate::scorer::{ParseCx, Scorer};
 use evalscore_kernels::{Batch, Expected, KernelError, Needles, Scored};
 use evalscore_task::{ModelSpec, ScorerField, TaskError, Template};
 use evalscore_text::TextColumn;
@@ -171,5 +171,17 @@ impl<K: Check> Scorer for Bound<K> {
 
     fn check(&self, models: &BTreeMap<String, ModelSpec>) -> Result<(), TaskError> {
         self.check.check(models)
+    }
+}
+
+impl ParseCx<'_> {
+    /// Binds a text kind's `check` to the text it scores and the template its value is
+    /// compared with, if any.
+    pub(crate) fn bind<K: Check>(
+        &mut self,
+        check: K,
+        other: Option<Template>,
+    ) -> Result<Box<dyn Scorer>, TaskError> {
+        Ok(Bound::boxed(check, other, self.text_input()?))
     }
 }

@@ -3,7 +3,6 @@
 //! templates and scoring of a batch).
 
 use crate::batch::{BatchInput, ScoreColumns};
-use crate::bound::{Bound, Check};
 use crate::input::options::{parse_extract, parse_normalize};
 use crate::input::TextInput;
 use crate::judge::runtime::Judged;
@@ -213,16 +212,6 @@ impl<'a> ParseCx<'a> {
     /// The `normalize:` steps, if any.
     pub fn normalize(&self) -> Option<&Normalizer> {
         self.normalize.as_deref()
-    }
-
-    /// Binds a text kind's `check` to the text it scores and the template its value is
-    /// compared with, if any.
-    pub(crate) fn bind<K: Check>(
-        &mut self,
-        check: K,
-        other: Option<Template>,
-    ) -> Result<Box<dyn Scorer>, TaskError> {
-        Ok(Bound::boxed(check, other, self.text_input()?))
     }
 
     /// The text the scorer scores: compiles `value:` and takes `extract:` and `normalize:`.
