@@ -49,7 +49,11 @@ fn a_glob_scores_every_file_of_the_tree_in_path_order() {
         "glob",
     );
     assert_eq!(glob, (4 * rows, all.map(str::to_owned).to_vec()));
-    let tree = scored(&case, &["qa.yaml", "--input", "exports", "--recursive"], "tree");
+    let tree = scored(
+        &case,
+        &["qa.yaml", "--input", "exports", "--recursive"],
+        "tree",
+    );
     assert_eq!(tree, glob);
     // One level, as without the flag always: only the file directly in the folder.
     let one = scored(&case, &["qa.yaml", "--input", "exports"], "one");
@@ -59,7 +63,10 @@ fn a_glob_scores_every_file_of_the_tree_in_path_order() {
         &["qa.yaml", "--input", "exports/model=*/*.parquet"],
         "two",
     );
-    assert_eq!(depth_two, (2 * rows, vec![all[0].to_owned(), all[2].to_owned()]));
+    assert_eq!(
+        depth_two,
+        (2 * rows, vec![all[0].to_owned(), all[2].to_owned()])
+    );
 }
 
 #[test]
