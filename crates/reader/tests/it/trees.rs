@@ -23,6 +23,17 @@ const TREE: [&str; 12] = [
     "_tmp.parquet",
 ];
 
+/// The Parquet files of [`TREE`] read at any depth, in byte order of their paths (`-` sorts
+/// before `/`).
+const EVERY_PARQUET: [&str; 6] = [
+    "_x=1/k.parquet",
+    "a.parquet",
+    "b-x.parquet",
+    "b/c.parquet",
+    "b/d/e.parquet",
+    "model=m1/h.parquet",
+];
+
 /// The tree in a new temporary folder; every Parquet file's `answer` is its relative path.
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -75,17 +86,7 @@ fn a_folder_is_read_one_level_deep_unless_recursive() {
         ["_tmp.parquet", "a.parquet", "b-x.parquet"]
     );
     // At any depth, in byte order of the path (`-` before `/`), hidden names skipped.
-    assert_eq!(
-        opened(base, folder, true),
-        [
-            "_x=1/k.parquet",
-            "a.parquet",
-            "b-x.parquet",
-            "b/c.parquet",
-            "b/d/e.parquet",
-            "model=m1/h.parquet",
-        ]
-    );
+    assert_eq!(opened(base, folder, true), EVERY_PARQUET);
     // A file is a file, recursive or not.
     let one = format!("{folder}/b/c.parquet");
     assert_eq!(opened(base, &one, true), ["b/c.parquet"]);
@@ -103,17 +104,7 @@ fn a_glob_matches_at_the_depths_its_pattern_allows() {
             vec!["_x=1/k.parquet", "b/c.parquet", "model=m1/h.parquet"],
         ),
         ("b/*/*.parquet", vec!["b/d/e.parquet"]),
-        (
-            "**/*.parquet",
-            vec![
-                "_x=1/k.parquet",
-                "a.parquet",
-                "b-x.parquet",
-                "b/c.parquet",
-                "b/d/e.parquet",
-                "model=m1/h.parquet",
-            ],
-        ),
+        ("**/*.parquet", EVERY_PARQUET.to_vec()),
         ("b/**/*.parquet", vec!["b/c.parquet", "b/d/e.parquet"]),
         ("model=*/*.parquet", vec!["model=m1/h.parquet"]),
         ("{a,b-x}.parquet", vec!["a.parquet", "b-x.parquet"]),
