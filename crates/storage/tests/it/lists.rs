@@ -35,7 +35,7 @@ fn a_tree_is_listed_in_key_order_entering_the_folders_asked_for() {
     assert_eq!(
         keys,
         [
-            ("_SUCCESS", "s3://lake/t/_SUCCESS", 11),
+            ("_SUCCESS", "s3://lake/t/_SUCCESS", 10),
             ("a.parquet", "s3://lake/t/a.parquet", 11),
             ("b-x.parquet", "s3://lake/t/b-x.parquet", 13),
             ("b/c.parquet", "s3://lake/t/b/c.parquet", 13),
