@@ -1,5 +1,6 @@
 //! `--input` as a glob or a folder read at any depth (`--recursive`) over a tree as Spark
 //! writes it: which files are scored, in which order, and what is skipped.
+#![allow(clippy::unwrap_used)]
 
 use crate::common::*;
 
