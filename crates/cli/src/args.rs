@@ -153,9 +153,14 @@ pub struct RunArgs {
     pub task: PathBuf,
     /// A Parquet file, a JSONL file (.jsonl/.ndjson, also .gz/.zst) or a directory of Parquet
     /// files, local or an object storage URL (s3://, gs://, az://, abfss://, https://; a URL
-    /// ending in `/` is a prefix of Parquet objects); repeatable.
+    /// ending in `/` is a prefix of Parquet objects), or a glob such as 'dir/**/*.parquet'
+    /// (quoted); repeatable.
     #[arg(long = "input", required = true, value_name = "PATH")]
     pub inputs: Vec<PathBuf>,
+    /// Read a directory or prefix given to --input at any depth (its *.parquet files in byte
+    /// order of their paths; names starting with `.` or `_` are skipped), not one level.
+    #[arg(long)]
+    pub recursive: bool,
     /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
     /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
     #[arg(long = "out", value_name = "DIR")]

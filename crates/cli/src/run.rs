@@ -15,6 +15,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let opts = RunOptions {
         task: args.task,
         inputs: args.inputs,
+        recursive: args.recursive,
         out_dir: args.out,
         sets: args.sets,
         keep: args.keep,

@@ -97,6 +97,8 @@ pub type WarnFn = Box<dyn Fn(&str) + Sync>;
 pub struct RunOptions {
     pub task: PathBuf,
     pub inputs: Vec<PathBuf>,
+    /// `--recursive`: a folder or prefix among `inputs` is read at any depth.
+    pub recursive: bool,
     pub out_dir: PathBuf,
     /// `--set NAME=VALUE` pairs.
     pub sets: Vec<(String, String)>,

@@ -1,7 +1,9 @@
-//! Opening the input list: each `--input` told apart once as a local path or a URL
-//! ([`Location`]), expanded into files (modules `local`, `remote`), every footer read, and
-//! one schema checked to be shared by all (module `schema`).
+//! Opening the input list: each `--input` told apart once as a local path or a URL, and as
+//! a file, a folder, a tree or a glob ([`InputSource`], module `tree`), expanded into files
+//! (modules `local`, `remote`, `tree`), every footer read, and one schema checked to be
+//! shared by all (module `schema`).
 
+use crate::tree::{InputSource, Select};
 use crate::{local, remote, schema, Compression, Format, ReadError};
 use arrow::datatypes::SchemaRef;
 use evalscore_storage::Location;
@@ -46,7 +48,8 @@ impl Inputs {
     ///
     /// A directory contributes its `*.parquet` files sorted by name. Files ending `.jsonl` or
     /// `.ndjson` are JSON Lines, and so are those names ending `.gz` or `.zst` (decompressed
-    /// as they are read); everything else is read as Parquet.
+    /// as they are read); everything else is read as Parquet. A path with a wildcard is a
+    /// glob ([`InputSource::parse`]).
     pub fn open(paths: &[PathBuf]) -> Result<Inputs, ReadError> {
         Inputs::open_with(paths, &[])
     }
@@ -58,29 +61,67 @@ impl Inputs {
         paths: &[PathBuf],
         storage_options: &[(String, String)],
     ) -> Result<Inputs, ReadError> {
-        let locations: Vec<Location> = paths.iter().map(|p| Location::from_path(p)).collect();
-        Inputs::open_locations(&locations, storage_options)
+        Inputs::open_tree(paths, false, storage_options)
     }
 
-    /// [`Inputs::open_with`] of inputs already told apart as local paths and URLs.
+    /// [`Inputs::open_with`], where a folder or a prefix is read at any depth when
+    /// `recursive` (`--recursive`; see module `tree` for the files skipped and the order).
+    pub fn open_tree(
+        paths: &[PathBuf],
+        recursive: bool,
+        storage_options: &[(String, String)],
+    ) -> Result<Inputs, ReadError> {
+        let sources = paths
+            .iter()
+            .map(|p| InputSource::parse(p, recursive))
+            .collect::<Result<Vec<_>, _>>()?;
+        Inputs::open_sources(&sources, storage_options)
+    }
+
+    /// [`Inputs::open_with`] of inputs already told apart as local paths and URLs, each read
+    /// as given.
     pub fn open_locations(
         locations: &[Location],
         storage_options: &[(String, String)],
     ) -> Result<Inputs, ReadError> {
-        if locations.is_empty() {
+        let sources: Vec<InputSource> = locations
+            .iter()
+            .map(|location| InputSource {
+                location: location.clone(),
+                select: Select::AsGiven,
+            })
+            .collect();
+        Inputs::open_sources(&sources, storage_options)
+    }
+
+    /// [`Inputs::open_with`] of inputs already parsed ([`InputSource::parse`]). The files of
+    /// each input follow those of the inputs before it.
+    pub fn open_sources(
+        sources: &[InputSource],
+        storage_options: &[(String, String)],
+    ) -> Result<Inputs, ReadError> {
+        if sources.is_empty() {
             return Err(ReadError::new("no input given")
                 .with_hint("pass `--input FILE.parquet` or `--input DIR`"));
         }
         let mut files = Vec::new();
-        for location in locations {
-            match location {
+        for source in sources {
+            match &source.location {
                 Location::Remote(url) => {
-                    for (object, format) in remote::expand_url(url, storage_options)? {
+                    let objects = match source.remote_objects(url, storage_options) {
+                        Some(found) => found?,
+                        None => remote::expand_url(url, storage_options)?,
+                    };
+                    for (object, format) in objects {
                         files.push(remote::open_remote(object, format)?);
                     }
                 }
                 Location::Local(p) => {
-                    for (path, format) in local::expand(p)? {
+                    let paths = match source.local_files(p) {
+                        Some(found) => found?,
+                        None => local::expand(p)?,
+                    };
+                    for (path, format) in paths {
                         files.push(local::open_file(&path, format)?);
                     }
                 }

@@ -1,9 +1,10 @@
 //! Columnar input for evalscore: files in, streams of Arrow `RecordBatch`es out.
 //!
 //! [`Inputs::open`] expands the `--input` paths (Parquet files, JSONL files, directories of
-//! Parquet files, object storage URLs and prefixes), reads every footer, and checks that all
-//! files share one schema (modules `inputs`, `local`, `remote`, `schema`). Each path is told
-//! apart once, where it enters, as an [`evalscore_storage::Location`]. The work is split into
+//! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer, and
+//! checks that all files share one schema (modules `inputs`, `local`, `remote`, `tree`,
+//! `schema`). Each path is told apart once, where it enters, as an [`InputSource`]: an
+//! [`evalscore_storage::Location`] and how it is read (as given, as a tree, or a glob). The work is split into
 //! [`Unit`]s (a Parquet row group, or a chunk of lines of a JSONL file; module `units`);
 //! [`Inputs::read_unit`] decodes one unit, reading only the projected columns (module
 //! `batches`), and [`scan_ordered`] runs a function over all units on a rayon pool while
@@ -29,6 +30,7 @@ mod parquet_input;
 mod remote;
 mod scan;
 mod schema;
+mod tree;
 mod units;
 
 pub use batches::UnitBatches;
@@ -39,6 +41,7 @@ pub use inputs::{InputFile, Inputs};
 pub use jsonl::{jsonl_kind, Compression};
 pub use pages::DataPageSpan;
 pub use scan::scan_ordered;
+pub use tree::InputSource;
 pub use units::Unit;
 
 /// The file formats evalscore reads.

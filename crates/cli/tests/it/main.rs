@@ -23,3 +23,4 @@ mod robustness;
 mod run_identity;
 mod storage;
 mod storage_secrets;
+mod trees;

@@ -4,3 +4,4 @@
 
 mod input_names;
 mod remote;
+mod trees;

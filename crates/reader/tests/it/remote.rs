@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// A Parquet file of one string column, every value `value`, stored plainly (no
 /// compression, dictionary or statistics): files of two values of one length differ only in
 /// their data bytes, and both decode.
-fn parquet_of(value: &str) -> Vec<u8> {
+pub fn parquet_of(value: &str) -> Vec<u8> {
     let schema = Arc::new(Schema::new(vec![Field::new(
         "answer",
         DataType::Utf8,
@@ -31,8 +31,22 @@ fn parquet_of(value: &str) -> Vec<u8> {
     out
 }
 
+/// The options of the S3 server on `port`, with the tests' credentials.
+pub fn s3_options(port: u16) -> Vec<(String, String)> {
+    [
+        ("aws_endpoint", format!("http://127.0.0.1:{port}")),
+        ("aws_allow_http", "true".into()),
+        ("aws_access_key_id", "testing".into()),
+        ("aws_secret_access_key", "s3-secret-never-printed".into()),
+        ("aws_region", "us-east-1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
 /// The `answer` values of every unit of `inputs`, or the first error.
-fn answers(inputs: &Inputs) -> Result<Vec<String>, ReadError> {
+pub fn answers(inputs: &Inputs) -> Result<Vec<String>, ReadError> {
     let mut got = Vec::new();
     for unit in inputs.units() {
         inputs.read_unit(&unit, &["answer".to_owned()], |b| {
@@ -56,16 +70,7 @@ fn a_parquet_file_replaced_after_its_footer_is_read_is_an_error() {
     let (old, new) = (parquet_of("Paris"), parquet_of("Rome!"));
     assert_eq!(old.len(), new.len());
     put_object(server.port, "evals", "qa.parquet", &old);
-    let options: Vec<(String, String)> = [
-        ("aws_endpoint", format!("http://127.0.0.1:{}", server.port)),
-        ("aws_allow_http", "true".into()),
-        ("aws_access_key_id", "testing".into()),
-        ("aws_secret_access_key", "s3-secret-never-printed".into()),
-        ("aws_region", "us-east-1".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
+    let options = s3_options(server.port);
     let url = "s3://evals/qa.parquet";
     let open = || Inputs::open_with(&[PathBuf::from(url)], &options).unwrap();
     let inputs = open();

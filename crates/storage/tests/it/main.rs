@@ -3,6 +3,7 @@
 //! reply lost). `cargo test -p evalscore-storage --test it reads::` runs one module's tests.
 #![allow(clippy::unwrap_used)]
 
+mod lists;
 mod puts;
 mod reads;
 mod setup;

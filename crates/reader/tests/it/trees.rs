@@ -1,0 +1,305 @@
+//! Folders read at any depth (`--recursive`) and globs, locally and on a real S3 server
+//! (moto): which files are read, in which order, and what is skipped.
+
+use crate::remote::{answers, parquet_of, s3_options};
+use evalscore_reader::{Format, Inputs};
+use evalscore_test_support::stores::*;
+use std::path::{Path, PathBuf};
+
+/// A tree as a Spark job leaves it: its files' paths relative to the tree.
+const TREE: [&str; 12] = [
+    "a.parquet",
+    "b-x.parquet",
+    "b/c.parquet",
+    "b/d/e.parquet",
+    "model=m1/h.parquet",
+    "_x=1/k.parquet",
+    // Skipped at any depth below the base.
+    "_SUCCESS",
+    "b/_committed_123",
+    "b/.hidden/f.parquet",
+    "_temporary/0/g.parquet",
+    "b/.c.parquet.crc",
+    "_tmp.parquet",
+];
+
+/// The Parquet files of [`TREE`] read at any depth, in byte order of their paths (`-` sorts
+/// before `/`).
+const EVERY_PARQUET: [&str; 6] = [
+    "_x=1/k.parquet",
+    "a.parquet",
+    "b-x.parquet",
+    "b/c.parquet",
+    "b/d/e.parquet",
+    "model=m1/h.parquet",
+];
+
+/// The tree in a new temporary folder; every Parquet file's `answer` is its relative path.
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for rel in TREE {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let bytes = if rel.ends_with(".parquet") {
+            parquet_of(rel)
+        } else {
+            b"marker".to_vec()
+        };
+        std::fs::write(p, bytes).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("b/x.jsonl"),
+        "{\"answer\": \"b/x.jsonl\"}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not an input").unwrap();
+    dir
+}
+
+/// The files `input` opens to (recursive or not), as paths relative to `base`.
+fn opened(base: &Path, input: &str, recursive: bool) -> Vec<String> {
+    let inputs = Inputs::open_tree(&[PathBuf::from(input)], recursive, &[]).unwrap();
+    // Every file is read, and holds the rows of the path it was opened as.
+    let mut expected = Vec::new();
+    let files: Vec<String> = inputs
+        .files
+        .iter()
+        .map(|f| {
+            let rel = f.path.strip_prefix(base).unwrap().to_str().unwrap();
+            let rows = if f.format == Format::Jsonl { 1 } else { 100 };
+            expected.extend(std::iter::repeat_n(rel.to_owned(), rows));
+            rel.to_owned()
+        })
+        .collect();
+    assert_eq!(answers(&inputs).unwrap(), expected, "{input}");
+    files
+}
+
+#[test]
+fn a_folder_is_read_one_level_deep_unless_recursive() {
+    let dir = tree();
+    let base = dir.path();
+    let folder = base.to_str().unwrap();
+    // As before: the `*.parquet` directly in it, sorted, none skipped.
+    assert_eq!(
+        opened(base, folder, false),
+        ["_tmp.parquet", "a.parquet", "b-x.parquet"]
+    );
+    // At any depth, in byte order of the path (`-` before `/`), hidden names skipped.
+    assert_eq!(opened(base, folder, true), EVERY_PARQUET);
+    // A file is a file, recursive or not.
+    let one = format!("{folder}/b/c.parquet");
+    assert_eq!(opened(base, &one, true), ["b/c.parquet"]);
+}
+
+#[test]
+fn a_glob_matches_at_the_depths_its_pattern_allows() {
+    let dir = tree();
+    let base = dir.path();
+    let folder = base.to_str().unwrap();
+    for (pattern, expected) in [
+        ("*.parquet", vec!["a.parquet", "b-x.parquet"]),
+        (
+            "*/*.parquet",
+            vec!["_x=1/k.parquet", "b/c.parquet", "model=m1/h.parquet"],
+        ),
+        ("b/*/*.parquet", vec!["b/d/e.parquet"]),
+        ("**/*.parquet", EVERY_PARQUET.to_vec()),
+        ("b/**/*.parquet", vec!["b/c.parquet", "b/d/e.parquet"]),
+        ("model=*/*.parquet", vec!["model=m1/h.parquet"]),
+        ("{a,b-x}.parquet", vec!["a.parquet", "b-x.parquet"]),
+        ("**/*.jsonl", vec!["b/x.jsonl"]),
+    ] {
+        // `recursive` changes nothing for a glob.
+        for recursive in [false, true] {
+            let got = opened(base, &format!("{folder}/{pattern}"), recursive);
+            assert_eq!(got, expected, "{pattern}");
+        }
+    }
+    // Several inputs: each one's files in order, after those of the inputs before it.
+    let inputs = Inputs::open_with(
+        &[
+            PathBuf::from(format!("{folder}/b/**/*.parquet")),
+            PathBuf::from(format!("{folder}/a.parquet")),
+        ],
+        &[],
+    )
+    .unwrap();
+    let files: Vec<&Path> = inputs
+        .files
+        .iter()
+        .map(|f| f.path.strip_prefix(base).unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            Path::new("b/c.parquet"),
+            Path::new("b/d/e.parquet"),
+            Path::new("a.parquet")
+        ]
+    );
+}
+
+#[test]
+fn nothing_matched_is_an_error_naming_the_pattern() {
+    let dir = tree();
+    let folder = dir.path().to_str().unwrap();
+    let open = |input: &str, recursive| {
+        Inputs::open_tree(&[PathBuf::from(input)], recursive, &[]).unwrap_err()
+    };
+    let skipped =
+        "names starting with `.` or `_` (`_SUCCESS`, `.hidden`) and `.crc` files are skipped";
+    for pattern in ["**/*.csv", "*/f.parquet", "missing/**/*.parquet"] {
+        let e = open(&format!("{folder}/{pattern}"), false);
+        assert_eq!(
+            e.to_string(),
+            format!("no input file matches `{folder}/{pattern}`")
+        );
+        assert_eq!(
+            e.hint.unwrap(),
+            format!("`*` matches within a folder and `**` across folders; {skipped}")
+        );
+    }
+    // A folder of markers and hidden files only.
+    let empty = dir.path().join("logs");
+    std::fs::create_dir_all(empty.join(".hidden")).unwrap();
+    std::fs::write(empty.join("_SUCCESS"), "").unwrap();
+    std::fs::write(empty.join(".hidden/x.parquet"), parquet_of("x")).unwrap();
+    let e = open(empty.to_str().unwrap(), true);
+    assert_eq!(
+        e.to_string(),
+        format!("no input file matches `{folder}/logs/**/*.parquet`")
+    );
+    assert_eq!(
+        e.hint.unwrap(),
+        format!("`--recursive` reads the `*.parquet` files at any depth under the folder or prefix; {skipped}")
+    );
+    // Without `--recursive`, a folder's message is as it always was.
+    let e = open(empty.to_str().unwrap(), false);
+    assert_eq!(
+        e.to_string(),
+        format!("{folder}/logs: directory holds no Parquet files (*.parquet)")
+    );
+    let e = open(&format!("{folder}/[b.parquet"), false);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "invalid glob pattern `{folder}/[b.parquet`: unclosed character class; missing ']'"
+        )
+    );
+}
+
+/// The keys of an export as Spark writes it to S3, with its markers.
+const KEYS: [&str; 8] = [
+    "evals/model=m1/date=2026-11-25/part-0.parquet",
+    "evals/model=m1/date=2026-11-26/part-0.parquet",
+    "evals/model=m2/date=2026-11-25/part-0.parquet",
+    "evals/model=m2/date=2026-10-01/part-0.parquet",
+    "evals/model=m1/date=2026-11-25/_SUCCESS",
+    "evals/model=m1/date=2026-11-25/.part-0.parquet.crc",
+    "evals/model=m1/_temporary/0/part-9.parquet",
+    "evals/model=m10/date=2026-11-25/part-0.parquet",
+];
+
+#[test]
+fn a_prefix_is_listed_with_a_glob_or_recursively_on_s3() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    for key in KEYS {
+        put_object(server.port, "lake", key, &parquet_of(key));
+    }
+    let options = s3_options(server.port);
+    let open =
+        |input: &str, recursive| Inputs::open_tree(&[PathBuf::from(input)], recursive, &options);
+    let urls = |inputs: &Inputs| -> Vec<String> {
+        inputs
+            .files
+            .iter()
+            .map(|f| f.path.to_str().unwrap().to_owned())
+            .collect()
+    };
+    let glob = open("s3://lake/evals/model=*/date=2026-11-*/*.parquet", false).unwrap();
+    assert_eq!(
+        urls(&glob),
+        [
+            "s3://lake/evals/model=m1/date=2026-11-25/part-0.parquet",
+            "s3://lake/evals/model=m1/date=2026-11-26/part-0.parquet",
+            "s3://lake/evals/model=m10/date=2026-11-25/part-0.parquet",
+            "s3://lake/evals/model=m2/date=2026-11-25/part-0.parquet",
+        ]
+    );
+    let expected: Vec<String> = [KEYS[0], KEYS[1], KEYS[7], KEYS[2]]
+        .iter()
+        .flat_map(|k| std::iter::repeat_n((*k).to_owned(), 100))
+        .collect();
+    assert_eq!(answers(&glob).unwrap(), expected);
+
+    let tree = open("s3://lake/evals/", true).unwrap();
+    assert_eq!(
+        urls(&tree),
+        [
+            "s3://lake/evals/model=m1/date=2026-11-25/part-0.parquet",
+            "s3://lake/evals/model=m1/date=2026-11-26/part-0.parquet",
+            "s3://lake/evals/model=m10/date=2026-11-25/part-0.parquet",
+            "s3://lake/evals/model=m2/date=2026-10-01/part-0.parquet",
+            "s3://lake/evals/model=m2/date=2026-11-25/part-0.parquet",
+        ]
+    );
+    // A whole bucket, and a glob at its top.
+    let top = open("s3://lake/*/model=m2/*/*.parquet", false).unwrap();
+    assert_eq!(
+        urls(&top),
+        [
+            "s3://lake/evals/model=m2/date=2026-10-01/part-0.parquet",
+            "s3://lake/evals/model=m2/date=2026-11-25/part-0.parquet",
+        ]
+    );
+    // Without `--recursive` the prefix is one level, as before: it holds no object itself.
+    let e = open("s3://lake/evals/", false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "s3://lake/evals/: prefix holds no Parquet files (*.parquet)"
+    );
+    let e = open("s3://lake/evals/model=m3*/**/*.parquet", false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no input file matches `s3://lake/evals/model=m3*/**/*.parquet`"
+    );
+    let e = open("s3://lake/nothing/", true).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no input file matches `s3://lake/nothing/**/*.parquet`"
+    );
+}
+
+/// A key with a `..` part (which no object path can hold) under a listed prefix is an error
+/// naming it; the prefix next to it lists as usual.
+#[test]
+fn an_odd_key_under_a_prefix_is_named() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    put_object(server.port, "lake", "odd/w/../x.parquet", &parquet_of("x"));
+    put_object(server.port, "lake", "odd/y.parquet", &parquet_of("y"));
+    put_object(server.port, "lake", "fine/y.parquet", &parquet_of("y"));
+    assert_eq!(
+        list_keys(server.port, "lake", "odd/"),
+        ["odd/w/../x.parquet", "odd/y.parquet"]
+    );
+    let options = s3_options(server.port);
+    let e = Inputs::open_tree(
+        &[PathBuf::from("s3://lake/odd/**/*.parquet")],
+        false,
+        &options,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "s3://lake/odd/: cannot list the prefix: `odd/w/../` is not a valid object path (a `.` or `..` part)"
+    );
+    assert_eq!(
+        e.hint.unwrap(),
+        "rename or remove that object, or point `--input` at a prefix that does not hold it"
+    );
+    let fine = Inputs::open_tree(&[PathBuf::from("s3://lake/fine/")], true, &options).unwrap();
+    assert_eq!(fine.files.len(), 1);
+}

@@ -1,0 +1,57 @@
+//! Listing a prefix as a tree: every object under it with its relative key, in key order,
+//! entering only the folders the caller wants.
+
+use crate::s3;
+use evalscore_test_support::stores::*;
+use std::sync::Mutex;
+
+#[test]
+fn a_tree_is_listed_in_key_order_entering_the_folders_asked_for() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    for key in [
+        "t/b/c.parquet",
+        "t/b-x.parquet",
+        "t/a.parquet",
+        "t/b/d/e.parquet",
+        "t/_temporary/0/g.parquet",
+        "t/_SUCCESS",
+        "other/z.parquet",
+    ] {
+        put_object(server.port, "lake", key, key.as_bytes());
+    }
+    let endpoint = format!("http://127.0.0.1:{}", server.port);
+    let entered = Mutex::new(Vec::new());
+    let listed = s3(&endpoint, "s3://lake/t/")
+        .list_tree(|rel, depth| {
+            entered.lock().unwrap().push((rel.to_owned(), depth));
+            rel != "_temporary"
+        })
+        .unwrap();
+    let keys: Vec<(&str, &str, u64)> = listed
+        .iter()
+        .map(|(rel, o)| (rel.as_str(), o.url(), o.size()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("_SUCCESS", "s3://lake/t/_SUCCESS", 10),
+            ("a.parquet", "s3://lake/t/a.parquet", 11),
+            ("b-x.parquet", "s3://lake/t/b-x.parquet", 13),
+            ("b/c.parquet", "s3://lake/t/b/c.parquet", 13),
+            ("b/d/e.parquet", "s3://lake/t/b/d/e.parquet", 15),
+        ]
+    );
+    let mut entered = entered.into_inner().unwrap();
+    entered.sort();
+    assert_eq!(
+        entered,
+        [
+            ("_temporary".to_owned(), 1),
+            ("b".to_owned(), 1),
+            ("b/d".to_owned(), 2)
+        ]
+    );
+    // A listed object reads as one opened by its URL.
+    assert_eq!(&listed[4].1.get_range(0..5).unwrap()[..], b"t/b/d");
+}
