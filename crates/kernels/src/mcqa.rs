@@ -111,10 +111,12 @@ pub fn string_equals_mcqa_with(
 }
 
 /// [`string_equals_mcqa`] for the common shape, decided from the 16-byte views alone:
-/// output and ground truth Utf8View, choices a list column, every output starting with an
-/// ASCII character, every ground truth one ASCII character, every choice item one ASCII
-/// character. `None` (the caller takes the general path, which also reports any bad value)
-/// when the batch is not of that shape.
+/// output and ground truth Utf8View, choices a list column, every ground truth one ASCII
+/// character, every choice item one ASCII character. `None` (the caller takes the general
+/// path, which also reports any bad value) when the batch is not of that shape. Outputs may
+/// start with anything: a first character that is not ASCII begins with a byte >= 0x80,
+/// which equals no item and no ground truth, as its whole character does on the general
+/// path (fullwidth letters, CJK, a leading combining mark: `INVALID`).
 ///
 /// The items' first bytes are gathered into one byte array in one pass (which also checks
 /// their shape); the rows are then scored and checked together, 64 at a time: a row's first
@@ -158,13 +160,13 @@ fn mcqa_views(
     let (mut valid, mut correct) = (Vec::with_capacity(words), Vec::with_capacity(words));
     // Per row: whether the output is non-empty and its first byte is one of the row's items
     // (`hit`), whether that byte is the ground truth's (`same`), and whether the row breaks
-    // the shape (a non-ASCII first byte, a ground truth that is not one ASCII character).
-    // Nulls are applied to the words afterwards.
+    // the shape (a ground truth that is not one ASCII character). Nulls are applied to the
+    // words afterwards.
     let (ov, tv) = (output.views().get(..len)?, truth.views().get(..len)?);
     for (w, (ow, tw)) in ov.chunks(64).zip(tv.chunks(64)).enumerate() {
         // This word's rows' list bounds: `ow.len() + 1` offsets.
         let bounds = offsets.get(w * 64..w * 64 + ow.len() + 1)?.windows(2);
-        let (mut hit, mut same, mut o_bad, mut t_bad) = (0u64, 0u64, 0u64, 0u64);
+        let (mut hit, mut same, mut t_bad) = (0u64, 0u64, 0u64);
         for (j, ((&o, &t), b)) in ow.iter().zip(tw).zip(bounds).enumerate() {
             let (o, t) = (o as u64, t as u64);
             let first = (o >> 32) as u8;
@@ -178,10 +180,9 @@ fn mcqa_views(
             };
             hit |= u64::from(non_empty & found) << j;
             same |= u64::from(first == (t >> 32) as u8) << j;
-            o_bad |= u64::from(non_empty & (first >= 0x80)) << j;
             t_bad |= u64::from(not_one_ascii(t) != 0) << j;
         }
-        if (o_bad & o_valid[w]) | (t_bad & t_valid[w]) != 0 {
+        if t_bad & t_valid[w] != 0 {
             return None;
         }
         let v = hit & o_valid[w] & l_valid[w];

@@ -148,12 +148,16 @@ proptest! {
     }
 
     /// The same over rows of the fast path's shape only (one-ASCII-character truths and
-    /// items, outputs starting with ASCII), so that whole batches are scored from the views:
+    /// items; outputs of any first character, as exports have them: fullwidth letters, CJK,
+    /// combining marks, spaces), so that whole batches are scored from the views:
     /// lists of 0 to 11 items cross the eight items searched in one 64-bit word.
     #[test]
     fn view_mcqa_agrees_with_the_general_path_on_clean_rows(
         rows in proptest::collection::vec((
-            proptest::option::of("[A-Lab ]{0,3}"),
+            proptest::option::of(prop_oneof![
+                6 => "[A-Lab ]{0,3}",
+                1 => "[ＡＢ日答É\u{301}\u{308}][A-L ]{0,2}",
+            ]),
             proptest::option::of("[A-L]"),
             proptest::option::of(proptest::collection::vec("[A-La]", 0..12)),
         ), 0..150),
