@@ -185,3 +185,40 @@ fn a_key_that_is_also_a_column_is_an_error_naming_both() {
     .unwrap();
     assert_eq!(columns(&off), ["answer: Utf8"]);
 }
+
+#[test]
+fn partitions_are_read_from_object_keys_too() {
+    use evalscore_test_support::stores::*;
+    let server = moto();
+    create_bucket(server.port, "lake");
+    for key in [
+        "evals/model=m1/date=2026-11-25/part-0.parquet",
+        "evals/model=m2/date=__HIVE_DEFAULT_PARTITION__/part-0.parquet",
+        "evals/model=m2/date=2026-11-26/_SUCCESS",
+    ] {
+        put_object(server.port, "lake", key, &parquet_of(key));
+    }
+    let options = crate::remote::s3_options(server.port);
+    for (input, recursive) in [
+        ("s3://lake/evals/**/*.parquet", false),
+        ("s3://lake/evals/", true),
+    ] {
+        let inputs = Inputs::open_partitioned(
+            &[PathBuf::from(input)],
+            recursive,
+            HivePartitioning::On,
+            &options,
+        )
+        .unwrap();
+        assert_eq!(
+            columns(&inputs),
+            ["answer: Utf8", "model: Utf8?", "date: Date32?"],
+            "{input}"
+        );
+        assert_eq!(
+            first_rows(&inputs, &["model", "date"]),
+            (vec!["m1 | 2026-11-25".to_owned(), "m2 | ∅".to_owned()], 200),
+            "{input}"
+        );
+    }
+}
