@@ -12,7 +12,7 @@
 //! for a file read as given), and reads none otherwise; [`HivePartitioning::On`] makes files
 //! whose keys differ an error naming two of them. A key that is also a column of the files is
 //! an error either way. A partition's values are constant per file: each batch gets them as
-//! columns of its length ([`with_partitions`]).
+//! columns of its length (`with_partitions`).
 
 use crate::{InputFile, ReadError};
 use arrow::array::{
@@ -67,7 +67,7 @@ pub(crate) fn path_keys(rel: &str) -> Vec<(String, Option<String>)> {
 
 /// The partition columns of `files` whose paths below their tree's base are `rels` (`None`
 /// for a file read as given): their fields, and each file's values set (one row each) in
-/// [`InputFile::partitions`]. `columns` is the files' shared schema, checked against.
+/// `InputFile::partitions`. `columns` is the files' shared schema, checked against.
 pub(crate) fn partition_files(
     files: &mut [InputFile],
     rels: &[Option<String>],

@@ -12,7 +12,8 @@
 //! a Hive partition such as `_x=1` is kept), and files ending `.crc`, are skipped; hidden
 //! folders are not entered. Files come in byte order of their full path (or key), so a tree
 //! lists in the same order locally and in object storage. Symbolic links to files are read;
-//! those to folders are not followed (no loops).
+//! those to folders are not followed (no loops). Each file found keeps its path relative to
+//! the base (`Listed`), where its Hive partitions are read from (module `hive`).
 
 use crate::remote::read_error;
 use crate::{jsonl_kind, Format, ReadError};
