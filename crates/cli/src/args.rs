@@ -161,6 +161,14 @@ pub struct RunArgs {
     /// order of their paths; names starting with `.` or `_` are skipped), not one level.
     #[arg(long)]
     pub recursive: bool,
+    /// Read the `key=value` folders of a tree or glob (`model=m1/date=2026-11-25/`) as
+    /// columns, typed Int64, Date32 or Utf8 from their values; files whose keys differ are
+    /// then an error. By default they are read when every file has the same keys.
+    #[arg(long, conflicts_with = "no_hive_partitioning")]
+    pub hive_partitioning: bool,
+    /// Never read `key=value` folders as columns.
+    #[arg(long)]
+    pub no_hive_partitioning: bool,
     /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
     /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
     #[arg(long = "out", value_name = "DIR")]
@@ -208,4 +216,16 @@ pub struct RunArgs {
     // Parsed after clap (`key_value::storage_options`): clap would echo a malformed value.
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
     pub storage_options: Vec<String>,
+}
+
+impl RunArgs {
+    /// `--hive-partitioning`, `--no-hive-partitioning`, or neither.
+    pub fn hive_partitioning(&self) -> evalscore_engine::HivePartitioning {
+        use evalscore_engine::HivePartitioning;
+        match (self.hive_partitioning, self.no_hive_partitioning) {
+            (true, _) => HivePartitioning::On,
+            (_, true) => HivePartitioning::Off,
+            _ => HivePartitioning::Auto,
+        }
+    }
 }

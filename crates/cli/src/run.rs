@@ -12,10 +12,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     register_signals();
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let progress = Progress::stderr();
+    let hive_partitioning = args.hive_partitioning();
     let opts = RunOptions {
         task: args.task,
         inputs: args.inputs,
         recursive: args.recursive,
+        hive_partitioning,
         out_dir: args.out,
         sets: args.sets,
         keep: args.keep,

@@ -36,6 +36,7 @@ pub use error::{
 };
 /// The output folder, written all or nothing (crate `evalscore-outdir`).
 pub use evalscore_outdir as outdir;
+pub use evalscore_reader::HivePartitioning;
 pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 /// The scorer registry: every scorer type and its options.
 pub use evalscore_scorers::registry;
@@ -99,6 +100,9 @@ pub struct RunOptions {
     pub inputs: Vec<PathBuf>,
     /// `--recursive`: a folder or prefix among `inputs` is read at any depth.
     pub recursive: bool,
+    /// `--hive-partitioning` / `--no-hive-partitioning`: whether the `key=value` folders of
+    /// trees and globs are input columns (by default, when every file has the same keys).
+    pub hive_partitioning: HivePartitioning,
     pub out_dir: PathBuf,
     /// `--set NAME=VALUE` pairs.
     pub sets: Vec<(String, String)>,

@@ -1,11 +1,13 @@
 //! Decoding one unit into record batches: the Parquet decoder (after the page headers of
 //! the needed column chunks are checked, module `pages`) or the JSONL decoder, projected to
-//! the needed columns, with the unit's row count checked at its end.
+//! the needed columns (the file's, then its Hive partition values, module `hive`), with the
+//! unit's row count checked at its end.
 
 use crate::parquet_input::{guarded, view_options};
 use crate::units::damaged_unit;
-use crate::{jsonl, pages, remote, Format, InputFile, Inputs, ReadError, Unit, BATCH_SIZE};
+use crate::{hive, jsonl, pages, remote, Format, InputFile, Inputs, ReadError, Unit, BATCH_SIZE};
 use arrow::array::{RecordBatch, RecordBatchReader};
+use arrow::datatypes::FieldRef;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ColumnChunkMetaData;
@@ -66,10 +68,20 @@ impl Inputs {
                 Source::Parquet(Box::new(reader))
             }
         };
+        // The partition columns asked for: the fields that end the shared schema, with
+        // the index of each in the file's values.
+        let own = self.schema.fields().len() - file.partitions.len();
+        let partitions = self.schema.fields()[own..]
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| columns.contains(f.name()))
+            .map(|(i, f)| (f.clone(), i))
+            .collect();
         Ok(UnitBatches {
             file,
             unit: *unit,
             source,
+            partitions,
             seen: 0,
             ended: false,
         })
@@ -81,6 +93,8 @@ pub struct UnitBatches<'a> {
     file: &'a InputFile,
     unit: Unit,
     source: Source,
+    /// The Hive partition columns to add to each batch (module `hive`).
+    partitions: Vec<(FieldRef, usize)>,
     seen: u64,
     ended: bool,
 }
@@ -141,7 +155,7 @@ impl Iterator for UnitBatches<'_> {
         match next {
             Some(Ok(b)) => {
                 self.seen += b.num_rows() as u64;
-                Some(Ok(b))
+                Some(hive::with_partitions(b, file, &self.partitions))
             }
             Some(Err(e)) => {
                 self.ended = true;

@@ -4,8 +4,9 @@
 //! shared by all (module `schema`).
 
 use crate::tree::{InputSource, Select};
-use crate::{local, remote, schema, Compression, Format, ReadError};
-use arrow::datatypes::SchemaRef;
+use crate::{hive, local, remote, schema, Compression, Format, HivePartitioning, ReadError};
+use arrow::array::ArrayRef;
+use arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use evalscore_storage::Location;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use std::path::PathBuf;
@@ -33,13 +34,17 @@ pub struct InputFile {
     pub(crate) reader_meta: Option<ArrowReaderMetadata>,
     /// An input in object storage (`path` is then its URL): see module `remote`.
     pub(crate) remote: Option<Arc<remote::Remote>>,
+    /// The file's Hive partition values, one row each, in the order of the partition columns
+    /// that end [`Inputs::schema`] (module `hive`); empty without them.
+    pub(crate) partitions: Vec<ArrayRef>,
 }
 
 /// The set of input files of a run.
 #[derive(Debug, Clone)]
 pub struct Inputs {
     pub files: Vec<InputFile>,
-    /// The schema every file shares (the first file's).
+    /// The schema every file shares (the first file's), then the Hive partition columns, if
+    /// any (module `hive`).
     pub schema: SchemaRef,
 }
 
@@ -71,11 +76,22 @@ impl Inputs {
         recursive: bool,
         storage_options: &[(String, String)],
     ) -> Result<Inputs, ReadError> {
+        Inputs::open_partitioned(paths, recursive, HivePartitioning::Auto, storage_options)
+    }
+
+    /// [`Inputs::open_tree`], reading the `key=value` folders of trees and globs as columns
+    /// as `hive` says (`--hive-partitioning`; see module `hive`).
+    pub fn open_partitioned(
+        paths: &[PathBuf],
+        recursive: bool,
+        hive: HivePartitioning,
+        storage_options: &[(String, String)],
+    ) -> Result<Inputs, ReadError> {
         let sources = paths
             .iter()
             .map(|p| InputSource::parse(p, recursive))
             .collect::<Result<Vec<_>, _>>()?;
-        Inputs::open_sources(&sources, storage_options)
+        Inputs::open_sources_partitioned(&sources, hive, storage_options)
     }
 
     /// [`Inputs::open_with`] of inputs already told apart as local paths and URLs, each read
@@ -100,34 +116,63 @@ impl Inputs {
         sources: &[InputSource],
         storage_options: &[(String, String)],
     ) -> Result<Inputs, ReadError> {
+        Inputs::open_sources_partitioned(sources, HivePartitioning::Auto, storage_options)
+    }
+
+    /// [`Inputs::open_sources`], with Hive partitions read as `hive` says.
+    pub fn open_sources_partitioned(
+        sources: &[InputSource],
+        hive: HivePartitioning,
+        storage_options: &[(String, String)],
+    ) -> Result<Inputs, ReadError> {
         if sources.is_empty() {
             return Err(ReadError::new("no input given")
                 .with_hint("pass `--input FILE.parquet` or `--input DIR`"));
         }
         let mut files = Vec::new();
+        // Each file's path below its tree's base; `None` for a file read as given.
+        let mut rels = Vec::new();
         for source in sources {
             match &source.location {
-                Location::Remote(url) => {
-                    let objects = match source.remote_objects(url, storage_options) {
-                        Some(found) => found?,
-                        None => remote::expand_url(url, storage_options)?,
-                    };
-                    for (object, format) in objects {
-                        files.push(remote::open_remote(object, format)?);
+                Location::Remote(url) => match source.remote_objects(url, storage_options) {
+                    Some(found) => {
+                        for listed in found? {
+                            files.push(remote::open_remote(listed.file, listed.format)?);
+                            rels.push(Some(listed.rel));
+                        }
                     }
-                }
-                Location::Local(p) => {
-                    let paths = match source.local_files(p) {
-                        Some(found) => found?,
-                        None => local::expand(p)?,
-                    };
-                    for (path, format) in paths {
-                        files.push(local::open_file(&path, format)?);
+                    None => {
+                        for (object, format) in remote::expand_url(url, storage_options)? {
+                            files.push(remote::open_remote(object, format)?);
+                            rels.push(None);
+                        }
                     }
-                }
+                },
+                Location::Local(p) => match source.local_files(p) {
+                    Some(found) => {
+                        for listed in found? {
+                            files.push(local::open_file(&listed.file, listed.format)?);
+                            rels.push(Some(listed.rel));
+                        }
+                    }
+                    None => {
+                        for (path, format) in local::expand(p)? {
+                            files.push(local::open_file(&path, format)?);
+                            rels.push(None);
+                        }
+                    }
+                },
             }
         }
-        let schema = schema::shared_schema(&files)?;
+        let shared = schema::shared_schema(&files)?;
+        let partitions = hive::partition_files(&mut files, &rels, hive, &shared)?;
+        let schema = if partitions.is_empty() {
+            shared
+        } else {
+            let mut fields: Vec<FieldRef> = shared.fields().iter().cloned().collect();
+            fields.extend(partitions);
+            Arc::new(Schema::new_with_metadata(fields, shared.metadata().clone()))
+        };
         Ok(Inputs { schema, files })
     }
 }

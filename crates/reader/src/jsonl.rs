@@ -187,6 +187,7 @@ pub(crate) fn open_in_units(
         jsonl_spans,
         reader_meta: None,
         remote: None,
+        partitions: Vec::new(),
     })
 }
 

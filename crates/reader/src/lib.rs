@@ -3,7 +3,8 @@
 //! [`Inputs::open`] expands the `--input` paths (Parquet files, JSONL files, directories of
 //! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer, and
 //! checks that all files share one schema (modules `inputs`, `local`, `remote`, `tree`,
-//! `schema`). Each path is told apart once, where it enters, as an [`InputSource`]: an
+//! `schema`), with the `key=value` folders of trees and globs as Hive partition columns
+//! (module `hive`). Each path is told apart once, where it enters, as an [`InputSource`]: an
 //! [`evalscore_storage::Location`] and how it is read (as given, as a tree, or a glob). The work is split into
 //! [`Unit`]s (a Parquet row group, or a chunk of lines of a JSONL file; module `units`);
 //! [`Inputs::read_unit`] decodes one unit, reading only the projected columns (module
@@ -22,6 +23,7 @@
 mod batches;
 mod chunks;
 mod error;
+mod hive;
 mod inputs;
 mod jsonl;
 mod local;
@@ -37,6 +39,7 @@ pub use batches::UnitBatches;
 pub use chunks::{portable_codec, StoredChunk};
 pub use error::ReadError;
 pub use evalscore_error::file_kind;
+pub use hive::HivePartitioning;
 pub use inputs::{InputFile, Inputs};
 pub use jsonl::{jsonl_kind, Compression};
 pub use pages::DataPageSpan;

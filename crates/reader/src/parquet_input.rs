@@ -57,6 +57,7 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         jsonl_spans: Vec::new(),
         reader_meta,
         remote: None,
+        partitions: Vec::new(),
     })
 }
 

@@ -12,7 +12,8 @@
 //! a Hive partition such as `_x=1` is kept), and files ending `.crc`, are skipped; hidden
 //! folders are not entered. Files come in byte order of their full path (or key), so a tree
 //! lists in the same order locally and in object storage. Symbolic links to files are read;
-//! those to folders are not followed (no loops).
+//! those to folders are not followed (no loops). Each file found keeps its path relative to
+//! the base (`Listed`), where its Hive partitions are read from (module `hive`).
 
 use crate::remote::read_error;
 use crate::{jsonl_kind, Format, ReadError};
@@ -160,6 +161,14 @@ fn skipped(name: &str) -> bool {
         || name.to_ascii_lowercase().ends_with(".crc")
 }
 
+/// A file found in a tree: the file (a local path or an object), its format, and its path
+/// relative to the tree's base (`/` between folders), where Hive partitions are read from.
+pub(crate) struct Listed<F> {
+    pub file: F,
+    pub format: Format,
+    pub rel: String,
+}
+
 /// Which files of a tree are read, and how deep it is walked.
 enum Wanted<'a> {
     Parquet,
@@ -228,7 +237,7 @@ impl InputSource {
     pub(crate) fn local_files(
         &self,
         base: &Path,
-    ) -> Option<Result<Vec<(PathBuf, Format)>, ReadError>> {
+    ) -> Option<Result<Vec<Listed<PathBuf>>, ReadError>> {
         let wanted = self.wanted()?;
         Some(walk(base, &wanted).and_then(|mut found| {
             if found.is_empty() {
@@ -236,7 +245,7 @@ impl InputSource {
             }
             found.sort_by(|a, b| {
                 let bytes = |p: &PathBuf| p.as_os_str().as_encoded_bytes().to_vec();
-                bytes(&a.0).cmp(&bytes(&b.0))
+                bytes(&a.file).cmp(&bytes(&b.file))
             });
             Ok(found)
         }))
@@ -248,7 +257,7 @@ impl InputSource {
         &self,
         base: &StoreUrl,
         options: &[(String, String)],
-    ) -> Option<Result<Vec<(Object, Format)>, ReadError>> {
+    ) -> Option<Result<Vec<Listed<Object>>, ReadError>> {
         let wanted = self.wanted()?;
         let list = || {
             let prefix = base.connect(options).map_err(read_error)?;
@@ -258,9 +267,12 @@ impl InputSource {
                     wanted.enter(name, depth)
                 })
                 .map_err(read_error)?;
-            let found: Vec<(Object, Format)> = listed
+            let found: Vec<Listed<Object>> = listed
                 .into_iter()
-                .filter_map(|(rel, o)| wanted.format(&rel).map(|f| (o, f)))
+                .filter_map(|(rel, file)| {
+                    let format = wanted.format(&rel)?;
+                    Some(Listed { file, format, rel })
+                })
                 .collect();
             if found.is_empty() {
                 return Err(wanted.none_found(&base.shown()));
@@ -273,7 +285,7 @@ impl InputSource {
 
 /// The wanted files under the local folder `base` (`""`: the current one), their paths
 /// `base` joined with their path relative to it.
-fn walk(base: &Path, wanted: &Wanted) -> Result<Vec<(PathBuf, Format)>, ReadError> {
+fn walk(base: &Path, wanted: &Wanted) -> Result<Vec<Listed<PathBuf>>, ReadError> {
     let mut found = Vec::new();
     let mut folders = vec![(base.to_path_buf(), String::new(), 0usize)];
     while let Some((dir, rel_dir, depth)) = folders.pop() {
@@ -308,7 +320,11 @@ fn walk(base: &Path, wanted: &Wanted) -> Result<Vec<(PathBuf, Format)>, ReadErro
                 }
             } else if is_file {
                 if let Some(format) = wanted.format(&rel) {
-                    found.push((path, format));
+                    found.push(Listed {
+                        file: path,
+                        format,
+                        rel,
+                    });
                 }
             }
         }

@@ -11,6 +11,7 @@ mod errors;
 mod faults;
 mod fidelity;
 mod graded;
+mod hive;
 mod judge;
 mod judge_robust;
 mod judge_robust_real;

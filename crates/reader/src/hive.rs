@@ -1,0 +1,267 @@
+//! Hive partitions: the `key=value` folders of a tree or glob (below the folder or prefix it
+//! walks) read as columns, as Spark, Hive and DuckDB read them.
+//!
+//! A value is URL-decoded as Spark escapes it (`%3D` is `=`), and `__HIVE_DEFAULT_PARTITION__`
+//! (Spark's null) is null. A key's type is inferred from its values in every file, as DuckDB
+//! infers it: Int64 when every value is an integer, else Date32 when every value is a date
+//! `YYYY-MM-DD`, else Utf8 (nulls aside; a key whose values are all null is Utf8). The columns
+//! follow the files' own, in the order of the first file's folders. A key repeated in one path
+//! takes its deepest value.
+//!
+//! [`HivePartitioning::Auto`] reads the keys when every file has the same set of them (none
+//! for a file read as given), and reads none otherwise; [`HivePartitioning::On`] makes files
+//! whose keys differ an error naming two of them. A key that is also a column of the files is
+//! an error either way. A partition's values are constant per file: each batch gets them as
+//! columns of its length (`with_partitions`).
+
+use crate::{InputFile, ReadError};
+use arrow::array::{
+    Array, ArrayRef, Date32Array, Int64Array, RecordBatch, RecordBatchOptions, StringArray,
+    UInt32Array,
+};
+use arrow::datatypes::{Field, FieldRef, Schema};
+use chrono::{Datelike, NaiveDate};
+use std::sync::Arc;
+
+/// Whether `key=value` folders are read as columns (`--hive-partitioning`,
+/// `--no-hive-partitioning`; neither is `Auto`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HivePartitioning {
+    /// When every file has the same keys; otherwise no partition columns.
+    #[default]
+    Auto,
+    /// Always: files whose keys differ are an error.
+    On,
+    /// Never.
+    Off,
+}
+
+/// The value Spark and Hive write for a null partition value.
+const DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// The partition keys of a file at `rel` (its path below the walked folder or prefix, `/`
+/// between folders): every folder holding `=`, split at its first `=`, key and value
+/// URL-decoded; a null value for `__HIVE_DEFAULT_PARTITION__`. In path order; a key repeated
+/// keeps its first place and its deepest value.
+pub(crate) fn path_keys(rel: &str) -> Vec<(String, Option<String>)> {
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let mut keys: Vec<(String, Option<String>)> = Vec::new();
+    let folders = rel.rsplit_once('/').map_or("", |(folders, _)| folders);
+    for segment in folders.split('/') {
+        let Some((key, value)) = segment.split_once('=') else {
+            continue;
+        };
+        let key = decode(key);
+        let value = (value != DEFAULT_PARTITION).then(|| decode(value));
+        match keys.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => keys.push((key, value)),
+        }
+    }
+    keys
+}
+
+/// The partition columns of `files` whose paths below their tree's base are `rels` (`None`
+/// for a file read as given): their fields, and each file's values set (one row each) in
+/// `InputFile::partitions`. `columns` is the files' shared schema, checked against.
+pub(crate) fn partition_files(
+    files: &mut [InputFile],
+    rels: &[Option<String>],
+    mode: HivePartitioning,
+    columns: &Schema,
+) -> Result<Vec<FieldRef>, ReadError> {
+    if mode == HivePartitioning::Off || files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<Vec<(String, Option<String>)>> = rels
+        .iter()
+        .map(|rel| rel.as_deref().map(path_keys).unwrap_or_default())
+        .collect();
+    fn names(k: &[(String, Option<String>)]) -> Vec<&str> {
+        let mut n: Vec<&str> = k.iter().map(|(k, _)| k.as_str()).collect();
+        n.sort_unstable();
+        n
+    }
+    let first = names(&keys[0]);
+    if let Some(i) = (1..files.len()).find(|&i| names(&keys[i]) != first) {
+        if mode == HivePartitioning::Auto {
+            return Ok(Vec::new());
+        }
+        return Err(different_keys(&files[0], &keys[0], &files[i], &keys[i]));
+    }
+    if let Some((key, _)) = keys[0]
+        .iter()
+        .find(|(k, _)| columns.field_with_name(k).is_ok())
+    {
+        return Err(ReadError::at(
+            &files[0].path,
+            format!("column `{key}` is in the file and also a Hive partition key of its path (`{key}=...`)"),
+        )
+        .with_hint(format!(
+            "rename the column or the `{key}=` folders, or pass `--no-hive-partitioning` to read the file's column and ignore the folders"
+        )));
+    }
+    let mut fields = Vec::new();
+    for (key, _) in &keys[0] {
+        let values: Vec<Option<&str>> = keys
+            .iter()
+            .map(|k| {
+                k.iter()
+                    .find(|(name, _)| name == key)
+                    .and_then(|(_, v)| v.as_deref())
+            })
+            .collect();
+        let column = typed(&values);
+        fields.push(Arc::new(Field::new(key, column.data_type().clone(), true)));
+        for (file, row) in files.iter_mut().zip(0u32..) {
+            let one = arrow::compute::take(&column, &UInt32Array::from(vec![row]), None)
+                .map_err(|e| ReadError::at(&file.path, format!("partition `{key}`: {e}")))?;
+            file.partitions.push(one);
+        }
+    }
+    Ok(fields)
+}
+
+/// The error of two files whose partition keys differ under `--hive-partitioning`.
+fn different_keys(
+    a: &InputFile,
+    a_keys: &[(String, Option<String>)],
+    b: &InputFile,
+    b_keys: &[(String, Option<String>)],
+) -> ReadError {
+    let list = |k: &[(String, Option<String>)]| {
+        if k.is_empty() {
+            "none".to_owned()
+        } else {
+            k.iter()
+                .map(|(k, _)| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    ReadError::new(format!(
+        "inputs `{}` and `{}` have different Hive partition keys: {} in the first, {} in the second",
+        a.path.display(),
+        b.path.display(),
+        list(a_keys),
+        list(b_keys)
+    ))
+    .with_hint("with `--hive-partitioning` every file's path must hold the same `key=value` folders; without it, files whose keys differ are read without partition columns")
+}
+
+/// One key's values (one per file) as a column of the type DuckDB infers: Int64 when every
+/// value parses as one, else Date32 when every value is a date `YYYY-MM-DD`, else Utf8.
+fn typed(values: &[Option<&str>]) -> ArrayRef {
+    let present = || values.iter().flatten();
+    let any = present().next().is_some();
+    if any && present().all(|v| v.parse::<i64>().is_ok()) {
+        let ints: Int64Array = values
+            .iter()
+            .map(|v| v.and_then(|v| v.parse().ok()))
+            .collect();
+        return Arc::new(ints);
+    }
+    if any && present().all(|v| date(v).is_some()) {
+        let days: Date32Array = values.iter().map(|v| v.and_then(date)).collect();
+        return Arc::new(days);
+    }
+    Arc::new(values.iter().copied().collect::<StringArray>())
+}
+
+/// Days since 1970-01-01 of a date written exactly `YYYY-MM-DD`.
+fn date(v: &str) -> Option<i32> {
+    let b = v.as_bytes();
+    let shape = b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    if !shape {
+        return None;
+    }
+    let d = NaiveDate::parse_from_str(v, "%Y-%m-%d").ok()?;
+    Some(d.num_days_from_ce() - UNIX_EPOCH_DAYS_FROM_CE)
+}
+
+/// `NaiveDate::num_days_from_ce` of 1970-01-01.
+const UNIX_EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+/// `batch` (the file's own columns, projected) with the file's partition columns that are
+/// among `wanted` appended, each its one value repeated to the batch's length.
+pub(crate) fn with_partitions(
+    batch: RecordBatch,
+    file: &InputFile,
+    wanted: &[(FieldRef, usize)],
+) -> Result<RecordBatch, ReadError> {
+    if wanted.is_empty() {
+        return Ok(batch);
+    }
+    let rows = batch.num_rows();
+    let mut fields: Vec<FieldRef> = batch.schema().fields().iter().cloned().collect();
+    let mut columns = batch.columns().to_vec();
+    let zeros = UInt32Array::from(vec![0u32; rows]);
+    for (field, i) in wanted {
+        let value = &file.partitions[*i];
+        let repeated = arrow::compute::take(value.as_ref(), &zeros, None)
+            .map_err(|e| ReadError::at(&file.path, format!("partition `{}`: {e}", field.name())))?;
+        fields.push(field.clone());
+        columns.push(repeated);
+    }
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new_with_metadata(
+            fields,
+            batch.schema().metadata().clone(),
+        )),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| ReadError::at(&file.path, format!("cannot add partition columns: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_come_from_folders_only_decoded() {
+        assert_eq!(
+            path_keys("model=m%3D1/x/date=2026-11-25/k=v=w/part=0.parquet"),
+            [
+                ("model".to_owned(), Some("m=1".to_owned())),
+                ("date".to_owned(), Some("2026-11-25".to_owned())),
+                ("k".to_owned(), Some("v=w".to_owned())),
+            ]
+        );
+        assert_eq!(
+            path_keys("a=1/b=__HIVE_DEFAULT_PARTITION__/a=2/f.parquet"),
+            [
+                ("a".to_owned(), Some("2".to_owned())),
+                ("b".to_owned(), None)
+            ]
+        );
+        assert_eq!(
+            path_keys("p=100%/q=%zz%41/f.parquet"),
+            [
+                ("p".to_owned(), Some("100%".to_owned())),
+                ("q".to_owned(), Some("%zzA".to_owned())),
+            ]
+        );
+        assert!(path_keys("f.parquet").is_empty());
+    }
+
+    #[test]
+    fn dates_must_be_written_in_full() {
+        assert_eq!(date("1970-01-02"), Some(1));
+        assert_eq!(date("2026-11-25"), Some(20_782));
+        for bad in ["2026-1-25", "2026-02-30", "20261125", "2026-11-25T00"] {
+            assert_eq!(date(bad), None, "{bad}");
+        }
+    }
+}
