@@ -161,7 +161,7 @@ pub struct RunArgs {
     /// order of their paths; names starting with `.` or `_` are skipped), not one level.
     #[arg(long)]
     pub recursive: bool,
-    /// Read the `key=value` folders of a tree or glob (`model=m1/date=2026-11-25/`) as
+    /// Read the `key=value` folders of a tree or glob (`model=m1/day=3/`) as
     /// columns, typed Int64, Date32 or Utf8 from their values; files whose keys differ are
     /// then an error. By default they are read when every file has the same keys.
     #[arg(long, conflicts_with = "no_hive_partitioning")]

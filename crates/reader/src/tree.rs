@@ -1,5 +1,5 @@
 //! Inputs read as trees: a folder or prefix read at any depth (`--recursive`), or a glob
-//! (`dir/**/*.parquet`, `s3://b/evals/model=*/date=2026-11-*/*.parquet`), locally and in
+//! (`dir/**/*.parquet`, `s3://b/evals/model=*/run=r*/*.parquet`), locally and in
 //! object storage alike.
 //!
 //! Each `--input` is told apart once, where it enters, as an [`InputSource`]: its
@@ -355,7 +355,7 @@ mod tests {
             ("/*.parquet", Location::Local("/".into()), Some(1)),
             ("*.jsonl", Location::Local("".into()), Some(1)),
             (
-                "s3://b/evals/model=*/date=2026-11-*/*.parquet",
+                "s3://b/evals/model=*/run=r*/*.parquet",
                 Location::parse("s3://b/evals/"),
                 Some(3),
             ),
@@ -365,16 +365,10 @@ mod tests {
             assert_eq!((location, glob.max_depth), (base, max_depth), "{given}");
             assert_eq!(glob.text, given);
         }
-        let (_, g) = glob_of("s3://b/evals/model=*/date=2026-11-*/*.parquet");
-        assert!(g
-            .matcher
-            .is_match("model=m1/date=2026-11-25/part-0.parquet"));
-        assert!(!g
-            .matcher
-            .is_match("model=m1/date=2026-10-25/part-0.parquet"));
-        assert!(!g
-            .matcher
-            .is_match("model=m1/x/date=2026-11-25/part-0.parquet"));
+        let (_, g) = glob_of("s3://b/evals/model=*/run=r*/*.parquet");
+        assert!(g.matcher.is_match("model=m1/run=r25/part-0.parquet"));
+        assert!(!g.matcher.is_match("model=m1/run=q25/part-0.parquet"));
+        assert!(!g.matcher.is_match("model=m1/x/run=r25/part-0.parquet"));
     }
 
     #[test]

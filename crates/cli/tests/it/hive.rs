@@ -49,14 +49,14 @@ fn exports() -> Case {
     let case = Case::quiet().task(TASK);
     write_part(
         &case,
-        "exports/model=m1/date=2026-11-25/part-0.parquet",
+        "exports/model=m1/date=2001-02-03/part-0.parquet",
         &[0, 1],
         &["a", "b"],
         &["a", "x"],
     );
     write_part(
         &case,
-        "exports/model=m2/date=2026-11-26/part-0.parquet",
+        "exports/model=m2/date=2001-02-04/part-0.parquet",
         &[2, 3, 4],
         &["c", "d", "e"],
         &["c", "d", "e"],
@@ -124,7 +124,7 @@ fn partition_folders_are_columns_to_group_keep_and_template() {
     assert_eq!(column_text(&scores, "model"), "m1 | m1 | m2 | m2 | m2");
     assert_eq!(
         column_text(&scores, "date"),
-        "2026-11-25 | 2026-11-25 | 2026-11-26 | 2026-11-26 | 2026-11-26"
+        "2001-02-03 | 2001-02-03 | 2001-02-04 | 2001-02-04 | 2001-02-04"
     );
 }
 
@@ -152,7 +152,7 @@ fn without_partitions_the_folders_are_not_columns() {
     ]);
     assert_eq!(
         err,
-        "error: inputs `exports/late.parquet` and `exports/model=m1/date=2026-11-25/part-0.parquet` have different Hive partition keys: none in the first, `model`, `date` in the second\n\
+        "error: inputs `exports/late.parquet` and `exports/model=m1/date=2001-02-03/part-0.parquet` have different Hive partition keys: none in the first, `model`, `date` in the second\n\
          hint: with `--hive-partitioning` every file's path must hold the same `key=value` folders; without it, files whose keys differ are read without partition columns\n"
     );
 }

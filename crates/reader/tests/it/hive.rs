@@ -83,8 +83,8 @@ fn first_rows(inputs: &Inputs, columns: &[&str]) -> (Vec<String>, usize) {
 #[test]
 fn folders_are_typed_columns_as_duckdb_infers_them() {
     let dir = tree(&[
-        "n=1/d=2026-11-25/t=a%3Db/e=7/part-0.parquet",
-        "n=20/d=2026-11-26/t=__HIVE_DEFAULT_PARTITION__/e=2026-11-27/part-0.parquet",
+        "n=1/d=2001-02-03/t=a%3Db/e=7/part-0.parquet",
+        "n=20/d=2001-02-04/t=__HIVE_DEFAULT_PARTITION__/e=2001-02-05/part-0.parquet",
         "n=-3/d=__HIVE_DEFAULT_PARTITION__/t=c%2Fd%20e/e=8/part-0.parquet",
     ]);
     for hive in [HivePartitioning::Auto, HivePartitioning::On] {
@@ -105,8 +105,8 @@ fn folders_are_typed_columns_as_duckdb_infers_them() {
             (
                 vec![
                     "n=-3/d=__HIVE_DEFAULT_PARTITION__/t=c%2Fd%20e/e=8/part-0.parquet | -3 | ∅ | c/d e | 8".to_owned(),
-                    "n=1/d=2026-11-25/t=a%3Db/e=7/part-0.parquet | 1 | 2026-11-25 | a=b | 7".to_owned(),
-                    "n=20/d=2026-11-26/t=__HIVE_DEFAULT_PARTITION__/e=2026-11-27/part-0.parquet | 20 | 2026-11-26 | ∅ | 2026-11-27".to_owned(),
+                    "n=1/d=2001-02-03/t=a%3Db/e=7/part-0.parquet | 1 | 2001-02-03 | a=b | 7".to_owned(),
+                    "n=20/d=2001-02-04/t=__HIVE_DEFAULT_PARTITION__/e=2001-02-05/part-0.parquet | 20 | 2001-02-04 | ∅ | 2001-02-05".to_owned(),
                 ],
                 300
             )
@@ -117,8 +117,8 @@ fn folders_are_typed_columns_as_duckdb_infers_them() {
             (
                 vec![
                     "-3 | ∅".to_owned(),
-                    "1 | 2026-11-25".to_owned(),
-                    "20 | 2026-11-26".to_owned()
+                    "1 | 2001-02-03".to_owned(),
+                    "20 | 2001-02-04".to_owned()
                 ],
                 300
             )
@@ -132,7 +132,7 @@ fn folders_are_typed_columns_as_duckdb_infers_them() {
 fn files_with_different_keys_have_none_unless_asked_for() {
     let dir = tree(&[
         "model=m1/part-0.parquet",
-        "model=m2/date=2026-11-25/part-0.parquet",
+        "model=m2/date=2001-02-03/part-0.parquet",
     ]);
     let auto = open(dir.path(), "**/*.parquet", HivePartitioning::Auto).unwrap();
     assert_eq!(columns(&auto), ["answer: Utf8"]);
@@ -141,7 +141,7 @@ fn files_with_different_keys_have_none_unless_asked_for() {
     assert_eq!(
         open(dir.path(), "**/*.parquet", HivePartitioning::On).unwrap_err(),
         format!(
-            "inputs `{base}/model=m1/part-0.parquet` and `{base}/model=m2/date=2026-11-25/part-0.parquet` have different Hive partition keys: `model` in the first, `model`, `date` in the second"
+            "inputs `{base}/model=m1/part-0.parquet` and `{base}/model=m2/date=2001-02-03/part-0.parquet` have different Hive partition keys: `model` in the first, `model`, `date` in the second"
         )
     );
     // Only the folders the glob walks count: the base's own `key=value` names are not keys.
@@ -192,9 +192,9 @@ fn partitions_are_read_from_object_keys_too() {
     let server = moto();
     create_bucket(server.port, "lake");
     for key in [
-        "evals/model=m1/date=2026-11-25/part-0.parquet",
+        "evals/model=m1/date=2001-02-03/part-0.parquet",
         "evals/model=m2/date=__HIVE_DEFAULT_PARTITION__/part-0.parquet",
-        "evals/model=m2/date=2026-11-26/_SUCCESS",
+        "evals/model=m2/date=2001-02-04/_SUCCESS",
     ] {
         put_object(server.port, "lake", key, &parquet_of(key));
     }
@@ -217,7 +217,7 @@ fn partitions_are_read_from_object_keys_too() {
         );
         assert_eq!(
             first_rows(&inputs, &["model", "date"]),
-            (vec!["m1 | 2026-11-25".to_owned(), "m2 | ∅".to_owned()], 200),
+            (vec!["m1 | 2001-02-03".to_owned(), "m2 | ∅".to_owned()], 200),
             "{input}"
         );
     }

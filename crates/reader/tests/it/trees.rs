@@ -191,14 +191,14 @@ fn nothing_matched_is_an_error_naming_the_pattern() {
 
 /// The keys of an export as Spark writes it to S3, with its markers.
 const KEYS: [&str; 8] = [
-    "evals/model=m1/date=2026-11-25/part-0.parquet",
-    "evals/model=m1/date=2026-11-26/part-0.parquet",
-    "evals/model=m2/date=2026-11-25/part-0.parquet",
-    "evals/model=m2/date=2026-10-01/part-0.parquet",
-    "evals/model=m1/date=2026-11-25/_SUCCESS",
-    "evals/model=m1/date=2026-11-25/.part-0.parquet.crc",
+    "evals/model=m1/run=r25/part-0.parquet",
+    "evals/model=m1/run=r26/part-0.parquet",
+    "evals/model=m2/run=r25/part-0.parquet",
+    "evals/model=m2/run=q01/part-0.parquet",
+    "evals/model=m1/run=r25/_SUCCESS",
+    "evals/model=m1/run=r25/.part-0.parquet.crc",
     "evals/model=m1/_temporary/0/part-9.parquet",
-    "evals/model=m10/date=2026-11-25/part-0.parquet",
+    "evals/model=m10/run=r25/part-0.parquet",
 ];
 
 #[test]
@@ -218,14 +218,14 @@ fn a_prefix_is_listed_with_a_glob_or_recursively_on_s3() {
             .map(|f| f.path.to_str().unwrap().to_owned())
             .collect()
     };
-    let glob = open("s3://lake/evals/model=*/date=2026-11-*/*.parquet", false).unwrap();
+    let glob = open("s3://lake/evals/model=*/run=r*/*.parquet", false).unwrap();
     assert_eq!(
         urls(&glob),
         [
-            "s3://lake/evals/model=m1/date=2026-11-25/part-0.parquet",
-            "s3://lake/evals/model=m1/date=2026-11-26/part-0.parquet",
-            "s3://lake/evals/model=m10/date=2026-11-25/part-0.parquet",
-            "s3://lake/evals/model=m2/date=2026-11-25/part-0.parquet",
+            "s3://lake/evals/model=m1/run=r25/part-0.parquet",
+            "s3://lake/evals/model=m1/run=r26/part-0.parquet",
+            "s3://lake/evals/model=m10/run=r25/part-0.parquet",
+            "s3://lake/evals/model=m2/run=r25/part-0.parquet",
         ]
     );
     let expected: Vec<String> = [KEYS[0], KEYS[1], KEYS[7], KEYS[2]]
@@ -238,11 +238,11 @@ fn a_prefix_is_listed_with_a_glob_or_recursively_on_s3() {
     assert_eq!(
         urls(&tree),
         [
-            "s3://lake/evals/model=m1/date=2026-11-25/part-0.parquet",
-            "s3://lake/evals/model=m1/date=2026-11-26/part-0.parquet",
-            "s3://lake/evals/model=m10/date=2026-11-25/part-0.parquet",
-            "s3://lake/evals/model=m2/date=2026-10-01/part-0.parquet",
-            "s3://lake/evals/model=m2/date=2026-11-25/part-0.parquet",
+            "s3://lake/evals/model=m1/run=r25/part-0.parquet",
+            "s3://lake/evals/model=m1/run=r26/part-0.parquet",
+            "s3://lake/evals/model=m10/run=r25/part-0.parquet",
+            "s3://lake/evals/model=m2/run=q01/part-0.parquet",
+            "s3://lake/evals/model=m2/run=r25/part-0.parquet",
         ]
     );
     // A whole bucket, and a glob at its top.
@@ -250,8 +250,8 @@ fn a_prefix_is_listed_with_a_glob_or_recursively_on_s3() {
     assert_eq!(
         urls(&top),
         [
-            "s3://lake/evals/model=m2/date=2026-10-01/part-0.parquet",
-            "s3://lake/evals/model=m2/date=2026-11-25/part-0.parquet",
+            "s3://lake/evals/model=m2/run=q01/part-0.parquet",
+            "s3://lake/evals/model=m2/run=r25/part-0.parquet",
         ]
     );
     // Without `--recursive` the prefix is one level, as before: it holds no object itself.
