@@ -21,11 +21,11 @@ impl Kind for Custom {
         &["custom"],
         "`is_correct` is 1.0 on the rows where `condition` (a minijinja expression over `value`, `ground_truth` and `sample`) is true, or the score that `function` (a function of the Python package) gives.",
         &[
-                    OptionDoc::optional("condition", "a minijinja expression over `value`, `ground_truth`, `sample` and `solver_output`; this or `function`"),
-                    OptionDoc::optional("function", "the name of a function given to the Python package's `functions=`; this or `condition`"),
-                    OptionDoc::optional("ground_truth", "template of the ground truth the condition or function sees"),
-                    crate::scorer::VALUE_OPTION,
-            ],
+            OptionDoc::optional("condition", "a minijinja expression over `value`, `ground_truth`, `sample` and `solver_output`; this or `function`"),
+            OptionDoc::optional("function", "the name of a function given to the Python package's `functions=`; this or `condition`"),
+            OptionDoc::optional("ground_truth", "template of the ground truth the condition or function sees"),
+            crate::scorer::VALUE_OPTION,
+        ],
         r#"{type: custom, condition: "value | length <= 280 and 'sorry' not in value | lower"}"#,
     );
 

@@ -22,16 +22,16 @@ impl Kind for ModelAsAJudgeClassifier {
         &["model_as_a_judge_classifier"],
         "A judge classifier: the judge answers with a label (JSON `prediction`, `reasoning`, `confidence`); `is_correct` is 1.0 when it is one of `correct_labels`.",
         &[
-                MODEL_KEY,
-                SYSTEM_PROMPT,
-                USER_PROMPT,
-                OptionDoc::required("correct_labels", "the labels that count as correct"),
-                OptionDoc::optional("incorrect_labels", "the other labels the judge may give"),
-                OptionDoc::optional(
-                    "ground_truth_label",
-                    "template of the row's true label, for classification metrics",
-                ),
-            ],
+            MODEL_KEY,
+            SYSTEM_PROMPT,
+            USER_PROMPT,
+            OptionDoc::required("correct_labels", "the labels that count as correct"),
+            OptionDoc::optional("incorrect_labels", "the other labels the judge may give"),
+            OptionDoc::optional(
+                "ground_truth_label",
+                "template of the row's true label, for classification metrics",
+            ),
+        ],
         r#"{type: model_as_a_judge_classifier, model_key: judge, user_prompt: "Is this reply polite? {{ solver_output.output }}", correct_labels: ["yes"], incorrect_labels: ["no"]}"#,
     )
     .judge();

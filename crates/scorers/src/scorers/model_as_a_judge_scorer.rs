@@ -23,16 +23,16 @@ impl Kind for ModelAsAJudgeScorer {
         &["model_as_a_judge_scorer"],
         "A judge scorer: the judge answers with a grade (JSON `score`, `reasoning`); `score` is the grade rescaled to [0, 1] and `is_correct` is `score >= pass_threshold`.",
         &[
-                MODEL_KEY,
-                SYSTEM_PROMPT,
-                USER_PROMPT,
-                OptionDoc::optional("score_min", "the lowest grade (default 0)"),
-                OptionDoc::optional("score_max", "the highest grade (default 10)"),
-                OptionDoc::optional(
-                    "pass_threshold",
-                    "from 0 to 1: `is_correct` is `score >= pass_threshold` (default 0.5)",
-                ),
-            ],
+            MODEL_KEY,
+            SYSTEM_PROMPT,
+            USER_PROMPT,
+            OptionDoc::optional("score_min", "the lowest grade (default 0)"),
+            OptionDoc::optional("score_max", "the highest grade (default 10)"),
+            OptionDoc::optional(
+                "pass_threshold",
+                "from 0 to 1: `is_correct` is `score >= pass_threshold` (default 0.5)",
+            ),
+        ],
         r#"{type: model_as_a_judge_scorer, model_key: judge, user_prompt: "Rate the answer from 0 to 10: {{ solver_output.output }}"}"#,
     )
     .judge();

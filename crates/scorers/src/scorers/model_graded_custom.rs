@@ -23,14 +23,14 @@ impl Kind for ModelGradedCustom {
         &["model_graded_custom"],
         "A judge with the task's own prompt and choices: the judge answers with one of `choices`, whose score is the row's.",
         &[
-                MODEL_KEY,
-                OptionDoc::required("prompt", "template of the question put to the judge"),
-                OptionDoc::required(
-                    "choices",
-                    "a map from each answer the judge may give to its score (0 to 1), at least two",
-                ),
-                PASS_THRESHOLD,
-            ],
+            MODEL_KEY,
+            OptionDoc::required("prompt", "template of the question put to the judge"),
+            OptionDoc::required(
+                "choices",
+                "a map from each answer the judge may give to its score (0 to 1), at least two",
+            ),
+            PASS_THRESHOLD,
+        ],
         r#"{type: model_graded_custom, model_key: judge, prompt: "Is this a haiku? {{ solver_output.output }}", choices: {"Yes": 1.0, "No": 0.0}}"#,
     )
     .judge();

@@ -21,21 +21,21 @@ impl Kind for StringEqualsMcqa {
         &["string_equals_mcqa"],
         "The first character of the value against `ground_truth_choice`; `completion_validity` is `VALID` when that character is one of the row's `choices`.",
         &[
-                OptionDoc::required(
-                    "ground_truth_choice",
-                    "template of the correct choice (one character)",
-                ),
-                OptionDoc::optional(
-                    "choices",
-                    "the row's choices: a list column, a JSON or Python list text, or a literal list",
-                ),
-                crate::scorer::VALUE_OPTION,
-                OptionDoc::optional(
-                    "ground_truth_choice_field",
-                    "deprecated: the column of `ground_truth_choice`",
-                ),
-                OptionDoc::optional("choices_field", "deprecated: the column of `choices`"),
-            ],
+            OptionDoc::required(
+                "ground_truth_choice",
+                "template of the correct choice (one character)",
+            ),
+            OptionDoc::optional(
+                "choices",
+                "the row's choices: a list column, a JSON or Python list text, or a literal list",
+            ),
+            crate::scorer::VALUE_OPTION,
+            OptionDoc::optional(
+                "ground_truth_choice_field",
+                "deprecated: the column of `ground_truth_choice`",
+            ),
+            OptionDoc::optional("choices_field", "deprecated: the column of `choices`"),
+        ],
         r#"{type: string_equals_mcqa, ground_truth_choice: "{{ sample.answer }}", choices: [A, B, C, D]}"#,
     );
 
