@@ -303,7 +303,8 @@ mod tests {
         Ok(())
     }
 
-    /// The export shapes the profile promises (explanations, fullwidth, CJK, combining marks) appear verbatim.
+    /// The export shapes the profile promises (explanations, fullwidth, CJK, combining
+    /// marks) appear verbatim.
     #[test]
     fn export_profile_has_named_outputs() -> Result<(), ArrowError> {
         let b = build_batch(schema(), Profile::Export, 42, 0, 5_000)?;

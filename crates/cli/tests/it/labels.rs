@@ -46,7 +46,7 @@ fn cells(c: &Case) -> Vec<(String, String, String, u64)> {
         .collect()
 }
 
-/// A field compared with itself: `is_correct` compared with itself has accuracy 1, two classes
+/// `is_correct` compared with itself has accuracy 1, two classes
 /// `0.0` and `1.0` (the labels `frequency` counts), and a diagonal confusion matrix.
 #[test]
 fn a_field_compared_with_itself_has_accuracy_one_and_two_classes() {
