@@ -89,13 +89,12 @@ fn read_task(opts: &RunOptions) -> Result<(Task, String), Error> {
 
 /// Opens the input files (local or object storage): their schema, row count and units.
 fn open_inputs(opts: &RunOptions) -> Result<Inputs, Error> {
-    Inputs::open_partitioned(
-        &opts.inputs,
-        opts.recursive,
-        opts.hive_partitioning,
-        &opts.storage_options,
-    )
-    .map_err(Error::read)
+    let open = evalscore_reader::OpenOptions {
+        recursive: opts.recursive,
+        hive: opts.hive_partitioning,
+        storage_options: opts.storage_options.clone(),
+    };
+    Inputs::open_options(&opts.inputs, &open).map_err(Error::read)
 }
 
 /// Binds the task to the inputs' schema: the library's scorer, every template, column and

@@ -39,6 +39,18 @@ pub struct InputFile {
     pub(crate) partitions: Vec<ArrayRef>,
 }
 
+/// How a run's inputs are found and read (the `run` options `--recursive`,
+/// `--hive-partitioning`, `--storage-option`).
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Folders and prefixes are read at any depth (module `tree`).
+    pub recursive: bool,
+    /// Whether `key=value` folders become columns (module `hive`).
+    pub hive: HivePartitioning,
+    /// Object storage configuration, `KEY=VALUE` as `--storage-option` gives it.
+    pub storage_options: Vec<(String, String)>,
+}
+
 /// The set of input files of a run.
 #[derive(Debug, Clone)]
 pub struct Inputs {
@@ -87,11 +99,23 @@ impl Inputs {
         hive: HivePartitioning,
         storage_options: &[(String, String)],
     ) -> Result<Inputs, ReadError> {
+        Inputs::open_options(
+            paths,
+            &OpenOptions {
+                recursive,
+                hive,
+                storage_options: storage_options.to_vec(),
+            },
+        )
+    }
+
+    /// Expands and opens `paths` as `opts` says: every way of reading the inputs of a run.
+    pub fn open_options(paths: &[PathBuf], opts: &OpenOptions) -> Result<Inputs, ReadError> {
         let sources = paths
             .iter()
-            .map(|p| InputSource::parse(p, recursive))
+            .map(|p| InputSource::parse(p, opts.recursive))
             .collect::<Result<Vec<_>, _>>()?;
-        Inputs::open_sources_partitioned(&sources, hive, storage_options)
+        Inputs::open_sources_options(&sources, opts)
     }
 
     /// [`Inputs::open_with`] of inputs already told apart as local paths and URLs, each read
@@ -125,6 +149,23 @@ impl Inputs {
         hive: HivePartitioning,
         storage_options: &[(String, String)],
     ) -> Result<Inputs, ReadError> {
+        Inputs::open_sources_options(
+            sources,
+            &OpenOptions {
+                recursive: false,
+                hive,
+                storage_options: storage_options.to_vec(),
+            },
+        )
+    }
+
+    /// [`Inputs::open_options`] of inputs already parsed ([`InputSource::parse`]; `recursive`
+    /// was applied there).
+    pub fn open_sources_options(
+        sources: &[InputSource],
+        opts: &OpenOptions,
+    ) -> Result<Inputs, ReadError> {
+        let (hive, storage_options) = (opts.hive, opts.storage_options.as_slice());
         if sources.is_empty() {
             return Err(ReadError::new("no input given")
                 .with_hint("pass `--input FILE.parquet` or `--input DIR`"));

@@ -40,7 +40,7 @@ pub use chunks::{portable_codec, StoredChunk};
 pub use error::ReadError;
 pub use evalscore_error::file_kind;
 pub use hive::HivePartitioning;
-pub use inputs::{InputFile, Inputs};
+pub use inputs::{InputFile, Inputs, OpenOptions};
 pub use jsonl::{jsonl_kind, Compression};
 pub use pages::DataPageSpan;
 pub use scan::scan_ordered;
