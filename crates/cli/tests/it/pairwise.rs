@@ -299,3 +299,73 @@ definition:
     assert_eq!(again["judge"]["models"]["small"]["requests_sent"], 0);
     assert_eq!(scored(dir.path(), "b"), s);
 }
+
+#[test]
+fn a_throttled_swap_is_retried_and_a_failed_one_is_a_row_error_naming_the_row() {
+    // Every distinct request is refused once with a 429, then answered.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let first_time = std::sync::Arc::clone(&seen);
+    let (url, sent) = chat_server::serve_counting(move |req| {
+        let user = chat_server::last_message(&req.body).to_owned();
+        if first_time.lock().unwrap().insert(user) {
+            let reply = chat_server::Reply {
+                status: 429,
+                body: "{\"error\": \"slow down\"}".to_owned(),
+            };
+            return chat_server::Answer::Reply(reply, vec![("Retry-After", "0".to_owned())]);
+        }
+        chat_server::Answer::ok(&verdict(&req.body))
+    });
+    let retrying = task(&url, true).replace("max_retries: 0", "max_retries: 2");
+    let dir = folder(&[("task.yaml", &retrying), ("rows.jsonl", ROWS)]);
+    succeeded(
+        run_in(dir.path(), "out")
+            .arg("--no-cache")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        sent.load(Ordering::SeqCst),
+        14,
+        "seven requests, each twice"
+    );
+    let run = read_json(&dir.path().join("out/run.json"));
+    assert_eq!(run["judge"]["models"]["judge"]["retries"], 7, "{run}");
+    assert_eq!(
+        strings(&scored(dir.path(), "out"), "pair__winner")[..4],
+        [
+            Some("A".to_owned()),
+            Some("B".to_owned()),
+            Some("tie".to_owned()),
+            Some("tie".to_owned())
+        ]
+    );
+
+    // The swapped request of the only row fails: the run stops with an error at that row.
+    let (url, _) = chat_server::serve_counting(|req| {
+        let user = chat_server::last_message(&req.body);
+        if answer_text(user, "A") == "Lyon" {
+            let reply = chat_server::Reply {
+                status: 500,
+                body: "{\"error\": \"boom\"}".to_owned(),
+            };
+            return chat_server::Answer::Reply(reply, Vec::new());
+        }
+        chat_server::Answer::ok(&verdict(&req.body))
+    });
+    let rows =
+        "{\"id\": 1, \"question\": \"Capital of France?\", \"a\": \"Paris\", \"b\": \"Lyon\"}\n";
+    let dir = folder(&[("task.yaml", &task(&url, true)), ("rows.jsonl", rows)]);
+    let err = stderr(&failed(
+        run_in(dir.path(), "out")
+            .arg("--no-cache")
+            .output()
+            .unwrap(),
+        2,
+    ));
+    assert_starts(
+        &err,
+        &format!("error: rows.jsonl, row 1: scorer `pair`: judge model `judge` ({url}): "),
+    );
+    assert!(!dir.path().join("out/scores.parquet").exists());
+}
