@@ -2,6 +2,7 @@
 """Judge pipeline benchmark (BENCHMARKS.md, "Model-graded scorers").
 
     python3 scripts/bench/judge_bench.py [--fresh-rows 100000] [--cached-rows 1000000] [--threads 2]
+    python3 scripts/bench/judge_bench.py --pairwise [--fresh-rows 100000]
 
 1. Builds target/release/evalscore and evalscore-gen if missing, and generates
    bench-data/syn_N_rg100k.parquet (the benchmark generator's rows, row groups of 100,000
@@ -12,6 +13,8 @@
    empty cache: judged rows/s (every row one request) and peak RSS.
 4. Fills the cache for --cached-rows rows (one untimed run), then times a fully cached rerun of
    the same rows: rows/s and peak RSS, and checks that it sent no request.
+With --pairwise, step 3 only, with scripts/bench/judge_pairwise_job.yaml instead: every row a
+distinct pair asked both ways (`swap: true`, two requests per pair): judged pairs/s.
 Wall time is measured around the whole process; peak RSS is /usr/bin/time's maximum resident
 set size.
 """
@@ -68,10 +71,11 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
     return wall, rss, p.stderr
 
 
-def run(url: str, input_: Path, out: Path, cache: Path, threads: int) -> tuple[float, int, dict]:
+def run(url: str, input_: Path, out: Path, cache: Path, threads: int,
+        task: str = "judge_job.yaml") -> tuple[float, int, dict]:
     wall, rss, _ = timed(
         [
-            str(EVALSCORE), "run", str(HERE / "judge_job.yaml"), "--input", str(input_),
+            str(EVALSCORE), "run", str(HERE / task), "--input", str(input_),
             "--out", str(out), "--overwrite", "--cache", str(cache), "--set", f"url={url}",
             "--threads", str(threads), "--quiet",
         ]
@@ -84,8 +88,13 @@ def main() -> None:
     ap.add_argument("--fresh-rows", type=int, default=100_000)
     ap.add_argument("--cached-rows", type=int, default=1_000_000)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--pairwise", action="store_true",
+                    help="time the pairwise judge with swap instead (fresh rows only)")
     args = ap.parse_args()
     build()
+    if args.pairwise:
+        pairwise(args)
+        return
     fresh_in, cached_in = data(args.fresh_rows), data(args.cached_rows)
     server = subprocess.Popen([str(GEN), "judge-server"], stdout=subprocess.PIPE, text=True)
     try:
@@ -106,6 +115,25 @@ def main() -> None:
             assert m["requests_sent"] == 0 and m["cache_hits"] + missing == args.cached_rows, m
             print(f"| fully cached rerun, {args.cached_rows:,} rows | {wall:.1f} s | "
                   f"{args.cached_rows / wall:,.0f} rows/s | {rss / 1024:.0f} MiB |")
+    finally:
+        server.kill()
+
+
+def pairwise(args: argparse.Namespace) -> None:
+    fresh_in = data(args.fresh_rows)
+    server = subprocess.Popen([str(GEN), "judge-server"], stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().strip().removeprefix("URL=")
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            wall, rss, rj = run(url, fresh_in, tmp / "fresh", tmp / "fresh.sqlite", args.threads,
+                                "judge_pairwise_job.yaml")
+            sent = rj["judge"]["models"]["bench"]["requests_sent"]
+            pairs = args.fresh_rows - sum(rj["missing"].values())
+            assert sent == 2 * pairs, rj["judge"]
+            print(f"| pairwise with swap, {pairs:,} fresh pairs ({sent:,} requests), "
+                  f"concurrency 64 | {wall:.1f} s | {pairs / wall:,.0f} judged pairs/s | "
+                  f"{rss / 1024:.0f} MiB |")
     finally:
         server.kill()
 

@@ -30,6 +30,7 @@ pub static SCORER_TYPES: &[&dyn ScorerType] = &[
     &similarity::Similarity,
     &model_as_a_judge_classifier::ModelAsAJudgeClassifier,
     &model_as_a_judge_scorer::ModelAsAJudgeScorer,
+    &model_as_a_judge_pairwise::ModelAsAJudgePairwise,
     &model_graded_fact::MODEL_GRADED_FACT,
     &model_graded_closed_qa::MODEL_GRADED_CLOSED_QA,
     &model_graded_security::MODEL_GRADED_SECURITY,

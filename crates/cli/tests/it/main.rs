@@ -19,6 +19,7 @@ mod judged;
 mod judged_real;
 mod labels;
 mod outdir;
+mod pairwise;
 mod report;
 mod robustness;
 mod run_identity;

@@ -3,12 +3,12 @@
 //! at a time through the judge runtime, into the batch's memo.
 
 use crate::batch::{BatchInput, Fields, ScoreColumns};
-use crate::judge::runtime::{JudgeRuntime, Judged, Kept, Memo, Reading};
+use crate::judge::runtime::{JudgeCtx, JudgeRuntime, Judged, Kept, Memo, Reading};
 use crate::judge::window::{Asked, Prompt, Prompts, RowMessages, SlicedCtx, WINDOW_ROWS};
 use crate::row_error::RowError;
 use crate::scorer::Scorer;
 use arrow::array::StringArray;
-use evalscore_judge::{ChatRequest, Key};
+use evalscore_judge::{ChatRequest, JudgeError, Key, KeyMap};
 use evalscore_kernels::judge::ParsedFrom;
 use evalscore_task::{ModelSpec, RowContext, ScorerField, Template};
 use std::collections::BTreeSet;
@@ -80,11 +80,6 @@ impl<K: JudgeKind> JudgeScorer<K> {
             kind,
         }
     }
-
-    /// Renders the prompts of the `rows` rows of `ctx`.
-    fn prompts(&self, ctx: &RowContext<'_>, rows: usize) -> Result<Prompts<'_>, RowError> {
-        Prompts::render(&self.asked.model, self.kind.prompt(), ctx, rows)
-    }
 }
 
 impl<K: JudgeKind> Scorer for JudgeScorer<K> {
@@ -110,48 +105,20 @@ impl<K: JudgeKind> Scorer for JudgeScorer<K> {
 
     fn score(&self, input: &BatchInput<'_>) -> Result<ScoreColumns, RowError> {
         let (ctx, rows) = (input.ctx, input.rows);
-        let judge = input.judge.ok_or_else(|| RowError {
-            row: 0,
-            message: "internal error: a judge scorer without a judge runtime".to_owned(),
-            ..RowError::default()
-        })?;
-        let mut chat_keys = self.asked.chat_keys();
-        let mut keys: Vec<Option<Key>> = Vec::with_capacity(rows);
-        // Prompts are rendered and answered WINDOW_ROWS rows at a time, so a large record
-        // batch holds one window's prompts, not the whole batch's; the batch keeps only its
-        // keys.
-        for start in (0..rows).step_by(WINDOW_ROWS) {
-            let len = WINDOW_ROWS.min(rows - start);
-            let part = SlicedCtx::new(ctx, start, len);
-            let sub = part.ctx();
-            let at = |mut e: RowError| {
-                e.row += start;
-                e
-            };
-            let prompts = self.prompts(&sub, len).map_err(at)?;
-            let window = prompts.keys(&mut chat_keys).map_err(at)?;
-            self.asked.fetch_window(
-                judge.runtime,
-                judge.memo,
-                &prompts,
-                &window,
-                &|text, keep| self.kind.digest(text, keep),
-            )?;
-            self.asked.check_window(judge.memo, start, &window)?;
-            keys.extend(window);
-        }
+        let judge = judge_ctx(input)?;
+        let prompt = || self.kind.prompt();
+        let keys = self
+            .asked
+            .ask(judge, ctx, rows, &[&prompt], &|text, keep| {
+                self.kind.digest(text, keep)
+            })?
+            .remove(0);
         judge
             .runtime
             .rows_judged
             .fetch_add(rows as u64, Ordering::Relaxed);
         let memo = judge.memo.entries();
-        let replies: Vec<Option<&Reading>> = keys
-            .iter()
-            .map(|k| match memo.get(&(*k)?)? {
-                Ok(Kept::Reading(r)) => Some(r),
-                _ => None,
-            })
-            .collect();
+        let replies = readings(&memo, &keys);
         let missing = replies.iter().filter(|r| r.is_none()).count() as u64;
         let mut out = ReadOut {
             fields: Fields::new(),
@@ -184,21 +151,14 @@ impl<K: JudgeKind> Scorer for JudgeScorer<K> {
 
 impl<K: JudgeKind> Judged for JudgeScorer<K> {
     fn prefetch(&self, runtime: &JudgeRuntime, ctx: &RowContext<'_>, rows: usize, memo: &Memo) {
-        let mut chat_keys = self.asked.chat_keys();
-        for start in (0..rows).step_by(WINDOW_ROWS) {
-            let len = WINDOW_ROWS.min(rows - start);
-            let part = SlicedCtx::new(ctx, start, len);
-            let Ok(prompts) = self.prompts(&part.ctx(), len) else {
-                continue;
-            };
-            if let Ok(keys) = prompts.keys(&mut chat_keys) {
-                let _ = self
-                    .asked
-                    .fetch_window(runtime, memo, &prompts, &keys, &|text, keep| {
-                        self.kind.digest(text, keep)
-                    });
-            }
-        }
+        self.asked.prefetch(
+            runtime,
+            memo,
+            ctx,
+            rows,
+            &[&|| self.kind.prompt()],
+            &|text, keep| self.kind.digest(text, keep),
+        );
     }
 
     fn requests(
@@ -206,7 +166,114 @@ impl<K: JudgeKind> Judged for JudgeScorer<K> {
         ctx: &RowContext<'_>,
         rows: usize,
     ) -> Result<Vec<Option<ChatRequest>>, RowError> {
-        let prompts = self.prompts(ctx, rows)?;
+        self.asked.requests(ctx, rows, self.kind.prompt())
+    }
+}
+
+/// The judge runtime and memo of a batch a judge scorer scores.
+pub(crate) fn judge_ctx<'a>(input: &BatchInput<'a>) -> Result<&'a JudgeCtx<'a>, RowError> {
+    input.judge.ok_or_else(|| RowError {
+        row: 0,
+        message: "internal error: a judge scorer without a judge runtime".to_owned(),
+        ..RowError::default()
+    })
+}
+
+/// The reading of each row's reply (`None`: a missing row, or a failed request).
+pub(crate) fn readings<'m>(
+    memo: &'m KeyMap<Result<Kept, JudgeError>>,
+    keys: &[Option<Key>],
+) -> Vec<Option<&'m Reading>> {
+    keys.iter()
+        .map(|k| match memo.get(&(*k)?)? {
+            Ok(Kept::Reading(r)) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Asked {
+    /// Asks every row of a batch (`ctx`, `rows`) each prompt `prompts` make, a window of
+    /// [`WINDOW_ROWS`] rows at a time, so that a large record batch holds one window's
+    /// prompts, not the whole batch's: through the judge runtime into the batch's memo, each
+    /// reply read by `digest` as it arrives. Gives, per prompt, each row's request key
+    /// (`None`: a missing row); a failed request is a row error at its row.
+    pub fn ask<'j>(
+        &'j self,
+        judge: &JudgeCtx<'_>,
+        ctx: &RowContext<'_>,
+        rows: usize,
+        prompts: &[&dyn Fn() -> Prompt<'j>],
+        digest: &dyn Fn(&str, bool) -> Reading,
+    ) -> Result<Vec<Vec<Option<Key>>>, RowError> {
+        let mut chat_keys = self.chat_keys();
+        let mut keys: Vec<Vec<Option<Key>>> = vec![Vec::with_capacity(rows); prompts.len()];
+        for start in (0..rows).step_by(WINDOW_ROWS) {
+            let len = WINDOW_ROWS.min(rows - start);
+            let part = SlicedCtx::new(ctx, start, len);
+            let at = |mut e: RowError| {
+                e.row += start;
+                e
+            };
+            let rendered = prompts
+                .iter()
+                .map(|p| Prompts::render(&self.model, p(), &part.ctx(), len))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(at)?;
+            let window = rendered
+                .iter()
+                .map(|p| p.keys(&mut chat_keys))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(at)?;
+            self.fetch_window(judge.runtime, judge.memo, &rendered, &window, digest)?;
+            for (all, w) in keys.iter_mut().zip(window) {
+                self.check_window(judge.memo, start, &w)?;
+                all.extend(w);
+            }
+        }
+        Ok(keys)
+    }
+
+    /// [`Asked::ask`] ahead of scoring, with failures left for the scoring pass to meet again
+    /// and report.
+    pub fn prefetch<'j>(
+        &'j self,
+        runtime: &JudgeRuntime,
+        memo: &Memo,
+        ctx: &RowContext<'_>,
+        rows: usize,
+        prompts: &[&dyn Fn() -> Prompt<'j>],
+        digest: &dyn Fn(&str, bool) -> Reading,
+    ) {
+        let mut chat_keys = self.chat_keys();
+        for start in (0..rows).step_by(WINDOW_ROWS) {
+            let len = WINDOW_ROWS.min(rows - start);
+            let part = SlicedCtx::new(ctx, start, len);
+            let Ok(rendered) = prompts
+                .iter()
+                .map(|p| Prompts::render(&self.model, p(), &part.ctx(), len))
+                .collect::<Result<Vec<_>, _>>()
+            else {
+                continue;
+            };
+            if let Ok(keys) = rendered
+                .iter()
+                .map(|p| p.keys(&mut chat_keys))
+                .collect::<Result<Vec<_>, _>>()
+            {
+                let _ = self.fetch_window(runtime, memo, &rendered, &keys, digest);
+            }
+        }
+    }
+
+    /// Every row's request of `prompt` (`None`: a missing row), for `evalscore judge export`.
+    pub fn requests<'j>(
+        &'j self,
+        ctx: &RowContext<'_>,
+        rows: usize,
+        prompt: Prompt<'j>,
+    ) -> Result<Vec<Option<ChatRequest>>, RowError> {
+        let prompts = Prompts::render(&self.model, prompt, ctx, rows)?;
         let columns = prompts.columns()?;
         Ok((0..rows)
             .map(|r| {

@@ -37,6 +37,14 @@ pub(crate) enum Prompt<'a> {
         parts: Vec<Option<&'a Template>>,
         message: MessageFn<'a>,
     },
+    /// A system message (as `SystemUser`'s) and a user message composed by `message` from
+    /// the parts' texts.
+    SystemParts {
+        system: Option<&'a Template>,
+        parts: Vec<&'a Template>,
+        message: MessageFn<'a>,
+        instruction: String,
+    },
 }
 
 /// A slice of a batch and its model output, owning what a [`RowContext`] borrows.
@@ -82,11 +90,18 @@ enum Shape<'j> {
     },
     /// One user message composed from `texts`.
     User { message: MessageFn<'j> },
+    /// A system message (`texts[0]`, then the instruction) and a user message composed from
+    /// `texts[1..]`.
+    SystemParts {
+        instruction: String,
+        fixed: Option<String>,
+        message: MessageFn<'j>,
+    },
 }
 
 /// A row's messages, borrowing the window's texts where it can.
 pub(crate) enum RowMessages<'a> {
-    SystemUser(Cow<'a, str>, &'a str),
+    SystemUser(Cow<'a, str>, Cow<'a, str>),
     User(String),
 }
 
@@ -106,7 +121,7 @@ impl RowMessages<'_> {
         match self {
             RowMessages::SystemUser(s, u) => vec![
                 message("system", s.into_owned()),
-                message("user", u.to_owned()),
+                message("user", u.into_owned()),
             ],
             RowMessages::User(p) => vec![message("user", p)],
         }
@@ -120,6 +135,24 @@ fn system_message(system: &str, instruction: &str) -> String {
     } else {
         format!("{system}\n\n{instruction}")
     }
+}
+
+/// The system template's text over the rows (empty without one), and the system message
+/// when it is the same on every row.
+fn system_text(
+    system: Option<&Template>,
+    instruction: &str,
+    ctx: &RowContext<'_>,
+) -> Result<(Text, Option<String>), RowError> {
+    let system = match system {
+        Some(t) => text(Some(t), ctx)?,
+        None => Text::Scalar(String::new()),
+    };
+    let fixed = match &system {
+        Text::Scalar(s) => Some(system_message(s, instruction)),
+        _ => None,
+    };
+    Ok((system, fixed))
 }
 
 impl<'j> Prompts<'j> {
@@ -136,18 +169,33 @@ impl<'j> Prompts<'j> {
                 user,
                 instruction,
             } => {
-                let system = match system {
-                    Some(t) => text(Some(t), ctx)?,
-                    None => Text::Scalar(String::new()),
-                };
-                let fixed = match &system {
-                    Text::Scalar(s) => Some(system_message(s, &instruction)),
-                    _ => None,
-                };
+                let (system, fixed) = system_text(system, &instruction, ctx)?;
                 Ok(Prompts {
                     model,
                     texts: vec![system, text(Some(user), ctx)?],
                     shape: Shape::SystemUser { instruction, fixed },
+                    rows,
+                })
+            }
+            Prompt::SystemParts {
+                system,
+                parts,
+                message,
+                instruction,
+            } => {
+                let (system, fixed) = system_text(system, &instruction, ctx)?;
+                let mut texts = vec![system];
+                for t in parts {
+                    texts.push(text(Some(t), ctx)?);
+                }
+                Ok(Prompts {
+                    model,
+                    texts,
+                    shape: Shape::SystemParts {
+                        instruction,
+                        fixed,
+                        message,
+                    },
                     rows,
                 })
             }
@@ -188,7 +236,21 @@ impl<'j> Prompts<'j> {
                     Some(f) => Cow::Borrowed(f.as_str()),
                     None => Cow::Owned(system_message(system, instruction)),
                 };
-                Some(RowMessages::SystemUser(system, user))
+                Some(RowMessages::SystemUser(system, Cow::Borrowed(user)))
+            }
+            Shape::SystemParts {
+                instruction,
+                fixed,
+                message,
+            } => {
+                let system = columns[0].get(r)?;
+                let parts: Option<Vec<&str>> = columns[1..].iter().map(|c| c.get(r)).collect();
+                let user = message(&parts?);
+                let system = match fixed {
+                    Some(f) => Cow::Borrowed(f.as_str()),
+                    None => Cow::Owned(system_message(system, instruction)),
+                };
+                Some(RowMessages::SystemUser(system, Cow::Owned(user)))
             }
             Shape::User { message } => {
                 let parts: Option<Vec<&str>> = columns.iter().map(|c| c.get(r)).collect();
@@ -240,27 +302,42 @@ impl Asked {
         )
     }
 
-    /// Gets into `memo` the replies of a window's rows (`keys`, `None` for a missing row), each
-    /// read by `read` (its text, and whether to keep its reasoning) as it arrives.
+    /// Gets into `memo` the replies of a window's rows, asked each prompt of `prompts` (with
+    /// the keys of the same entry of `keys`, `None` for a missing row), in one call, so that
+    /// a request two prompts share counts as deduplicated; each reply read by `read` (its
+    /// text, and whether to keep its reasoning) as it arrives.
     pub fn fetch_window(
         &self,
         runtime: &JudgeRuntime,
         memo: &Memo,
-        prompts: &Prompts<'_>,
-        keys: &[Option<Key>],
+        prompts: &[Prompts<'_>],
+        keys: &[Vec<Option<Key>>],
         read: &dyn Fn(&str, bool) -> Reading,
     ) -> Result<(), RowError> {
-        let rows: Vec<usize> = (0..keys.len()).filter(|&r| keys[r].is_some()).collect();
-        let sent: Vec<Key> = keys.iter().flatten().copied().collect();
-        let columns = prompts.columns()?;
+        // (prompt, row) of each request sent.
+        let asked: Vec<(usize, usize)> = keys
+            .iter()
+            .enumerate()
+            .flat_map(|(p, k)| {
+                (0..k.len())
+                    .filter(|&r| k[r].is_some())
+                    .map(move |r| (p, r))
+            })
+            .collect();
+        let sent: Vec<Key> = keys.iter().flatten().flatten().copied().collect();
+        let columns = prompts
+            .iter()
+            .map(Prompts::columns)
+            .collect::<Result<Vec<_>, _>>()?;
         runtime
             .fetch(
                 &self.model_key,
                 &sent,
                 |i| {
                     // A row with a key has messages (a missing row has neither).
-                    let messages = prompts.messages(&columns, rows[i]);
-                    prompts.build(messages.map_or_else(Vec::new, RowMessages::into_messages))
+                    let (p, r) = asked[i];
+                    let messages = prompts[p].messages(&columns[p], r);
+                    prompts[p].build(messages.map_or_else(Vec::new, RowMessages::into_messages))
                 },
                 memo,
                 |reply| Kept::Reading(read(&reply.content, memo.keep_reasoning)),

@@ -9,6 +9,7 @@ pub mod includes_all;
 pub mod lexical;
 pub mod match_family;
 pub mod model_as_a_judge_classifier;
+pub mod model_as_a_judge_pairwise;
 pub mod model_as_a_judge_scorer;
 pub mod model_graded_closed_qa;
 pub mod model_graded_custom;
