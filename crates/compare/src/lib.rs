@@ -28,6 +28,7 @@ mod error;
 mod join;
 mod output;
 pub mod report;
+pub mod row_samples;
 pub mod runs;
 mod spill;
 pub mod stats;

@@ -6,6 +6,7 @@
 use crate::charts::{self, Bar, Forest};
 use crate::compare::{compare, CompareOptions, Comparison};
 use crate::error::CompareError;
+use crate::row_samples;
 use crate::runs::run_file;
 use evalscore_error::Error;
 use evalscore_outdir::OutDir;
@@ -296,7 +297,11 @@ fn fmt(v: f64) -> String {
     }
 }
 
-fn compare_context(c: &Comparison, charts_out: &mut Vec<Value>) -> Result<Value, Error> {
+fn compare_context(
+    c: &Comparison,
+    run: &Path,
+    charts_out: &mut Vec<Value>,
+) -> Result<Value, Error> {
     let rows: Vec<Value> = c
         .rows
         .iter()
@@ -352,8 +357,22 @@ fn compare_context(c: &Comparison, charts_out: &mut Vec<Value>) -> Result<Value,
             })
         })
         .collect();
+    let listed: Vec<(String, Vec<Value>, Vec<Value>)> = c
+        .rows
+        .iter()
+        .filter(|r| r.group.is_none())
+        .map(|r| {
+            (
+                r.column.clone(),
+                r.pass_to_fail_keys.clone(),
+                r.fail_to_pass_keys.clone(),
+            )
+        })
+        .collect();
+    let flipped = row_samples::flipped_rows(&c.options.base, run, &c.options.key, &listed)?;
     Ok(json!({
         "base": c.options.base.display().to_string(),
+        "flipped": flipped,
         "confidence": c.options.confidence,
         "rows": rows,
         "flips": flips,
@@ -375,7 +394,7 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
             let mut opts = CompareOptions::new(base, &o.run);
             opts.key = o.key.clone();
             let c = compare(&opts)?;
-            compare_context(&c, &mut charts)?
+            compare_context(&c, &o.run, &mut charts)?
         }
     };
     let mut env = minijinja::Environment::new();
@@ -396,6 +415,12 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
         Value::Array(std::mem::take(&mut run_charts)),
     );
     ctx.insert("compare".to_owned(), comparison);
+    ctx.insert(
+        "failing".to_owned(),
+        serde_json::to_value(row_samples::failing_rows(&o.run)?)
+            .map_err(|e| CompareError::Internal(format!("the failing rows as JSON: {e}")))?,
+    );
+    ctx.insert("rows_shown".to_owned(), json!(row_samples::ROWS_SHOWN));
     ctx.insert("compare_charts".to_owned(), Value::Array(charts));
     Ok(tmpl
         .render(minijinja::value::Serde(Value::Object(ctx)))

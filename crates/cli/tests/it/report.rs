@@ -281,3 +281,94 @@ fn the_report_renders_offline_with_every_chart() {
         std::fs::copy(&shot, keep).unwrap();
     }
 }
+
+/// The part of `dom` from `start` to the next `end` after it.
+fn section<'a>(dom: &'a str, start: &str, end: &str) -> &'a str {
+    let from = dom
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in {dom}"));
+    let rest = &dom[from..];
+    &rest[..rest[start.len()..]
+        .find(end)
+        .map_or(rest.len(), |e| e + start.len())]
+}
+
+#[test]
+fn the_report_shows_failing_rows_and_flipped_rows_side_by_side() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = tmp.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "definition:\n  scorers:\n    - type: string_equals\n      key: judge\n      value: \"{{ sample.pred }}\"\n      ground_truth: \"{{ sample.gt }}\"\n",
+    )
+    .unwrap();
+    // 2,116 characters on two lines, with markup.
+    let long = format!("<b>line one</b>\n{}", "x".repeat(2100));
+    let write = |name: &str, fails: &[usize]| -> PathBuf {
+        let rows: String = (0..30)
+            .map(|i| {
+                let pred = match (fails.contains(&i), i) {
+                    (false, _) => "yes",
+                    (true, 4) => long.as_str(),
+                    (true, _) => "no",
+                };
+                serde_json::json!({"id": i, "gt": "yes", "pred": pred}).to_string() + "\n"
+            })
+            .collect();
+        let data = tmp.path().join(format!("{name}.jsonl"));
+        std::fs::write(&data, rows).unwrap();
+        let out = tmp.path().join(name);
+        succeeded(run_task(
+            &task,
+            &data,
+            &out,
+            &["--keep", "id,gt,pred", "--quiet"],
+        ));
+        out
+    };
+    let base = write("base", &[3, 10]);
+    let new = write("new", &[3, 4, 7, 10]);
+    let page = tmp.path().join("report.html");
+    succeeded(report_against(&new, &base, &page));
+    let b = chromium(&page, tmp.path(), "--dump-dom");
+    assert_eq!(console(&b), Vec::<&str>::new());
+    assert_eq!(page_requests(&b), Vec::<String>::new());
+    let dom = &b.dom;
+
+    // The new run's failing rows, in row order, the long text folded, cut and escaped.
+    let failing = section(
+        dom,
+        "<table class=\"rows\" data-scorer=\"judge\">",
+        "</table>",
+    );
+    let folded = format!(
+        "<details><summary>&lt;b&gt;line one&lt;/b&gt;…</summary><pre>&lt;b&gt;line one&lt;/b&gt;\n{}</pre><span class=\"muted\">(116 more characters not shown)</span></details>",
+        "x".repeat(2000 - 16)
+    );
+    let want_failing = format!(
+        "<table class=\"rows\" data-scorer=\"judge\"><tbody><tr><th>id</th><th>gt</th><th>pred</th></tr>\n\
+         <tr><td>3</td><td>yes</td><td>no</td></tr>\n\
+         <tr><td>4</td><td>yes</td><td>{folded}</td></tr>\n\
+         <tr><td>7</td><td>yes</td><td>no</td></tr>\n\
+         <tr><td>10</td><td>yes</td><td>no</td></tr>\n</tbody>"
+    );
+    assert_eq!(failing, want_failing);
+
+    // Rows 4 and 7 went from pass to fail: base and new side by side.
+    let flipped = section(dom, "<table class=\"flipped\"", "</table>");
+    let want_flipped = format!(
+        "<table class=\"flipped\" data-column=\"judge__is_correct\"><tbody><tr><th>key</th><th>column</th><th>baseline</th><th>this run</th></tr>\n\
+         <tr><td rowspan=\"3\">4</td><td>gt</td><td>yes</td><td>yes</td></tr>\n\
+         <tr><td>pred</td><td>yes</td><td>{folded}</td></tr>\n\
+         <tr><td>judge__is_correct</td><td>1.0</td><td>0.0</td></tr>\n\
+         <tr><td rowspan=\"3\">7</td><td>gt</td><td>yes</td><td>yes</td></tr>\n\
+         <tr><td>pred</td><td>yes</td><td>no</td></tr>\n\
+         <tr><td>judge__is_correct</td><td>1.0</td><td>0.0</td></tr>\n</tbody>"
+    );
+    assert_eq!(flipped, want_flipped);
+    assert!(
+        dom.contains("<h4>judge__is_correct: pass → fail</h4>"),
+        "{dom}"
+    );
+    assert!(!dom.contains("fail → pass</h4>"), "no row went up");
+}
