@@ -25,3 +25,4 @@ mod run_identity;
 mod storage;
 mod storage_secrets;
 mod trees;
+mod union;
