@@ -4,33 +4,14 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common::*;
-use arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use crate::hive::TASK;
+use arrow::array::{ArrayRef, Int32Array, Int64Array, StringArray};
 use std::sync::Arc;
-
-const TASK: &str = r#"definition:
-  scorers:
-    - type: string_equals
-      key: exact
-      ground_truth: "{{ sample.answer }}"
-      metrics:
-        - {type: mean, field: is_correct, group_by: [model]}
-"#;
-
-fn write(case: &Case, rel: &str, columns: Vec<(&str, ArrayRef)>) {
-    let batch = RecordBatch::try_from_iter(columns).unwrap();
-    let p = case.path(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    let file = std::fs::File::create(p).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
-}
 
 /// m1's export has `id` as Int32; m2's, written later, has it as Int64 and adds `judge_note`.
 fn evolving() -> Case {
     let case = Case::quiet().task(TASK);
-    write(
-        &case,
+    case.write_parquet(
         "exports/model=m1/part-0.parquet",
         vec![
             ("id", Arc::new(Int32Array::from(vec![0, 1])) as ArrayRef),
@@ -38,8 +19,7 @@ fn evolving() -> Case {
             ("output", Arc::new(StringArray::from(vec!["a", "x"]))),
         ],
     );
-    write(
-        &case,
+    case.write_parquet(
         "exports/model=m2/part-0.parquet",
         vec![
             (
@@ -72,7 +52,13 @@ fn evolving_exports_are_scored_as_one_table() {
     let scores = read_parquet(&out.join("scores.parquet"));
     assert_eq!(
         column_names(&scores),
-        ["id", "judge_note", "model", "exact__is_correct"]
+        [
+            "id",
+            "judge_note",
+            "model",
+            "exact__is_correct",
+            "is_m1__is_correct"
+        ]
     );
     let types: Vec<String> = scores
         .schema()
@@ -86,7 +72,8 @@ fn evolving_exports_are_scored_as_one_table() {
             "id: Int64",
             "judge_note: Utf8",
             "model: Utf8",
-            "exact__is_correct: Float64"
+            "exact__is_correct: Float64",
+            "is_m1__is_correct: Float64"
         ]
     );
     assert_eq!(column_text(&scores, "id"), "0 | 1 | 2 | 3 | 4");
@@ -96,12 +83,16 @@ fn evolving_exports_are_scored_as_one_table() {
         column_text(&scores, "exact__is_correct"),
         "1.0 | 0.0 | 1.0 | 1.0 | 0.0"
     );
+    assert_eq!(
+        column_text(&scores, "is_m1__is_correct"),
+        "1.0 | 1.0 | 0.0 | 0.0 | 0.0"
+    );
     let metrics = read_parquet(&out.join("metrics.parquet"));
     let lines: Vec<String> = metric_lines(&metrics)
         .into_iter()
         .zip(strings(&metrics, "model"))
         .map(|(line, group)| format!("{line}|{}", group.unwrap_or_else(|| "∅".into())))
-        .filter(|line| line.contains("|is_correct|value|"))
+        .filter(|line| line.starts_with("exact|") && line.contains("|is_correct|value|"))
         .collect();
     assert_eq!(
         lines,
@@ -127,8 +118,7 @@ fn without_the_option_the_schemas_must_match_and_the_hint_names_it() {
 #[test]
 fn incompatible_columns_stop_the_run_naming_both_files() {
     let case = evolving();
-    write(
-        &case,
+    case.write_parquet(
         "exports/model=m3/part-0.parquet",
         vec![
             ("id", Arc::new(StringArray::from(vec!["five"])) as ArrayRef),

@@ -43,7 +43,7 @@ fn union(paths: &[PathBuf]) -> Result<Inputs, ReadError> {
 }
 
 /// The schema's columns as `name: type` (`?` when nullable).
-fn columns(schema: &Schema) -> Vec<String> {
+pub fn columns(schema: &Schema) -> Vec<String> {
     schema
         .fields()
         .iter()
