@@ -338,6 +338,9 @@ fn json_lines_files_unite_too() {
             "3.5 | ∅ | C | ∅",
         ]
     );
+    // Files lacking every column asked for still give their rows, all null.
+    let (lines, _) = rows(&inputs, &["tags"]).unwrap();
+    assert_eq!(lines, ["∅", "∅", "[1, 2]", "∅"]);
 }
 
 #[test]
