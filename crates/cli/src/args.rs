@@ -171,7 +171,7 @@ pub struct RunArgs {
     pub no_hive_partitioning: bool,
     /// Read inputs whose columns differ as one table: the first file's columns, then those
     /// other files add; a column a file lacks is null in its rows, and types widen (integer
-    /// widths, integers with floats to Float64, string and list layouts).
+    /// widths, integers with floats to Float64, string and list layouts, timestamp units).
     #[arg(long)]
     pub union_by_name: bool,
     /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,

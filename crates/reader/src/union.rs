@@ -7,9 +7,10 @@
 //! with a signed integer is Int64, and a value over its range is an error when read),
 //! integers with floats to Float64, floats to the widest, string layouts (Utf8, LargeUtf8,
 //! Utf8View, dictionaries of them) to Utf8, list layouts to List of the items' widened type,
-//! and a column of nulls only (a JSON Lines key never given a value) to the other type.
-//! Types that do not widen (text and integers, say) are an error naming two files. A column
-//! is nullable when a file lacks it, declares it nullable, or holds it in another type.
+//! timestamps of one time zone to the finer unit, and a column of nulls only (a JSON Lines
+//! key never given a value) to the other type. Types that do not widen (text and integers,
+//! say) are an error naming two files. A column is nullable when a file lacks it, declares
+//! it nullable, or holds it in another type.
 //!
 //! Each batch of a file is then made to hold exactly the requested columns of the run's
 //! schema, in its order ([`conform`]): a column the file lacks is all null, a column of
@@ -95,6 +96,10 @@ pub(crate) fn widen(a: &DataType, b: &DataType) -> Option<DataType> {
                 _ => Float64,
             })
         }
+        // Writers differ in unit (Spark micro-, pandas nanoseconds): the finer one.
+        (Timestamp(u, zone), Timestamp(v, other)) if zone == other => {
+            Some(Timestamp((*u).max(*v), zone.clone()))
+        }
         (
             List(x) | LargeList(x) | ListView(x) | LargeListView(x),
             List(y) | LargeList(y) | ListView(y) | LargeListView(y),
@@ -162,7 +167,7 @@ fn incompatible(files: &[InputFile], name: &str, at: usize) -> ReadError {
         first.path.display(),
         files[at].path.display(),
     ))
-    .with_hint("`--union-by-name` widens integer widths, integers to floats, and string and list layouts; other types must match: cast the column in the exports, or run them separately")
+    .with_hint("`--union-by-name` widens integer widths, integers to floats, string and list layouts, and timestamp units; other types must match: cast the column in the exports, or run them separately")
 }
 
 /// The fields of the run's schema among `columns`, in schema order, for reading a file of a
@@ -246,6 +251,7 @@ pub(crate) fn conform(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow::datatypes::TimeUnit;
     use DataType::*;
 
     #[test]
@@ -282,6 +288,21 @@ mod tests {
             (list(Utf8), Utf8, None),
             (list(Utf8), list(Int64), None),
             (Date32, Utf8, None),
+            (
+                Timestamp(TimeUnit::Microsecond, None),
+                Timestamp(TimeUnit::Nanosecond, None),
+                Some(Timestamp(TimeUnit::Nanosecond, None)),
+            ),
+            (
+                Timestamp(TimeUnit::Second, Some("UTC".into())),
+                Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                Some(Timestamp(TimeUnit::Millisecond, Some("UTC".into()))),
+            ),
+            (
+                Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                Timestamp(TimeUnit::Microsecond, None),
+                None,
+            ),
         ];
         for (a, b, want) in cases {
             assert_eq!(widen(&a, &b), want, "{a} with {b}");

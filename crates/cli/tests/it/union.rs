@@ -135,6 +135,6 @@ fn incompatible_columns_stop_the_run_naming_both_files() {
     assert_eq!(
         err,
         "error: inputs `exports/model=m1/part-0.parquet` and `exports/model=m3/part-0.parquet` cannot be read as one table: column `id` is Int32 in the first and Utf8 in the second\n\
-         hint: `--union-by-name` widens integer widths, integers to floats, and string and list layouts; other types must match: cast the column in the exports, or run them separately\n"
+         hint: `--union-by-name` widens integer widths, integers to floats, string and list layouts, and timestamp units; other types must match: cast the column in the exports, or run them separately\n"
     );
 }

@@ -219,7 +219,7 @@ fn incompatible_types_name_both_files_the_column_and_types() {
     );
     assert_eq!(
         e.hint.unwrap(),
-        "`--union-by-name` widens integer widths, integers to floats, and string and list layouts; other types must match: cast the column in the exports, or run them separately"
+        "`--union-by-name` widens integer widths, integers to floats, string and list layouts, and timestamp units; other types must match: cast the column in the exports, or run them separately"
     );
 }
 
@@ -413,4 +413,40 @@ fn dictionary_strings_unite_with_plain_ones() {
     let (lines, schemas) = rows(&inputs, &["output"]).unwrap();
     assert_eq!(lines, ["A", "B", "∅", "B"]);
     assert_eq!(schemas, ["output: Utf8View?"]);
+}
+
+#[test]
+fn timestamps_of_two_units_read_in_the_finer() {
+    use arrow::array::{TimestampMicrosecondArray, TimestampNanosecondArray};
+    let dir = tempfile::tempdir().unwrap();
+    let micros = parquet(
+        dir.path(),
+        "a.parquet",
+        vec![(
+            "at",
+            true,
+            arr(TimestampMicrosecondArray::from(vec![981_158_400_000_001])),
+        )],
+    );
+    let nanos = parquet(
+        dir.path(),
+        "b.parquet",
+        vec![(
+            "at",
+            true,
+            arr(TimestampNanosecondArray::from(vec![
+                981_158_400_000_000_002,
+            ])),
+        )],
+    );
+    let inputs = union(&[micros, nanos]).unwrap();
+    assert_eq!(columns(&inputs.schema), ["at: Timestamp(ns)?"]);
+    let (lines, _) = rows(&inputs, &["at"]).unwrap();
+    assert_eq!(
+        lines,
+        [
+            "2001-02-03T00:00:00.000001",
+            "2001-02-03T00:00:00.000000002"
+        ]
+    );
 }
