@@ -50,23 +50,17 @@ pub(crate) fn union_schema(files: &[InputFile]) -> Result<SchemaRef, ReadError> 
                 continue;
             };
             let c = &mut columns[at];
+            // Two files of different types: the widened type differs from one of them.
+            c.nullable |= f.is_nullable() || c.data_type != *f.data_type();
             c.data_type = widen(&c.data_type, f.data_type())
                 .ok_or_else(|| incompatible(files, &c.name, i))?;
-            c.nullable |= f.is_nullable();
             c.seen += 1;
         }
     }
     let fields: Vec<Field> = columns
         .into_iter()
         .map(|c| {
-            let other_type = || {
-                files.iter().any(|g| {
-                    g.schema
-                        .field_with_name(&c.name)
-                        .is_ok_and(|f| *f.data_type() != c.data_type)
-                })
-            };
-            let nullable = c.nullable || c.seen < files.len() || other_type();
+            let nullable = c.nullable || c.seen < files.len();
             Field::new(c.name, c.data_type, nullable)
         })
         .collect();
