@@ -7,7 +7,6 @@ union_by_name=true)` over the same files."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -127,7 +126,9 @@ def test_a_spark_tree_matches_duckdb(spark, tmp_path):
     assert (base / "model=__HIVE_DEFAULT_PARTITION__").is_dir()
     keep = ["id", "output", "answer", "judge_note", "model", "day"]
     want = duckdb_reference(base, keep)
-    assert [kind(f.type) for f in want.schema][:6] == ["int64", "string", "string", "string", "string", "date32[day]"]
+    assert [kind(f.type) for f in want.schema][:6] == [
+        "int64", "string", "string", "string", "string", "date32[day]"
+    ]
     got = run_cli(tmp_path, [str(base)], keep, "--recursive")
     assert_same_as_duckdb(got, want, keep)
     assert got.column("model").null_count == 10
@@ -179,7 +180,9 @@ def test_a_pyarrow_tree_matches_duckdb(tmp_path):
     assert (base / "model=__HIVE_DEFAULT_PARTITION__" / "day=3").is_dir()
     keep = ["id", "output", "answer", "weight", "judge_note", "model", "day"]
     want = duckdb_reference(base, keep)
-    assert [kind(f.type) for f in want.schema][:7] == ["int64", "string", "string", "double", "string", "string", "int64"]
+    assert [kind(f.type) for f in want.schema][:7] == [
+        "int64", "string", "string", "double", "string", "string", "int64"
+    ]
     got = run_cli(tmp_path, [str(base / "**" / "*.parquet")], keep)
     assert_same_as_duckdb(got, want, keep)
     assert got.column("model").null_count == 10
