@@ -222,9 +222,11 @@ class Task:
         threads: int = 0,
         overwrite: bool = False,
         max_row_errors: "int | str" = 0,
+        union_by_name: bool = False,
     ) -> int:
         """The CLI's `evalscore run`: writes scores.parquet, metrics.parquet,
-        confusion.parquet, metrics.json and run.json to `out`. Returns the rows scored."""
+        confusion.parquet, metrics.json and run.json to `out`. Returns the rows scored.
+        `union_by_name=True` is `--union-by-name`."""
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         return self._task.run(
@@ -235,6 +237,7 @@ class Task:
             int(threads),
             bool(overwrite),
             str(max_row_errors),
+            union_by_name=bool(union_by_name),
         )
 
     # For evalscore.spark and evalscore.ray: one batch at a time.

@@ -57,4 +57,5 @@ class _Task:
         threads: int,
         overwrite: bool,
         max_row_errors: str,
+        union_by_name: bool = False,
     ) -> int: ...

@@ -294,7 +294,7 @@ impl PyTask {
     }
 
     /// The CLI's `evalscore run`: the five files in `out`. Returns the rows scored.
-    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors))]
+    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors, union_by_name=false))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -306,6 +306,7 @@ impl PyTask {
         threads: usize,
         overwrite: bool,
         max_row_errors: String,
+        union_by_name: bool,
     ) -> PyResult<u64> {
         let limit = RowErrorLimit::parse(&max_row_errors).map_err(|m| {
             py_err(Error::new(format!("max_row_errors: {m}")).kind(ErrorKind::Other))
@@ -346,6 +347,7 @@ impl PyTask {
                     threads,
                     overwrite,
                     max_row_errors: limit,
+                    union_by_name,
                     functions,
                     ..RunOptions::default()
                 })

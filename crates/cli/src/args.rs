@@ -169,6 +169,11 @@ pub struct RunArgs {
     /// Never read `key=value` folders as columns.
     #[arg(long)]
     pub no_hive_partitioning: bool,
+    /// Read inputs whose columns differ as one table: the first file's columns, then those
+    /// other files add; a column a file lacks is null in its rows, and types widen (integer
+    /// widths, integers with floats to Float64, string and list layouts, timestamp units).
+    #[arg(long)]
+    pub union_by_name: bool,
     /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
     /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
     #[arg(long = "out", value_name = "DIR")]

@@ -103,6 +103,9 @@ pub struct RunOptions {
     /// `--hive-partitioning` / `--no-hive-partitioning`: whether the `key=value` folders of
     /// trees and globs are input columns (by default, when every file has the same keys).
     pub hive_partitioning: HivePartitioning,
+    /// `--union-by-name`: files whose columns differ are read as the union of their columns
+    /// (a column a file lacks is null there; compatible types widen).
+    pub union_by_name: bool,
     pub out_dir: PathBuf,
     /// `--set NAME=VALUE` pairs.
     pub sets: Vec<(String, String)>,

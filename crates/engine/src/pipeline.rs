@@ -92,6 +92,7 @@ fn open_inputs(opts: &RunOptions) -> Result<Inputs, Error> {
     let open = evalscore_reader::OpenOptions {
         recursive: opts.recursive,
         hive: opts.hive_partitioning,
+        union_by_name: opts.union_by_name,
         storage_options: opts.storage_options.clone(),
     };
     Inputs::open_options(&opts.inputs, &open).map_err(Error::read)

@@ -1,11 +1,14 @@
 //! Decoding one unit into record batches: the Parquet decoder (after the page headers of
 //! the needed column chunks are checked, module `pages`) or the JSONL decoder, projected to
 //! the needed columns (the file's, then its Hive partition values, module `hive`), with the
-//! unit's row count checked at its end.
+//! unit's row count checked at its end. With union by name, each batch holds the run's
+//! columns exactly (module `union`).
 
 use crate::parquet_input::{guarded, view_options};
 use crate::units::damaged_unit;
-use crate::{hive, jsonl, pages, remote, Format, InputFile, Inputs, ReadError, Unit, BATCH_SIZE};
+use crate::{
+    hive, jsonl, pages, remote, union, Format, InputFile, Inputs, ReadError, Unit, BATCH_SIZE,
+};
 use arrow::array::{RecordBatch, RecordBatchReader};
 use arrow::datatypes::FieldRef;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -77,10 +80,14 @@ impl Inputs {
             .filter(|(_, f)| columns.contains(f.name()))
             .map(|(i, f)| (f.clone(), i))
             .collect();
+        let union = self
+            .union_by_name
+            .then(|| union::wanted(&self.schema, own, columns));
         Ok(UnitBatches {
             file,
             unit: *unit,
             source,
+            union,
             partitions,
             seen: 0,
             ended: false,
@@ -93,6 +100,8 @@ pub struct UnitBatches<'a> {
     file: &'a InputFile,
     unit: Unit,
     source: Source,
+    /// With union by name, the run's own columns each batch is made to hold (module `union`).
+    union: Option<Vec<FieldRef>>,
     /// The Hive partition columns to add to each batch (module `hive`).
     partitions: Vec<(FieldRef, usize)>,
     seen: u64,
@@ -155,7 +164,11 @@ impl Iterator for UnitBatches<'_> {
         match next {
             Some(Ok(b)) => {
                 self.seen += b.num_rows() as u64;
-                Some(hive::with_partitions(b, file, &self.partitions))
+                let b = match &self.union {
+                    Some(fields) => union::conform(b, file, fields),
+                    None => Ok(b),
+                };
+                Some(b.and_then(|b| hive::with_partitions(b, file, &self.partitions)))
             }
             Some(Err(e)) => {
                 self.ended = true;

@@ -97,8 +97,13 @@ pub(crate) fn partition_files(
         .iter()
         .find(|(k, _)| columns.field_with_name(k).is_ok())
     {
+        // With union by name, the first file may lack the column: name one that has it.
+        let holder = files
+            .iter()
+            .find(|f| f.schema.field_with_name(key).is_ok())
+            .unwrap_or(&files[0]);
         return Err(ReadError::at(
-            &files[0].path,
+            &holder.path,
             format!("column `{key}` is in the file and also a Hive partition key of its path (`{key}=...`)"),
         )
         .with_hint(format!(

@@ -4,7 +4,7 @@
 //! shared by all (module `schema`).
 
 use crate::tree::{InputSource, Select};
-use crate::{hive, local, remote, schema, Compression, Format, HivePartitioning, ReadError};
+use crate::{hive, local, remote, schema, union, Compression, Format, HivePartitioning, ReadError};
 use arrow::array::ArrayRef;
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use evalscore_storage::Location;
@@ -40,13 +40,16 @@ pub struct InputFile {
 }
 
 /// How a run's inputs are found and read (the `run` options `--recursive`,
-/// `--hive-partitioning`, `--storage-option`).
+/// `--hive-partitioning`, `--union-by-name`, `--storage-option`).
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
     /// Folders and prefixes are read at any depth (module `tree`).
     pub recursive: bool,
     /// Whether `key=value` folders become columns (module `hive`).
     pub hive: HivePartitioning,
+    /// Files whose columns differ are read as one table: the union of their columns by
+    /// name, types widened (module `union`).
+    pub union_by_name: bool,
     /// Object storage configuration, `KEY=VALUE` as `--storage-option` gives it.
     pub storage_options: Vec<(String, String)>,
 }
@@ -55,9 +58,12 @@ pub struct OpenOptions {
 #[derive(Debug, Clone)]
 pub struct Inputs {
     pub files: Vec<InputFile>,
-    /// The schema every file shares (the first file's), then the Hive partition columns, if
-    /// any (module `hive`).
+    /// The schema every file shares (the first file's; with `union_by_name`, the union of
+    /// the files' columns, module `union`), then the Hive partition columns, if any (module
+    /// `hive`).
     pub schema: SchemaRef,
+    /// Every batch is made to hold the run's columns exactly (module `union`).
+    pub(crate) union_by_name: bool,
 }
 
 impl Inputs {
@@ -104,6 +110,7 @@ impl Inputs {
             &OpenOptions {
                 recursive,
                 hive,
+                union_by_name: false,
                 storage_options: storage_options.to_vec(),
             },
         )
@@ -154,6 +161,7 @@ impl Inputs {
             &OpenOptions {
                 recursive: false,
                 hive,
+                union_by_name: false,
                 storage_options: storage_options.to_vec(),
             },
         )
@@ -205,7 +213,11 @@ impl Inputs {
                 },
             }
         }
-        let shared = schema::shared_schema(&files)?;
+        let shared = if opts.union_by_name {
+            union::union_schema(&files)?
+        } else {
+            schema::shared_schema(&files)?
+        };
         let partitions = hive::partition_files(&mut files, &rels, hive, &shared)?;
         let schema = if partitions.is_empty() {
             shared
@@ -214,6 +226,10 @@ impl Inputs {
             fields.extend(partitions);
             Arc::new(Schema::new_with_metadata(fields, shared.metadata().clone()))
         };
-        Ok(Inputs { schema, files })
+        Ok(Inputs {
+            schema,
+            files,
+            union_by_name: opts.union_by_name,
+        })
     }
 }

@@ -384,6 +384,7 @@ mod tests {
         let inputs = crate::Inputs {
             files: vec![file.clone()],
             schema: Arc::clone(&file.schema),
+            union_by_name: false,
         };
         let unit = crate::Unit {
             file: 0,

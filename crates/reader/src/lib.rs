@@ -3,7 +3,7 @@
 //! [`Inputs::open`] expands the `--input` paths (Parquet files, JSONL files, directories of
 //! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer, and
 //! checks that all files share one schema (modules `inputs`, `local`, `remote`, `tree`,
-//! `schema`), with the `key=value` folders of trees and globs as Hive partition columns
+//! `schema`; or reads them as the union of their columns by name, module `union`), with the `key=value` folders of trees and globs as Hive partition columns
 //! (module `hive`). Each path is told apart once, where it enters, as an [`InputSource`]: an
 //! [`evalscore_storage::Location`] and how it is read (as given, as a tree, or a glob). The work is split into
 //! [`Unit`]s (a Parquet row group, or a chunk of lines of a JSONL file; module `units`);
@@ -33,6 +33,7 @@ mod remote;
 mod scan;
 mod schema;
 mod tree;
+mod union;
 mod units;
 
 pub use batches::UnitBatches;

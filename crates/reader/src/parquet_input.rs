@@ -100,22 +100,24 @@ fn view_schema(schema: &SchemaRef) -> SchemaRef {
     let fields: Vec<Field> = schema
         .fields()
         .iter()
-        .map(|f| match f.data_type() {
-            DataType::Utf8 | DataType::LargeUtf8 => {
-                f.as_ref().clone().with_data_type(DataType::Utf8View)
-            }
-            // List items too (MCQA choices): views into the decoded dictionary page instead
-            // of a copy of every item.
-            DataType::List(item)
-                if matches!(item.data_type(), DataType::Utf8 | DataType::LargeUtf8) =>
-            {
-                let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
-                f.as_ref()
-                    .clone()
-                    .with_data_type(DataType::List(Arc::new(item)))
-            }
-            _ => f.as_ref().clone(),
-        })
+        .map(|f| f.as_ref().clone().with_data_type(view_type(f.data_type())))
         .collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// The type the decoder gives a top-level column stored as `t`: Utf8 and LargeUtf8 as
+/// Utf8View, and so the items of a List of them.
+pub(crate) fn view_type(t: &DataType) -> DataType {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
+        // List items too (MCQA choices): views into the decoded dictionary page instead
+        // of a copy of every item.
+        DataType::List(item)
+            if matches!(item.data_type(), DataType::Utf8 | DataType::LargeUtf8) =>
+        {
+            let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
+            DataType::List(Arc::new(item))
+        }
+        t => t.clone(),
+    }
 }

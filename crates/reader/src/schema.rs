@@ -1,6 +1,7 @@
 //! The schema a run's inputs share: every file must have the same columns with the same
-//! logical types.
+//! logical types (unless they are read as the union of their columns, module `union`).
 
+use crate::union::widen;
 use crate::{InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub(crate) fn shared_schema(files: &[InputFile]) -> Result<SchemaRef, ReadError>
 /// same logical types: the string layouts (Utf8, LargeUtf8, Utf8View, dictionaries of them)
 /// count as one type, as do List and LargeList of the same item, and integer widths as one.
 fn check_same_schema(a: &InputFile, b: &InputFile) -> Result<(), ReadError> {
+    const UNION: &str = "all inputs of one run must share one schema; pass `--union-by-name` to read them as one table (a column a file lacks is null there, types widen to one), or run them separately";
+    const SEPARATELY: &str = "all inputs of one run must share one schema; run them separately";
     let names = |s: &Schema| {
         s.fields()
             .iter()
@@ -48,13 +51,13 @@ fn check_same_schema(a: &InputFile, b: &InputFile) -> Result<(), ReadError> {
                 return Err(ReadError::new(format!(
                     "inputs `{}` and `{}` have different schemas: column `{}` is missing from the second",
                     a.path.display(), b.path.display(), f.name()
-                )).with_hint("all inputs of one run must share one schema; run them separately"))
+                )).with_hint(UNION))
             }
             Ok(g) if !same_type(f, g) => {
                 return Err(ReadError::new(format!(
                     "inputs `{}` and `{}` have different schemas: column `{}` is {} in the first and {} in the second",
                     a.path.display(), b.path.display(), f.name(), f.data_type(), g.data_type()
-                )).with_hint("all inputs of one run must share one schema; run them separately"))
+                )).with_hint(if widen(f.data_type(), g.data_type()).is_some() { UNION } else { SEPARATELY }))
             }
             Ok(_) => {}
         }
@@ -66,7 +69,7 @@ fn check_same_schema(a: &InputFile, b: &InputFile) -> Result<(), ReadError> {
         return Err(ReadError::new(format!(
             "inputs `{}` and `{}` have different schemas: column `{extra}` is missing from the first",
             a.path.display(), b.path.display()
-        )).with_hint("all inputs of one run must share one schema; run them separately"));
+        )).with_hint(UNION));
     }
     Ok(())
 }
@@ -75,7 +78,7 @@ fn same_type(a: &Field, b: &Field) -> bool {
     logical(a.data_type()) == logical(b.data_type())
 }
 
-fn logical(t: &DataType) -> String {
+pub(crate) fn logical(t: &DataType) -> String {
     match t {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
         DataType::Dictionary(_, v) => logical(v),

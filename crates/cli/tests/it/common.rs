@@ -233,6 +233,21 @@ impl Case {
     }
 
     /// Writes `name` (making its folder), holding `text`.
+    /// Writes a Parquet file of `columns` at `name` (folders made as needed).
+    pub fn write_parquet(&self, name: &str, columns: Vec<(&str, ArrayRef)>) {
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let p = self.path(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(p).unwrap(),
+            batch.schema(),
+            None,
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let p = self.path(name);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");

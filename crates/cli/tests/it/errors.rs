@@ -84,7 +84,7 @@ fn different_schemas_name_both_files_and_the_column() {
     assert_eq!(
         err,
         format!(
-            "error: inputs `{}` and `{}` have different schemas: column `question` is missing from the second\nhint: all inputs of one run must share one schema; run them separately\n",
+            "error: inputs `{}` and `{}` have different schemas: column `question` is missing from the second\nhint: all inputs of one run must share one schema; pass `--union-by-name` to read them as one table (a column a file lacks is null there, types widen to one), or run them separately\n",
             ex("qa.parquet"),
             ex("mcqa.parquet")
         )

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 /// One string_equals scorer whose accuracy is grouped by the partition `model`, one whose
 /// value is the partition itself, and the partition's frequency as a metric's `field`.
-const TASK: &str = r#"definition:
+pub const TASK: &str = r#"definition:
   scorers:
     - type: string_equals
       key: exact
@@ -26,22 +26,14 @@ const TASK: &str = r#"definition:
 
 /// A Parquet file of `id`, `answer` and `output` at `rel` in `case`.
 fn write_part(case: &Case, rel: &str, ids: &[i64], answers: &[&str], outputs: &[&str]) {
-    let batch = RecordBatch::try_from_iter([
-        ("id", Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef),
-        ("answer", Arc::new(StringArray::from(answers.to_vec()))),
-        ("output", Arc::new(StringArray::from(outputs.to_vec()))),
-    ])
-    .unwrap();
-    let p = case.path(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(p).unwrap(),
-        batch.schema(),
-        None,
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    case.write_parquet(
+        rel,
+        vec![
+            ("id", Arc::new(Int64Array::from(ids.to_vec())) as ArrayRef),
+            ("answer", Arc::new(StringArray::from(answers.to_vec()))),
+            ("output", Arc::new(StringArray::from(outputs.to_vec()))),
+        ],
+    );
 }
 
 /// Two models' exports, as Spark's `partitionBy("model", "date")` writes them.

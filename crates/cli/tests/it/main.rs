@@ -26,3 +26,4 @@ mod run_identity;
 mod storage;
 mod storage_secrets;
 mod trees;
+mod union;

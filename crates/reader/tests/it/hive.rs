@@ -24,15 +24,7 @@ fn open(dir: &Path, pattern: &str, hive: HivePartitioning) -> Result<Inputs, Str
 
 /// The schema's columns as `name: type` (`?` when nullable).
 fn columns(inputs: &Inputs) -> Vec<String> {
-    inputs
-        .schema
-        .fields()
-        .iter()
-        .map(|f| {
-            let null = if f.is_nullable() { "?" } else { "" };
-            format!("{}: {}{null}", f.name(), f.data_type())
-        })
-        .collect()
+    crate::union::columns(&inputs.schema)
 }
 
 /// The first row of every unit, `columns` read, as text (`∅` for null) joined by ` | `; and

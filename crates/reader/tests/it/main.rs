@@ -6,3 +6,4 @@ mod hive;
 mod input_names;
 mod remote;
 mod trees;
+mod union;
