@@ -384,6 +384,8 @@ mod tests {
         let inputs = crate::Inputs {
             files: vec![file.clone()],
             schema: Arc::clone(&file.schema),
+            partition_columns: Vec::new(),
+            pruning: None,
         };
         let unit = crate::Unit {
             file: 0,
