@@ -3,8 +3,8 @@
 //! (modules `local`, `remote`, `tree`), every footer read, and one schema checked to be
 //! shared by all (module `schema`).
 
-use crate::tree::{InputSource, Select};
 use crate::partition_filter::{self, PartitionFilter, Pruning};
+use crate::tree::{InputSource, Select};
 use crate::{hive, local, remote, schema, Compression, Format, HivePartitioning, ReadError};
 use arrow::array::ArrayRef;
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};

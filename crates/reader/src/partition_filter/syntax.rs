@@ -157,7 +157,10 @@ pub(super) fn parse(text: &str) -> Result<Expr<Name, Lit>, SyntaxError> {
         pos: 0,
     };
     if p.peek() == &Tok::End {
-        return Err(("the expression is empty".to_owned(), Some(SYNTAX_HINT.to_owned())));
+        return Err((
+            "the expression is empty".to_owned(),
+            Some(SYNTAX_HINT.to_owned()),
+        ));
     }
     let e = p.or()?;
     if p.peek() != &Tok::End {
@@ -269,9 +272,8 @@ impl Parser {
         let op = match self.peek() {
             Tok::Op(op) => *op,
             _ => {
-                return Err(self.unexpected(
-                    "a comparison (`=`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `is null`)",
-                ))
+                return Err(self
+                    .unexpected("a comparison (`=`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `is null`)"))
             }
         };
         self.next();
@@ -347,4 +349,3 @@ fn is_keyword(w: &str) -> bool {
         .iter()
         .any(|k| w.eq_ignore_ascii_case(k))
 }
-

@@ -4,5 +4,6 @@
 
 mod hive;
 mod input_names;
+mod partition_filter;
 mod remote;
 mod trees;
