@@ -169,6 +169,13 @@ pub struct RunArgs {
     /// Never read `key=value` folders as columns.
     #[arg(long)]
     pub no_hive_partitioning: bool,
+    /// Read only the input files whose partition columns match EXPR, pruned before their
+    /// footers are opened, e.g. `model = 'm1' and day >= 3`: `=`, `!=`, `<`, `<=`, `>`, `>=`,
+    /// `in (...)`, `is [not] null`, `and`, `or`, `not`, parentheses; strings quoted, compared
+    /// as the column is typed; a null value matches only `is null`. ANDed with the task's
+    /// `filter:`.
+    #[arg(long = "where", value_name = "EXPR")]
+    pub where_filter: Option<String>,
     /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
     /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
     #[arg(long = "out", value_name = "DIR")]

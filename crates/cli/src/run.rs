@@ -18,6 +18,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         inputs: args.inputs,
         recursive: args.recursive,
         hive_partitioning,
+        where_filter: args.where_filter,
         out_dir: args.out,
         sets: args.sets,
         keep: args.keep,

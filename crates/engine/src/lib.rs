@@ -103,6 +103,9 @@ pub struct RunOptions {
     /// `--hive-partitioning` / `--no-hive-partitioning`: whether the `key=value` folders of
     /// trees and globs are input columns (by default, when every file has the same keys).
     pub hive_partitioning: HivePartitioning,
+    /// `--where EXPR`: only the input files whose Hive partition values match are read
+    /// (ANDed with the task's `filter:`; the language is `evalscore_reader::PartitionFilter`'s).
+    pub where_filter: Option<String>,
     pub out_dir: PathBuf,
     /// `--set NAME=VALUE` pairs.
     pub sets: Vec<(String, String)>,

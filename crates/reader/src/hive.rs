@@ -168,6 +168,25 @@ impl Partitions {
     }
 }
 
+impl InputFile {
+    /// The file's Hive partition values as JSON, in the order of the partition columns: an
+    /// integer (Int64), a date `YYYY-MM-DD` (Date32), a string (Utf8), or null.
+    pub fn partition_values(&self) -> Vec<serde_json::Value> {
+        use arrow::array::AsArray;
+        use arrow::datatypes::{DataType, Int64Type};
+        let options = arrow::util::display::FormatOptions::default();
+        self.partitions
+            .iter()
+            .map(|v| match v.data_type() {
+                _ if v.is_null(0) => serde_json::Value::Null,
+                DataType::Int64 => v.as_primitive::<Int64Type>().value(0).into(),
+                _ => arrow::util::display::ArrayFormatter::try_new(v.as_ref(), &options)
+                    .map_or(serde_json::Value::Null, |f| f.value(0).to_string().into()),
+            })
+            .collect()
+    }
+}
+
 /// The error of two files whose partition keys differ under `--hive-partitioning`.
 fn different_keys(
     a: &Path,
