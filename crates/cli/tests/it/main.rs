@@ -19,6 +19,7 @@ mod judged;
 mod judged_real;
 mod labels;
 mod outdir;
+mod partition_filter;
 mod report;
 mod robustness;
 mod run_identity;
