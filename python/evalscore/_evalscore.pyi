@@ -57,4 +57,7 @@ class _Task:
         threads: int,
         overwrite: bool,
         max_row_errors: str,
+        recursive: bool,
+        hive_partitioning: Optional[bool],
+        where_filter: Optional[str],
     ) -> int: ...
