@@ -2,11 +2,16 @@
 //! walks) read as columns, as Spark, Hive and DuckDB read them.
 //!
 //! A value is URL-decoded as Spark escapes it (`%3D` is `=`), and `__HIVE_DEFAULT_PARTITION__`
-//! (Spark's null) is null. A key's type is inferred from its values in every file, as DuckDB
-//! infers it: Int64 when every value is an integer, else Date32 when every value is a date
-//! `YYYY-MM-DD`, else Utf8 (nulls aside; a key whose values are all null is Utf8). The columns
-//! follow the files' own, in the order of the first file's folders. A key repeated in one path
-//! takes its deepest value.
+//! (Spark's null) is null. A key's type is inferred from its values in every file listed,
+//! as DuckDB infers it: Int64 when every value is an integer, else Date32 when every value is
+//! a date `YYYY-MM-DD`, else Utf8 (nulls aside; a key whose values are all null is Utf8). The
+//! columns follow the files' own, in the order of the first file's folders. A key repeated in
+//! one path takes its deepest value.
+//!
+//! Keys, values and types come from the listed paths alone ([`partitions`]), before any file
+//! is opened, so that a partition filter (module `partition_filter`) prunes the list first
+//! ([`Partitions::retain`]) and only the files kept are opened and given their values
+//! ([`Partitions::assign`]); types stay those of every file listed.
 //!
 //! [`HivePartitioning::Auto`] reads the keys when every file has the same set of them (none
 //! for a file read as given), and reads none otherwise; [`HivePartitioning::On`] makes files

@@ -113,7 +113,7 @@ impl Inputs {
                 recursive,
                 hive,
                 storage_options: storage_options.to_vec(),
-                filters: Vec::new(),
+                ..OpenOptions::default()
             },
         )
     }
@@ -164,7 +164,7 @@ impl Inputs {
                 recursive: false,
                 hive,
                 storage_options: storage_options.to_vec(),
-                filters: Vec::new(),
+                ..OpenOptions::default()
             },
         )
     }

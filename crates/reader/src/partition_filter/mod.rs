@@ -22,6 +22,7 @@
 use crate::ReadError;
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Date32Type, FieldRef, Int64Type};
+use evalscore_error::did_you_mean;
 use std::fmt;
 
 mod syntax;
@@ -280,16 +281,6 @@ impl fmt::Display for Lit {
             LitKind::Int(i) => write!(f, "`{i}`"),
         }
     }
-}
-
-/// The closest of `candidates` to `word`, when close enough to be a typo.
-fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (strsim::levenshtein(word, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
 }
 
 /// What pruning did: recorded in run.json.

@@ -357,16 +357,12 @@ fn pruned_files_are_never_opened() {
 
 #[test]
 fn object_storage_listings_are_pruned_too() {
-    use evalscore_test_support::stores::*;
-    let server = moto();
-    create_bucket(server.port, "lake");
-    for key in [
+    use evalscore_test_support::stores::put_object;
+    let server = crate::hive::lake(&[
         "evals/model=m1/date=2001-02-03/part-0.parquet",
         "evals/model=m1/date=2001-02-04/part-0.parquet",
         "evals/model=m2/date=2001-02-03/part-0.parquet",
-    ] {
-        put_object(server.port, "lake", key, &parquet_of(key));
-    }
+    ]);
     put_object(
         server.port,
         "lake",
