@@ -79,12 +79,18 @@ enum Op {
 /// the partition columns (their index, and the literal as a value of the column's type).
 #[derive(Debug, Clone)]
 enum Expr<C, V> {
-    Cmp(C, Op, V),
-    In(C, Vec<V>, bool),
-    IsNull(C, bool),
+    Leaf(Leaf<C, V>),
     Not(Box<Expr<C, V>>),
     And(Box<Expr<C, V>>, Box<Expr<C, V>>),
     Or(Box<Expr<C, V>>, Box<Expr<C, V>>),
+}
+
+/// A test of one column: a comparison, `[not] in (...)`, `is [not] null` (`true`: negated).
+#[derive(Debug, Clone)]
+enum Leaf<C, V> {
+    Cmp(C, Op, V),
+    In(C, Vec<V>, bool),
+    IsNull(C, bool),
 }
 
 impl PartitionFilter {
@@ -147,22 +153,21 @@ impl PartitionFilter {
                 .with_hint(hint)
             })
         };
-        let expr = self.expr.try_map(&mut |e| {
-            Ok(match e {
-                Expr::Cmp(n, op, lit) => {
+        let expr = self.expr.try_map(&mut |leaf| {
+            Ok(match leaf {
+                Leaf::Cmp(n, op, lit) => {
                     let (i, ty) = column(n)?;
-                    Expr::Cmp(i, *op, value(n, ty, lit)?)
+                    Leaf::Cmp(i, *op, value(n, ty, lit)?)
                 }
-                Expr::In(n, lits, negated) => {
+                Leaf::In(n, lits, negated) => {
                     let (i, ty) = column(n)?;
                     let values = lits
                         .iter()
                         .map(|l| value(n, ty, l))
                         .collect::<Result<_, _>>()?;
-                    Expr::In(i, values, *negated)
+                    Leaf::In(i, values, *negated)
                 }
-                Expr::IsNull(n, negated) => Expr::IsNull(column(n)?.0, *negated),
-                _ => unreachable!("try_map passes leaves only"),
+                Leaf::IsNull(n, negated) => Leaf::IsNull(column(n)?.0, *negated),
             })
         })?;
         Ok(BoundFilter { expr })
@@ -170,16 +175,16 @@ impl PartitionFilter {
 }
 
 impl<C, V> Expr<C, V> {
-    /// The same tree with each leaf (comparison, `in`, `is null`) replaced by `leaf`'s.
+    /// The same tree with each leaf replaced by `leaf`'s.
     fn try_map<D, W, E>(
         &self,
-        leaf: &mut impl FnMut(&Expr<C, V>) -> Result<Expr<D, W>, E>,
+        leaf: &mut impl FnMut(&Leaf<C, V>) -> Result<Leaf<D, W>, E>,
     ) -> Result<Expr<D, W>, E> {
         Ok(match self {
+            Expr::Leaf(l) => Expr::Leaf(leaf(l)?),
             Expr::Not(a) => Expr::Not(Box::new(a.try_map(leaf)?)),
             Expr::And(a, b) => Expr::And(Box::new(a.try_map(leaf)?), Box::new(b.try_map(leaf)?)),
             Expr::Or(a, b) => Expr::Or(Box::new(a.try_map(leaf)?), Box::new(b.try_map(leaf)?)),
-            other => leaf(other)?,
         })
     }
 }
@@ -201,7 +206,7 @@ impl BoundFilter {
 /// Three-valued logic, as SQL's: `None` is unknown.
 fn eval(e: &Expr<usize, Value>, get: &dyn Fn(usize) -> Option<Value>) -> Option<bool> {
     match e {
-        Expr::Cmp(c, op, lit) => {
+        Expr::Leaf(Leaf::Cmp(c, op, lit)) => {
             let v = get(*c)?;
             let ord = v.partial_cmp(lit)?;
             Some(match op {
@@ -213,11 +218,11 @@ fn eval(e: &Expr<usize, Value>, get: &dyn Fn(usize) -> Option<Value>) -> Option<
                 Op::Ge => ord.is_ge(),
             })
         }
-        Expr::In(c, values, negated) => {
+        Expr::Leaf(Leaf::In(c, values, negated)) => {
             let v = get(*c)?;
             Some(values.contains(&v) != *negated)
         }
-        Expr::IsNull(c, negated) => Some(get(*c).is_none() != *negated),
+        Expr::Leaf(Leaf::IsNull(c, negated)) => Some(get(*c).is_none() != *negated),
         Expr::Not(a) => eval(a, get).map(|b| !b),
         Expr::And(a, b) => match (eval(a, get), eval(b, get)) {
             (Some(false), _) | (_, Some(false)) => Some(false),

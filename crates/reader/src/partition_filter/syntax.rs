@@ -1,7 +1,7 @@
 //! The filter language's syntax: tokens (each with its 1-based character column, which
 //! every syntax error names) and a recursive-descent parser into [`Expr`].
 
-use super::{Expr, Lit, LitKind, Name, Op};
+use super::{Expr, Leaf, Lit, LitKind, Name, Op};
 use std::fmt;
 
 /// A token and its 1-based character column.
@@ -252,7 +252,7 @@ impl Parser {
                 Op::Ge => Op::Le,
                 same => same,
             };
-            return Ok(Expr::Cmp(name, flipped, lit));
+            return Ok(Expr::Leaf(Leaf::Cmp(name, flipped, lit)));
         }
         let name = self.column()?;
         if self.keyword("is") {
@@ -260,11 +260,11 @@ impl Parser {
             if !self.keyword("null") {
                 return Err(self.unexpected("`null`"));
             }
-            return Ok(Expr::IsNull(name, negated));
+            return Ok(Expr::Leaf(Leaf::IsNull(name, negated)));
         }
         let negated = self.keyword("not");
         if self.keyword("in") {
-            return Ok(Expr::In(name, self.list()?, negated));
+            return Ok(Expr::Leaf(Leaf::In(name, self.list()?, negated)));
         }
         if negated {
             return Err(self.unexpected("`in`"));
@@ -277,7 +277,7 @@ impl Parser {
             }
         };
         self.next();
-        Ok(Expr::Cmp(name, op, self.value()?))
+        Ok(Expr::Leaf(Leaf::Cmp(name, op, self.value()?)))
     }
 
     /// A column name; a keyword is not one.
