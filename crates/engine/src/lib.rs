@@ -6,7 +6,8 @@
 //!   and travel as bytes ([`States::to_bytes`]). `cargo run --example
 //!   score_batches` shows it end to end.
 //! - [`run`]: the CLI's job (module `pipeline`, one function per step). It takes
-//!   [`RunOptions`], parses the task, opens the inputs ([`evalscore_reader::Inputs`]), builds
+//!   [`RunOptions`], parses the task, opens the inputs ([`evalscore_reader::Inputs`]; only the
+//!   files `--where` and the task's `filter:` match, pruned by partition values), builds
 //!   a [`plan::Plan`] (which columns to read, which columns to write, every template checked
 //!   against the schema before any row is read, the metrics' columns and templates too: module
 //!   `metric_inputs`), scores the input's units in parallel, small
