@@ -222,10 +222,19 @@ class Task:
         threads: int = 0,
         overwrite: bool = False,
         max_row_errors: "int | str" = 0,
+        recursive: bool = False,
+        hive_partitioning: Optional[bool] = None,
+        where: Optional[str] = None,
         union_by_name: bool = False,
     ) -> int:
         """The CLI's `evalscore run`: writes scores.parquet, metrics.parquet,
         confusion.parquet, metrics.json and run.json to `out`. Returns the rows scored.
+
+        `recursive` reads a folder or prefix at any depth (`--recursive`);
+        `hive_partitioning` reads `key=value` folders as columns: None when every file has
+        the same keys, True always (`--hive-partitioning`), False never
+        (`--no-hive-partitioning`); `where` reads only the files whose partition columns
+        match the expression (`--where`, ANDed with the task's `filter:`);
         `union_by_name=True` is `--union-by-name`."""
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
@@ -237,6 +246,9 @@ class Task:
             int(threads),
             bool(overwrite),
             str(max_row_errors),
+            bool(recursive),
+            None if hive_partitioning is None else bool(hive_partitioning),
+            where,
             union_by_name=bool(union_by_name),
         )
 

@@ -57,5 +57,8 @@ class _Task:
         threads: int,
         overwrite: bool,
         max_row_errors: str,
+        recursive: bool,
+        hive_partitioning: Optional[bool],
+        where_filter: Optional[str],
         union_by_name: bool = False,
     ) -> int: ...

@@ -8,8 +8,8 @@ use crate::scoring::score_stream;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use evalscore_engine::{
-    library, read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions, RowErrorLimit,
-    RunOptions, Scorer, States, Task,
+    library, read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions,
+    HivePartitioning, RowErrorLimit, RunOptions, Scorer, States, Task,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -294,7 +294,10 @@ impl PyTask {
     }
 
     /// The CLI's `evalscore run`: the five files in `out`. Returns the rows scored.
-    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors, union_by_name=false))]
+    /// `recursive`, `hive_partitioning` (`None`: when every file has the same keys) and
+    /// `where_filter` are `--recursive`, `--hive-partitioning` / `--no-hive-partitioning`
+    /// and `--where`; `union_by_name` is `--union-by-name`.
+    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors, recursive, hive_partitioning, where_filter, union_by_name=false))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -306,6 +309,9 @@ impl PyTask {
         threads: usize,
         overwrite: bool,
         max_row_errors: String,
+        recursive: bool,
+        hive_partitioning: Option<bool>,
+        where_filter: Option<String>,
         union_by_name: bool,
     ) -> PyResult<u64> {
         let limit = RowErrorLimit::parse(&max_row_errors).map_err(|m| {
@@ -349,6 +355,13 @@ impl PyTask {
                     max_row_errors: limit,
                     union_by_name,
                     functions,
+                    recursive,
+                    hive_partitioning: match hive_partitioning {
+                        None => HivePartitioning::Auto,
+                        Some(true) => HivePartitioning::On,
+                        Some(false) => HivePartitioning::Off,
+                    },
+                    where_filter,
                     ..RunOptions::default()
                 })
             })

@@ -174,6 +174,13 @@ pub struct RunArgs {
     /// widths, integers with floats to Float64, string and list layouts, timestamp units).
     #[arg(long)]
     pub union_by_name: bool,
+    /// Read only the input files whose partition columns match EXPR, pruned before their
+    /// footers are opened, e.g. `model = 'm1' and day >= 3`: `=`, `!=`, `<`, `<=`, `>`, `>=`,
+    /// `in (...)`, `is [not] null`, `and`, `or`, `not`, parentheses; strings quoted, compared
+    /// as the column is typed; a null value matches only `is null`. ANDed with the task's
+    /// `filter:`.
+    #[arg(long = "where", value_name = "EXPR")]
+    pub where_filter: Option<String>,
     /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
     /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
     #[arg(long = "out", value_name = "DIR")]

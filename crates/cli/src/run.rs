@@ -19,6 +19,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         recursive: args.recursive,
         hive_partitioning,
         union_by_name: args.union_by_name,
+        where_filter: args.where_filter,
         out_dir: args.out,
         sets: args.sets,
         keep: args.keep,

@@ -6,7 +6,8 @@
 //!   and travel as bytes ([`States::to_bytes`]). `cargo run --example
 //!   score_batches` shows it end to end.
 //! - [`run`]: the CLI's job (module `pipeline`, one function per step). It takes
-//!   [`RunOptions`], parses the task, opens the inputs ([`evalscore_reader::Inputs`]), builds
+//!   [`RunOptions`], parses the task, opens the inputs ([`evalscore_reader::Inputs`]; only the
+//!   files `--where` and the task's `filter:` match, pruned by partition values), builds
 //!   a [`plan::Plan`] (which columns to read, which columns to write, every template checked
 //!   against the schema before any row is read, the metrics' columns and templates too: module
 //!   `metric_inputs`), scores the input's units in parallel, small
@@ -106,6 +107,9 @@ pub struct RunOptions {
     /// `--union-by-name`: files whose columns differ are read as the union of their columns
     /// (a column a file lacks is null there; compatible types widen).
     pub union_by_name: bool,
+    /// `--where EXPR`: only the input files whose Hive partition values match are read
+    /// (ANDed with the task's `filter:`; the language is `evalscore_reader::PartitionFilter`'s).
+    pub where_filter: Option<String>,
     pub out_dir: PathBuf,
     /// `--set NAME=VALUE` pairs.
     pub sets: Vec<(String, String)>,

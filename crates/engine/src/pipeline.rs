@@ -7,10 +7,10 @@ use crate::library::{self, BindOptions, Scorer, States};
 use crate::output::{self, Outputs, ScoresWriter};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::{
-    check_interrupt, error, score, time, EngineError, Error, ErrorExt, RunIdentity, RunOptions,
-    RunSummary, Task,
+    check_interrupt, error, score, time, EngineError, Error, ErrorExt, ErrorKind, RunIdentity,
+    RunOptions, RunSummary, Task,
 };
-use evalscore_reader::{scan_ordered, Inputs};
+use evalscore_reader::{scan_ordered, Inputs, PartitionFilter};
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +24,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         .started_at
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (task, task_sha) = read_task(opts)?;
-    let inputs = open_inputs(opts)?;
+    let inputs = open_inputs(opts, partition_filters(opts, &task)?)?;
     let scorer = plan(opts, task, &inputs, &run)?;
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -87,13 +87,32 @@ fn read_task(opts: &RunOptions) -> Result<(Task, String), Error> {
     Ok((task, task_sha))
 }
 
-/// Opens the input files (local or object storage): their schema, row count and units.
-fn open_inputs(opts: &RunOptions) -> Result<Inputs, Error> {
+/// `--where` and the task's `filter:`, parsed (a syntax error names its column in the
+/// expression, and for `filter:` the task file's line and column).
+fn partition_filters(opts: &RunOptions, task: &Task) -> Result<Vec<PartitionFilter>, Error> {
+    let mut filters = Vec::new();
+    if let Some(text) = &opts.where_filter {
+        filters.push(PartitionFilter::parse("--where", text)?);
+    }
+    if let Some(f) = &task.filter {
+        let at = f.location.map(|l| format!(", {l}")).unwrap_or_default();
+        let origin = format!("task file `{}`{at}: `filter`", opts.task.display());
+        let parsed = PartitionFilter::parse(origin, &f.text)
+            .map_err(|e| Error::from(e).kind(ErrorKind::Task))?;
+        filters.push(parsed);
+    }
+    Ok(filters)
+}
+
+/// Opens the input files (local or object storage), only those `filters` match: their
+/// schema, row count and units.
+fn open_inputs(opts: &RunOptions, filters: Vec<PartitionFilter>) -> Result<Inputs, Error> {
     let open = evalscore_reader::OpenOptions {
         recursive: opts.recursive,
         hive: opts.hive_partitioning,
         union_by_name: opts.union_by_name,
         storage_options: opts.storage_options.clone(),
+        filters,
     };
     Inputs::open_options(&opts.inputs, &open).map_err(Error::read)
 }

@@ -17,7 +17,9 @@
 //! ```
 
 mod file_kind;
+mod suggest;
 pub use file_kind::file_kind;
+pub use suggest::did_you_mean;
 
 use std::error::Error as StdError;
 use std::fmt;

@@ -2,11 +2,16 @@
 //! walks) read as columns, as Spark, Hive and DuckDB read them.
 //!
 //! A value is URL-decoded as Spark escapes it (`%3D` is `=`), and `__HIVE_DEFAULT_PARTITION__`
-//! (Spark's null) is null. A key's type is inferred from its values in every file, as DuckDB
-//! infers it: Int64 when every value is an integer, else Date32 when every value is a date
-//! `YYYY-MM-DD`, else Utf8 (nulls aside; a key whose values are all null is Utf8). The columns
-//! follow the files' own, in the order of the first file's folders. A key repeated in one path
-//! takes its deepest value.
+//! (Spark's null) is null. A key's type is inferred from its values in every file listed,
+//! as DuckDB infers it: Int64 when every value is an integer, else Date32 when every value is
+//! a date `YYYY-MM-DD`, else Utf8 (nulls aside; a key whose values are all null is Utf8). The
+//! columns follow the files' own, in the order of the first file's folders. A key repeated in
+//! one path takes its deepest value.
+//!
+//! Keys, values and types come from the listed paths alone ([`partitions`]), before any file
+//! is opened, so that a partition filter (module `partition_filter`) prunes the list first
+//! ([`Partitions::retain`]) and only the files kept are opened and given their values
+//! ([`Partitions::assign`]); types stay those of every file listed.
 //!
 //! [`HivePartitioning::Auto`] reads the keys when every file has the same set of them (none
 //! for a file read as given), and reads none otherwise; [`HivePartitioning::On`] makes files
@@ -16,11 +21,12 @@
 
 use crate::{InputFile, ReadError};
 use arrow::array::{
-    Array, ArrayRef, Date32Array, Int64Array, RecordBatch, RecordBatchOptions, StringArray,
-    UInt32Array,
+    Array, ArrayRef, BooleanArray, Date32Array, Int64Array, RecordBatch, RecordBatchOptions,
+    StringArray, UInt32Array,
 };
 use arrow::datatypes::{Field, FieldRef, Schema};
 use chrono::{Datelike, NaiveDate};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Whether `key=value` folders are read as columns (`--hive-partitioning`,
@@ -65,17 +71,24 @@ pub(crate) fn path_keys(rel: &str) -> Vec<(String, Option<String>)> {
     keys
 }
 
-/// The partition columns of `files` whose paths below their tree's base are `rels` (`None`
-/// for a file read as given): their fields, and each file's values set (one row each) in
-/// `InputFile::partitions`. `columns` is the files' shared schema, checked against.
-pub(crate) fn partition_files(
-    files: &mut [InputFile],
+/// The partition columns of a list of files, typed from their paths before any is opened.
+#[derive(Debug, Default)]
+pub(crate) struct Partitions {
+    pub fields: Vec<FieldRef>,
+    /// Per field, its value for each file (one row per file, in list order).
+    pub values: Vec<ArrayRef>,
+}
+
+/// The partition columns of the files whose paths below their tree's base are `rels` (`None`
+/// for a file read as given); `path(i)` names file `i` in messages. Types are inferred over
+/// every file listed, so that pruning some (module `partition_filter`) never changes them.
+pub(crate) fn partitions(
     rels: &[Option<String>],
+    path: impl Fn(usize) -> PathBuf,
     mode: HivePartitioning,
-    columns: &Schema,
-) -> Result<Vec<FieldRef>, ReadError> {
-    if mode == HivePartitioning::Off || files.is_empty() {
-        return Ok(Vec::new());
+) -> Result<Partitions, ReadError> {
+    if mode == HivePartitioning::Off || rels.is_empty() {
+        return Ok(Partitions::default());
     }
     let keys: Vec<Vec<(String, Option<String>)>> = rels
         .iter()
@@ -87,30 +100,13 @@ pub(crate) fn partition_files(
         n
     }
     let first = names(&keys[0]);
-    if let Some(i) = (1..files.len()).find(|&i| names(&keys[i]) != first) {
+    if let Some(i) = (1..keys.len()).find(|&i| names(&keys[i]) != first) {
         if mode == HivePartitioning::Auto {
-            return Ok(Vec::new());
+            return Ok(Partitions::default());
         }
-        return Err(different_keys(&files[0], &keys[0], &files[i], &keys[i]));
+        return Err(different_keys(&path(0), &keys[0], &path(i), &keys[i]));
     }
-    if let Some((key, _)) = keys[0]
-        .iter()
-        .find(|(k, _)| columns.field_with_name(k).is_ok())
-    {
-        // With union by name, the first file may lack the column: name one that has it.
-        let holder = files
-            .iter()
-            .find(|f| f.schema.field_with_name(key).is_ok())
-            .unwrap_or(&files[0]);
-        return Err(ReadError::at(
-            &holder.path,
-            format!("column `{key}` is in the file and also a Hive partition key of its path (`{key}=...`)"),
-        )
-        .with_hint(format!(
-            "rename the column or the `{key}=` folders, or pass `--no-hive-partitioning` to read the file's column and ignore the folders"
-        )));
-    }
-    let mut fields = Vec::new();
+    let mut out = Partitions::default();
     for (key, _) in &keys[0] {
         let values: Vec<Option<&str>> = keys
             .iter()
@@ -121,21 +117,91 @@ pub(crate) fn partition_files(
             })
             .collect();
         let column = typed(&values);
-        fields.push(Arc::new(Field::new(key, column.data_type().clone(), true)));
-        for (file, row) in files.iter_mut().zip(0u32..) {
-            let one = arrow::compute::take(&column, &UInt32Array::from(vec![row]), None)
-                .map_err(|e| ReadError::at(&file.path, format!("partition `{key}`: {e}")))?;
-            file.partitions.push(one);
-        }
+        out.fields
+            .push(Arc::new(Field::new(key, column.data_type().clone(), true)));
+        out.values.push(column);
     }
-    Ok(fields)
+    Ok(out)
+}
+
+impl Partitions {
+    /// Keeps the rows of the files `keep` says (those read after pruning).
+    pub(crate) fn retain(&mut self, keep: &[bool]) -> Result<(), ReadError> {
+        let mask = BooleanArray::from(keep.to_vec());
+        for v in &mut self.values {
+            *v = arrow::compute::filter(v.as_ref(), &mask)
+                .map_err(|e| ReadError::new(format!("cannot prune partitions: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Sets each of `files` (one per row) its values in `InputFile::partitions`; gives the
+    /// columns. A key that is also a column of the files' shared schema `columns` is an
+    /// error naming the first file.
+    pub(crate) fn assign(
+        self,
+        files: &mut [InputFile],
+        columns: &Schema,
+    ) -> Result<Vec<FieldRef>, ReadError> {
+        let Some(first) = files.first() else {
+            return Ok(Vec::new());
+        };
+        if let Some(f) = self
+            .fields
+            .iter()
+            .find(|f| columns.field_with_name(f.name()).is_ok())
+        {
+            let key = f.name();
+            // With union by name, the first file may lack the column: name one that has it.
+            let holder = files
+                .iter()
+                .find(|f| f.schema.field_with_name(key).is_ok())
+                .unwrap_or(first);
+            return Err(ReadError::at(
+                &holder.path,
+                format!("column `{key}` is in the file and also a Hive partition key of its path (`{key}=...`)"),
+            )
+            .with_hint(format!(
+                "rename the column or the `{key}=` folders, or pass `--no-hive-partitioning` to read the file's column and ignore the folders"
+            )));
+        }
+        for (field, column) in self.fields.iter().zip(&self.values) {
+            for (file, row) in files.iter_mut().zip(0u32..) {
+                let one = arrow::compute::take(column, &UInt32Array::from(vec![row]), None)
+                    .map_err(|e| {
+                        ReadError::at(&file.path, format!("partition `{}`: {e}", field.name()))
+                    })?;
+                file.partitions.push(one);
+            }
+        }
+        Ok(self.fields)
+    }
+}
+
+impl InputFile {
+    /// The file's Hive partition values as JSON, in the order of the partition columns: an
+    /// integer (Int64), a date `YYYY-MM-DD` (Date32), a string (Utf8), or null.
+    pub fn partition_values(&self) -> Vec<serde_json::Value> {
+        use arrow::array::AsArray;
+        use arrow::datatypes::{DataType, Int64Type};
+        let options = arrow::util::display::FormatOptions::default();
+        self.partitions
+            .iter()
+            .map(|v| match v.data_type() {
+                _ if v.is_null(0) => serde_json::Value::Null,
+                DataType::Int64 => v.as_primitive::<Int64Type>().value(0).into(),
+                _ => arrow::util::display::ArrayFormatter::try_new(v.as_ref(), &options)
+                    .map_or(serde_json::Value::Null, |f| f.value(0).to_string().into()),
+            })
+            .collect()
+    }
 }
 
 /// The error of two files whose partition keys differ under `--hive-partitioning`.
 fn different_keys(
-    a: &InputFile,
+    a: &Path,
     a_keys: &[(String, Option<String>)],
-    b: &InputFile,
+    b: &Path,
     b_keys: &[(String, Option<String>)],
 ) -> ReadError {
     let list = |k: &[(String, Option<String>)]| {
@@ -150,8 +216,8 @@ fn different_keys(
     };
     ReadError::new(format!(
         "inputs `{}` and `{}` have different Hive partition keys: {} in the first, {} in the second",
-        a.path.display(),
-        b.path.display(),
+        a.display(),
+        b.display(),
         list(a_keys),
         list(b_keys)
     ))
@@ -178,7 +244,7 @@ fn typed(values: &[Option<&str>]) -> ArrayRef {
 }
 
 /// Days since 1970-01-01 of a date written exactly `YYYY-MM-DD`.
-fn date(v: &str) -> Option<i32> {
+pub(crate) fn date(v: &str) -> Option<i32> {
     let b = v.as_bytes();
     let shape = b.len() == 10
         && b.iter().enumerate().all(|(i, c)| {

@@ -3,11 +3,12 @@
 //! (modules `local`, `remote`, `tree`), every footer read, and one schema checked to be
 //! shared by all (module `schema`).
 
+use crate::partition_filter::{self, PartitionFilter, Pruning};
 use crate::tree::{InputSource, Select};
 use crate::{hive, local, remote, schema, union, Compression, Format, HivePartitioning, ReadError};
 use arrow::array::ArrayRef;
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
-use evalscore_storage::Location;
+use evalscore_storage::{Location, Object};
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -52,6 +53,9 @@ pub struct OpenOptions {
     pub union_by_name: bool,
     /// Object storage configuration, `KEY=VALUE` as `--storage-option` gives it.
     pub storage_options: Vec<(String, String)>,
+    /// Partition filters (`--where`, a task's `filter:`), ANDed: only the listed files they
+    /// match are opened (module `partition_filter`).
+    pub filters: Vec<PartitionFilter>,
 }
 
 /// The set of input files of a run.
@@ -64,6 +68,10 @@ pub struct Inputs {
     pub schema: SchemaRef,
     /// Every batch is made to hold the run's columns exactly (module `union`).
     pub(crate) union_by_name: bool,
+    /// The Hive partition columns that end `schema` (empty without them).
+    pub partition_columns: Vec<FieldRef>,
+    /// What the partition filters did, when there were any.
+    pub pruning: Option<Pruning>,
 }
 
 impl Inputs {
@@ -112,6 +120,7 @@ impl Inputs {
                 hive,
                 union_by_name: false,
                 storage_options: storage_options.to_vec(),
+                ..OpenOptions::default()
             },
         )
     }
@@ -163,6 +172,7 @@ impl Inputs {
                 hive,
                 union_by_name: false,
                 storage_options: storage_options.to_vec(),
+                ..OpenOptions::default()
             },
         )
     }
@@ -178,58 +188,99 @@ impl Inputs {
             return Err(ReadError::new("no input given")
                 .with_hint("pass `--input FILE.parquet` or `--input DIR`"));
         }
-        let mut files = Vec::new();
-        // Each file's path below its tree's base; `None` for a file read as given.
+        // Every file is listed (with its path below its tree's base, `None` for a file read
+        // as given) before any is opened, so that pruning skips the others' footers.
+        let mut found = Vec::new();
         let mut rels = Vec::new();
         for source in sources {
             match &source.location {
                 Location::Remote(url) => match source.remote_objects(url, storage_options) {
-                    Some(found) => {
-                        for listed in found? {
-                            files.push(remote::open_remote(listed.file, listed.format)?);
+                    Some(listed) => {
+                        for listed in listed? {
+                            found.push((Found::Remote(listed.file), listed.format));
                             rels.push(Some(listed.rel));
                         }
                     }
                     None => {
                         for (object, format) in remote::expand_url(url, storage_options)? {
-                            files.push(remote::open_remote(object, format)?);
+                            found.push((Found::Remote(object), format));
                             rels.push(None);
                         }
                     }
                 },
                 Location::Local(p) => match source.local_files(p) {
-                    Some(found) => {
-                        for listed in found? {
-                            files.push(local::open_file(&listed.file, listed.format)?);
+                    Some(listed) => {
+                        for listed in listed? {
+                            found.push((Found::Local(listed.file), listed.format));
                             rels.push(Some(listed.rel));
                         }
                     }
                     None => {
                         for (path, format) in local::expand(p)? {
-                            files.push(local::open_file(&path, format)?);
+                            found.push((Found::Local(path), format));
                             rels.push(None);
                         }
                     }
                 },
             }
         }
+        let mut parts = hive::partitions(&rels, |i| found[i].0.path(), hive)?;
+        let pruning = match partition_filter::prune(&opts.filters, &parts, hive)? {
+            Some((keep, pruning)) => {
+                parts.retain(&keep)?;
+                let mut keep = keep.into_iter();
+                found.retain(|_| keep.next().unwrap_or(false));
+                Some(pruning)
+            }
+            None => None,
+        };
+        let mut files = found
+            .into_iter()
+            .map(|(file, format)| file.open(format))
+            .collect::<Result<Vec<_>, _>>()?;
         let shared = if opts.union_by_name {
             union::union_schema(&files)?
         } else {
             schema::shared_schema(&files)?
         };
-        let partitions = hive::partition_files(&mut files, &rels, hive, &shared)?;
-        let schema = if partitions.is_empty() {
+        let partition_columns = parts.assign(&mut files, &shared)?;
+        let schema = if partition_columns.is_empty() {
             shared
         } else {
             let mut fields: Vec<FieldRef> = shared.fields().iter().cloned().collect();
-            fields.extend(partitions);
+            fields.extend(partition_columns.iter().cloned());
             Arc::new(Schema::new_with_metadata(fields, shared.metadata().clone()))
         };
         Ok(Inputs {
             schema,
             files,
             union_by_name: opts.union_by_name,
+            partition_columns,
+            pruning,
         })
+    }
+}
+
+/// A file listed and not opened yet.
+enum Found {
+    Local(PathBuf),
+    Remote(Object),
+}
+
+impl Found {
+    /// The path messages name it by (an object's URL).
+    fn path(&self) -> PathBuf {
+        match self {
+            Found::Local(p) => p.clone(),
+            Found::Remote(o) => PathBuf::from(o.url()),
+        }
+    }
+
+    /// Reads its footer (or first pass).
+    fn open(self, format: Format) -> Result<InputFile, ReadError> {
+        match self {
+            Found::Local(p) => local::open_file(&p, format),
+            Found::Remote(o) => remote::open_remote(o, format),
+        }
     }
 }

@@ -385,6 +385,8 @@ mod tests {
             files: vec![file.clone()],
             schema: Arc::clone(&file.schema),
             union_by_name: false,
+            partition_columns: Vec::new(),
+            pruning: None,
         };
         let unit = crate::Unit {
             file: 0,

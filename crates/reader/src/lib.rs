@@ -3,8 +3,10 @@
 //! [`Inputs::open`] expands the `--input` paths (Parquet files, JSONL files, directories of
 //! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer, and
 //! checks that all files share one schema (modules `inputs`, `local`, `remote`, `tree`,
-//! `schema`; or reads them as the union of their columns by name, module `union`), with the `key=value` folders of trees and globs as Hive partition columns
-//! (module `hive`). Each path is told apart once, where it enters, as an [`InputSource`]: an
+//! `schema`; or reads them as the union of their columns by name, module `union`), with the
+//! `key=value` folders of trees and globs as Hive partition columns (module `hive`), which a
+//! partition filter (`--where`, a task's `filter:`; module `partition_filter`) prunes before
+//! any file is opened. Each path is told apart once, where it enters, as an [`InputSource`]: an
 //! [`evalscore_storage::Location`] and how it is read (as given, as a tree, or a glob). The work is split into
 //! [`Unit`]s (a Parquet row group, or a chunk of lines of a JSONL file; module `units`);
 //! [`Inputs::read_unit`] decodes one unit, reading only the projected columns (module
@@ -29,6 +31,7 @@ mod jsonl;
 mod local;
 mod pages;
 mod parquet_input;
+mod partition_filter;
 mod remote;
 mod scan;
 mod schema;
@@ -44,6 +47,7 @@ pub use hive::HivePartitioning;
 pub use inputs::{InputFile, Inputs, OpenOptions};
 pub use jsonl::{jsonl_kind, Compression};
 pub use pages::DataPageSpan;
+pub use partition_filter::{PartitionFilter, Pruning};
 pub use scan::scan_ordered;
 pub use tree::InputSource;
 pub use units::Unit;

@@ -3,7 +3,9 @@
 use crate::parse::{assign_keys, parse_scorer, TaskScope};
 use crate::spec::ScorerSpec;
 use evalscore_kernels::pattern;
-use evalscore_task::{FunctionRef, ModelSpec, TaskDocument, TaskError, TemplateCompiler};
+use evalscore_task::{
+    FunctionRef, ModelSpec, TaskDocument, TaskError, TaskFilter, TemplateCompiler,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -24,6 +26,8 @@ pub struct Task {
     /// SHA-256 of the task text after `<< config.NAME >>` substitution: two tasks with the
     /// same fingerprint score alike, so their metric states may be merged.
     pub fingerprint: [u8; 32],
+    /// `filter:`, the task's partition filter (the engine applies it with `--where`).
+    pub filter: Option<TaskFilter>,
 }
 
 impl Task {
@@ -75,6 +79,7 @@ impl Task {
             confidence: doc.confidence,
             models: doc.models,
             fingerprint: doc.fingerprint,
+            filter: doc.filter,
         })
     }
 

@@ -1,6 +1,6 @@
 //! A task file read up to its scorers: `config:` and `--set` values substituted into the
 //! placeholders, the YAML parsed with its locations, and the top-level keys that are not
-//! scorers (`definition.output_column`, `confidence`, `models:`) checked and typed. The
+//! scorers (`definition.output_column`, `confidence`, `models:`, `filter:`) checked and typed. The
 //! scorers are left as located nodes for the scorer registry to parse.
 
 use crate::placeholders::substitute_placeholders;
@@ -10,6 +10,17 @@ use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
 
 const DEFINITION_KEYS: &[&str] = &["scorers", "output_column", "confidence"];
+
+/// A task's top-level `filter:`: an expression over the inputs' Hive partition columns (the
+/// language of `--where`, which the reader crate parses), ANDed with `--where`; only the
+/// files it matches are read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskFilter {
+    /// The expression as written.
+    pub text: String,
+    /// Where its value is in the task file, for messages.
+    pub location: Option<Location>,
+}
 
 /// A task file whose scorers are not parsed yet.
 #[derive(Debug)]
@@ -26,6 +37,8 @@ pub struct TaskDocument {
     pub models: BTreeMap<String, ModelSpec>,
     /// SHA-256 of the task text after `<< config.NAME >>` substitution.
     pub fingerprint: [u8; 32],
+    /// `filter:`, the task's partition filter.
+    pub filter: Option<TaskFilter>,
     /// The entries of `definition.scorers` (at least one).
     scorers: Vec<Spanned<Tree>>,
 }
@@ -61,7 +74,10 @@ impl TaskDocument {
         let root = Node::new(&doc).map("the task file")?;
         let mut warnings = Vec::new();
         for (key, loc) in root.keys() {
-            if !matches!(key, "config" | "definition" | "confidence" | "models") {
+            if !matches!(
+                key,
+                "config" | "definition" | "confidence" | "models" | "filter"
+            ) {
                 warnings.push(format!(
                     "ignoring top-level key `{key}`{}",
                     loc.map(|l| format!(" at {l}")).unwrap_or_default()
@@ -101,6 +117,13 @@ impl TaskDocument {
             }
         };
         let models = crate::models::parse_models(root.get("models"))?;
+        let filter = match root.get("filter").filter(|n| !n.is_null()) {
+            None => None,
+            Some(n) => Some(TaskFilter {
+                text: n.scalar_string("filter")?,
+                location: n.location,
+            }),
+        };
         let output_column = definition
             .get("output_column")
             .map(|n| n.scalar_string("output_column"))
@@ -128,6 +151,7 @@ impl TaskDocument {
             confidence,
             models,
             fingerprint,
+            filter,
             scorers,
         })
     }

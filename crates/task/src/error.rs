@@ -66,15 +66,9 @@ impl evalscore_error::Diagnostic for TaskError {
     }
 }
 
-/// The closest candidate to `word` by edit distance, if it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (strsim::levenshtein(word, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
+/// The closest candidate to `word` by edit distance, if it is close enough to be a likely
+/// typo (shared with the reader's partition filters).
+pub use evalscore_error::did_you_mean;
 
 #[cfg(test)]
 mod tests {

@@ -4,9 +4,10 @@
 //! `<< config.NAME >>` placeholders ([`substitute_placeholders`]) before the YAML is parsed, and
 //! `definition.scorers` lists the scorers. [`TaskDocument::parse`] reads a task file up to its
 //! scorers: the YAML with every node's line and column ([`Node`], [`MapNode`]), the top-level
-//! keys, `confidence:` and the judge endpoints of `models:` ([`ModelSpec`]). The scorers
-//! themselves are parsed by the scorer registry (the `evalscore-scorers` crate) through
-//! [`ScorerOptions`], typed getters over one scorer's mapping.
+//! keys, `confidence:`, the judge endpoints of `models:` ([`ModelSpec`]) and the partition
+//! `filter:` ([`TaskFilter`]). The scorers themselves are parsed by the scorer registry (the
+//! `evalscore-scorers` crate) through [`ScorerOptions`], typed getters over one scorer's
+//! mapping.
 //!
 //! A [`Template`] is compiled once ([`TemplateCompiler`]) and classified ([`TemplateKind`]) so
 //! that a plain column reference or a literal is never rendered row by row;
@@ -26,7 +27,7 @@ mod raw;
 mod template;
 mod value;
 
-pub use document::TaskDocument;
+pub use document::{TaskDocument, TaskFilter};
 pub use error::{did_you_mean, Location, TaskError};
 pub use fields::{sanitize, FieldKind, Purpose, ScorerField};
 pub use metric::{

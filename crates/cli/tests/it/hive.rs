@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 /// One string_equals scorer whose accuracy is grouped by the partition `model`, one whose
 /// value is the partition itself, and the partition's frequency as a metric's `field`.
-pub const TASK: &str = r#"definition:
+pub(crate) const TASK: &str = r#"definition:
   scorers:
     - type: string_equals
       key: exact
@@ -25,7 +25,7 @@ pub const TASK: &str = r#"definition:
 "#;
 
 /// A Parquet file of `id`, `answer` and `output` at `rel` in `case`.
-fn write_part(case: &Case, rel: &str, ids: &[i64], answers: &[&str], outputs: &[&str]) {
+pub(crate) fn write_part(case: &Case, rel: &str, ids: &[i64], answers: &[&str], outputs: &[&str]) {
     case.write_parquet(
         rel,
         vec![
@@ -37,7 +37,7 @@ fn write_part(case: &Case, rel: &str, ids: &[i64], answers: &[&str], outputs: &[
 }
 
 /// Two models' exports, as Spark's `partitionBy("model", "date")` writes them.
-fn exports() -> Case {
+pub(crate) fn exports() -> Case {
     let case = Case::quiet().task(TASK);
     write_part(
         &case,

@@ -20,6 +20,7 @@ mod judged_real;
 mod labels;
 mod outdir;
 mod pairwise;
+mod partition_filter;
 mod report;
 mod robustness;
 mod run_identity;

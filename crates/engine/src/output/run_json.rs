@@ -42,6 +42,8 @@ pub(super) fn run_json(info: &RunInfo<'_>) -> Value {
             })
         })
         .collect();
+    let mut inputs = inputs;
+    let partitions = input_partitions(info.inputs, &mut inputs);
     let missing: Map<String, Value> = info
         .missing
         .iter()
@@ -77,7 +79,46 @@ pub(super) fn run_json(info: &RunInfo<'_>) -> Value {
     if let (Some(j), Some(obj)) = (&info.judge, v.as_object_mut()) {
         obj.insert("judge".to_owned(), j.clone());
     }
+    if let (Some(p), Some(obj)) = (partitions, v.as_object_mut()) {
+        obj.insert("input_partitions".to_owned(), p);
+    }
     v
+}
+
+/// With Hive partition columns: each input's values (`partitions` in its entry of
+/// `inputs`), and run.json's `input_partitions`: the columns and their types, the partition
+/// filter (`--where` and the task's `filter:`) and how many files it kept of those listed.
+fn input_partitions(inputs: &Inputs, entries: &mut [Value]) -> Option<Value> {
+    if inputs.partition_columns.is_empty() {
+        return None;
+    }
+    for (file, entry) in inputs.files.iter().zip(entries.iter_mut()) {
+        let values: Map<String, Value> = inputs
+            .partition_columns
+            .iter()
+            .zip(&file.partition_values())
+            .map(|(field, value)| (field.name().clone(), value.clone()))
+            .collect();
+        if let Some(obj) = entry.as_object_mut() {
+            obj.insert("partitions".to_owned(), Value::Object(values));
+        }
+    }
+    let columns: Vec<Value> = inputs
+        .partition_columns
+        .iter()
+        .map(|f| json!({"name": f.name(), "type": f.data_type().to_string()}))
+        .collect();
+    let files = inputs.files.len();
+    let (filter, listed, matched) = match &inputs.pruning {
+        Some(p) => (Some(p.filter.as_str()), p.files_listed, p.files_matched),
+        None => (None, files, files),
+    };
+    Some(json!({
+        "columns": columns,
+        "filter": filter,
+        "files_listed": listed,
+        "files_matched": matched,
+    }))
 }
 
 /// run.json's `judge` object: the cache, `--offline`, per model what it cost, and per judge

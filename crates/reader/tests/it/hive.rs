@@ -178,18 +178,25 @@ fn a_key_that_is_also_a_column_is_an_error_naming_both() {
     assert_eq!(columns(&off), ["answer: Utf8"]);
 }
 
-#[test]
-fn partitions_are_read_from_object_keys_too() {
+/// A moto server whose bucket `lake` holds a Parquet file (as [`parquet_of`] makes) at each
+/// of `keys`.
+pub fn lake(keys: &[&str]) -> evalscore_test_support::stores::Server {
     use evalscore_test_support::stores::*;
     let server = moto();
     create_bucket(server.port, "lake");
-    for key in [
+    for key in keys {
+        put_object(server.port, "lake", key, &parquet_of(key));
+    }
+    server
+}
+
+#[test]
+fn partitions_are_read_from_object_keys_too() {
+    let server = lake(&[
         "evals/model=m1/date=2001-02-03/part-0.parquet",
         "evals/model=m2/date=__HIVE_DEFAULT_PARTITION__/part-0.parquet",
         "evals/model=m2/date=2001-02-04/_SUCCESS",
-    ] {
-        put_object(server.port, "lake", key, &parquet_of(key));
-    }
+    ]);
     let options = crate::remote::s3_options(server.port);
     for (input, recursive) in [
         ("s3://lake/evals/**/*.parquet", false),
