@@ -246,6 +246,11 @@ impl Extremum {
         self.n
     }
 
+    /// Whether it keeps the largest value (`max`) rather than the smallest (`min`).
+    pub fn largest(&self) -> bool {
+        self.largest
+    }
+
     pub fn value(&self) -> Option<f64> {
         self.value
     }

@@ -5,4 +5,5 @@ mod golden;
 mod labels;
 mod limits;
 mod merge_law;
+mod parse;
 mod state_bytes;
