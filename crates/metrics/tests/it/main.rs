@@ -6,4 +6,5 @@ mod labels;
 mod limits;
 mod merge_law;
 mod parse;
+mod registry;
 mod state_bytes;
