@@ -133,17 +133,7 @@ impl<S: State> Accumulator for S {
 
 /// Reads a state of type `S` from [`Accumulator::state`]'s bytes.
 pub fn read_state<S: State>(bytes: &[u8]) -> Result<MetricState, MetricError> {
-    match postcard::take_from_bytes::<S>(bytes) {
-        Ok((s, [])) => Ok(MetricState::new(s)),
-        Ok((_, extra)) => Err(MetricError::Invalid(format!(
-            "a metric state has {} bytes after its end",
-            extra.len()
-        ))),
-        Err(source) => Err(MetricError::Bytes {
-            what: "a damaged metric state",
-            source,
-        }),
-    }
+    crate::bytes::take_all::<S>(bytes).map(MetricState::new)
 }
 
 /// One metric's running state: an [`Accumulator`] of its type.

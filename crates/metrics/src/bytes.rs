@@ -103,17 +103,22 @@ impl Grouped {
                 "a metric state of format version {version}; this build reads version {STATE_FORMAT_VERSION}"
             )));
         }
-        match postcard::take_from_bytes::<Grouped>(body) {
-            Ok((g, [])) => Ok(g),
-            Ok((_, extra)) => Err(MetricError::Invalid(format!(
-                "a metric state has {} bytes after its end",
-                extra.len()
-            ))),
-            Err(source) => Err(MetricError::Bytes {
-                what: "a damaged metric state",
-                source,
-            }),
-        }
+        take_all::<Grouped>(body)
+    }
+}
+
+/// A value that is all of `bytes` (postcard); trailing or damaged bytes are an error.
+pub(crate) fn take_all<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, MetricError> {
+    match postcard::take_from_bytes::<T>(bytes) {
+        Ok((v, [])) => Ok(v),
+        Ok((_, extra)) => Err(MetricError::Invalid(format!(
+            "a metric state has {} bytes after its end",
+            extra.len()
+        ))),
+        Err(source) => Err(MetricError::Bytes {
+            what: "a damaged metric state",
+            source,
+        }),
     }
 }
 

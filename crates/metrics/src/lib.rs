@@ -45,7 +45,7 @@ pub use accumulator::{read_state, Accumulator, MetricState, State};
 pub use classification::{ClassMode, Confusion};
 pub use frequency::Frequency;
 pub use grouped::{Cells, GroupKey, GroupKeys, Grouped};
-pub use metric_type::{About, Kind, MetricType, NoOptions, OptionDoc, ParseCx, Setup};
+pub use metric_type::{About, Kind, MetricType, NoOptions, OptionDoc, ParseCx, Setup, Simple};
 pub use moments::{Extremum, Moments};
 pub use parse::{parse_metric, parse_metrics};
 pub use types::classification::ClassOptions;

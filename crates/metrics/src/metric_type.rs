@@ -4,36 +4,9 @@
 
 use crate::accumulator::{read_state, MetricState, State};
 use crate::MetricError;
+pub use evalscore_task::OptionDoc;
 use evalscore_task::{MapNode, MetricOptions, MetricReads, Node, ScorerField, TaskError};
 use std::fmt::Debug;
-
-/// One option key of a metric type, for unknown-key errors and the generated reference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OptionDoc {
-    pub key: &'static str,
-    /// Whether every metric of the type must give it.
-    pub required: bool,
-    /// One line for the reference (Markdown).
-    pub doc: &'static str,
-}
-
-impl OptionDoc {
-    pub const fn required(key: &'static str, doc: &'static str) -> OptionDoc {
-        OptionDoc {
-            key,
-            required: true,
-            doc,
-        }
-    }
-
-    pub const fn optional(key: &'static str, doc: &'static str) -> OptionDoc {
-        OptionDoc {
-            key,
-            required: false,
-            doc,
-        }
-    }
-}
 
 /// What the registry, the parser and the reference know of a metric type.
 #[derive(Debug, Clone, Copy)]
@@ -168,6 +141,34 @@ impl<K: Kind> MetricType for K {
 
     fn read_state(&self, bytes: &[u8]) -> Result<MetricState, MetricError> {
         read_state::<K::State>(bytes)
+    }
+}
+
+/// A metric type with no options of its own, as its file writes it: its [`About`] and its
+/// empty state. Every `Simple` type is a [`Kind`] whose options are [`NoOptions`].
+pub trait Simple: Sync {
+    /// Its name, doc, options and example.
+    const ABOUT: About;
+    /// Its running state.
+    type State: State;
+    /// An empty state.
+    fn state(&self, setup: &Setup) -> Self::State;
+}
+
+impl<S: Simple> Kind for S {
+    type Options = NoOptions;
+    type State = S::State;
+
+    fn about(&self) -> &'static About {
+        &S::ABOUT
+    }
+
+    fn parse(&self, _cx: &ParseCx<'_>) -> Result<NoOptions, TaskError> {
+        Ok(NoOptions)
+    }
+
+    fn state(&self, _options: &NoOptions, setup: &Setup) -> S::State {
+        Simple::state(self, setup)
     }
 }
 

@@ -33,17 +33,7 @@ pub fn render() -> String {
     out.push_str("| type | reads | options |\n| --- | --- | --- |\n");
     for t in METRIC_TYPES {
         let a = t.about();
-        let options: Vec<String> = a
-            .options
-            .iter()
-            .map(|o| {
-                if o.required {
-                    format!("`{}` (required)", o.key)
-                } else {
-                    format!("`{}`", o.key)
-                }
-            })
-            .collect();
+        let options: Vec<String> = a.options.iter().map(|o| o.listed()).collect();
         let _ = writeln!(
             out,
             "| `{}` | {} | {} |",

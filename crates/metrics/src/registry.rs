@@ -16,8 +16,8 @@ use crate::types::*;
 /// Every metric type, in the order "metric types: ..." lists their names.
 pub static METRIC_TYPES: &[&dyn MetricType] = &[
     &mean::MeanMetric,
-    &min::MinMetric,
-    &max::MaxMetric,
+    &min_max::MinMetric,
+    &min_max::MaxMetric,
     &std_dev::StdDevMetric,
     &frequency::FrequencyMetric,
     &classification::BINARY,

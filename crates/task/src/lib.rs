@@ -35,7 +35,7 @@ pub use metric::{
     PythonMetric,
 };
 pub use models::ModelSpec;
-pub use options::ScorerOptions;
+pub use options::{OptionDoc, ScorerOptions};
 pub use placeholders::substitute_placeholders;
 pub use raw::{MapNode, Node};
 pub use template::{

@@ -64,45 +64,51 @@ pub static MULTICLASS: ClassificationMetric = ClassificationMetric {
     mode: ClassMode::Multiclass,
 };
 
-pub static PRECISION: ClassificationMetric = ClassificationMetric {
-    about: &About {
-        name: "precision",
-        doc: "Precision of the positive class, with its Wilson interval.",
+/// The About of a single figure of the positive class (`precision`, `recall`, `f1_score`).
+const fn positive_class(
+    name: &'static str,
+    doc: &'static str,
+    example: &'static str,
+    figures: &'static str,
+) -> About {
+    About {
+        name,
+        doc,
         reads: MetricReads::Pair,
         options: &[POSITIVE, NEGATIVE_OPTIONAL],
-        example:
-            "{type: precision, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}",
-        figures: "`value`, `ci_low`, `ci_high`",
+        example,
+        figures,
         confusion: false,
-    },
+    }
+}
+
+pub static PRECISION: ClassificationMetric = ClassificationMetric {
+    about: &positive_class(
+        "precision",
+        "Precision of the positive class, with its Wilson interval.",
+        "{type: precision, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}",
+        "`value`, `ci_low`, `ci_high`",
+    ),
     mode: ClassMode::Precision,
 };
 
 pub static RECALL: ClassificationMetric = ClassificationMetric {
-    about: &About {
-        name: "recall",
-        doc: "Recall of the positive class, with its Wilson interval.",
-        reads: MetricReads::Pair,
-        options: &[POSITIVE, NEGATIVE_OPTIONAL],
-        example:
-            "{type: recall, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}",
-        figures: "`value`, `ci_low`, `ci_high`",
-        confusion: false,
-    },
+    about: &positive_class(
+        "recall",
+        "Recall of the positive class, with its Wilson interval.",
+        "{type: recall, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}",
+        "`value`, `ci_low`, `ci_high`",
+    ),
     mode: ClassMode::Recall,
 };
 
 pub static F1: ClassificationMetric = ClassificationMetric {
-    about: &About {
-        name: "f1_score",
-        doc: "F1 of the positive class.",
-        reads: MetricReads::Pair,
-        options: &[POSITIVE, NEGATIVE_OPTIONAL],
-        example:
-            "{type: f1_score, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}",
-        figures: "`value`",
-        confusion: false,
-    },
+    about: &positive_class(
+        "f1_score",
+        "F1 of the positive class.",
+        "{type: f1_score, field_gt: ground_truth, field_pred: value, positive_answer: \"yes\"}",
+        "`value`",
+    ),
     mode: ClassMode::F1,
 };
 

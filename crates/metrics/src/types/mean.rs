@@ -2,37 +2,27 @@
 //! The simplest metric type: read this file first when adding one.
 
 use crate::accumulator::{first, State};
-use crate::metric_type::{About, Kind, NoOptions, ParseCx, Setup};
-use crate::{intervals, numbers, Figure, MetricError, Moments};
-use arrow::array::{Array, AsArray};
-use evalscore_task::{MetricReads, TaskError};
+use crate::metric_type::{About, Setup, Simple};
+use crate::{intervals, Figure, MetricError, Moments};
+use arrow::array::Array;
+use evalscore_task::MetricReads;
 
 /// The `mean` metric type.
 pub struct MeanMetric;
 
-const ABOUT: About = About {
-    name: "mean",
-    doc: "The mean of a numeric field (0/1 scores: the pass rate), with its standard error and an interval at the task's `confidence`: Wilson's when every value is 0 or 1, Student's t otherwise. Null and NaN values are skipped.",
-    reads: MetricReads::Numbers,
-    options: &[],
-    example: "{type: mean, field: is_correct}",
-    figures: "`value`, `stderr`, `ci_low`, `ci_high`",
-    confusion: false,
-};
-
-impl Kind for MeanMetric {
-    type Options = NoOptions;
+impl Simple for MeanMetric {
+    const ABOUT: About = About {
+        name: "mean",
+        doc: "The mean of a numeric field (0/1 scores: the pass rate), with its standard error and an interval at the task's `confidence`: Wilson's when every value is 0 or 1, Student's t otherwise. Null and NaN values are skipped.",
+        reads: MetricReads::Numbers,
+        options: &[],
+        example: "{type: mean, field: is_correct}",
+        figures: "`value`, `stderr`, `ci_low`, `ci_high`",
+        confusion: false,
+    };
     type State = Mean;
 
-    fn about(&self) -> &'static About {
-        &ABOUT
-    }
-
-    fn parse(&self, _cx: &ParseCx<'_>) -> Result<NoOptions, TaskError> {
-        Ok(NoOptions)
-    }
-
-    fn state(&self, _options: &NoOptions, setup: &Setup) -> Mean {
+    fn state(&self, setup: &Setup) -> Mean {
         Mean::new(setup.confidence)
     }
 }
@@ -55,17 +45,12 @@ impl Mean {
 
 impl State for Mean {
     fn metric_type(&self) -> &'static str {
-        ABOUT.name
+        MeanMetric::ABOUT.name
     }
 
     /// A Boolean input is a pass mask of 0/1 scores (true = 1.0), counted with popcounts.
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let values = first(inputs)?;
-        match values.as_boolean_opt() {
-            Some(mask) => self.moments.update_mask(mask),
-            None => self.moments.update(&numbers(values)?),
-        }
-        Ok(())
+        self.moments.update_values(first(inputs)?)
     }
 
     fn merge(&mut self, other: &Self) {

@@ -3,8 +3,7 @@
 
 pub mod classification;
 pub mod frequency;
-pub mod max;
 pub mod mean;
-pub mod min;
+pub mod min_max;
 pub mod python;
 pub mod std_dev;
