@@ -4,7 +4,7 @@
 //! The registry ([`registry::METRIC_TYPES`]) is the one list of metric types: each is a
 //! [`MetricType`] written in one file under `types/` (its [`About`], the parser of its own
 //! options, its state). [`parse_metrics`] parses a scorer's `metrics:` into
-//! [`evalscore_task::MetricSpec`]s through it, and [`reference`] renders
+//! [`evalscore_task::MetricSpec`]s through it, and [`mod@reference`] renders
 //! docs/metric-reference.md from it.
 //!
 //! A metric's running state is an [`Accumulator`] trait object ([`MetricState`]): created
@@ -23,8 +23,10 @@
 //! Null rule for every state: null input values are skipped and not counted in `n`, except by
 //! [`Frequency`], which counts null as a value of its own, and [`Confusion`], which counts
 //! rows with a null label as `excluded`. Every metric that reads a field as labels writes
-//! them with [`labels::labels`] (one text per value). An undefined figure (no values, a zero denominator)
-//! is null, never NaN.
+//! them with [`labels::labels`] (one text per value). A Boolean input is a pass mask of 0/1
+//! scores (true = 1.0), as the scorer kernels return them: every metric reads it as those
+//! scores, and `mean` and `std_dev` count it with popcounts ([`Moments::update_mask`]). An
+//! undefined figure (no values, a zero denominator) is null, never NaN.
 
 mod accumulator;
 pub mod bytes;
