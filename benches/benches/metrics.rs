@@ -6,25 +6,25 @@
 use arrow::array::Array;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use evalscore_benches::{as_layout, batch, config, LAYOUTS, ROWS};
-use evalscore_metrics::{ClassMode, MetricState, StateKind};
+use evalscore_metrics::{ClassMode, Confusion, Extremum, Frequency, Mean, MetricState, StdDev};
 
 fn mean_bench(c: &mut Criterion) {
     let b = batch(44, ROWS);
     let mut g = c.benchmark_group("mean");
     g.throughput(Throughput::Elements(ROWS as u64));
     g.bench_function("update/f64", |bn| {
-        let mut s = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+        let mut s = MetricState::new(Mean::new(0.95));
         bn.iter(|| {
             s.update(&[black_box(&b.scores as &dyn Array)])
                 .expect("update")
         })
     });
-    let mut other = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+    let mut other = MetricState::new(Mean::new(0.95));
     other.update(&[&b.scores as &dyn Array]).expect("update");
     // A merge is one operation, whatever the rows behind the state.
     g.throughput(Throughput::Elements(1));
     g.bench_function("merge", |bn| {
-        let mut s = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+        let mut s = MetricState::new(Mean::new(0.95));
         bn.iter(|| s.merge(black_box(&other)).expect("merge"))
     });
     g.finish();
@@ -35,12 +35,12 @@ fn numeric_bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("numeric");
     g.throughput(Throughput::Elements(ROWS as u64));
     for (name, kind) in [
-        ("min", StateKind::Min),
-        ("max", StateKind::Max),
-        ("std_dev", StateKind::StdDev),
+        ("min", MetricState::new(Extremum::min())),
+        ("max", MetricState::new(Extremum::max())),
+        ("std_dev", MetricState::new(StdDev::default())),
     ] {
         g.bench_function(format!("{name}/update/f64"), |bn| {
-            let mut s = MetricState::new(&kind);
+            let mut s = kind.clone();
             bn.iter(|| {
                 s.update(&[black_box(&b.scores as &dyn Array)])
                     .expect("update")
@@ -58,27 +58,27 @@ fn classification_bench(c: &mut Criterion) {
         .iter()
         .map(|o| o.and_then(|s| s.get(..1)))
         .collect();
-    let binary = StateKind::Classification {
-        mode: ClassMode::Binary,
-        positive: Some("A".into()),
-        negative: Some("B".into()),
-        labels: None,
-        confidence: 0.95,
-    };
-    let multiclass = StateKind::Classification {
-        mode: ClassMode::Multiclass,
-        positive: None,
-        negative: None,
-        labels: None,
-        confidence: 0.95,
-    };
-    let precision = StateKind::Classification {
-        mode: ClassMode::Precision,
-        positive: Some("A".into()),
-        negative: None,
-        labels: None,
-        confidence: 0.95,
-    };
+    let binary = MetricState::new(Confusion::new(
+        ClassMode::Binary,
+        Some("A".into()),
+        Some("B".into()),
+        None,
+        0.95,
+    ));
+    let multiclass = MetricState::new(Confusion::new(
+        ClassMode::Multiclass,
+        None,
+        None,
+        None,
+        0.95,
+    ));
+    let precision = MetricState::new(Confusion::new(
+        ClassMode::Precision,
+        Some("A".into()),
+        None,
+        None,
+        0.95,
+    ));
     let mut g = c.benchmark_group("classification");
     g.throughput(Throughput::Elements(ROWS as u64));
     for (name, t) in LAYOUTS {
@@ -90,7 +90,7 @@ fn classification_bench(c: &mut Criterion) {
             ("precision_any_negative", &precision),
         ] {
             g.bench_function(format!("{label}/update/{name}"), |bn| {
-                let mut s = MetricState::new(kind);
+                let mut s = kind.clone();
                 bn.iter(|| {
                     s.update(&[black_box(gt.as_ref() as &dyn Array), pr.as_ref()])
                         .expect("update")
@@ -98,14 +98,14 @@ fn classification_bench(c: &mut Criterion) {
             });
         }
     }
-    let mut other = MetricState::new(&multiclass);
+    let mut other = multiclass.clone();
     other
         .update(&[&b.answer as &dyn Array, &pred as &dyn Array])
         .expect("update");
     g.throughput(Throughput::Elements(1));
     g.bench_function("multiclass/merge", |bn| {
         bn.iter_batched(
-            || MetricState::new(&multiclass),
+            || multiclass.clone(),
             |mut s| {
                 s.merge(black_box(&other)).expect("merge");
                 s
@@ -123,7 +123,7 @@ fn frequency_bench(c: &mut Criterion) {
     for (name, t) in LAYOUTS {
         let labels = as_layout(&b.validity, &t);
         g.bench_function(format!("update/{name}"), |bn| {
-            let mut s = MetricState::new(&StateKind::Frequency);
+            let mut s = MetricState::new(Frequency::default());
             bn.iter(|| {
                 s.update(&[black_box(labels.as_ref() as &dyn Array)])
                     .expect("update")
@@ -131,13 +131,13 @@ fn frequency_bench(c: &mut Criterion) {
         });
     }
     // Merging a state with a few distinct labels (the usual case) into a fresh one.
-    let mut other = MetricState::new(&StateKind::Frequency);
+    let mut other = MetricState::new(Frequency::default());
     other.update(&[&b.validity as &dyn Array]).expect("update");
     other.update(&[&b.answer as &dyn Array]).expect("update");
     g.throughput(Throughput::Elements(1));
     g.bench_function("merge", |bn| {
         bn.iter_batched(
-            || MetricState::new(&StateKind::Frequency),
+            || MetricState::new(Frequency::default()),
             |mut s| {
                 s.merge(black_box(&other)).expect("merge");
                 s

@@ -98,7 +98,7 @@ impl PyTask {
     }
 
     fn merged(&self, states: &[Vec<u8>]) -> Result<States, Error> {
-        let mut total = library::empty_states(&self.task);
+        let mut total = library::empty_states(&self.task)?;
         for (i, b) in states.iter().enumerate() {
             let s = States::from_bytes(b)
                 .map_err(|e| Error::new(format!("states {}: {}", i + 1, e.message)))?;

@@ -115,7 +115,7 @@ pub enum EngineError {
     NotStates,
     #[error("the states end before their version")]
     StatesEndBeforeVersion,
-    #[error("states of format version {version}; this build reads versions 1 to {newest}")]
+    #[error("states of format version {version}; this build reads version {newest}")]
     StatesVersion { version: u16, newest: u16 },
     #[error("the states end before their task fingerprint")]
     StatesEndBeforeFingerprint,

@@ -68,17 +68,8 @@ pub struct States {
     /// Per scorer: rows that failed and scored 0.0.
     row_errors: Vec<u64>,
     rows: u64,
-    /// Per scorer: judge replies that could not be read (format version 2 on).
+    /// Per scorer: judge replies that could not be read.
     invalid: Vec<u64>,
-}
-
-/// The body of format version 1, which had no `invalid` counts.
-#[derive(serde::Deserialize)]
-struct StatesV1 {
-    metrics: Vec<Vec<Grouped>>,
-    missing: Vec<u64>,
-    row_errors: Vec<u64>,
-    rows: u64,
 }
 
 /// The figures of merged states: the rows of metrics.parquet and confusion.parquet.
@@ -168,16 +159,16 @@ pub fn metrics_json(
 
 /// States of `task` with nothing folded in yet, as [`Scorer::empty_states`] gives without
 /// an input schema.
-pub fn empty_states(task: &Task) -> States {
+pub fn empty_states(task: &Task) -> Result<States, Error> {
     let n = task.scorers.len();
-    States {
+    Ok(States {
         fingerprint: task.fingerprint,
-        metrics: crate::plan::state_template(task),
+        metrics: crate::plan::state_template(task)?,
         missing: vec![0; n],
         row_errors: vec![0; n],
         rows: 0,
         invalid: vec![0; n],
-    }
+    })
 }
 
 /// Per-scorer `counts` named by the scorers' keys, in task order.
@@ -208,7 +199,7 @@ fn check_task(task: &Task, states: &States) -> Result<(), Error> {
 /// The first bytes of serialized [`States`].
 pub const STATES_MAGIC: &[u8; 4] = b"ESST";
 /// The layout version of serialized [`States`] this build writes and reads.
-pub const STATES_FORMAT_VERSION: u16 = 3;
+pub const STATES_FORMAT_VERSION: u16 = 4;
 
 impl Scorer {
     /// Binds `task` to `schema`. `source` names where the schema came from in messages.
@@ -590,13 +581,14 @@ impl States {
         self.fingerprint
     }
 
-    /// The states as bytes. Layout, version 3: `ESST`; the format version as a little-endian
+    /// The states as bytes. Layout, version 4: `ESST`; the format version as a little-endian
     /// `u16` ([`STATES_FORMAT_VERSION`]); the task's 32-byte fingerprint (SHA-256 of the task
     /// text after placeholder substitution); then, in postcard's wire format, per scorer its
-    /// metric states (see `evalscore_metrics::bytes`), per scorer the missing and the
-    /// row-error counts, the rows folded, and per scorer the invalid judge replies. Version 2
-    /// (the same with metric states of layout 1) and version 1 (also without the invalid
-    /// replies) are still read. Equal states give equal bytes.
+    /// metric states (see `evalscore_metrics::bytes`: each names its metric type and holds
+    /// its type's own bytes), per scorer the missing and the row-error counts, the rows
+    /// folded, and per scorer the invalid judge replies. Versions 1 to 3, whose metric states
+    /// were of a closed set of types, are refused with an error naming the version. Equal
+    /// states give equal bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(128);
         out.extend_from_slice(STATES_MAGIC);
@@ -615,7 +607,7 @@ impl States {
             return Err(EngineError::StatesEndBeforeVersion.into());
         };
         let version = u16::from_le_bytes(*version);
-        if !(1..=STATES_FORMAT_VERSION).contains(&version) {
+        if version != STATES_FORMAT_VERSION {
             return Err(EngineError::StatesVersion {
                 version,
                 newest: STATES_FORMAT_VERSION,
@@ -625,28 +617,7 @@ impl States {
         let Some((fingerprint, body)) = body.split_first_chunk::<32>() else {
             return Err(EngineError::StatesEndBeforeFingerprint.into());
         };
-        // Versions 1 and 2 embed metric states of layout 1.
-        let metrics_layout = if version < 3 { 1 } else { 2 };
-        let read = evalscore_metrics::bytes::read_layout(metrics_layout, || {
-            if version == 1 {
-                postcard::take_from_bytes::<StatesV1>(body).map(|(s, rest)| {
-                    let n = s.missing.len();
-                    (
-                        States {
-                            fingerprint: *fingerprint,
-                            metrics: s.metrics,
-                            missing: s.missing,
-                            row_errors: s.row_errors,
-                            rows: s.rows,
-                            invalid: vec![0; n],
-                        },
-                        rest,
-                    )
-                })
-            } else {
-                postcard::take_from_bytes::<States>(body)
-            }
-        });
+        let read = postcard::take_from_bytes::<States>(body);
         match read {
             Ok((s, [])) => Ok(States {
                 fingerprint: *fingerprint,

@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Schema};
 use evalscore_kernels::readable_as_text;
 use evalscore_scorers::{input, Fields, ScorerSpec, Task};
 use evalscore_task::{
-    did_you_mean, MetricInput, MetricKind, MetricSpec, RowContext, TaskError, Template,
+    did_you_mean, MetricInput, MetricReads, MetricSpec, RowContext, TaskError, Template,
     TemplateKind, TemplateOutput,
 };
 use std::collections::BTreeMap;
@@ -185,7 +185,7 @@ fn check(
     let file = source
         .map(|p| format!(" in `{}`", p.display()))
         .unwrap_or_default();
-    if m.kind.numeric() {
+    if m.reads == MetricReads::Numbers {
         if is_number(dt) {
             return Ok(());
         }
@@ -207,7 +207,7 @@ fn check(
             numeric.join(", ")
         )));
     }
-    if m.kind == MetricKind::Python || readable_as_text(dt) {
+    if m.reads == MetricReads::Values || readable_as_text(dt) {
         return Ok(());
     }
     Err(TaskError::new(

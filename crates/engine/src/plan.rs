@@ -5,10 +5,10 @@ use crate::output::{ConfusionRow, MetricRow};
 use crate::{AvailableColumns, EngineError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_kernels::readable_as_text;
-use evalscore_metrics::{ClassMode, Grouped, StateKind};
+use evalscore_metrics::{Grouped, Setup};
 use evalscore_scorers::{ScorerSpec, Task};
 use evalscore_task::{
-    FieldKind, MetricKind, MetricSpec, ScorerField, TaskError, Template, TemplateKind,
+    FieldKind, MetricReads, MetricSpec, ScorerField, TaskError, Template, TemplateKind,
 };
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -60,40 +60,6 @@ pub struct ScorerPlan {
     pub written: Vec<&'static str>,
     /// Fields computed per batch: the written ones and those metrics read.
     pub needed: BTreeSet<&'static str>,
-}
-
-fn state_kind(m: &MetricSpec, confidence: f64) -> StateKind {
-    let class = |mode| StateKind::Classification {
-        mode,
-        positive: m.positive_answer.clone(),
-        negative: m.negative_answer.clone(),
-        labels: m.labels.clone(),
-        confidence,
-    };
-    match m.kind {
-        MetricKind::Mean => StateKind::Mean { confidence },
-        MetricKind::Min => StateKind::Min,
-        MetricKind::Max => StateKind::Max,
-        MetricKind::StdDev => StateKind::StdDev,
-        MetricKind::Frequency => StateKind::Frequency,
-        MetricKind::BinaryClassification => class(ClassMode::Binary),
-        MetricKind::MulticlassClassification => class(ClassMode::Multiclass),
-        MetricKind::Precision => class(ClassMode::Precision),
-        MetricKind::Recall => class(ClassMode::Recall),
-        MetricKind::F1Score => class(ClassMode::F1),
-        MetricKind::Python => match &m.python {
-            Some(p) => StateKind::User {
-                function: p.function.name.clone(),
-                merge: p.merge.name.clone(),
-                finish: p.finish.name.clone(),
-            },
-            None => StateKind::User {
-                function: String::new(),
-                merge: String::new(),
-                finish: String::new(),
-            },
-        },
-    }
 }
 
 /// The fixed columns of metrics.parquet and confusion.parquet, which a group-by column may not shadow.
@@ -341,7 +307,7 @@ impl Plan {
             functions: None,
             metric_data,
             input_schema: Arc::new(schema.clone()),
-            state_template: state_template(task),
+            state_template: state_template(task).map_err(PlanError::Other)?,
         })
     }
 
@@ -362,14 +328,22 @@ impl Plan {
     }
 }
 
-/// Empty metric states of every metric of `task`, per scorer.
-pub(crate) fn state_template(task: &Task) -> Vec<Vec<Grouped>> {
+/// Empty metric states of every metric of `task`, per scorer, made by the metric registry.
+pub(crate) fn state_template(task: &Task) -> Result<Vec<Vec<Grouped>>, EngineError> {
+    let setup = Setup {
+        confidence: task.confidence,
+    };
     task.scorers
         .iter()
         .map(|s| {
             s.metrics
                 .iter()
-                .map(|m| Grouped::new(&state_kind(m, task.confidence)))
+                .map(|m| {
+                    Grouped::for_metric(m, &setup).map_err(|e| EngineError::Internal {
+                        message: format!("scorer `{}`: metric `{}`: {e}", s.key, m.name),
+                        kind: evalscore_error::ErrorKind::Internal,
+                    })
+                })
                 .collect()
         })
         .collect()
@@ -547,7 +521,7 @@ fn check_column_type(
 /// load time and may turn out to be text once bound: a numeric metric that reads it is then an
 /// error, worded as when the task loads.
 fn check_numeric_metrics(s: &ScorerSpec, fields: &[ScorerField]) -> Result<(), TaskError> {
-    for m in s.metrics.iter().filter(|m| m.kind.numeric()) {
+    for m in s.metrics.iter().filter(|m| m.reads == MetricReads::Numbers) {
         for input in &m.inputs {
             if fields
                 .iter()

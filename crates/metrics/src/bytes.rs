@@ -1,45 +1,76 @@
 //! The byte form of a metric state, so partial states computed on many machines (Spark
 //! partitions, Ray tasks) can be merged on one.
 //!
-//! Layout, version 2: the 4 bytes `ESMS`, the format version as a little-endian `u16`, then
+//! Layout, version 3: the 4 bytes `ESMS`, the format version as a little-endian `u16`, then
 //! the [`Grouped`] state in [postcard](https://postcard.jamesmunns.com/wire-format)'s wire
 //! format (serde's data model: fields in declaration order, varint integers, `f64` as its 8
-//! little-endian bytes, so NaN and every other value round-trip bit for bit). Maps are
-//! written sorted by key, so equal states give equal bytes. A reader refuses other magic
-//! bytes and other versions with a [`MetricError`] that says which; a later version that
-//! changes the layout bumps [`STATE_FORMAT_VERSION`]. Version 2 appends to a classification
-//! state its label form, the rows it excluded for a null label and the unexpected labels it
-//! saw; version 1 is still read (as text labels with none of those counted), also inside
-//! another layout that embeds states ([`read_layout`]).
+//! little-endian bytes, so NaN and every other value round-trip bit for bit): the metric
+//! type's registry name, then the empty, the overall and each group's state (sorted by group
+//! key), each as the bytes of its type's state ([`crate::Accumulator::state`]), read back by
+//! the type's registry entry ([`crate::MetricType::read_state`]). Maps are written sorted by
+//! key, so equal states give equal bytes. A reader refuses other magic bytes and other
+//! versions (the enum layouts of versions 1 and 2 among them) with a [`MetricError`] that
+//! says which; a later version that changes the layout bumps [`STATE_FORMAT_VERSION`].
 
-use crate::{Grouped, MetricError};
+use crate::{registry, Grouped, MetricError, MetricState};
+use serde::de::Error as _;
+use serde::ser::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::HashMap;
 
 /// The first bytes of every serialized state.
 pub const STATE_MAGIC: &[u8; 4] = b"ESMS";
 /// The layout version this build writes and reads.
-pub const STATE_FORMAT_VERSION: u16 = 2;
+pub const STATE_FORMAT_VERSION: u16 = 3;
 
-thread_local! {
-    /// The layout version the states being deserialized on this thread were written in.
-    static LAYOUT: std::cell::Cell<u16> = const { std::cell::Cell::new(STATE_FORMAT_VERSION) };
+/// The body of a [`Grouped`] state, as written.
+#[derive(Serialize, Deserialize)]
+struct Body<'a> {
+    metric_type: std::borrow::Cow<'a, str>,
+    empty: Vec<u8>,
+    overall: Vec<u8>,
+    groups: Vec<(Vec<String>, Vec<u8>)>,
 }
 
-/// Runs `read` (a deserialization of states, or of a layout that embeds them) reading
-/// states written in layout `version`.
-pub fn read_layout<T>(version: u16, read: impl FnOnce() -> T) -> T {
-    struct Restore(u16);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            LAYOUT.with(|l| l.set(self.0));
+impl Serialize for Grouped {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (empty, overall, groups) = self.parts();
+        let bytes = |m: &MetricState| m.accumulator().state().map_err(S::Error::custom);
+        let mut sorted: Vec<(&Vec<String>, &MetricState)> = groups.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        Body {
+            metric_type: empty.accumulator().metric_type().into(),
+            empty: bytes(empty)?,
+            overall: bytes(overall)?,
+            groups: sorted
+                .into_iter()
+                .map(|(k, m)| Ok((k.clone(), bytes(m)?)))
+                .collect::<Result<_, S::Error>>()?,
         }
+        .serialize(s)
     }
-    let _restore = Restore(LAYOUT.with(|l| l.replace(version)));
-    read()
 }
 
-/// The layout version being read on this thread.
-pub(crate) fn reading_layout() -> u16 {
-    LAYOUT.with(std::cell::Cell::get)
+impl<'de> Deserialize<'de> for Grouped {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let body = Body::deserialize(d)?;
+        let ty = registry::find(&body.metric_type).ok_or_else(|| {
+            D::Error::custom(format!(
+                "a state of unknown metric type `{}`",
+                body.metric_type
+            ))
+        })?;
+        let read = |b: &[u8]| ty.read_state(b).map_err(D::Error::custom);
+        let mut groups = HashMap::with_capacity(body.groups.len());
+        for (k, b) in body.groups {
+            groups.insert(k, read(&b)?);
+        }
+        Ok(Grouped::from_parts(
+            read(&body.empty)?,
+            read(&body.overall)?,
+            groups,
+        ))
+    }
 }
 
 impl Grouped {
@@ -67,22 +98,27 @@ impl Grouped {
             ));
         };
         let version = u16::from_le_bytes(*version);
-        if version != STATE_FORMAT_VERSION && version != 1 {
+        if version != STATE_FORMAT_VERSION {
             return Err(MetricError::Invalid(format!(
                 "a metric state of format version {version}; this build reads version {STATE_FORMAT_VERSION}"
             )));
         }
-        match read_layout(version, || postcard::take_from_bytes::<Grouped>(body)) {
-            Ok((g, [])) => Ok(g),
-            Ok((_, extra)) => Err(MetricError::Invalid(format!(
-                "a metric state has {} bytes after its end",
-                extra.len()
-            ))),
-            Err(source) => Err(MetricError::Bytes {
-                what: "a damaged metric state",
-                source,
-            }),
-        }
+        take_all::<Grouped>(body)
+    }
+}
+
+/// A value that is all of `bytes` (postcard); trailing or damaged bytes are an error.
+pub(crate) fn take_all<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, MetricError> {
+    match postcard::take_from_bytes::<T>(bytes) {
+        Ok((v, [])) => Ok(v),
+        Ok((_, extra)) => Err(MetricError::Invalid(format!(
+            "a metric state has {} bytes after its end",
+            extra.len()
+        ))),
+        Err(source) => Err(MetricError::Bytes {
+            what: "a damaged metric state",
+            source,
+        }),
     }
 }
 

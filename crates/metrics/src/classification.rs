@@ -30,17 +30,16 @@ pub enum ClassMode {
 /// also as `nulls`, and the labels of excluded rows that are not expected are kept in
 /// `seen` (bounded, [`crate::labels::MAX_SEEN_LABELS`]). Values are compared as labels
 /// ([`crate::labels`]): both sides and the options in the wider of the two sides' forms.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Confusion {
     counts: Counts,
-    // Layout version 2 appends the fields below (see `Deserialize`).
     /// The form the cells are written in: the widest of the sides folded so far.
     form: LabelForm,
     nulls: u64,
     seen: SeenLabels,
 }
 
-/// The options and counts of a [`Confusion`]: all of it in layout version 1.
+/// The options and counts of a [`Confusion`].
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Counts {
     mode: ClassMode,
@@ -51,26 +50,6 @@ struct Counts {
     #[serde(with = "crate::bytes::sorted_map")]
     cells: HashMap<(String, String), u64>,
     excluded: u64,
-}
-
-/// The byte form is postcard's, where a struct is its fields in order: a version 1 state is
-/// its [`Counts`], a version 2 state the same followed by the form, nulls and seen labels. A
-/// version 1 state reads as text labels, with no nulls or seen labels counted.
-impl<'de> serde::Deserialize<'de> for Confusion {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (counts, form, nulls, seen) = if crate::bytes::reading_layout() < 2 {
-            let c = Counts::deserialize(d)?;
-            (c, LabelForm::Text, 0, SeenLabels::default())
-        } else {
-            <(Counts, LabelForm, u64, SeenLabels)>::deserialize(d)?
-        };
-        Ok(Confusion {
-            counts,
-            form,
-            nulls,
-            seen,
-        })
-    }
 }
 
 /// A ratio, null when the denominator is zero.
@@ -269,6 +248,11 @@ impl Confusion {
             }
         }
         Ok(())
+    }
+
+    /// Which figures it reports.
+    pub fn mode(&self) -> ClassMode {
+        self.counts.mode
     }
 
     /// Distinct (actual, predicted) pairs seen.

@@ -1,6 +1,7 @@
 //! Per-group metric states for `group_by`.
 
-use crate::{Figure, MetricError, MetricState, StateKind, UserFold, UserState};
+use crate::metric_type::Setup;
+use crate::{registry, Figure, MetricError, MetricState, UserFold, UserState};
 use arrow::array::{Array, ArrayRef, UInt32Array};
 use arrow::compute::take;
 use evalscore_text::TextColumn;
@@ -73,20 +74,59 @@ pub type Cells = Vec<(String, String, u64)>;
 pub type GroupKey = Option<Vec<String>>;
 
 /// The overall state of a metric and, with `group_by`, one state per group key.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Grouped {
-    kind: StateKind,
+    /// The metric's empty state: what a new group starts from, and what tells states of
+    /// another metric (another type or other options) apart.
+    empty: MetricState,
     pub overall: MetricState,
-    #[serde(with = "crate::bytes::sorted_map")]
     pub groups: HashMap<Vec<String>, MetricState>,
 }
 
 impl Grouped {
-    pub fn new(kind: &StateKind) -> Self {
+    /// The states of a metric whose empty state is `empty`.
+    pub fn new(empty: &MetricState) -> Self {
         Grouped {
-            kind: kind.clone(),
-            overall: MetricState::new(kind),
+            empty: empty.clone(),
+            overall: empty.clone(),
             groups: HashMap::new(),
+        }
+    }
+
+    /// The empty states of the metric `m`, made by its type's registry entry.
+    pub fn for_metric(m: &evalscore_task::MetricSpec, setup: &Setup) -> Result<Self, MetricError> {
+        let ty = registry::find(&m.metric_type).ok_or_else(|| {
+            MetricError::Invalid(format!("unknown metric type `{}`", m.metric_type))
+        })?;
+        Ok(Grouped::new(&ty.state(&m.options, setup)?))
+    }
+
+    /// The empty state of the metric.
+    pub fn empty(&self) -> &MetricState {
+        &self.empty
+    }
+
+    /// The parts of the state, for its byte form.
+    pub(crate) fn parts(
+        &self,
+    ) -> (
+        &MetricState,
+        &MetricState,
+        &HashMap<Vec<String>, MetricState>,
+    ) {
+        (&self.empty, &self.overall, &self.groups)
+    }
+
+    /// A state from its parts, as read from its byte form.
+    pub(crate) fn from_parts(
+        empty: MetricState,
+        overall: MetricState,
+        groups: HashMap<Vec<String>, MetricState>,
+    ) -> Self {
+        Grouped {
+            empty,
+            overall,
+            groups,
         }
     }
 
@@ -111,7 +151,7 @@ impl Grouped {
                     if self.groups.len() >= crate::MAX_GROUPS {
                         return Err(too_many_groups());
                     }
-                    let mut s = MetricState::new(&self.kind);
+                    let mut s = self.empty.clone();
                     s.update(&refs)?;
                     self.groups.insert(key.clone(), s);
                 }
@@ -128,7 +168,7 @@ impl Grouped {
         keys: Option<&GroupKeys>,
         fold: &dyn UserFold,
     ) -> Result<(), MetricError> {
-        let MetricState::User(u) = &mut self.overall else {
+        let Some(u) = self.overall.get_mut::<UserState>() else {
             return Err(MetricError::Invalid("not a user metric".to_owned()));
         };
         u.update_with(values, fold)?;
@@ -140,10 +180,13 @@ impl Grouped {
                 if self.groups.len() >= crate::MAX_GROUPS {
                     return Err(too_many_groups());
                 }
-                self.groups
-                    .insert(key.clone(), MetricState::User(UserState::default()));
+                self.groups.insert(key.clone(), self.empty.clone());
             }
-            if let Some(MetricState::User(u)) = self.groups.get_mut(key) {
+            if let Some(u) = self
+                .groups
+                .get_mut(key)
+                .and_then(MetricState::get_mut::<UserState>)
+            {
                 u.update_with(taken.as_ref(), fold)?;
             }
         }
@@ -154,7 +197,7 @@ impl Grouped {
     /// `limit` are pending; other metrics are left as they are.
     pub fn compact_user(&mut self, limit: usize, fold: &dyn UserFold) -> Result<(), MetricError> {
         for s in std::iter::once(&mut self.overall).chain(self.groups.values_mut()) {
-            if let MetricState::User(u) = s {
+            if let Some(u) = s.get_mut::<UserState>() {
                 u.compact_over(limit, fold)?;
             }
         }
@@ -165,7 +208,7 @@ impl Grouped {
     /// gives its figures.
     pub fn finish_user(&mut self, fold: &dyn UserFold) -> Result<(), MetricError> {
         for s in std::iter::once(&mut self.overall).chain(self.groups.values_mut()) {
-            if let MetricState::User(u) = s {
+            if let Some(u) = s.get_mut::<UserState>() {
                 u.finish_with(fold)?;
             }
         }
@@ -174,15 +217,16 @@ impl Grouped {
 
     /// Whether this is a user metric's state.
     pub fn is_user(&self) -> bool {
-        matches!(self.overall, MetricState::User(_))
+        self.overall.get::<UserState>().is_some()
     }
 
-    /// Folds `other`, a state of the same metric (the same kind and options), into this one.
+    /// Folds `other`, a state of the same metric (the same type and options), into this one.
     pub fn merge(&mut self, other: &Grouped) -> Result<(), MetricError> {
-        if self.kind != other.kind {
+        if self.empty != other.empty {
             return Err(MetricError::Invalid(format!(
                 "cannot merge a state of {:?} into a state of {:?}",
-                other.kind, self.kind
+                other.empty.accumulator(),
+                self.empty.accumulator()
             )));
         }
         self.overall.merge(&other.overall)?;

@@ -1,36 +1,58 @@
-//! Metrics as mergeable states, in the manner of DataFusion's `Accumulator`.
+//! Metrics as mergeable states, in the manner of DataFusion's `Accumulator`, and the
+//! registry of metric types.
 //!
-//! A [`MetricState`] is created empty for a [`StateKind`], folds record batches with
-//! [`MetricState::update`], combines with another state of the same kind with
-//! [`MetricState::merge`] (so row groups, files and machines can be folded in any order), and
-//! reports its [`Figure`]s with [`MetricState::finish`]. The states: [`Moments`] (mean with its
-//! standard error and confidence interval, std_dev), [`Extremum`] (min, max), [`Frequency`],
-//! and [`Confusion`] (binary and multiclass classification, precision, recall, F1).
-//! [`Grouped`] keeps one state per group of a `group_by` key ([`GroupKeys`]) beside the
-//! overall one. [`intervals`] has the Wilson and Student t intervals. [`Grouped::to_bytes`]
-//! and [`Grouped::from_bytes`] carry a state between processes and machines ([`bytes`]).
-//! [`UserState`] holds a metric folded by user code ([`UserFold`], the Python package's
-//! `python` metric) as opaque partial states.
+//! The registry ([`registry::METRIC_TYPES`]) is the one list of metric types: each is a
+//! [`MetricType`] written in one file under `types/` (its [`About`], the parser of its own
+//! options, its state). [`parse_metrics`] parses a scorer's `metrics:` into
+//! [`evalscore_task::MetricSpec`]s through it, and [`mod@reference`] renders
+//! docs/metric-reference.md from it.
+//!
+//! A metric's running state is an [`Accumulator`] trait object ([`MetricState`]): created
+//! empty by its type ([`MetricType::state`]), it folds record batches
+//! ([`Accumulator::update_batch`]), combines with another state of the same type
+//! ([`Accumulator::merge_batch`], so row groups, files and machines can be folded in any
+//! order), and reports its [`Figure`]s ([`Accumulator::evaluate`]). A type writes its state
+//! as a plain struct implementing [`State`]: [`Mean`] and [`StdDev`] over [`Moments`],
+//! [`Extremum`] (min, max), [`Frequency`], [`Confusion`] (binary and multiclass
+//! classification, precision, recall, F1) and [`UserState`] (the `python` metric, folded by
+//! user code through [`UserFold`], kept as opaque partial states). [`Grouped`] keeps one
+//! state per group of a `group_by` key ([`GroupKeys`]) beside the overall one.
+//! [`intervals`] has the Wilson and Student t intervals. [`Grouped::to_bytes`] and
+//! [`Grouped::from_bytes`] carry a state between processes and machines ([`bytes`]).
 //!
 //! Null rule for every state: null input values are skipped and not counted in `n`, except by
 //! [`Frequency`], which counts null as a value of its own, and [`Confusion`], which counts
 //! rows with a null label as `excluded`. Every metric that reads a field as labels writes
-//! them with [`labels::labels`] (one text per value). An undefined figure (no values, a zero denominator)
-//! is null, never NaN.
+//! them with [`labels::labels`] (one text per value). A Boolean input is a pass mask of 0/1
+//! scores (true = 1.0), as the scorer kernels return them: every metric reads it as those
+//! scores, and `mean` and `std_dev` count it with popcounts ([`Moments::update_mask`]). An
+//! undefined figure (no values, a zero denominator) is null, never NaN.
 
+mod accumulator;
 pub mod bytes;
 mod classification;
 mod frequency;
 mod grouped;
 pub mod intervals;
 pub mod labels;
+mod metric_type;
 mod moments;
+mod parse;
+pub mod reference;
+pub mod registry;
+pub mod types;
 mod user;
 
+pub use accumulator::{read_state, Accumulator, MetricState, State};
 pub use classification::{ClassMode, Confusion};
 pub use frequency::Frequency;
 pub use grouped::{Cells, GroupKey, GroupKeys, Grouped};
+pub use metric_type::{About, Kind, MetricType, NoOptions, OptionDoc, ParseCx, Setup, Simple};
 pub use moments::{Extremum, Moments};
+pub use parse::{parse_metric, parse_metrics};
+pub use types::classification::ClassOptions;
+pub use types::mean::Mean;
+pub use types::std_dev::StdDev;
 pub use user::{UserFold, UserState, USER_PARTS_PENDING};
 
 use arrow::array::{Array, ArrayRef, AsArray};
@@ -68,55 +90,6 @@ impl Figure {
             n,
         }
     }
-}
-
-/// The metric types this crate folds, with their options.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum StateKind {
-    /// Mean, with `stderr`, `ci_low` and `ci_high` at the given confidence.
-    Mean {
-        confidence: f64,
-    },
-    Min,
-    Max,
-    StdDev,
-    Frequency,
-    /// A confusion-matrix metric over (ground truth, prediction) pairs.
-    Classification {
-        mode: ClassMode,
-        positive: Option<String>,
-        negative: Option<String>,
-        labels: Option<Vec<String>>,
-        confidence: f64,
-    },
-    /// A metric folded by user code ([`UserFold`]), named by its three functions.
-    User {
-        function: String,
-        merge: String,
-        finish: String,
-    },
-}
-
-impl StateKind {
-    /// How many input arrays `update` takes: 1, or 2 (ground truth, prediction).
-    pub fn arity(&self) -> usize {
-        match self {
-            StateKind::Classification { .. } => 2,
-            _ => 1,
-        }
-    }
-}
-
-/// A metric's running state.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum MetricState {
-    Mean(Moments, f64),
-    Min(Extremum),
-    Max(Extremum),
-    StdDev(Moments),
-    Frequency(Frequency),
-    Classification(Confusion),
-    User(UserState),
 }
 
 /// A metric could not fold, merge or read its state.
@@ -157,165 +130,8 @@ impl evalscore_error::Diagnostic for MetricError {
     }
 }
 
-impl MetricState {
-    /// An empty state.
-    pub fn new(kind: &StateKind) -> Self {
-        match kind {
-            StateKind::Mean { confidence } => MetricState::Mean(Moments::default(), *confidence),
-            StateKind::Min => MetricState::Min(Extremum::min()),
-            StateKind::Max => MetricState::Max(Extremum::max()),
-            StateKind::StdDev => MetricState::StdDev(Moments::default()),
-            StateKind::Frequency => MetricState::Frequency(Frequency::default()),
-            StateKind::Classification {
-                mode,
-                positive,
-                negative,
-                labels,
-                confidence,
-            } => MetricState::Classification(Confusion::new(
-                *mode,
-                positive.clone(),
-                negative.clone(),
-                labels.clone(),
-                *confidence,
-            )),
-            StateKind::User { .. } => MetricState::User(UserState::default()),
-        }
-    }
-
-    /// Folds one batch: the metric's field, or (ground truth, prediction) for classification.
-    ///
-    /// A Boolean input is a pass mask of 0/1 scores (true = 1.0), as the scorer kernels
-    /// return them: every metric reads it as those scores (so a frequency counts the labels
-    /// `0.0` and `1.0`, [`labels`]), and the mean and standard deviation count it with
-    /// popcounts.
-    pub fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let first = inputs
-            .first()
-            .ok_or_else(|| MetricError::Invalid("a metric needs an input".to_owned()))?;
-        if let Some(mask) = first.as_boolean_opt() {
-            if let MetricState::Mean(m, _) | MetricState::StdDev(m) = self {
-                m.update_mask(mask);
-                return Ok(());
-            }
-        }
-        match self {
-            MetricState::Mean(m, _) | MetricState::StdDev(m) => m.update(&numbers(*first)?),
-            MetricState::Min(e) | MetricState::Max(e) => e.update(&numbers(*first)?),
-            MetricState::Frequency(f) => f.update(*first)?,
-            MetricState::Classification(c) => {
-                let pred = inputs.get(1).ok_or_else(|| {
-                    MetricError::Invalid("classification needs two inputs".to_owned())
-                })?;
-                c.update(*first, *pred)?
-            }
-            MetricState::User(_) => {
-                return Err(MetricError::Invalid(
-                    "a user metric folds through its functions (Grouped::update_user)".to_owned(),
-                ))
-            }
-        }
-        self.check_size()
-    }
-
-    /// The limits on what a state may hold ([`MAX_DISTINCT_VALUES`],
-    /// [`MAX_CONFUSION_CELLS`]), checked after every fold.
-    fn check_size(&self) -> Result<(), MetricError> {
-        match self {
-            MetricState::Frequency(f) if f.distinct() > MAX_DISTINCT_VALUES => Err(MetricError::Invalid(
-                format!("the field has more than {MAX_DISTINCT_VALUES} distinct values, the limit of a frequency metric"),
-            )),
-            MetricState::Classification(c) if c.pairs() > MAX_CONFUSION_CELLS => Err(MetricError::Invalid(
-                format!("the confusion matrix has more than {MAX_CONFUSION_CELLS} (actual, predicted) pairs, its limit"),
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// Folds another state of the same kind into this one.
-    pub fn merge(&mut self, other: &MetricState) -> Result<(), MetricError> {
-        match (&mut *self, other) {
-            (MetricState::Mean(a, _), MetricState::Mean(b, _))
-            | (MetricState::StdDev(a), MetricState::StdDev(b)) => a.merge(b),
-            (MetricState::Min(a), MetricState::Min(b))
-            | (MetricState::Max(a), MetricState::Max(b)) => a.merge(b),
-            (MetricState::Frequency(a), MetricState::Frequency(b)) => a.merge(b),
-            (MetricState::Classification(a), MetricState::Classification(b)) => a.merge(b),
-            (MetricState::User(a), MetricState::User(b)) => a.merge(b),
-            (a, b) => {
-                return Err(MetricError::Invalid(format!(
-                    "cannot merge {} state into {} state",
-                    b.name(),
-                    a.name()
-                )))
-            }
-        }
-        self.check_size()
-    }
-
-    /// The figures of the state as it stands.
-    pub fn finish(&self) -> Vec<Figure> {
-        match self {
-            MetricState::Mean(m, confidence) => {
-                let n = m.n();
-                let mean = m.mean();
-                let stderr = m.std_dev().map(|s| s / (n as f64).sqrt());
-                let ci = match (mean, m.all_binary()) {
-                    (Some(_), true) => intervals::wilson(m.sum(), n as f64, *confidence),
-                    (Some(mu), false) => {
-                        stderr.and_then(|se| intervals::student_t(mu, se, n, *confidence))
-                    }
-                    (None, _) => None,
-                };
-                vec![
-                    Figure::new("value", None, mean, n),
-                    Figure::new("stderr", None, stderr, n),
-                    Figure::new("ci_low", None, ci.map(|c| c.0), n),
-                    Figure::new("ci_high", None, ci.map(|c| c.1), n),
-                ]
-            }
-            MetricState::StdDev(m) => vec![Figure::new("value", None, m.std_dev(), m.n())],
-            MetricState::Min(e) | MetricState::Max(e) => {
-                vec![Figure::new("value", None, e.value(), e.n())]
-            }
-            MetricState::Frequency(f) => f.figures(),
-            MetricState::Classification(c) => c.figures(),
-            MetricState::User(u) => u.figures(),
-        }
-    }
-
-    /// For a classification state that excluded more than half of its rows, a sentence
-    /// saying how many and which labels it saw against the ones it expected.
-    pub fn exclusion_warning(&self) -> Option<String> {
-        match self {
-            MetricState::Classification(c) => c.exclusion_warning(),
-            _ => None,
-        }
-    }
-
-    /// The confusion matrix cells, for binary and multiclass classification.
-    pub fn confusion(&self) -> Option<Vec<(String, String, u64)>> {
-        match self {
-            MetricState::Classification(c) if c.has_matrix() => Some(c.cells()),
-            _ => None,
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            MetricState::Mean(..) => "mean",
-            MetricState::Min(_) => "min",
-            MetricState::Max(_) => "max",
-            MetricState::StdDev(_) => "std_dev",
-            MetricState::Frequency(_) => "frequency",
-            MetricState::Classification(_) => "classification",
-            MetricState::User(_) => "python",
-        }
-    }
-}
-
 /// Reads a numeric array as Float64 (other numeric types are cast; text is an error).
-fn numbers(values: &dyn Array) -> Result<arrow::array::Float64Array, MetricError> {
+pub(crate) fn numbers(values: &dyn Array) -> Result<arrow::array::Float64Array, MetricError> {
     match values.data_type() {
         DataType::Float64 => Ok(values.as_primitive::<Float64Type>().clone()),
         t if t.is_numeric() || *t == DataType::Boolean || *t == DataType::Null => {

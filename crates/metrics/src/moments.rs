@@ -83,6 +83,21 @@ impl Moments {
         self.sum_sq = self.sum_sq.add_f64(ones as f64);
     }
 
+    /// Folds a batch of a numeric metric's field: a Boolean input is a pass mask of 0/1
+    /// scores (true = 1.0), counted with popcounts ([`Moments::update_mask`]); other numbers
+    /// are read as Float64.
+    pub fn update_values(
+        &mut self,
+        values: &dyn arrow::array::Array,
+    ) -> Result<(), crate::MetricError> {
+        use arrow::array::AsArray;
+        match values.as_boolean_opt() {
+            Some(mask) => self.update_mask(mask),
+            None => self.update(&crate::numbers(values)?),
+        }
+        Ok(())
+    }
+
     fn add_general(&mut self, v: f64) {
         self.n += 1;
         self.non_binary += 1;
@@ -244,6 +259,11 @@ impl Extremum {
 
     pub fn n(&self) -> u64 {
         self.n
+    }
+
+    /// Whether it keeps the largest value (`max`) rather than the smallest (`min`).
+    pub fn largest(&self) -> bool {
+        self.largest
     }
 
     pub fn value(&self) -> Option<f64> {

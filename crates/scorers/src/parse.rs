@@ -7,8 +7,8 @@ use crate::registry;
 use crate::scorer::ParseCx;
 use crate::spec::ScorerSpec;
 use evalscore_task::{
-    did_you_mean, parse_metrics, sanitize, Location, ModelSpec, Node, Purpose, ScorerField,
-    ScorerOptions, TaskError, TemplateCompiler,
+    did_you_mean, sanitize, Location, ModelSpec, Node, Purpose, ScorerField, ScorerOptions,
+    TaskError, TemplateCompiler,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -101,7 +101,9 @@ pub(crate) fn parse_scorer(
         .map(|n| n.scalar_string("display_name"))
         .transpose()?;
     let metrics = match map.get("metrics") {
-        Some(n) => parse_metrics(n, scorer.fields(), &scorer_type, scope.compiler)?,
+        Some(n) => {
+            evalscore_metrics::parse_metrics(n, scorer.fields(), &scorer_type, scope.compiler)?
+        }
         None => Vec::new(),
     };
     let write_scores = map

@@ -53,17 +53,7 @@ pub fn render() -> String {
     out.push_str("Fields marked *written* are written to `scores.parquet` as `<key>__<field>`; the others are the compared texts, for metrics only.\n\n");
     out.push_str("| type | options |\n| --- | --- |\n");
     for kind in SCORER_TYPES {
-        let options: Vec<String> = kind
-            .options()
-            .iter()
-            .map(|o| {
-                if o.required {
-                    format!("`{}` (required)", o.key)
-                } else {
-                    format!("`{}`", o.key)
-                }
-            })
-            .collect();
+        let options: Vec<String> = kind.options().iter().map(|o| o.listed()).collect();
         let _ = writeln!(out, "| {} | {} |", names(*kind), options.join(", "));
     }
     for kind in SCORER_TYPES {

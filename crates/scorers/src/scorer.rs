@@ -12,33 +12,7 @@ use evalscore_task::{FunctionRef, ModelSpec, ScorerField, ScorerOptions, TaskErr
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// One option key of a scorer kind, for unknown-key errors and the generated reference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OptionDoc {
-    pub key: &'static str,
-    /// Whether every scorer of the kind must give it.
-    pub required: bool,
-    /// One line for the reference (Markdown).
-    pub doc: &'static str,
-}
-
-impl OptionDoc {
-    pub const fn required(key: &'static str, doc: &'static str) -> OptionDoc {
-        OptionDoc {
-            key,
-            required: true,
-            doc,
-        }
-    }
-
-    pub const fn optional(key: &'static str, doc: &'static str) -> OptionDoc {
-        OptionDoc {
-            key,
-            required: false,
-            doc,
-        }
-    }
-}
+pub use evalscore_task::OptionDoc;
 
 /// The `value:` option of every scorer that scores a text.
 pub const VALUE_OPTION: OptionDoc = OptionDoc::optional(

@@ -12,7 +12,8 @@
 //! A [`Template`] is compiled once ([`TemplateCompiler`]) and classified ([`TemplateKind`]) so
 //! that a plain column reference or a literal is never rendered row by row;
 //! [`Template::evaluate`] turns it into an Arrow array for one record batch. A scorer's
-//! `metrics:` are [`MetricSpec`]s ([`parse_metrics`]), each input a [`ScorerField`] of the
+//! `metrics:` are [`MetricSpec`]s (parsed by the metric registry of the `evalscore-metrics`
+//! crate), each input a [`ScorerField`] of the
 //! scorer, an input column or a template over the row ([`MetricInput`]). Every error is a [`TaskError`] that points at the task file's line and
 //! column.
 
@@ -31,11 +32,11 @@ pub use document::{TaskDocument, TaskFilter};
 pub use error::{did_you_mean, Location, TaskError};
 pub use fields::{sanitize, FieldKind, Purpose, ScorerField};
 pub use metric::{
-    function_ref, parse_metric, parse_metrics, FunctionRef, MetricInput, MetricKind, MetricSpec,
+    function_ref, FunctionRef, MetricInput, MetricOptions, MetricReads, MetricSpec, OptionsValue,
     PythonMetric,
 };
 pub use models::ModelSpec;
-pub use options::ScorerOptions;
+pub use options::{OptionDoc, ScorerOptions};
 pub use placeholders::substitute_placeholders;
 pub use raw::{MapNode, Node};
 pub use template::{

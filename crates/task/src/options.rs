@@ -169,3 +169,40 @@ impl<'a> ScorerOptions<'a> {
         self.models
     }
 }
+
+/// One option key of a scorer kind or a metric type, for unknown-key errors and the
+/// generated references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionDoc {
+    pub key: &'static str,
+    /// Whether every scorer of the kind (metric of the type) must give it.
+    pub required: bool,
+    /// One line for the reference (Markdown).
+    pub doc: &'static str,
+}
+
+impl OptionDoc {
+    pub const fn required(key: &'static str, doc: &'static str) -> OptionDoc {
+        OptionDoc {
+            key,
+            required: true,
+            doc,
+        }
+    }
+
+    pub const fn optional(key: &'static str, doc: &'static str) -> OptionDoc {
+        OptionDoc {
+            required: false,
+            ..OptionDoc::required(key, doc)
+        }
+    }
+
+    /// The key as a reference's summary lists it: `` `key` ``, `` `key` (required) ``.
+    pub fn listed(&self) -> String {
+        if self.required {
+            format!("`{}` (required)", self.key)
+        } else {
+            format!("`{}`", self.key)
+        }
+    }
+}

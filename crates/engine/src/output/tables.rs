@@ -286,8 +286,8 @@ pub(crate) fn metrics_json(
                             v
                         })
                         .collect();
-                    if m.kind == evalscore_task::MetricKind::BinaryClassification
-                        || m.kind == evalscore_task::MetricKind::MulticlassClassification
+                    if evalscore_metrics::registry::find(&m.metric_type)
+                        .is_some_and(|t| t.about().confusion)
                     {
                         o.insert("confusion".into(), Value::Array(cells));
                     }

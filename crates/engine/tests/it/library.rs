@@ -223,7 +223,7 @@ fn batches_of_another_schema_and_states_of_another_task_are_refused() {
     bytes[4] = 9;
     assert_eq!(
         States::from_bytes(&bytes).unwrap_err().message,
-        "states of format version 9; this build reads versions 1 to 3"
+        "states of format version 9; this build reads version 4"
     );
     // Equal states give equal bytes.
     let (_, again) = other.score(&parts[0]).unwrap();
@@ -317,15 +317,12 @@ fn states_through_bytes_merge_bit_identically() {
 
 /// The byte form is a committed contract: these states, serialized, are the golden file
 /// (regenerate deliberately with `EVALSCORE_BLESS=1` only when the format version changes).
-/// Version 2 bytes (metric states of layout 1, before the classification states' label
-/// form and exclusion details) and version 1 bytes (also before the judge's invalid counts)
-/// are still read, and give the same figures.
+/// Bytes of versions 1 to 3 (metric states of the closed enum layouts before the metric
+/// registry) are refused, naming their version.
 #[test]
 fn states_bytes_match_the_golden_file() {
     let golden_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let golden = golden_dir.join("states_v3.bin");
-    let v2 = std::fs::read(golden_dir.join("states_v2.bin")).unwrap();
-    let v1 = std::fs::read(golden_dir.join("states_v1.bin")).unwrap();
+    let golden = golden_dir.join("states_v4.bin");
     let data = batches(&examples().join("qa.parquet"), 40).remove(0);
     let task = Task::from_yaml(ALL_KINDS, &[]).unwrap();
     let scorer = Scorer::new(task, &data.schema(), &BindOptions::default()).unwrap();
@@ -338,20 +335,16 @@ fn states_bytes_match_the_golden_file() {
     let want = std::fs::read(&golden).unwrap();
     assert_eq!(bytes, want);
     assert_eq!(&want[..4], b"ESST");
-    assert_eq!(want[4..6], [3, 0]);
+    assert_eq!(want[4..6], [4, 0]);
     assert_eq!(want[6..38], states.fingerprint());
     assert_eq!(States::from_bytes(&want).unwrap(), states);
-    assert_eq!(v2[4..6], [2, 0]);
-    assert_eq!(v1[4..6], [1, 0]);
-    assert_eq!(v2.len(), v1.len() + 1 + states.invalid().len());
-    assert_eq!(v2[6..v1.len()], v1[6..]);
-    let report = scorer.finish(&states).unwrap();
-    for old in [&v2, &v1] {
-        let read = States::from_bytes(old).unwrap();
-        assert_eq!(read.rows(), states.rows());
-        let got = scorer.finish(&read).unwrap();
-        assert_eq!(bits(&got.metrics), bits(&report.metrics));
-        assert_eq!(got.confusion, report.confusion);
+    for version in 1..=3 {
+        let old = std::fs::read(golden_dir.join(format!("states_v{version}.bin"))).unwrap();
+        assert_eq!(old[4..6], [version, 0]);
+        assert_eq!(
+            States::from_bytes(&old).unwrap_err().to_string(),
+            format!("states of format version {version}; this build reads version 4")
+        );
     }
 }
 

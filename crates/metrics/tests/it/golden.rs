@@ -3,7 +3,9 @@
 #![allow(clippy::unwrap_used)]
 
 use arrow::array::{Float64Array, StringArray};
-use evalscore_metrics::{ClassMode, Figure, GroupKeys, Grouped, MetricState, StateKind};
+use evalscore_metrics::{
+    ClassMode, Confusion, Figure, GroupKeys, Grouped, Mean, MetricState, StdDev,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
@@ -49,14 +51,8 @@ fn classification(
     positive: Option<String>,
     negative: Option<String>,
     labels: Option<Vec<String>>,
-) -> StateKind {
-    StateKind::Classification {
-        mode,
-        positive,
-        negative,
-        labels,
-        confidence: 0.95,
-    }
+) -> MetricState {
+    MetricState::new(Confusion::new(mode, positive, negative, labels, 0.95))
 }
 
 /// Checks the confusion cells of `state` against the golden `want`.
@@ -77,11 +73,11 @@ fn get<'a>(figs: &'a [Figure], stat: &str, label: Option<&str>) -> &'a Figure {
 }
 
 /// Folds in two chunks to exercise merge on every case.
-fn fold(kind: &StateKind, gt: &[Option<String>], pred: &[Option<String>]) -> MetricState {
+fn fold(kind: &MetricState, gt: &[Option<String>], pred: &[Option<String>]) -> MetricState {
     let cut = gt.len() / 3;
-    let mut whole = MetricState::new(kind);
+    let mut whole = kind.clone();
     for (a, b) in [(0, cut), (cut, gt.len())] {
-        let mut part = MetricState::new(kind);
+        let mut part = kind.clone();
         part.update(&[
             &StringArray::from(gt[a..b].to_vec()),
             &StringArray::from(pred[a..b].to_vec()),
@@ -138,13 +134,13 @@ fn binary_classification_matches_scikit_learn() {
             (ClassMode::Recall, "recall"),
             (ClassMode::F1, "f1_score"),
         ] {
-            let k = StateKind::Classification {
+            let k = MetricState::new(Confusion::new(
                 mode,
-                positive: Some(input["positive"].as_str().unwrap().to_owned()),
-                negative: Some(input["negative"].as_str().unwrap().to_owned()),
-                labels: None,
-                confidence: 0.95,
-            };
+                Some(input["positive"].as_str().unwrap().to_owned()),
+                Some(input["negative"].as_str().unwrap().to_owned()),
+                None,
+                0.95,
+            ));
             let f = fold(&k, &labels(&input["gt"]), &labels(&input["pred"])).finish();
             close(
                 get(&f, "value", None).value,
@@ -236,10 +232,10 @@ fn mean_intervals_match_scipy_and_statsmodels() {
             .map(|v| v.as_f64().unwrap())
             .collect();
         let confidence = case["input"]["confidence"].as_f64().unwrap();
-        let mut s = MetricState::new(&StateKind::Mean { confidence });
+        let mut s = MetricState::new(Mean::new(confidence));
         let cut = values.len() / 2;
         for part in [&values[..cut], &values[cut..]] {
-            let mut p = MetricState::new(&StateKind::Mean { confidence });
+            let mut p = MetricState::new(Mean::new(confidence));
             p.update(&[&Float64Array::from(part.to_vec())]).unwrap();
             s.merge(&p).unwrap();
         }
@@ -255,7 +251,7 @@ fn mean_intervals_match_scipy_and_statsmodels() {
             let what = format!("{name} {key}");
             close(get(&figs, stat, None).value, &exp[key], &what);
         }
-        let mut sd = MetricState::new(&StateKind::StdDev);
+        let mut sd = MetricState::new(StdDev::default());
         sd.update(&[&Float64Array::from(values.clone())]).unwrap();
         close(
             sd.finish()[0].value,
@@ -267,7 +263,7 @@ fn mean_intervals_match_scipy_and_statsmodels() {
 
 #[test]
 fn groups_report_each_key_and_skip_null_keys() {
-    let kind = StateKind::Mean { confidence: 0.95 };
+    let kind = MetricState::new(Mean::new(0.95));
     let subject: arrow::array::ArrayRef = Arc::new(StringArray::from(vec![
         Some("math"),
         Some("bio"),

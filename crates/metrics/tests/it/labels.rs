@@ -6,7 +6,7 @@
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
 use evalscore_metrics::bytes::STATE_FORMAT_VERSION;
 use evalscore_metrics::labels::{answer_as, labels, LabelForm, MAX_SEEN_LABELS};
-use evalscore_metrics::{ClassMode, GroupKeys, Grouped, MetricState, StateKind};
+use evalscore_metrics::{ClassMode, Confusion, Frequency, GroupKeys, Grouped, MetricState};
 use std::sync::Arc;
 
 fn kind(
@@ -14,17 +14,17 @@ fn kind(
     positive: Option<&str>,
     negative: Option<&str>,
     labels: Option<&[&str]>,
-) -> StateKind {
-    StateKind::Classification {
+) -> MetricState {
+    MetricState::new(Confusion::new(
         mode,
-        positive: positive.map(str::to_owned),
-        negative: negative.map(str::to_owned),
-        labels: labels.map(|l| l.iter().map(|s| (*s).to_owned()).collect()),
-        confidence: 0.95,
-    }
+        positive.map(str::to_owned),
+        negative.map(str::to_owned),
+        labels.map(|l| l.iter().map(|s| (*s).to_owned()).collect()),
+        0.95,
+    ))
 }
 
-fn folded(kind: &StateKind, gt: &dyn Array, pred: &dyn Array) -> Grouped {
+fn folded(kind: &MetricState, gt: &dyn Array, pred: &dyn Array) -> Grouped {
     let mut s = Grouped::new(kind);
     s.update(&[gt, pred], None).unwrap();
     s
@@ -107,7 +107,7 @@ fn each_type_has_one_text() {
         let want: Vec<Option<String>> = want.into_iter().map(|w| w.map(str::to_owned)).collect();
         assert_eq!(got, want, "{}", a.data_type());
         // frequency counts the same texts
-        let mut f = MetricState::new(&StateKind::Frequency);
+        let mut f = MetricState::new(Frequency::default());
         f.update(&[a.as_ref()]).unwrap();
         let mut counted: Vec<Option<String>> = f
             .finish()
@@ -298,7 +298,7 @@ fn a_metric_that_excludes_most_rows_says_which_labels_it_saw() {
 }
 
 fn exclusions(s: &Grouped) -> (u64, u64, Vec<String>, bool) {
-    let MetricState::Classification(c) = &s.overall else {
+    let Some(c) = s.overall.get::<Confusion>() else {
         panic!("not a classification state")
     };
     let (excluded, nulls, seen) = c.exclusions();
@@ -353,24 +353,25 @@ fn exclusion_counts_and_seen_labels_merge() {
     }
 }
 
-/// A state of layout version 1 (before the label form and the exclusion details) is still
-/// read, as text labels; merged with a state over numbers, its cells are rewritten as their
-/// values.
+/// States of the enum layouts before the registry (versions 1 and 2) are refused, naming
+/// their version; a state over text labels merged with one over numbers has its cells
+/// rewritten as their values.
 #[test]
-fn version_one_states_are_read_and_widened() {
+fn older_layouts_are_refused_and_text_states_widen() {
     let k = kind(ClassMode::Multiclass, None, None, None);
     let text = StringArray::from(vec!["1", "0"]);
     let old = folded(&k, &text, &text);
     let bytes = old.to_bytes().unwrap();
     assert_eq!(bytes[4..6], STATE_FORMAT_VERSION.to_le_bytes());
-    // Layout 2 appends, after the overall state's counts, its form (0, text), nulls (0) and
-    // seen labels (none, not more); the empty group map ends the bytes.
-    let end = bytes.len();
-    assert_eq!(bytes[end - 5..], [0, 0, 0, 0, 0]);
-    let mut v1 = bytes[..end - 5].to_vec();
-    v1.push(0);
-    v1[4] = 1;
-    let read = Grouped::from_bytes(&v1).unwrap();
+    for version in [1u8, 2] {
+        let mut older = bytes.clone();
+        older[4] = version;
+        assert_eq!(
+            Grouped::from_bytes(&older).unwrap_err().to_string(),
+            format!("a metric state of format version {version}; this build reads version 3")
+        );
+    }
+    let read = Grouped::from_bytes(&bytes).unwrap();
     assert_eq!(read, old);
     let mut merged = read;
     let mask = BooleanArray::from(vec![true, true]);

@@ -3,7 +3,7 @@
 
 use arrow::array::{ArrayRef, StringArray};
 use evalscore_metrics::{
-    ClassMode, GroupKeys, Grouped, MetricState, StateKind, MAX_CONFUSION_CELLS,
+    ClassMode, Confusion, Frequency, GroupKeys, Grouped, Mean, MetricState, MAX_CONFUSION_CELLS,
     MAX_DISTINCT_VALUES, MAX_GROUPS,
 };
 use std::sync::Arc;
@@ -16,7 +16,7 @@ fn distinct(n: usize) -> ArrayRef {
 
 #[test]
 fn frequency_distinct_values_are_bounded() {
-    let mut f = MetricState::new(&StateKind::Frequency);
+    let mut f = MetricState::new(Frequency::default());
     f.update(&[distinct(MAX_DISTINCT_VALUES).as_ref()]).unwrap();
     let err = f
         .update(&[distinct(MAX_DISTINCT_VALUES + 1).as_ref()])
@@ -26,9 +26,9 @@ fn frequency_distinct_values_are_bounded() {
         "the field has more than 100000 distinct values, the limit of a frequency metric"
     );
     // Merging two states under the limit can exceed it too.
-    let mut a = MetricState::new(&StateKind::Frequency);
+    let mut a = MetricState::new(Frequency::default());
     a.update(&[distinct(60_000).as_ref()]).unwrap();
-    let mut b = MetricState::new(&StateKind::Frequency);
+    let mut b = MetricState::new(Frequency::default());
     let other: ArrayRef = Arc::new(StringArray::from_iter_values(
         (0..60_000).map(|i| format!("w{i}")),
     ));
@@ -38,7 +38,7 @@ fn frequency_distinct_values_are_bounded() {
 
 #[test]
 fn groups_are_bounded() {
-    let mut g = Grouped::new(&StateKind::Mean { confidence: 0.95 });
+    let mut g = Grouped::new(&MetricState::new(Mean::new(0.95)));
     let n = MAX_GROUPS + 1;
     let keys = GroupKeys::compute(&[distinct(n)]).unwrap();
     let scores: ArrayRef = Arc::new(arrow::array::Float64Array::from(vec![1.0; n]));
@@ -51,13 +51,13 @@ fn groups_are_bounded() {
 
 #[test]
 fn confusion_pairs_are_bounded() {
-    let mut c = MetricState::new(&StateKind::Classification {
-        mode: ClassMode::Multiclass,
-        positive: None,
-        negative: None,
-        labels: None,
-        confidence: 0.95,
-    });
+    let mut c = MetricState::new(Confusion::new(
+        ClassMode::Multiclass,
+        None,
+        None,
+        None,
+        0.95,
+    ));
     let n = MAX_CONFUSION_CELLS + 1;
     let gt = distinct(n);
     let pred: ArrayRef = Arc::new(StringArray::from_iter_values((0..n).map(|_| "x")));

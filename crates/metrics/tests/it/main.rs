@@ -5,4 +5,6 @@ mod golden;
 mod labels;
 mod limits;
 mod merge_law;
+mod parse;
+mod registry;
 mod state_bytes;

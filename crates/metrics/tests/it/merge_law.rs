@@ -3,7 +3,9 @@
 #![allow(clippy::unwrap_used)]
 
 use arrow::array::{Float64Array, StringArray};
-use evalscore_metrics::{ClassMode, Figure, MetricState, StateKind};
+use evalscore_metrics::{
+    ClassMode, Confusion, Extremum, Figure, Frequency, Mean, MetricState, StdDev,
+};
 use proptest::prelude::*;
 
 fn close(a: &[Figure], b: &[Figure]) -> bool {
@@ -29,7 +31,7 @@ fn bounds(len: usize, cuts: &[usize]) -> Vec<usize> {
 }
 
 fn fold_numbers(
-    kind: &StateKind,
+    kind: &MetricState,
     values: &[Option<f64>],
     cuts: &[usize],
     reverse: bool,
@@ -37,7 +39,7 @@ fn fold_numbers(
     let mut parts: Vec<MetricState> = bounds(values.len(), cuts)
         .windows(2)
         .map(|w| {
-            let mut s = MetricState::new(kind);
+            let mut s = kind.clone();
             s.update(&[&Float64Array::from(values[w[0]..w[1]].to_vec())])
                 .unwrap();
             s
@@ -46,25 +48,25 @@ fn fold_numbers(
     if reverse {
         parts.reverse();
     }
-    let mut total = MetricState::new(kind);
+    let mut total = kind.clone();
     for p in &parts {
         total.merge(p).unwrap();
     }
     total.finish()
 }
 
-fn classification(mode: ClassMode) -> StateKind {
-    StateKind::Classification {
+fn classification(mode: ClassMode) -> MetricState {
+    MetricState::new(Confusion::new(
         mode,
-        positive: Some("a".into()),
-        negative: if mode == ClassMode::Multiclass {
+        Some("a".into()),
+        if mode == ClassMode::Multiclass {
             None
         } else {
             Some("b".into())
         },
-        labels: None,
-        confidence: 0.95,
-    }
+        None,
+        0.95,
+    ))
 }
 
 proptest! {
@@ -74,7 +76,7 @@ proptest! {
         cuts in prop::collection::vec(0usize..1000, 0..6),
         reverse: bool,
     ) {
-        for kind in [StateKind::Mean { confidence: 0.95 }, StateKind::Min, StateKind::Max, StateKind::StdDev] {
+        for kind in [MetricState::new(Mean::new(0.95)), MetricState::new(Extremum::min()), MetricState::new(Extremum::max()), MetricState::new(StdDev::default())] {
             let whole = fold_numbers(&kind, &values, &[], false);
             let split = fold_numbers(&kind, &values, &cuts, reverse);
             prop_assert!(close(&whole, &split), "{kind:?}: {whole:?} vs {split:?}");
@@ -86,7 +88,7 @@ proptest! {
         values in prop::collection::vec(prop::option::weighted(0.9, prop::bool::ANY.prop_map(f64::from)), 0..300),
         cuts in prop::collection::vec(0usize..1000, 0..6),
     ) {
-        let kind = StateKind::Mean { confidence: 0.95 };
+        let kind = MetricState::new(Mean::new(0.95));
         prop_assert_eq!(fold_numbers(&kind, &values, &[], false), fold_numbers(&kind, &values, &cuts, true));
     }
 
@@ -98,7 +100,7 @@ proptest! {
     ) {
         let pred = &pred[..gt.len()];
         let kinds = [
-            StateKind::Frequency,
+            MetricState::new(Frequency::default()),
             classification(ClassMode::Binary),
             classification(ClassMode::Multiclass),
             classification(ClassMode::Precision),
@@ -107,9 +109,9 @@ proptest! {
         ];
         for kind in kinds {
             let fold = |cuts: &[usize]| {
-                let mut total = MetricState::new(&kind);
+                let mut total = kind.clone();
                 for w in bounds(gt.len(), cuts).windows(2) {
-                    let mut s = MetricState::new(&kind);
+                    let mut s = kind.clone();
                     let g = StringArray::from(gt[w[0]..w[1]].to_vec());
                     let p = StringArray::from(pred[w[0]..w[1]].to_vec());
                     s.update(&[&g, &p]).unwrap();
@@ -125,12 +127,12 @@ proptest! {
 #[test]
 fn exact_figures() {
     let v = Float64Array::from(vec![Some(1.0), None, Some(0.0), Some(1.0), Some(1.0)]);
-    let fig = |k: StateKind| {
-        let mut s = MetricState::new(&k);
+    let fig = |k: MetricState| {
+        let mut s = k.clone();
         s.update(&[&v]).unwrap();
         s.finish()
     };
-    let mean = fig(StateKind::Mean { confidence: 0.95 });
+    let mean = fig(MetricState::new(Mean::new(0.95)));
     assert_eq!(mean[0], Figure::new("value", None, Some(0.75), 4));
     assert_eq!(mean[1], Figure::new("stderr", None, Some(0.25), 4));
     assert_eq!(
@@ -138,35 +140,39 @@ fn exact_figures() {
         ("ci_low", "ci_high")
     );
     assert_eq!(
-        fig(StateKind::Min),
+        fig(MetricState::new(Extremum::min())),
         vec![Figure::new("value", None, Some(0.0), 4)]
     );
     assert_eq!(
-        fig(StateKind::Max),
+        fig(MetricState::new(Extremum::max())),
         vec![Figure::new("value", None, Some(1.0), 4)]
     );
     assert_eq!(
-        fig(StateKind::StdDev),
+        fig(MetricState::new(StdDev::default())),
         vec![Figure::new("value", None, Some(0.5), 4)]
     );
 }
 
 #[test]
 fn empty_states_report_null_never_nan() {
-    for k in [StateKind::Min, StateKind::Max, StateKind::StdDev] {
-        let mut s = MetricState::new(&k);
+    for k in [
+        MetricState::new(Extremum::min()),
+        MetricState::new(Extremum::max()),
+        MetricState::new(StdDev::default()),
+    ] {
+        let mut s = k.clone();
         s.update(&[&Float64Array::from(Vec::<f64>::new())]).unwrap();
         assert_eq!(s.finish(), vec![Figure::new("value", None, None, 0)]);
     }
-    let mut s = MetricState::new(&StateKind::Mean { confidence: 0.95 });
+    let mut s = MetricState::new(Mean::new(0.95));
     s.update(&[&Float64Array::from(Vec::<f64>::new())]).unwrap();
     assert_eq!(s.finish().len(), 4);
     assert!(s.finish().iter().all(|f| f.value.is_none() && f.n == 0));
-    let mut s = MetricState::new(&StateKind::StdDev);
+    let mut s = MetricState::new(StdDev::default());
     s.update(&[&Float64Array::from(vec![3.0])]).unwrap();
     assert_eq!(s.finish(), vec![Figure::new("value", None, None, 1)]);
-    assert!(MetricState::new(&StateKind::Frequency).finish().is_empty());
-    let c = MetricState::new(&classification(ClassMode::Binary)).finish();
+    assert!(MetricState::new(Frequency::default()).finish().is_empty());
+    let c = classification(ClassMode::Binary).finish();
     assert!(c
         .iter()
         .filter(|f| f.stat != "excluded"
@@ -176,7 +182,7 @@ fn empty_states_report_null_never_nan() {
 
 #[test]
 fn frequency_counts_labels_in_order_with_null_last() {
-    let mut s = MetricState::new(&StateKind::Frequency);
+    let mut s = MetricState::new(Frequency::default());
     s.update(&[&StringArray::from(vec![
         Some("VALID"),
         None,
@@ -199,8 +205,8 @@ fn frequency_counts_labels_in_order_with_null_last() {
 
 #[test]
 fn merging_different_kinds_is_an_error() {
-    let mut a = MetricState::new(&StateKind::Mean { confidence: 0.95 });
-    let b = MetricState::new(&StateKind::Max);
+    let mut a = MetricState::new(Mean::new(0.95));
+    let b = MetricState::new(Extremum::max());
     assert_eq!(
         a.merge(&b).unwrap_err().to_string(),
         "cannot merge max state into mean state"
@@ -233,12 +239,12 @@ fn frequency_of_dictionaries_equals_frequency_of_their_strings() {
             .iter()
             .map(|k| k.and_then(|k| [Some("INVALID"), Some("VALID"), None][k as usize]))
             .collect();
-        let mut s = MetricState::new(&StateKind::Frequency);
+        let mut s = MetricState::new(Frequency::default());
         s.update(&[&StringArray::from(strings)]).unwrap();
         s.finish()
     };
     let count = |a: &dyn arrow::array::Array| -> Vec<Figure> {
-        let mut s = MetricState::new(&StateKind::Frequency);
+        let mut s = MetricState::new(Frequency::default());
         s.update(&[a]).unwrap();
         s.finish()
     };

@@ -4,37 +4,39 @@
 
 use arrow::array::{Array, ArrayRef, Float64Array, StringArray};
 use evalscore_metrics::bytes::{STATE_FORMAT_VERSION, STATE_MAGIC};
-use evalscore_metrics::{ClassMode, GroupKeys, Grouped, StateKind};
+use evalscore_metrics::{
+    ClassMode, Confusion, Extremum, Frequency, GroupKeys, Grouped, Mean, MetricState, StdDev,
+};
 use proptest::prelude::*;
 use std::sync::Arc;
 
-fn kinds() -> Vec<StateKind> {
+fn kinds() -> Vec<MetricState> {
     vec![
-        StateKind::Mean { confidence: 0.95 },
-        StateKind::Min,
-        StateKind::Max,
-        StateKind::StdDev,
-        StateKind::Frequency,
-        StateKind::Classification {
-            mode: ClassMode::Multiclass,
-            positive: None,
-            negative: None,
-            labels: None,
-            confidence: 0.95,
-        },
-        StateKind::Classification {
-            mode: ClassMode::Binary,
-            positive: Some("1".into()),
-            negative: Some("0".into()),
-            labels: None,
-            confidence: 0.9,
-        },
+        MetricState::new(Mean::new(0.95)),
+        MetricState::new(Extremum::min()),
+        MetricState::new(Extremum::max()),
+        MetricState::new(StdDev::default()),
+        MetricState::new(Frequency::default()),
+        MetricState::new(Confusion::new(
+            ClassMode::Multiclass,
+            None,
+            None,
+            None,
+            0.95,
+        )),
+        MetricState::new(Confusion::new(
+            ClassMode::Binary,
+            Some("1".into()),
+            Some("0".into()),
+            None,
+            0.9,
+        )),
     ]
 }
 
 /// Folds rows `lo..hi` of `(values, groups)` into a fresh state of `kind`.
 fn fold(
-    kind: &StateKind,
+    kind: &MetricState,
     values: &[Option<f64>],
     groups: &[&str],
     lo: usize,
@@ -44,9 +46,9 @@ fn fold(
     let text: ArrayRef = arrow::compute::cast(&v, &arrow::datatypes::DataType::Utf8).unwrap();
     let g: ArrayRef = Arc::new(StringArray::from(groups[lo..hi].to_vec()));
     let keys = GroupKeys::compute(&[g]).unwrap();
-    let inputs: Vec<&dyn Array> = match kind.arity() {
-        2 => vec![text.as_ref(), text.as_ref()],
-        _ => vec![v.as_ref()],
+    let inputs: Vec<&dyn Array> = match kind.get::<Confusion>() {
+        Some(_) => vec![text.as_ref(), text.as_ref()],
+        None => vec![v.as_ref()],
     };
     let mut s = Grouped::new(kind);
     s.update(&inputs, Some(&keys)).unwrap();
@@ -96,7 +98,7 @@ proptest! {
 fn equal_states_give_equal_bytes_and_the_header_is_documented() {
     let values: Vec<Option<f64>> = (0..200).map(|i| Some(f64::from(i % 7))).collect();
     let groups: Vec<&str> = (0..200).map(|i| ["a", "b", "c", "d"][i % 4]).collect();
-    let kind = StateKind::Frequency;
+    let kind = MetricState::new(Frequency::default());
     let one = fold(&kind, &values, &groups, 0, 200);
     let mut two = fold(&kind, &values, &groups, 100, 200);
     two.merge(&fold(&kind, &values, &groups, 0, 100)).unwrap();
@@ -105,12 +107,12 @@ fn equal_states_give_equal_bytes_and_the_header_is_documented() {
     assert_eq!(&b1[..4], b"ESMS");
     assert_eq!(&b1[..4], STATE_MAGIC);
     assert_eq!(b1[4..6], STATE_FORMAT_VERSION.to_le_bytes());
-    assert_eq!(STATE_FORMAT_VERSION, 2);
+    assert_eq!(STATE_FORMAT_VERSION, 3);
 }
 
 #[test]
 fn foreign_newer_damaged_and_mismatched_states_are_refused() {
-    let kind = StateKind::Mean { confidence: 0.95 };
+    let kind = MetricState::new(Mean::new(0.95));
     let s = fold(&kind, &[Some(1.0), Some(0.0)], &["a", "b"], 0, 2);
     let bytes = s.to_bytes().unwrap();
     assert_eq!(
@@ -118,10 +120,10 @@ fn foreign_newer_damaged_and_mismatched_states_are_refused() {
         "not an evalscore metric state (the bytes do not start with `ESMS`)"
     );
     let mut newer = bytes.clone();
-    newer[4] = 3;
+    newer[4] = 4;
     assert_eq!(
         Grouped::from_bytes(&newer).unwrap_err().to_string(),
-        "a metric state of format version 3; this build reads version 2"
+        "a metric state of format version 4; this build reads version 3"
     );
     assert_eq!(
         Grouped::from_bytes(&bytes[..5]).unwrap_err().to_string(),
@@ -138,10 +140,23 @@ fn foreign_newer_damaged_and_mismatched_states_are_refused() {
         "a metric state has 1 bytes after its end"
     );
     // A state of another metric (here another confidence) does not merge.
-    let mut other = Grouped::new(&StateKind::Mean { confidence: 0.9 });
-    assert!(other
-        .merge(&s)
-        .unwrap_err()
-        .to_string()
-        .starts_with("cannot merge a state of Mean { confidence: 0.95 } into a state of Mean { confidence: 0.9 }"));
+    let mut other = Grouped::new(&MetricState::new(Mean::new(0.9)));
+    let e = other.merge(&s).unwrap_err().to_string();
+    assert!(
+        e.starts_with("cannot merge a state of Mean { moments: Moments { n: 0,"),
+        "{e}"
+    );
+    assert!(
+        e.contains("confidence: 0.95 } into a state of Mean {"),
+        "{e}"
+    );
+    assert!(e.ends_with("confidence: 0.9 }"), "{e}");
+    // Nor does a state of another type.
+    let mut max = Grouped::new(&MetricState::new(Extremum::max()));
+    let e = max.merge(&s).unwrap_err().to_string();
+    assert!(e.starts_with("cannot merge a state of Mean {"), "{e}");
+    assert!(
+        e.ends_with("into a state of Extremum { largest: true, n: 0, value: None }"),
+        "{e}"
+    );
 }

@@ -2,8 +2,9 @@
 //! unknown types and keys, missing options, bad templates and patterns.
 #![allow(clippy::unwrap_used)]
 
+use evalscore_metrics::ClassOptions;
 use evalscore_scorers::{registry, Task};
-use evalscore_task::{Location, MetricKind, TaskError, TemplateKind};
+use evalscore_task::{Location, TaskError, TemplateKind};
 
 const SEED: &str = r#"config:
   answer_column: answer
@@ -40,7 +41,7 @@ fn parses_the_seed_shape() {
     assert_eq!(s.key, "exact");
     assert_eq!(s.display_name.as_deref(), Some("Exact"));
     assert_eq!(s.metrics[0].name, "Accuracy");
-    assert_eq!(s.metrics[0].kind, MetricKind::Mean);
+    assert_eq!(s.metrics[0].metric_type, "mean");
     let m = &t.scorers[1];
     assert_eq!(m.key, "string_equals_mcqa");
     assert_eq!(m.metrics[1].name, "frequency");
@@ -227,15 +228,19 @@ fn classification_metrics_parse_with_their_options() {
     .unwrap();
     assert_eq!(t.confidence, 0.9);
     let m = &t.scorers[0].metrics;
-    assert_eq!(m[0].kind, MetricKind::BinaryClassification);
+    assert_eq!(m[0].metric_type, "binary-classification");
+    let options = |i: usize| m[i].options.get::<ClassOptions>().unwrap();
     assert_eq!(m[0].inputs, ["ground_truth", "value"]);
     assert_eq!(m[0].field, "ground_truth,value");
-    assert_eq!(m[0].positive_answer.as_deref(), Some("yes"));
-    assert_eq!(m[0].negative_answer.as_deref(), Some("no"));
+    assert_eq!(options(0).positive_answer.as_deref(), Some("yes"));
+    assert_eq!(options(0).negative_answer.as_deref(), Some("no"));
     assert_eq!(m[0].group_by, ["subject", "model"]);
-    assert_eq!(m[1].labels, Some(vec!["a".to_owned(), "b".to_owned()]));
+    assert_eq!(
+        options(1).labels,
+        Some(vec!["a".to_owned(), "b".to_owned()])
+    );
     assert_eq!(m[1].group_by, ["subject"]);
-    assert_eq!(m[2].negative_answer, None);
+    assert_eq!(options(2).negative_answer, None);
 }
 
 #[test]
@@ -407,7 +412,7 @@ fn custom_takes_a_condition_or_a_function_and_python_metrics_name_three_function
     // No condition, ground truth or value template.
     assert!(t.scorers[0].scorer.templates().is_empty());
     let m = &t.scorers[0].metrics[0];
-    assert_eq!(m.kind, MetricKind::Python);
+    assert_eq!(m.metric_type, "python");
     assert_eq!(m.group_by, vec!["s".to_owned()]);
     let p = m.python.as_ref().unwrap();
     assert_eq!(

@@ -64,7 +64,7 @@ impl TemplateCompiler {
     }
 
     /// The template `{{ sample.<name> }}` (a deprecated `*_field` option names the column).
-    pub(crate) fn column(&self, name: String, location: Option<Location>, what: &str) -> Template {
+    pub fn column(&self, name: String, location: Option<Location>, what: &str) -> Template {
         self.make_with_columns(
             format!("{{{{ sample.{name} }}}}"),
             location,
@@ -77,7 +77,7 @@ impl TemplateCompiler {
     }
 
     /// Compiles the template at `node` (a string, or a YAML list for a literal list).
-    pub(crate) fn compile(&mut self, node: Node<'_>, what: &str) -> Result<Template, TaskError> {
+    pub fn compile(&mut self, node: Node<'_>, what: &str) -> Result<Template, TaskError> {
         let source = match node.tree {
             Tree::Seq(_) => {
                 let json = node.tree.to_json();

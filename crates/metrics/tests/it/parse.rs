@@ -1,12 +1,13 @@
-//! A scorer's `metrics:` as the task crate parses them: what each input reads (a scorer field
+//! A scorer's `metrics:` as the metric registry parses them: what each input reads (a scorer field
 //! first, then an input column, or a template) and the default names.
 #![allow(clippy::unwrap_used)]
 
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
+use evalscore_metrics::parse_metrics;
 use evalscore_task::{
-    parse_metrics, MetricInput, MetricSpec, RowContext, ScorerField, TaskDocument, TaskError,
-    TemplateCompiler, TemplateOutput,
+    MetricInput, MetricSpec, RowContext, ScorerField, TaskDocument, TaskError, TemplateCompiler,
+    TemplateOutput,
 };
 use std::sync::Arc;
 

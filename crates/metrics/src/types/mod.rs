@@ -1,0 +1,9 @@
+//! One file per metric type: its [`crate::About`], its options parser and its state. The
+//! registry ([`crate::registry`]) lists them.
+
+pub mod classification;
+pub mod frequency;
+pub mod mean;
+pub mod min_max;
+pub mod python;
+pub mod std_dev;
