@@ -105,6 +105,25 @@ impl Moments {
         self.sum_sq = self.sum_sq.add(Dd::product(v, v));
     }
 
+    /// The moments of `count` copies of each `value` (counts of a few distinct scores, such
+    /// as a win rate's 1, 0.5 and 0), exact while the sums fit a double-double.
+    pub fn of_counts(values: &[(f64, u64)]) -> Moments {
+        let mut m = Moments::default();
+        for &(v, count) in values {
+            if count == 0 {
+                continue;
+            }
+            let c = count as f64;
+            m.n += count;
+            if v != 0.0 && v != 1.0 {
+                m.non_binary += count;
+            }
+            m.sum = m.sum.add(Dd::product(v, c));
+            m.sum_sq = m.sum_sq.add(Dd::product(v * v, c));
+        }
+        m
+    }
+
     pub fn merge(&mut self, other: &Moments) {
         self.n += other.n;
         self.non_binary += other.non_binary;

@@ -26,6 +26,9 @@ pub static METRIC_TYPES: &[&dyn MetricType] = &[
     &classification::RECALL,
     &classification::F1,
     &python::UserMetric,
+    &win_rate::WinRateMetric,
+    &agreement::COHEN_KAPPA,
+    &agreement::MATTHEWS,
 ];
 
 /// The metric type named `name`.

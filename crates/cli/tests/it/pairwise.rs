@@ -67,6 +67,7 @@ definition:
         - {{type: mean, field: score_a}}
         - {{type: mean, field: consistent}}
         - {{type: frequency, field: winner}}
+        - {{type: win_rate, field: winner}}
 "#
     )
 }
@@ -182,6 +183,19 @@ fn swap_asks_each_pair_both_ways_and_an_inconsistent_verdict_is_a_tie() {
         lines.contains(&line("mean(consistent)", "consistent", "0.8")),
         "{lines:#?}"
     );
+    // Wins A, B, tie, tie, A: (2 + 2 / 2) / 5; the unreadable and the missing rows are
+    // excluded.
+    for (stat, value) in [
+        ("value", "0.6"),
+        ("wins", "2"),
+        ("ties", "2"),
+        ("losses", "1"),
+        ("excluded", "2"),
+    ] {
+        let want =
+            format!("pair|model_as_a_judge_pairwise|win_rate|win_rate|winner|{stat}|∅|{value}|5");
+        assert!(lines.contains(&want), "{want} in {lines:#?}");
+    }
 
     // A rerun is answered from the cache: nothing sent, the same scores.
     succeeded(

@@ -1,9 +1,11 @@
 //! One file per metric type: its [`crate::About`], its options parser and its state. The
 //! registry ([`crate::registry`]) lists them.
 
+pub mod agreement;
 pub mod classification;
 pub mod frequency;
 pub mod mean;
 pub mod min_max;
 pub mod python;
 pub mod std_dev;
+pub mod win_rate;

@@ -1,6 +1,7 @@
 //! The metrics crate's integration tests, in one test binary (one link, not one per file): a module
 //! per area. `cargo test -p evalscore-metrics --test it merge_law::` runs one module's tests.
 
+mod agreement;
 mod golden;
 mod labels;
 mod limits;

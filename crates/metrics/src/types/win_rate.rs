@@ -1,0 +1,153 @@
+//! `win_rate`: how often answer A beats answer B over pairwise verdicts (`A`, `B`, `tie`; a
+//! pairwise judge's `winner`, or a human's), ties counted half, with an interval.
+//!
+//! Each verdict scores A 1 (a win), 0.5 (a tie) or 0 (a loss); the win rate is their mean,
+//! (wins + ties / 2) / n, and its interval is the mean's: Wilson's when there is no tie
+//! (every score 0 or 1), Student's t otherwise, at the task's `confidence`. A null verdict,
+//! or one that is none of the three labels, is left out of `n` and counted as `excluded`.
+
+use crate::accumulator::{first, State};
+use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
+use crate::{intervals, Figure, MetricError, Moments};
+use arrow::array::Array;
+use evalscore_task::{MetricReads, TaskError};
+
+/// The `win_rate` metric type.
+pub struct WinRateMetric;
+
+/// The labels of the three verdicts.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Verdicts {
+    pub a: String,
+    pub b: String,
+    pub tie: String,
+}
+
+impl Default for Verdicts {
+    fn default() -> Self {
+        Verdicts {
+            a: "A".to_owned(),
+            b: "B".to_owned(),
+            tie: "tie".to_owned(),
+        }
+    }
+}
+
+static ABOUT: About = About {
+    name: "win_rate",
+    doc: "The win rate of answer A over answer B in pairwise verdicts (a pairwise judge's `winner`, or a human's): (wins + ties / 2) / n, with an interval at the task's `confidence` (Wilson's without ties, Student's t over the 1 / 0.5 / 0 scores otherwise). Verdicts that are null or none of the three labels are left out and counted as `excluded`.",
+    reads: MetricReads::Labels,
+    options: &[OptionDoc::optional(
+        "labels",
+        "the verdicts' labels, `{a: ..., b: ..., tie: ...}` (default `A`, `B`, `tie`)",
+    )],
+    example: "{type: win_rate, field: value}",
+    figures: "`value`, `stderr`, `ci_low`, `ci_high`, `wins`, `ties`, `losses`, `excluded`",
+    confusion: false,
+};
+
+impl Kind for WinRateMetric {
+    type Options = Verdicts;
+    type State = WinRate;
+
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    fn parse(&self, cx: &ParseCx<'_>) -> Result<Verdicts, TaskError> {
+        let Some(n) = cx.get("labels") else {
+            return Ok(Verdicts::default());
+        };
+        let hint = "e.g. `labels: {a: model_a, b: model_b, tie: tie}`";
+        let map = n.map("`labels`").map_err(|e| e.with_hint(hint))?;
+        map.check_keys(&["a", "b", "tie"], "`labels` of `win_rate`")?;
+        let mut v = Verdicts::default();
+        for (key, slot) in [("a", &mut v.a), ("b", &mut v.b), ("tie", &mut v.tie)] {
+            if let Some(node) = map.get(key) {
+                *slot = node.scalar_string(key)?;
+            }
+        }
+        if v.a == v.b || v.a == v.tie || v.b == v.tie {
+            return Err(n
+                .err("the labels `a`, `b` and `tie` of `win_rate` must differ")
+                .with_hint(hint));
+        }
+        Ok(v)
+    }
+
+    fn state(&self, verdicts: &Verdicts, setup: &Setup) -> WinRate {
+        WinRate {
+            verdicts: verdicts.clone(),
+            wins: 0,
+            ties: 0,
+            losses: 0,
+            excluded: 0,
+            confidence: setup.confidence,
+        }
+    }
+}
+
+/// The state of a `win_rate`: the count of each verdict.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WinRate {
+    verdicts: Verdicts,
+    wins: u64,
+    ties: u64,
+    losses: u64,
+    excluded: u64,
+    confidence: f64,
+}
+
+impl State for WinRate {
+    fn metric_type(&self) -> &'static str {
+        ABOUT.name
+    }
+
+    fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
+        let labels = crate::labels::labels(first(inputs)?)?;
+        let column = crate::labels::column(&labels)?;
+        let v = &self.verdicts;
+        for i in 0..labels.len() {
+            match column.get(i) {
+                Some(l) if l == v.a => self.wins += 1,
+                Some(l) if l == v.b => self.losses += 1,
+                Some(l) if l == v.tie => self.ties += 1,
+                _ => self.excluded += 1,
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: &Self) {
+        self.wins += other.wins;
+        self.ties += other.ties;
+        self.losses += other.losses;
+        self.excluded += other.excluded;
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        // The scores' moments: wins of 1, ties of 0.5, losses of 0.
+        let m = Moments::of_counts(&[(1.0, self.wins), (0.5, self.ties), (0.0, self.losses)]);
+        let n = m.n();
+        let mean = m.mean();
+        let stderr = m.std_dev().map(|s| s / (n as f64).sqrt());
+        let ci = match (mean, m.all_binary()) {
+            (Some(_), true) => intervals::wilson(m.sum(), n as f64, self.confidence),
+            (Some(mu), false) => {
+                stderr.and_then(|se| intervals::student_t(mu, se, n, self.confidence))
+            }
+            (None, _) => None,
+        };
+        let count = |stat: &str, c: u64| Figure::new(stat, None, Some(c as f64), n);
+        vec![
+            Figure::new("value", None, mean, n),
+            Figure::new("stderr", None, stderr, n),
+            Figure::new("ci_low", None, ci.map(|c| c.0), n),
+            Figure::new("ci_high", None, ci.map(|c| c.1), n),
+            count("wins", self.wins),
+            count("ties", self.ties),
+            count("losses", self.losses),
+            count("excluded", self.excluded),
+        ]
+    }
+}

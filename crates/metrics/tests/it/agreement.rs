@@ -1,0 +1,138 @@
+//! The agreement metrics (`cohen_kappa`, `matthews_corrcoef`) and `win_rate` against the
+//! golden file made by scikit-learn, numpy, scipy and statsmodels
+//! (`scripts/golden/agreement.py`), each folded in two parts merged, as partitions are.
+#![allow(clippy::unwrap_used)]
+
+use arrow::array::{Array, StringArray};
+use evalscore_metrics::types::agreement::{AgreementOptions, Weights, COHEN_KAPPA, MATTHEWS};
+use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric};
+use evalscore_metrics::{Figure, Kind, MetricState, Setup};
+use serde_json::Value;
+use std::path::Path;
+
+fn golden() -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden/agreement.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn texts(v: &Value) -> StringArray {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str())
+        .collect::<StringArray>()
+}
+
+fn close(got: Option<f64>, want: &Value, what: &str) {
+    match (got, want.as_f64()) {
+        (None, None) => assert!(want.is_null(), "{what}: got null, want {want}"),
+        (Some(g), Some(w)) => assert!(
+            (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
+            "{what}: got {g:e}, want {w:e}"
+        ),
+        (g, _) => panic!("{what}: got {g:?}, want {want}"),
+    }
+}
+
+/// Folds `inputs` into `empty` in two parts (split at a third), merged.
+fn fold(empty: &MetricState, inputs: &[&dyn Array]) -> Vec<Figure> {
+    let len = inputs[0].len();
+    let cut = len / 3;
+    let (mut a, mut b) = (empty.clone(), empty.clone());
+    let part = |from: usize, to: usize| -> Vec<arrow::array::ArrayRef> {
+        inputs.iter().map(|i| i.slice(from, to - from)).collect()
+    };
+    let (first, second) = (part(0, cut), part(cut, len));
+    a.update(&first.iter().map(|x| x.as_ref()).collect::<Vec<_>>())
+        .unwrap();
+    b.update(&second.iter().map(|x| x.as_ref()).collect::<Vec<_>>())
+        .unwrap();
+    a.merge(&b).unwrap();
+    a.finish()
+}
+
+fn figure<'a>(figures: &'a [Figure], stat: &str) -> &'a Figure {
+    figures.iter().find(|f| f.stat == stat).unwrap()
+}
+
+const SETUP: Setup = Setup { confidence: 0.95 };
+
+#[test]
+fn agreement_equals_scikit_learn() {
+    let g = golden();
+    let cases = g["agreement"].as_array().unwrap();
+    assert!(cases.len() >= 200);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let weights = match c["weights"].as_str() {
+            None => Weights::None,
+            Some("linear") => Weights::Linear,
+            Some(_) => Weights::Quadratic,
+        };
+        let labels = c["labels"]
+            .as_array()
+            .map(|l| l.iter().map(|x| x.as_str().unwrap().to_owned()).collect());
+        let options = AgreementOptions { labels, weights };
+        let state = match c["metric"].as_str().unwrap() {
+            "cohen_kappa" => MetricState::new(COHEN_KAPPA.state(&options, &SETUP)),
+            _ => MetricState::new(MATTHEWS.state(&options, &SETUP)),
+        };
+        let (gt, pred) = (texts(&c["gt"]), texts(&c["pred"]));
+        let figures = fold(&state, &[&gt, &pred]);
+        let value = figure(&figures, "value");
+        close(value.value, &c["value"], name);
+        assert_eq!(value.n, c["n"].as_u64().unwrap(), "{name}");
+    }
+}
+
+#[test]
+fn win_rate_equals_numpy_scipy_and_statsmodels() {
+    let g = golden();
+    let cases = g["win_rate"].as_array().unwrap();
+    assert!(cases.len() >= 30);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let setup = Setup {
+            confidence: c["confidence"].as_f64().unwrap(),
+        };
+        let state = MetricState::new(WinRateMetric.state(&Verdicts::default(), &setup));
+        let figures = fold(&state, &[&texts(&c["verdicts"])]);
+        let want = &c["expected"];
+        for stat in ["value", "stderr", "ci_low", "ci_high"] {
+            close(
+                figure(&figures, stat).value,
+                &want[stat],
+                &format!("{name} {stat}"),
+            );
+        }
+        for stat in ["wins", "ties", "losses", "excluded"] {
+            assert_eq!(
+                figure(&figures, stat).value,
+                Some(want[stat].as_f64().unwrap()),
+                "{name} {stat}"
+            );
+        }
+        assert_eq!(figure(&figures, "value").n, want["n"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn win_rate_reads_its_own_labels() {
+    let v = Verdicts {
+        a: "gpt".to_owned(),
+        b: "llama".to_owned(),
+        tie: "draw".to_owned(),
+    };
+    let state = MetricState::new(WinRateMetric.state(&v, &SETUP));
+    let verdicts = StringArray::from(vec![
+        Some("gpt"),
+        Some("draw"),
+        Some("llama"),
+        Some("A"),
+        None,
+    ]);
+    let figures = fold(&state, &[&verdicts]);
+    assert_eq!(figure(&figures, "value").value, Some(0.5));
+    assert_eq!(figure(&figures, "value").n, 3);
+    assert_eq!(figure(&figures, "excluded").value, Some(2.0));
+}

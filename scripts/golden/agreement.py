@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Golden cases for evalscore's agreement and pairwise metrics, computed with independent
+libraries: scikit-learn's `cohen_kappa_score` (unweighted, linear, quadratic) and
+`matthews_corrcoef`, and the win rate's mean, standard error and interval with numpy, scipy
+(Student's t) and statsmodels (Wilson).
+
+Writes data/golden/agreement.json. Deterministic: one numpy Generator with a fixed seed;
+re-running with the pinned versions (scripts/golden/requirements.txt) reproduces the file
+byte for byte.
+
+    pip install -r scripts/golden/requirements.txt
+    python3 scripts/golden/agreement.py
+
+Inputs hold nulls (None) on either side: evalscore leaves such a row out, so the reference
+is computed over the rows where both sides are present (and, with `labels`, both in it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import scipy.stats
+from sklearn.metrics import cohen_kappa_score, matthews_corrcoef
+from statsmodels.stats.proportion import proportion_confint
+
+from make_golden import num, versions
+
+OUT = Path(__file__).resolve().parents[2] / "data" / "golden" / "agreement.json"
+
+
+def pairs(gt, pred, labels=None):
+    keep = [(a, b) for a, b in zip(gt, pred) if a is not None and b is not None
+            and (labels is None or (a in labels and b in labels))]
+    return [a for a, _ in keep], [b for _, b in keep]
+
+
+def kappa_case(name, gt, pred, labels=None, weights=None):
+    a, b = pairs(gt, pred, labels)
+    value = None
+    if a:
+        value = num(cohen_kappa_score(a, b, labels=labels, weights=weights))
+    return {"name": name, "metric": "cohen_kappa", "gt": gt, "pred": pred,
+            "labels": labels, "weights": weights, "n": len(a), "value": value}
+
+
+def mcc_case(name, gt, pred):
+    a, b = pairs(gt, pred)
+    value = num(matthews_corrcoef(a, b)) if a else None
+    return {"name": name, "metric": "matthews_corrcoef", "gt": gt, "pred": pred,
+            "labels": None, "weights": None, "n": len(a), "value": value}
+
+
+def win_rate_case(name, verdicts, confidence=0.95):
+    score = {"A": 1.0, "B": 0.0, "tie": 0.5}
+    values = [score[v] for v in verdicts if v in score]
+    n = len(values)
+    exp = {"n": n, "wins": verdicts.count("A"), "ties": verdicts.count("tie"),
+           "losses": verdicts.count("B"), "excluded": len(verdicts) - n}
+    if n == 0:
+        exp.update(value=None, stderr=None, ci_low=None, ci_high=None)
+    else:
+        arr = np.asarray(values)
+        mean = float(np.mean(arr))
+        se = float(np.std(arr, ddof=1)) / math.sqrt(n) if n >= 2 else None
+        if exp["ties"] == 0:
+            lo, hi = proportion_confint(exp["wins"], n, alpha=1.0 - confidence, method="wilson")
+        elif se is not None:
+            t = float(scipy.stats.t.ppf((1.0 + confidence) / 2.0, n - 1))
+            lo, hi = mean - t * se, mean + t * se
+        else:
+            lo = hi = None
+        exp.update(value=num(mean), stderr=num(se), ci_low=num(lo), ci_high=num(hi))
+    return {"name": name, "verdicts": verdicts, "confidence": confidence, "expected": exp}
+
+
+def rater(rng, truth, vocab, p_same, p_null):
+    out = []
+    for t in truth:
+        r = rng.random()
+        if r < p_null:
+            out.append(None)
+        elif t is not None and r < p_null + p_same:
+            out.append(t)
+        else:
+            out.append(str(rng.choice(vocab)))
+    return out
+
+
+def main():
+    rng = np.random.default_rng(20301)
+    agreement = []
+    vocabs = [["no", "yes"], ["bad", "fair", "good"], ["1", "2", "3", "4", "5"],
+              ["cat", "dog", "pig", "cow"], ["é", "Z", "a", "b"]]
+    for i in range(40):
+        vocab = vocabs[i % len(vocabs)]
+        n = int(rng.integers(5, 400))
+        gt = [None if rng.random() < 0.05 else str(rng.choice(vocab)) for _ in range(n)]
+        pred = rater(rng, gt, vocab, float(rng.uniform(0.2, 0.95)), 0.05)
+        agreement.append(kappa_case(f"kappa-{i}", gt, pred))
+        ordered = sorted(vocab) if i % 2 else vocab
+        for w in ("linear", "quadratic"):
+            agreement.append(kappa_case(f"kappa-{w}-{i}", gt, pred, labels=ordered, weights=w))
+        agreement.append(kappa_case(f"kappa-labels-{i}", gt, pred, labels=ordered[:-1]
+                                    if len(ordered) > 2 else ordered))
+        agreement.append(mcc_case(f"mcc-{i}", gt, pred))
+    # Degenerate cases: one label on a side, perfect agreement, total disagreement.
+    agreement.append(kappa_case("kappa-perfect", ["a", "b", "a"], ["a", "b", "a"]))
+    agreement.append(kappa_case("kappa-opposite", ["a", "b", "a", "b"], ["b", "a", "b", "a"]))
+    agreement.append(mcc_case("mcc-one-label", ["a", "a", "a"], ["a", "b", "a"]))
+    agreement.append(mcc_case("mcc-perfect", ["x", "y", "z", "x"], ["x", "y", "z", "x"]))
+
+    win = []
+    choices = ["A", "B", "tie", None, "other"]
+    for i in range(30):
+        n = int(rng.integers(1, 300))
+        p = rng.dirichlet([3, 3, 1 if i % 3 else 0.01, 0.2, 0.1])
+        verdicts = [choices[int(rng.choice(5, p=p))] for _ in range(n)]
+        if i % 5 == 0:
+            verdicts = [v if v != "tie" else "A" for v in verdicts]
+        win.append(win_rate_case(f"win-{i}", verdicts, 0.95 if i % 4 else 0.9))
+    win.append(win_rate_case("win-empty", [None, "other"]))
+    win.append(win_rate_case("win-one", ["tie"]))
+
+    OUT.write_text(json.dumps({"versions": versions(), "agreement": agreement,
+                               "win_rate": win}, ensure_ascii=False) + "\n")
+    print(f"wrote {OUT}: {len(agreement)} agreement cases, {len(win)} win-rate cases")
+
+
+if __name__ == "__main__":
+    main()
