@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Golden cases for evalscore's agreement and pairwise metrics, computed with independent
 libraries: scikit-learn's `cohen_kappa_score` (unweighted, linear, quadratic) and
-`matthews_corrcoef`, and the win rate's mean, standard error and interval with numpy, scipy
+`matthews_corrcoef`, the `krippendorff` package's nominal alpha, scipy's `pearsonr`,
+`spearmanr` and `kendalltau` (tau-b), and the win rate's mean, standard error and interval with numpy, scipy
 (Student's t) and statsmodels (Wilson).
 
 Writes data/golden/agreement.json. Deterministic: one numpy Generator with a fixed seed;
@@ -21,6 +22,7 @@ import json
 import math
 from pathlib import Path
 
+import krippendorff
 import numpy as np
 import scipy.stats
 from sklearn.metrics import cohen_kappa_score, matthews_corrcoef
@@ -51,6 +53,35 @@ def mcc_case(name, gt, pred):
     value = num(matthews_corrcoef(a, b)) if a else None
     return {"name": name, "metric": "matthews_corrcoef", "gt": gt, "pred": pred,
             "labels": None, "weights": None, "n": len(a), "value": value}
+
+
+def alpha_case(name, gt, pred):
+    a, b = pairs(gt, pred)
+    domain = sorted(set(a) | set(b))
+    code = {v: i for i, v in enumerate(domain)}
+    value = None
+    if len(domain) > 1:
+        data = np.array([[code[v] if v is not None and w is not None else np.nan
+                          for v, w in zip(gt, pred)],
+                         [code[w] if v is not None and w is not None else np.nan
+                          for v, w in zip(gt, pred)]], dtype=float)
+        value = num(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    return {"name": name, "metric": "krippendorff_alpha", "gt": gt, "pred": pred,
+            "labels": None, "weights": None, "n": len(a), "value": value}
+
+
+def correlation_case(name, xs, ys):
+    keep = [(x, y) for x, y in zip(xs, ys)
+            if x is not None and y is not None and not math.isnan(x) and not math.isnan(y)]
+    a = np.array([x for x, _ in keep])
+    b = np.array([y for _, y in keep])
+    out = {"name": name, "x": [None if v is None or math.isnan(v) else v for v in xs],
+           "y": [None if v is None or math.isnan(v) else v for v in ys], "n": len(keep)}
+    constant = len(keep) < 2 or len(set(a)) < 2 or len(set(b)) < 2
+    for key, f in (("pearson", scipy.stats.pearsonr), ("spearman", scipy.stats.spearmanr),
+                   ("kendall_tau", scipy.stats.kendalltau)):
+        out[key] = None if constant else num(f(a, b)[0])
+    return out
 
 
 def win_rate_case(name, verdicts, confidence=0.95):
@@ -111,6 +142,27 @@ def main():
     agreement.append(kappa_case("kappa-opposite", ["a", "b", "a", "b"], ["b", "a", "b", "a"]))
     agreement.append(mcc_case("mcc-one-label", ["a", "a", "a"], ["a", "b", "a"]))
     agreement.append(mcc_case("mcc-perfect", ["x", "y", "z", "x"], ["x", "y", "z", "x"]))
+    for i in range(30):
+        vocab = vocabs[i % len(vocabs)]
+        n = int(rng.integers(3, 300))
+        gt = [None if rng.random() < 0.05 else str(rng.choice(vocab)) for _ in range(n)]
+        pred = rater(rng, gt, vocab, float(rng.uniform(0.2, 0.95)), 0.05)
+        agreement.append(alpha_case(f"alpha-{i}", gt, pred))
+    agreement.append(alpha_case("alpha-one-value", ["a", "a"], ["a", "a"]))
+
+    correlation = []
+    for i in range(40):
+        n = int(rng.integers(3, 300))
+        levels = [3, 5, 11, 1000][i % 4]
+        xs = [float(rng.integers(0, levels)) / 2 for _ in range(n)]
+        ys = [x * float(rng.uniform(-1, 1)) + float(rng.integers(0, levels)) for x in xs]
+        ys = [round(y, 1) if i % 3 else y for y in ys]
+        for j in range(n):
+            if rng.random() < 0.04:
+                xs[j] = None if j % 2 else float("nan")
+        correlation.append(correlation_case(f"corr-{i}", xs, ys))
+    correlation.append(correlation_case("corr-constant", [1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
+    correlation.append(correlation_case("corr-negative-zero", [-0.0, 0.0, 1.0, 2.0], [1.0, 1.0, 3.0, 2.0]))
 
     win = []
     choices = ["A", "B", "tie", None, "other"]
@@ -125,8 +177,10 @@ def main():
     win.append(win_rate_case("win-one", ["tie"]))
 
     OUT.write_text(json.dumps({"versions": versions(), "agreement": agreement,
-                               "win_rate": win}, ensure_ascii=False) + "\n")
-    print(f"wrote {OUT}: {len(agreement)} agreement cases, {len(win)} win-rate cases")
+                               "win_rate": win,
+                               "correlation": correlation}, ensure_ascii=False) + "\n")
+    print(f"wrote {OUT}: {len(agreement)} agreement, {len(win)} win-rate and "
+          f"{len(correlation)} correlation cases")
 
 
 if __name__ == "__main__":

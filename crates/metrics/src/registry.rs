@@ -29,6 +29,10 @@ pub static METRIC_TYPES: &[&dyn MetricType] = &[
     &win_rate::WinRateMetric,
     &agreement::COHEN_KAPPA,
     &agreement::MATTHEWS,
+    &agreement::KRIPPENDORFF,
+    &correlation::PearsonMetric,
+    &correlation::SpearmanMetric,
+    &correlation::KendallMetric,
 ];
 
 /// The metric type named `name`.

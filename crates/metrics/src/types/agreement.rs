@@ -26,6 +26,7 @@ pub struct AgreementMetric {
 pub enum Measure {
     CohenKappa,
     Matthews,
+    Krippendorff,
 }
 
 /// How disagreements between ordered labels weigh in Cohen's kappa.
@@ -82,6 +83,19 @@ pub static MATTHEWS: AgreementMetric = AgreementMetric {
         confusion: false,
     },
     measure: Measure::Matthews,
+};
+
+pub static KRIPPENDORFF: AgreementMetric = AgreementMetric {
+    about: &About {
+        name: "krippendorff_alpha",
+        doc: "Krippendorff's alpha (nominal) between two raters' label fields, as the `krippendorff` package computes it: 1 minus observed over expected disagreement, from the coincidence matrix of the rows both rated. Null on either side: the row is left out (it is not pairable). Undefined (null) when a single label occurs.",
+        reads: MetricReads::Pair,
+        options: &[LABELS],
+        example: "{type: krippendorff_alpha, field_gt: ground_truth, field_pred: value}",
+        figures: "`value`",
+        confusion: false,
+    },
+    measure: Measure::Krippendorff,
 };
 
 impl Kind for AgreementMetric {
@@ -201,6 +215,26 @@ pub fn cohen_kappa(m: &[Vec<f64>], weights: Weights) -> Option<f64> {
     (expected != 0.0).then(|| 1.0 - observed / expected)
 }
 
+/// Krippendorff's alpha (nominal) of two raters' confusion matrix: each unit both rated
+/// adds 1 to the coincidences (c, k) and (k, c); `None` when a single value occurs.
+pub fn krippendorff_nominal(m: &[Vec<f64>]) -> Option<f64> {
+    let k = m.len();
+    // Coincidences o[c][k] = m[c][k] + m[k][c]; their row sums n_c.
+    let o = |c: usize, d: usize| m[c][d] + m[d][c];
+    let nc: Vec<f64> = (0..k).map(|c| (0..k).map(|d| o(c, d)).sum()).collect();
+    let n: f64 = nc.iter().sum();
+    let (mut observed, mut expected) = (0.0, 0.0);
+    for c in 0..k {
+        for d in 0..k {
+            if c != d {
+                observed += o(c, d);
+                expected += nc[c] * nc[d];
+            }
+        }
+    }
+    (expected > 0.0 && n > 1.0).then(|| 1.0 - (n - 1.0) * observed / expected)
+}
+
 /// The Matthews correlation coefficient of a confusion matrix, as scikit-learn's
 /// `matthews_corrcoef`: 0 when either side's labels do not vary.
 pub fn matthews(m: &[Vec<f64>]) -> Option<f64> {
@@ -227,6 +261,7 @@ impl State for PairCounts {
         match self.measure {
             Measure::CohenKappa => COHEN_KAPPA.about.name,
             Measure::Matthews => MATTHEWS.about.name,
+            Measure::Krippendorff => KRIPPENDORFF.about.name,
         }
     }
 
@@ -281,6 +316,7 @@ impl State for PairCounts {
         let value = match self.measure {
             Measure::CohenKappa => cohen_kappa(&m, self.weights),
             Measure::Matthews => matthews(&m),
+            Measure::Krippendorff => krippendorff_nominal(&m),
         };
         vec![Figure::new("value", None, value, n)]
     }

@@ -3,6 +3,7 @@
 
 pub mod agreement;
 pub mod classification;
+pub mod correlation;
 pub mod frequency;
 pub mod mean;
 pub mod min_max;

@@ -3,10 +3,14 @@
 //! (`scripts/golden/agreement.py`), each folded in two parts merged, as partitions are.
 #![allow(clippy::unwrap_used)]
 
+use arrow::array::Float64Array;
 use arrow::array::{Array, StringArray};
-use evalscore_metrics::types::agreement::{AgreementOptions, Weights, COHEN_KAPPA, MATTHEWS};
+use evalscore_metrics::types::agreement::{
+    AgreementOptions, Weights, COHEN_KAPPA, KRIPPENDORFF, MATTHEWS,
+};
+use evalscore_metrics::types::correlation::{KendallMetric, PearsonMetric, SpearmanMetric};
 use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric};
-use evalscore_metrics::{Figure, Kind, MetricState, Setup};
+use evalscore_metrics::{Figure, Kind, MetricState, NoOptions, Setup};
 use serde_json::Value;
 use std::path::Path;
 
@@ -61,7 +65,7 @@ const SETUP: Setup = Setup { confidence: 0.95 };
 fn agreement_equals_scikit_learn() {
     let g = golden();
     let cases = g["agreement"].as_array().unwrap();
-    assert!(cases.len() >= 200);
+    assert!(cases.len() >= 230);
     for c in cases {
         let name = c["name"].as_str().unwrap();
         let weights = match c["weights"].as_str() {
@@ -75,6 +79,7 @@ fn agreement_equals_scikit_learn() {
         let options = AgreementOptions { labels, weights };
         let state = match c["metric"].as_str().unwrap() {
             "cohen_kappa" => MetricState::new(COHEN_KAPPA.state(&options, &SETUP)),
+            "krippendorff_alpha" => MetricState::new(KRIPPENDORFF.state(&options, &SETUP)),
             _ => MetricState::new(MATTHEWS.state(&options, &SETUP)),
         };
         let (gt, pred) = (texts(&c["gt"]), texts(&c["pred"]));
@@ -135,4 +140,37 @@ fn win_rate_reads_its_own_labels() {
     assert_eq!(figure(&figures, "value").value, Some(0.5));
     assert_eq!(figure(&figures, "value").n, 3);
     assert_eq!(figure(&figures, "excluded").value, Some(2.0));
+}
+
+#[test]
+fn correlations_equal_scipy() {
+    let g = golden();
+    let cases = g["correlation"].as_array().unwrap();
+    assert!(cases.len() >= 40);
+    let numbers =
+        |v: &Value| -> Float64Array { v.as_array().unwrap().iter().map(Value::as_f64).collect() };
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let (x, y) = (numbers(&c["x"]), numbers(&c["y"]));
+        let states = [
+            (
+                "pearson",
+                MetricState::new(PearsonMetric.state(&NoOptions, &SETUP)),
+            ),
+            (
+                "spearman",
+                MetricState::new(SpearmanMetric.state(&NoOptions, &SETUP)),
+            ),
+            (
+                "kendall_tau",
+                MetricState::new(KendallMetric.state(&NoOptions, &SETUP)),
+            ),
+        ];
+        for (stat, state) in states {
+            let figures = fold(&state, &[&x, &y]);
+            let value = figure(&figures, "value");
+            close(value.value, &c[stat], &format!("{name} {stat}"));
+            assert_eq!(value.n, c["n"].as_u64().unwrap(), "{name}");
+        }
+    }
 }
