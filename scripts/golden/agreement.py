@@ -2,7 +2,9 @@
 """Golden cases for evalscore's agreement and pairwise metrics, computed with independent
 libraries: scikit-learn's `cohen_kappa_score` (unweighted, linear, quadratic) and
 `matthews_corrcoef`, the `krippendorff` package's nominal alpha, scipy's `pearsonr`,
-`spearmanr` and `kendalltau` (tau-b), and the win rate's mean, standard error and interval with numpy, scipy
+`spearmanr` and `kendalltau` (tau-b), scikit-learn's `roc_auc_score`,
+`average_precision_score` and `brier_score_loss`, the expected calibration error in numpy
+(equal-width bins, a score s in bin min(floor(s * bins), bins - 1)), and the win rate's mean, standard error and interval with numpy, scipy
 (Student's t) and statsmodels (Wilson).
 
 Writes data/golden/agreement.json. Deterministic: one numpy Generator with a fixed seed;
@@ -25,7 +27,8 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import scipy.stats
-from sklearn.metrics import cohen_kappa_score, matthews_corrcoef
+from sklearn.metrics import (average_precision_score, brier_score_loss, cohen_kappa_score,
+                             matthews_corrcoef, roc_auc_score)
 from statsmodels.stats.proportion import proportion_confint
 
 from make_golden import num, versions
@@ -82,6 +85,31 @@ def correlation_case(name, xs, ys):
                    ("kendall_tau", scipy.stats.kendalltau)):
         out[key] = None if constant else num(f(a, b)[0])
     return out
+
+
+def ece(scores, truth, bins):
+    scores, truth = np.asarray(scores), np.asarray(truth)
+    b = np.minimum(np.floor(scores * bins), bins - 1).astype(int)
+    total = 0.0
+    for k in range(bins):
+        m = b == k
+        if m.any():
+            total += m.sum() / len(scores) * abs(truth[m].mean() - scores[m].mean())
+    return float(total)
+
+
+def ranking_case(name, scores, truth, bins=10):
+    keep = [(s, t) for s, t in zip(scores, truth) if s is not None and t is not None]
+    s = np.array([a for a, _ in keep])
+    t = np.array([b for _, b in keep])
+    both = len(set(t)) == 2
+    return {"name": name, "scores": scores, "truth": truth, "bins": bins, "n": len(keep),
+            # Undefined (null in evalscore; scikit-learn raises or warns): the ROC area without
+            # both classes, average precision without a positive.
+            "roc_auc": num(roc_auc_score(t, s)) if both else None,
+            "average_precision": num(average_precision_score(t, s)) if 1 in set(t) else None,
+            "brier_score": num(brier_score_loss(t, s)),
+            "expected_calibration_error": num(ece(s, t, bins))}
 
 
 def win_rate_case(name, verdicts, confidence=0.95):
@@ -164,6 +192,25 @@ def main():
     correlation.append(correlation_case("corr-constant", [1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
     correlation.append(correlation_case("corr-negative-zero", [-0.0, 0.0, 1.0, 2.0], [1.0, 1.0, 3.0, 2.0]))
 
+    ranking = []
+    for i in range(40):
+        n = int(rng.integers(2, 300))
+        levels = [2, 5, 11, 101, 10**6][i % 5]
+        truth = [int(rng.random() < float(rng.uniform(0.1, 0.9))) for _ in range(n)]
+        scores = [float(np.clip(rng.integers(0, levels) / (levels - 1) * 0.7 + 0.3 * t, 0, 1))
+                  for t in truth]
+        for j in range(n):
+            if rng.random() < 0.03:
+                if j % 2:
+                    scores[j] = None
+                else:
+                    truth[j] = None
+        if len({t for t in truth if t is not None}) < 2:
+            truth[0], truth[1], scores[0], scores[1] = 0, 1, 0.25, 0.75
+        ranking.append(ranking_case(f"rank-{i}", scores, truth, [10, 5, 20, 1][i % 4]))
+    ranking.append(ranking_case("rank-one-class", [0.1, 0.9, 0.5], [1, 1, 1]))
+    ranking.append(ranking_case("rank-edges", [0.0, 1.0, 0.1, 0.2, 1.0], [0, 1, 0, 1, 0]))
+
     win = []
     choices = ["A", "B", "tie", None, "other"]
     for i in range(30):
@@ -178,9 +225,9 @@ def main():
 
     OUT.write_text(json.dumps({"versions": versions(), "agreement": agreement,
                                "win_rate": win,
-                               "correlation": correlation}, ensure_ascii=False) + "\n")
+                               "correlation": correlation, "ranking": ranking}, ensure_ascii=False) + "\n")
     print(f"wrote {OUT}: {len(agreement)} agreement, {len(win)} win-rate and "
-          f"{len(correlation)} correlation cases")
+          f"{len(correlation)} correlation and {len(ranking)} ranking cases")
 
 
 if __name__ == "__main__":

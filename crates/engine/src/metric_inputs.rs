@@ -185,7 +185,7 @@ fn check(
     let file = source
         .map(|p| format!(" in `{}`", p.display()))
         .unwrap_or_default();
-    if m.reads == MetricReads::Numbers {
+    if m.reads.numeric() {
         if is_number(dt) {
             return Ok(());
         }

@@ -7,9 +7,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use evalscore_kernels::readable_as_text;
 use evalscore_metrics::{Grouped, Setup};
 use evalscore_scorers::{ScorerSpec, Task};
-use evalscore_task::{
-    FieldKind, MetricReads, MetricSpec, ScorerField, TaskError, Template, TemplateKind,
-};
+use evalscore_task::{FieldKind, MetricSpec, ScorerField, TaskError, Template, TemplateKind};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -521,7 +519,7 @@ fn check_column_type(
 /// load time and may turn out to be text once bound: a numeric metric that reads it is then an
 /// error, worded as when the task loads.
 fn check_numeric_metrics(s: &ScorerSpec, fields: &[ScorerField]) -> Result<(), TaskError> {
-    for m in s.metrics.iter().filter(|m| m.reads == MetricReads::Numbers) {
+    for m in s.metrics.iter().filter(|m| m.reads.numeric()) {
         for input in &m.inputs {
             if fields
                 .iter()

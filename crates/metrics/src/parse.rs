@@ -91,6 +91,18 @@ pub fn parse_metric(
             vec![gt, pred],
             vec![gt_source, pred_source],
         )
+    } else if about.reads == MetricReads::ScoreTruth {
+        let (score, score_node) = cx.required("field", "confidence")?;
+        let (truth, truth_node) = cx.required("field_gt", "is_correct")?;
+        let (score_source, fk) = source(&cx, compiler, "field", &score, score_node)?;
+        check_numeric(&cx, &score, score_node, &score_source, fk)?;
+        let (truth_source, fk) = source(&cx, compiler, "field_gt", &truth, truth_node)?;
+        check_numeric(&cx, &truth, truth_node, &truth_source, fk)?;
+        (
+            format!("{score},{truth}"),
+            vec![score, truth],
+            vec![score_source, truth_source],
+        )
     } else {
         let (field, field_node) = cx.required("field", "is_correct")?;
         let (src, fk) = source(&cx, compiler, "field", &field, field_node)?;

@@ -33,6 +33,10 @@ pub static METRIC_TYPES: &[&dyn MetricType] = &[
     &correlation::PearsonMetric,
     &correlation::SpearmanMetric,
     &correlation::KendallMetric,
+    &ranking::ROC_AUC,
+    &ranking::AVERAGE_PRECISION,
+    &ranking::BRIER,
+    &ranking::CALIBRATION,
 ];
 
 /// The metric type named `name`.

@@ -49,6 +49,8 @@ pub enum MetricReads {
     Values,
     /// A ground truth and a prediction (`field_gt:`, `field_pred:`), read as labels.
     Pair,
+    /// A score (`field:`, numbers) and its 0/1 truth (`field_gt:`, numbers or booleans).
+    ScoreTruth,
 }
 
 impl MetricReads {
@@ -56,8 +58,14 @@ impl MetricReads {
     pub fn keys(self) -> &'static [&'static str] {
         match self {
             MetricReads::Pair => &["field_gt", "field_pred"],
+            MetricReads::ScoreTruth => &["field", "field_gt"],
             _ => &["field"],
         }
+    }
+
+    /// Whether every field it reads must be numeric.
+    pub fn numeric(self) -> bool {
+        matches!(self, MetricReads::Numbers | MetricReads::ScoreTruth)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The CLI's integration tests, in one test binary (one link, not one per file): a module per area.
 //! `cargo test -p evalscore-cli --test it e2e::` runs one module's tests.
 
+mod agreement;
 mod checks;
 mod common;
 mod compare;

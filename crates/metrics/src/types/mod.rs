@@ -8,5 +8,6 @@ pub mod frequency;
 pub mod mean;
 pub mod min_max;
 pub mod python;
+pub mod ranking;
 pub mod std_dev;
 pub mod win_rate;

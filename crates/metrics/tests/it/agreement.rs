@@ -9,6 +9,9 @@ use evalscore_metrics::types::agreement::{
     AgreementOptions, Weights, COHEN_KAPPA, KRIPPENDORFF, MATTHEWS,
 };
 use evalscore_metrics::types::correlation::{KendallMetric, PearsonMetric, SpearmanMetric};
+use evalscore_metrics::types::ranking::{
+    RankingOptions, AVERAGE_PRECISION, BRIER, CALIBRATION, ROC_AUC,
+};
 use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric};
 use evalscore_metrics::{Figure, Kind, MetricState, NoOptions, Setup};
 use serde_json::Value;
@@ -173,4 +176,59 @@ fn correlations_equal_scipy() {
             assert_eq!(value.n, c["n"].as_u64().unwrap(), "{name}");
         }
     }
+}
+
+#[test]
+fn ranking_and_calibration_equal_scikit_learn_and_numpy() {
+    let g = golden();
+    let cases = g["ranking"].as_array().unwrap();
+    assert!(cases.len() >= 40);
+    let numbers =
+        |v: &Value| -> Float64Array { v.as_array().unwrap().iter().map(Value::as_f64).collect() };
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let (scores, truth) = (numbers(&c["scores"]), numbers(&c["truth"]));
+        let options = RankingOptions {
+            bins: c["bins"].as_u64().unwrap() as u32,
+        };
+        for (stat, ty) in [
+            ("roc_auc", &ROC_AUC),
+            ("average_precision", &AVERAGE_PRECISION),
+            ("brier_score", &BRIER),
+            ("expected_calibration_error", &CALIBRATION),
+        ] {
+            let state = MetricState::new(ty.state(&options, &SETUP));
+            let figures = fold(&state, &[&scores, &truth]);
+            let value = figure(&figures, "value");
+            close(value.value, &c[stat], &format!("{name} {stat}"));
+            assert_eq!(value.n, c["n"].as_u64().unwrap(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_truth_other_than_0_or_1_and_a_score_outside_0_1_are_errors() {
+    let options = RankingOptions { bins: 10 };
+    let mut auc = MetricState::new(ROC_AUC.state(&options, &SETUP));
+    let e = auc
+        .update(&[
+            &Float64Array::from(vec![0.5]),
+            &Float64Array::from(vec![2.0]),
+        ])
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "a truth of `roc_auc` is 2, and must be 0 or 1"
+    );
+    let mut brier = MetricState::new(BRIER.state(&options, &SETUP));
+    let e = brier
+        .update(&[
+            &Float64Array::from(vec![1.5]),
+            &Float64Array::from(vec![1.0]),
+        ])
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "a score of `brier_score` is 1.5, and must be a probability in [0, 1]"
+    );
 }

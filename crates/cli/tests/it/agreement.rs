@@ -1,0 +1,59 @@
+//! The agreement, ranking and pairwise metrics end to end: task file, columns of the input
+//! read by name, metrics.parquet.
+#![allow(clippy::unwrap_used)]
+
+use crate::common::*;
+
+const TASK: &str = r#"definition:
+  scorers:
+    - type: string_equals
+      key: judge
+      value: "{{ sample.judge }}"
+      ground_truth: "{{ sample.human }}"
+      metrics:
+        - {type: cohen_kappa, field_gt: human, field_pred: judge}
+        - {type: roc_auc, field: conf, field_gt: truth}
+        - {type: expected_calibration_error, field: conf, field_gt: truth, bins: 2}
+        - {type: win_rate, field: verdict}
+"#;
+
+const ROWS: &str = r#"{"judge": "yes", "human": "yes", "conf": 0.9, "truth": 1, "verdict": "A"}
+{"judge": "no", "human": "no", "conf": 0.2, "truth": 0, "verdict": "B"}
+{"judge": "yes", "human": "no", "conf": 0.6, "truth": 0, "verdict": "tie"}
+{"judge": "yes", "human": "yes", "conf": 0.8, "truth": 1, "verdict": "A"}
+{"judge": "no", "human": "no", "conf": 0.4, "truth": 0, "verdict": null}
+{"judge": "no", "human": "yes", "conf": 0.3, "truth": 1, "verdict": "A"}
+"#;
+
+#[test]
+fn agreement_ranking_and_win_rate_metrics_read_input_columns() {
+    let dir = folder(&[("task.yaml", TASK), ("rows.jsonl", ROWS)]);
+    succeeded(run_in(dir.path(), "out").output().unwrap());
+    let m = read_parquet(&dir.path().join("out/metrics.parquet"));
+    let lines = metric_lines(&m);
+    let value = |metric: &str, stat: &str| -> (f64, u64) {
+        let line = lines
+            .iter()
+            .find(|l| {
+                let p: Vec<&str> = l.split('|').collect();
+                p[2] == metric && p[5] == stat
+            })
+            .unwrap_or_else(|| panic!("{metric} {stat} in {lines:#?}"));
+        let p: Vec<&str> = line.split('|').collect();
+        (p[7].parse().unwrap(), p[8].parse().unwrap())
+    };
+    let close = |got: (f64, u64), want: f64, n: u64, what: &str| {
+        assert!((got.0 - want).abs() < 1e-12, "{what}: {} != {want}", got.0);
+        assert_eq!(got.1, n, "{what}");
+    };
+    // Observed disagreement 2 of 6 against 3 expected by chance: 1 − 2/3.
+    close(value("cohen_kappa", "value"), 1.0 - 2.0 / 3.0, 6, "kappa");
+    // Positives 0.9, 0.8, 0.3 against negatives 0.2, 0.6, 0.4: 7 of 9 pairs in order.
+    close(value("roc_auc", "value"), 7.0 / 9.0, 6, "auc");
+    // Bins [0, 0.5): accuracy 1/3, mean 0.3; [0.5, 1]: 2/3 against 2.3/3.
+    let ece = 0.5 * (1.0f64 / 3.0 - 0.3).abs() + 0.5 * (2.0f64 / 3.0 - 2.3 / 3.0).abs();
+    close(value("expected_calibration_error", "value"), ece, 6, "ece");
+    // Three wins, a tie and a loss; the null verdict is excluded.
+    close(value("win_rate", "value"), 3.5 / 5.0, 5, "win rate");
+    close(value("win_rate", "excluded"), 1.0, 5, "excluded");
+}

@@ -1,0 +1,304 @@
+//! Ranking and calibration of a score against its 0/1 truth (`field: SCORE`, `field_gt:
+//! TRUTH`): `roc_auc`, `average_precision` and `brier_score` as scikit-learn computes them,
+//! and `expected_calibration_error` over equal-width bins. One state ([`ScoredTruths`])
+//! serves all four: the count of positives and negatives at every distinct score, at most
+//! [`MAX_DISTINCT_VALUES`] scores, so the figures are exact and the state merges across
+//! batches, files and machines.
+//!
+//! A row whose score or truth is null or NaN is left out and not counted in `n`; a truth
+//! other than 0 or 1 (true or false) is an error, and so is a score outside [0, 1] for the
+//! Brier score and the calibration error (they read it as a probability).
+
+use crate::accumulator::{first, State};
+use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
+use crate::{Figure, MetricError, MAX_DISTINCT_VALUES};
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{DataType, Float64Type};
+use evalscore_task::{MetricReads, TaskError};
+use std::collections::BTreeMap;
+
+/// Which figure a state reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Ranking {
+    RocAuc,
+    AveragePrecision,
+    Brier,
+    Calibration,
+}
+
+/// A ranking or calibration metric type.
+pub struct RankingMetric {
+    about: &'static About,
+    ranking: Ranking,
+}
+
+/// The options: the calibration error's bins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankingOptions {
+    pub bins: u32,
+}
+
+/// The bins of `expected_calibration_error` when the task gives none.
+pub const DEFAULT_BINS: u32 = 10;
+/// The most bins it takes.
+pub const MAX_BINS: u32 = 10_000;
+
+const fn about(
+    name: &'static str,
+    doc: &'static str,
+    options: &'static [OptionDoc],
+    example: &'static str,
+) -> About {
+    About {
+        name,
+        doc,
+        reads: MetricReads::ScoreTruth,
+        options,
+        example,
+        figures: "`value`",
+        confusion: false,
+    }
+}
+
+pub static ROC_AUC: RankingMetric = RankingMetric {
+    about: &about(
+        "roc_auc",
+        "The area under the ROC curve of a score against its 0/1 truth, as scikit-learn's `roc_auc_score` (tied scores count half). Null without both a positive and a negative row. Exact while the field has at most 100,000 distinct scores.",
+        &[],
+        "{type: roc_auc, field: is_correct, field_gt: is_correct}",
+    ),
+    ranking: Ranking::RocAuc,
+};
+
+pub static AVERAGE_PRECISION: RankingMetric = RankingMetric {
+    about: &about(
+        "average_precision",
+        "Average precision of a score against its 0/1 truth, as scikit-learn's `average_precision_score`: the precision at each distinct score threshold, weighted by the recall it adds. Null without a positive row. Exact while the field has at most 100,000 distinct scores.",
+        &[],
+        "{type: average_precision, field: is_correct, field_gt: is_correct}",
+    ),
+    ranking: Ranking::AveragePrecision,
+};
+
+pub static BRIER: RankingMetric = RankingMetric {
+    about: &about(
+        "brier_score",
+        "The Brier score of a probability against its 0/1 truth, as scikit-learn's `brier_score_loss`: the mean squared difference. Scores must be in [0, 1].",
+        &[],
+        "{type: brier_score, field: is_correct, field_gt: is_correct}",
+    ),
+    ranking: Ranking::Brier,
+};
+
+pub static CALIBRATION: RankingMetric = RankingMetric {
+    about: &about(
+        "expected_calibration_error",
+        "The expected calibration error of a probability (a judge's `confidence`) against its 0/1 truth: over `bins` equal-width bins of [0, 1] (a score `s` falls in bin `min(floor(s × bins), bins − 1)`, so 1.0 is in the last), the mean over rows of |accuracy − mean score| of the row's bin. Scores must be in [0, 1].",
+        &[OptionDoc::optional(
+            "bins",
+            "the number of equal-width bins of [0, 1], from 1 to 10,000 (default 10)",
+        )],
+        "{type: expected_calibration_error, field: is_correct, field_gt: is_correct, bins: 10}",
+    ),
+    ranking: Ranking::Calibration,
+};
+
+impl Kind for RankingMetric {
+    type Options = RankingOptions;
+    type State = ScoredTruths;
+
+    fn about(&self) -> &'static About {
+        self.about
+    }
+
+    fn parse(&self, cx: &ParseCx<'_>) -> Result<RankingOptions, TaskError> {
+        let bins = match cx.get("bins") {
+            None => DEFAULT_BINS,
+            Some(n) => n
+                .scalar_string("bins")?
+                .parse::<u32>()
+                .ok()
+                .filter(|b| (1..=MAX_BINS).contains(b))
+                .ok_or_else(|| {
+                    n.err("`bins` must be a whole number from 1 to 10000")
+                        .with_hint("e.g. `bins: 10`")
+                })?,
+        };
+        Ok(RankingOptions { bins })
+    }
+
+    fn state(&self, options: &RankingOptions, _setup: &Setup) -> ScoredTruths {
+        ScoredTruths {
+            ranking: self.ranking,
+            bins: options.bins,
+            counts: BTreeMap::new(),
+        }
+    }
+}
+
+/// Per distinct score (by its bits, `-0.0` read as `0.0`): the negatives and positives.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScoredTruths {
+    ranking: Ranking,
+    bins: u32,
+    counts: BTreeMap<u64, [u64; 2]>,
+}
+
+/// A numeric input as Float64.
+fn numbers(a: &dyn Array, what: &str) -> Result<arrow::array::Float64Array, MetricError> {
+    match a.data_type() {
+        t if t.is_numeric() || *t == DataType::Boolean || *t == DataType::Null => {
+            let c =
+                arrow::compute::cast(&arrow::array::make_array(a.to_data()), &DataType::Float64)?;
+            Ok(c.as_primitive::<Float64Type>().clone())
+        }
+        t => Err(MetricError::Invalid(format!(
+            "the {what} must be numbers, got values of type {t}"
+        ))),
+    }
+}
+
+impl ScoredTruths {
+    /// (score, negatives, positives), by ascending score.
+    fn sorted(&self) -> Vec<(f64, f64, f64)> {
+        let mut v: Vec<(f64, f64, f64)> = self
+            .counts
+            .iter()
+            .map(|(&b, &[neg, pos])| (f64::from_bits(b), neg as f64, pos as f64))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    }
+}
+
+/// The area under the ROC curve: the share of (positive, negative) pairs the score orders
+/// right, ties counting half (equal to the trapezoidal area scikit-learn computes).
+fn roc_auc(sorted: &[(f64, f64, f64)]) -> Option<f64> {
+    let (negatives, positives): (f64, f64) = sorted
+        .iter()
+        .fold((0.0, 0.0), |(n, p), s| (n + s.1, p + s.2));
+    if negatives == 0.0 || positives == 0.0 {
+        return None;
+    }
+    let (mut below, mut area) = (0.0, 0.0);
+    for &(_, neg, pos) in sorted {
+        area += pos * (below + neg / 2.0);
+        below += neg;
+    }
+    Some(area / (positives * negatives))
+}
+
+/// Average precision: Σ (Rₙ − Rₙ₋₁) Pₙ over the distinct thresholds, highest first.
+fn average_precision(sorted: &[(f64, f64, f64)]) -> Option<f64> {
+    let positives: f64 = sorted.iter().map(|s| s.2).sum();
+    if positives == 0.0 {
+        return None;
+    }
+    let (mut tp, mut fp, mut ap) = (0.0, 0.0, 0.0);
+    for &(_, neg, pos) in sorted.iter().rev() {
+        tp += pos;
+        fp += neg;
+        if pos > 0.0 {
+            ap += (pos / positives) * (tp / (tp + fp));
+        }
+    }
+    Some(ap)
+}
+
+impl State for ScoredTruths {
+    fn metric_type(&self) -> &'static str {
+        let about = match self.ranking {
+            Ranking::RocAuc => ROC_AUC.about,
+            Ranking::AveragePrecision => AVERAGE_PRECISION.about,
+            Ranking::Brier => BRIER.about,
+            Ranking::Calibration => CALIBRATION.about,
+        };
+        about.name
+    }
+
+    fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
+        let scores = numbers(first(inputs)?, "scores")?;
+        let truth = inputs
+            .get(1)
+            .ok_or_else(|| MetricError::Invalid("a ranking metric needs two inputs".to_owned()))?;
+        let truth = numbers(*truth, "truths (`field_gt`)")?;
+        let probability = matches!(self.ranking, Ranking::Brier | Ranking::Calibration);
+        for i in 0..scores.len() {
+            if scores.is_null(i) || truth.is_null(i) {
+                continue;
+            }
+            let (s, t) = (scores.value(i), truth.value(i));
+            if s.is_nan() || t.is_nan() {
+                continue;
+            }
+            let positive = if t == 0.0 {
+                0
+            } else if t == 1.0 {
+                1
+            } else {
+                return Err(MetricError::Invalid(format!(
+                    "a truth of `{}` is {t}, and must be 0 or 1",
+                    self.metric_type()
+                )));
+            };
+            if probability && !(0.0..=1.0).contains(&s) {
+                return Err(MetricError::Invalid(format!(
+                    "a score of `{}` is {s}, and must be a probability in [0, 1]",
+                    self.metric_type()
+                )));
+            }
+            self.counts.entry((s + 0.0).to_bits()).or_default()[positive] += 1;
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: &Self) {
+        for (score, [neg, pos]) in &other.counts {
+            let c = self.counts.entry(*score).or_default();
+            c[0] += neg;
+            c[1] += pos;
+        }
+    }
+
+    fn check_size(&self) -> Result<(), MetricError> {
+        if self.counts.len() > MAX_DISTINCT_VALUES {
+            return Err(MetricError::Invalid(format!(
+                "the score has more than {MAX_DISTINCT_VALUES} distinct values, the limit of `{}`",
+                self.metric_type()
+            )));
+        }
+        Ok(())
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let sorted = self.sorted();
+        let n: f64 = sorted.iter().map(|s| s.1 + s.2).sum();
+        let value = match self.ranking {
+            Ranking::RocAuc => roc_auc(&sorted),
+            Ranking::AveragePrecision => average_precision(&sorted),
+            Ranking::Brier => (n > 0.0).then(|| {
+                sorted
+                    .iter()
+                    .map(|&(s, neg, pos)| neg * s * s + pos * (1.0 - s) * (1.0 - s))
+                    .sum::<f64>()
+                    / n
+            }),
+            Ranking::Calibration => (n > 0.0).then(|| {
+                let bins = self.bins as usize;
+                // Per bin: rows, positives, sum of scores.
+                let mut per = vec![(0.0f64, 0.0f64, 0.0f64); bins];
+                for &(s, neg, pos) in &sorted {
+                    let b = ((s * bins as f64).floor() as usize).min(bins - 1);
+                    per[b].0 += neg + pos;
+                    per[b].1 += pos;
+                    per[b].2 += s * (neg + pos);
+                }
+                per.iter()
+                    .filter(|b| b.0 > 0.0)
+                    .map(|&(rows, pos, sum)| (rows / n) * (pos / rows - sum / rows).abs())
+                    .sum()
+            }),
+        };
+        vec![Figure::new("value", None, value, n as u64)]
+    }
+}
