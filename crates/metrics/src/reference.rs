@@ -21,6 +21,9 @@ fn reads(r: MetricReads) -> &'static str {
         MetricReads::Labels => "`field` (labels: text, numbers or booleans)",
         MetricReads::Values => "`field` (any values, handed to the functions as they are)",
         MetricReads::Pair => "`field_gt` and `field_pred` (labels)",
+        MetricReads::FieldGroup => {
+            "`field` (numbers) and `group` (the group of each row: a column or a template)"
+        }
         MetricReads::ScoreTruth => {
             "`field` (a score, numbers) and `field_gt` (its truth: 0/1 numbers or booleans)"
         }

@@ -37,6 +37,7 @@ pub static METRIC_TYPES: &[&dyn MetricType] = &[
     &ranking::AVERAGE_PRECISION,
     &ranking::BRIER,
     &ranking::CALIBRATION,
+    &pass_at_k::PassAtKMetric,
 ];
 
 /// The metric type named `name`.

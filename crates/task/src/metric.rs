@@ -51,6 +51,9 @@ pub enum MetricReads {
     Pair,
     /// A score (`field:`, numbers) and its 0/1 truth (`field_gt:`, numbers or booleans).
     ScoreTruth,
+    /// A field (`field:`, numbers) and the group each row belongs to (`group:`, a column or
+    /// a template read as labels).
+    FieldGroup,
 }
 
 impl MetricReads {
@@ -59,6 +62,7 @@ impl MetricReads {
         match self {
             MetricReads::Pair => &["field_gt", "field_pred"],
             MetricReads::ScoreTruth => &["field", "field_gt"],
+            MetricReads::FieldGroup => &["field", "group"],
             _ => &["field"],
         }
     }

