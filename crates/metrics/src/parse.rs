@@ -103,6 +103,18 @@ pub fn parse_metric(
             vec![score, truth],
             vec![score_source, truth_source],
         )
+    } else if about.reads == MetricReads::Battle {
+        let (field, field_node) = cx.required("field", "winner")?;
+        let src = source(&cx, compiler, "field", &field, field_node)?.0;
+        let (a, a_node) = cx.required("model_a", "\"{{ sample.model_a }}\"")?;
+        let a_source = source(&cx, compiler, "model_a", &a, a_node)?.0;
+        let (b, b_node) = cx.required("model_b", "\"{{ sample.model_b }}\"")?;
+        let b_source = source(&cx, compiler, "model_b", &b, b_node)?.0;
+        (
+            field.clone(),
+            vec![field, a, b],
+            vec![src, a_source, b_source],
+        )
     } else if about.reads == MetricReads::FieldGroup {
         let (field, field_node) = cx.required("field", "is_correct")?;
         let (src, fk) = source(&cx, compiler, "field", &field, field_node)?;

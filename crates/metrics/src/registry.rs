@@ -38,6 +38,7 @@ pub static METRIC_TYPES: &[&dyn MetricType] = &[
     &ranking::BRIER,
     &ranking::CALIBRATION,
     &pass_at_k::PassAtKMetric,
+    &bradley_terry::BradleyTerryMetric,
 ];
 
 /// The metric type named `name`.

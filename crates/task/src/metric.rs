@@ -54,6 +54,9 @@ pub enum MetricReads {
     /// A field (`field:`, numbers) and the group each row belongs to (`group:`, a column or
     /// a template read as labels).
     FieldGroup,
+    /// A verdict (`field:`, labels) and the two models of each battle (`model_a:`,
+    /// `model_b:`, columns or templates read as labels).
+    Battle,
 }
 
 impl MetricReads {
@@ -63,6 +66,7 @@ impl MetricReads {
             MetricReads::Pair => &["field_gt", "field_pred"],
             MetricReads::ScoreTruth => &["field", "field_gt"],
             MetricReads::FieldGroup => &["field", "group"],
+            MetricReads::Battle => &["field", "model_a", "model_b"],
             _ => &["field"],
         }
     }

@@ -15,6 +15,7 @@ const TASK: &str = r#"definition:
         - {type: roc_auc, field: conf, field_gt: truth}
         - {type: expected_calibration_error, field: conf, field_gt: truth, bins: 2}
         - {type: win_rate, field: verdict}
+        - {type: bradley_terry, field: verdict, model_a: "{{ sample.judge }}", model_b: human, replicates: 0}
     - type: string_equals
       key: code
       value: "{{ sample.got }}"
@@ -62,6 +63,23 @@ fn agreement_ranking_win_rate_and_pass_at_k_read_input_columns_and_templates() {
     // Three wins, a tie and a loss; the null verdict is excluded.
     close(value("win_rate", "value"), 3.5 / 5.0, 5, "win rate");
     close(value("win_rate", "excluded"), 1.0, 5, "excluded");
+    // Two battles of "yes" against "no" (the judge and human columns as the models): a tie,
+    // and a win of "no"; "no" won 1.5 of 2, so its odds are 3 and the ratings 400 log10 3
+    // apart around 1000.
+    let rating = |label: &str| -> (f64, u64) {
+        let line = lines
+            .iter()
+            .find(|l| {
+                let p: Vec<&str> = l.split('|').collect();
+                p[2] == "bradley_terry" && p[5] == "rating" && p[6] == label
+            })
+            .unwrap_or_else(|| panic!("rating of {label} in {lines:#?}"));
+        let p: Vec<&str> = line.split('|').collect();
+        (p[7].parse().unwrap(), p[8].parse().unwrap())
+    };
+    let half = 200.0 * 3f64.log10();
+    close(rating("no"), 1000.0 + half, 2, "rating of no");
+    close(rating("yes"), 1000.0 - half, 2, "rating of yes");
     // p1: 3 samples, 1 right; p2: 3 samples, 2 right. pass@1 = (1/3 + 2/3) / 2; pass@2 =
     // (1 − 1/3 + 1) / 2, p2 having fewer than 2 wrong samples.
     close(value("pass_at_k", "pass@1"), 0.5, 2, "pass@1");

@@ -2,6 +2,7 @@
 //! registry ([`crate::registry`]) lists them.
 
 pub mod agreement;
+pub mod bradley_terry;
 pub mod classification;
 pub mod correlation;
 pub mod frequency;

@@ -55,24 +55,7 @@ impl Kind for WinRateMetric {
     }
 
     fn parse(&self, cx: &ParseCx<'_>) -> Result<Verdicts, TaskError> {
-        let Some(n) = cx.get("labels") else {
-            return Ok(Verdicts::default());
-        };
-        let hint = "e.g. `labels: {a: model_a, b: model_b, tie: tie}`";
-        let map = n.map("`labels`").map_err(|e| e.with_hint(hint))?;
-        map.check_keys(&["a", "b", "tie"], "`labels` of `win_rate`")?;
-        let mut v = Verdicts::default();
-        for (key, slot) in [("a", &mut v.a), ("b", &mut v.b), ("tie", &mut v.tie)] {
-            if let Some(node) = map.get(key) {
-                *slot = node.scalar_string(key)?;
-            }
-        }
-        if v.a == v.b || v.a == v.tie || v.b == v.tie {
-            return Err(n
-                .err("the labels `a`, `b` and `tie` of `win_rate` must differ")
-                .with_hint(hint));
-        }
-        Ok(v)
+        parse_verdicts(cx)
     }
 
     fn state(&self, verdicts: &Verdicts, setup: &Setup) -> WinRate {
@@ -85,6 +68,35 @@ impl Kind for WinRateMetric {
             confidence: setup.confidence,
         }
     }
+}
+
+/// `labels: {a: ..., b: ..., tie: ...}` of a metric over pairwise verdicts (default `A`,
+/// `B`, `tie`).
+pub(crate) fn parse_verdicts(cx: &ParseCx<'_>) -> Result<Verdicts, TaskError> {
+    let Some(n) = cx.get("labels") else {
+        return Ok(Verdicts::default());
+    };
+    let hint = "e.g. `labels: {a: model_a, b: model_b, tie: tie}`";
+    let map = n.map("`labels`").map_err(|e| e.with_hint(hint))?;
+    map.check_keys(
+        &["a", "b", "tie"],
+        &format!("`labels` of `{}`", cx.metric_type),
+    )?;
+    let mut v = Verdicts::default();
+    for (key, slot) in [("a", &mut v.a), ("b", &mut v.b), ("tie", &mut v.tie)] {
+        if let Some(node) = map.get(key) {
+            *slot = node.scalar_string(key)?;
+        }
+    }
+    if v.a == v.b || v.a == v.tie || v.b == v.tie {
+        return Err(n
+            .err(format!(
+                "the labels `a`, `b` and `tie` of `{}` must differ",
+                cx.metric_type
+            ))
+            .with_hint(hint));
+    }
+    Ok(v)
 }
 
 /// The state of a `win_rate`: the count of each verdict.

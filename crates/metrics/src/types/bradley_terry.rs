@@ -1,0 +1,318 @@
+//! `bradley_terry`: ratings of models from pairwise battles, as Chatbot Arena computes them:
+//! the maximum-likelihood Bradley-Terry fit (what Arena fits with scikit-learn's
+//! `LogisticRegression`, no intercept, no penalty), ties counting as half a win each way, on
+//! the Elo scale (400 points per factor of 10 in odds) with the ratings' mean at 1000, and
+//! intervals from a seeded bootstrap of the battles.
+//!
+//! The fit is Hunter's minorization-maximization iteration, run to a relative change of
+//! 1e-13. It exists when every model both won and lost against the others in the sense that
+//! the "beat" graph is strongly connected; otherwise (a model that never lost, or groups of
+//! models never compared) the ratings are null. The state is the count of each outcome per
+//! (model A, model B) pair, at most [`MAX_MODELS`] models, so it merges across partitions.
+//! The bootstrap draws the battles again with replacement, `replicates` times, from a
+//! generator seeded by `seed`; the interval is the replicates' percentiles at the task's
+//! `confidence`. Its cost is replicates × battles draws, at finish.
+
+use crate::accumulator::{first, State};
+use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
+use crate::types::win_rate::{parse_verdicts, Verdicts};
+use crate::{Figure, MetricError};
+use arrow::array::Array;
+use evalscore_task::{MetricReads, TaskError};
+use std::collections::BTreeMap;
+
+/// Most models a `bradley_terry` state holds.
+pub const MAX_MODELS: usize = 1_000;
+
+/// The `bradley_terry` metric type.
+pub struct BradleyTerryMetric;
+
+/// Its options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BtOptions {
+    pub verdicts: Verdicts,
+    pub replicates: u32,
+    pub seed: u64,
+}
+
+static ABOUT: About = About {
+    name: "bradley_terry",
+    doc: "Ratings of models from pairwise battles (`field`: the verdict `A`, `B` or `tie`; `model_a`, `model_b`: the two models, columns or templates), as Chatbot Arena computes them: the maximum-likelihood Bradley-Terry fit, ties half a win each way, on the Elo scale (400, base 10) with a mean of 1000; intervals from a seeded bootstrap of the battles (`replicates`, `seed`) at the task's `confidence`. One row per model (`label`), `n` its battles. Null ratings when the fit does not exist (a model never lost or never won, or models never compared). At most 1,000 models.",
+    reads: MetricReads::Battle,
+    options: &[
+        OptionDoc::optional(
+            "labels",
+            "the verdicts' labels, `{a: ..., b: ..., tie: ...}` (default `A`, `B`, `tie`)",
+        ),
+        OptionDoc::optional(
+            "replicates",
+            "bootstrap replicates for the intervals, 0 for none (default 100)",
+        ),
+        OptionDoc::optional("seed", "the bootstrap's seed (default 0)"),
+    ],
+    example: "{type: bradley_terry, field: value, model_a: \"{{ sample.model_a }}\", model_b: \"{{ sample.model_b }}\"}",
+    figures: "per model (`label`): `rating`, `ci_low`, `ci_high`",
+    confusion: false,
+};
+
+impl Kind for BradleyTerryMetric {
+    type Options = BtOptions;
+    type State = Battles;
+
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    fn parse(&self, cx: &ParseCx<'_>) -> Result<BtOptions, TaskError> {
+        let number = |key: &str, default: u64, max: u64| -> Result<u64, TaskError> {
+            match cx.get(key) {
+                None => Ok(default),
+                Some(n) => n.to_json().as_u64().filter(|v| *v <= max).ok_or_else(|| {
+                    n.err(format!("`{key}` must be a whole number from 0 to {max}"))
+                }),
+            }
+        };
+        Ok(BtOptions {
+            verdicts: parse_verdicts(cx)?,
+            replicates: number("replicates", 100, 10_000)? as u32,
+            seed: number("seed", 0, u64::MAX)?,
+        })
+    }
+
+    fn state(&self, options: &BtOptions, setup: &Setup) -> Battles {
+        Battles {
+            verdicts: options.verdicts.clone(),
+            replicates: options.replicates,
+            seed: options.seed,
+            confidence: setup.confidence,
+            outcomes: BTreeMap::new(),
+        }
+    }
+}
+
+/// Per (model A, model B): A's wins, B's wins, ties.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Battles {
+    verdicts: Verdicts,
+    replicates: u32,
+    seed: u64,
+    confidence: f64,
+    outcomes: BTreeMap<(String, String), [u64; 3]>,
+}
+
+/// The models and, per ordered pair (i, j), i's wins over j with ties as halves.
+fn wins(models: &[&str], outcomes: &[((usize, usize), [f64; 3])]) -> Vec<Vec<f64>> {
+    let mut w = vec![vec![0.0; models.len()]; models.len()];
+    for &((a, b), [aw, bw, t]) in outcomes {
+        w[a][b] += aw + t / 2.0;
+        w[b][a] += bw + t / 2.0;
+    }
+    w
+}
+
+/// Whether every model reaches every other along "beat" edges (w > 0): the condition for
+/// the maximum-likelihood fit to exist.
+fn strongly_connected(w: &[Vec<f64>]) -> bool {
+    let p = w.len();
+    let reach = |forward: bool| {
+        let mut seen = vec![false; p];
+        let mut stack = vec![0usize];
+        seen[0] = true;
+        while let Some(i) = stack.pop() {
+            for j in 0..p {
+                let edge = if forward { w[i][j] } else { w[j][i] };
+                if !seen[j] && edge > 0.0 {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        seen.iter().all(|s| *s)
+    };
+    p > 0 && reach(true) && reach(false)
+}
+
+/// The maximum-likelihood Bradley-Terry ratings (Elo scale, mean 1000) of the win matrix
+/// `w`, by Hunter's MM iteration; `None` when the fit does not exist.
+pub fn fit(w: &[Vec<f64>]) -> Option<Vec<f64>> {
+    let p = w.len();
+    if p < 2 || !strongly_connected(w) {
+        return None;
+    }
+    let won: Vec<f64> = w.iter().map(|r| r.iter().sum()).collect();
+    let mut s = vec![1.0f64; p];
+    for _ in 0..1_000_000 {
+        let mut next = vec![0.0; p];
+        for i in 0..p {
+            let mut denom = 0.0;
+            for j in 0..p {
+                let games = w[i][j] + w[j][i];
+                if i != j && games > 0.0 {
+                    denom += games / (s[i] + s[j]);
+                }
+            }
+            next[i] = won[i] / denom;
+        }
+        // Scale to a geometric mean of 1, so the strengths stay in range.
+        let g = (next.iter().map(|x| x.ln()).sum::<f64>() / p as f64).exp();
+        next.iter_mut().for_each(|x| *x /= g);
+        let change = next
+            .iter()
+            .zip(&s)
+            .map(|(a, b)| (a / b).ln().abs())
+            .fold(0.0, f64::max);
+        s = next;
+        if change < 1e-13 {
+            break;
+        }
+    }
+    let logs: Vec<f64> = s.iter().map(|x| 400.0 * x.log10()).collect();
+    let mean = logs.iter().sum::<f64>() / p as f64;
+    Some(logs.iter().map(|r| r - mean + 1000.0).collect())
+}
+
+/// The `q` quantile of sorted `v`, linearly interpolated (numpy's default).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let at = q * (v.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
+}
+
+impl State for Battles {
+    fn metric_type(&self) -> &'static str {
+        ABOUT.name
+    }
+
+    fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
+        let verdict = crate::labels::labels(first(inputs)?)?;
+        let missing =
+            || MetricError::Invalid("`bradley_terry` needs model_a and model_b".to_owned());
+        let a = crate::labels::labels(*inputs.get(1).ok_or_else(missing)?)?;
+        let b = crate::labels::labels(*inputs.get(2).ok_or_else(missing)?)?;
+        let (v, a, b) = (
+            crate::labels::column(&verdict)?,
+            crate::labels::column(&a)?,
+            crate::labels::column(&b)?,
+        );
+        for i in 0..verdict.len() {
+            let (Some(v), Some(a), Some(b)) = (v.get(i), a.get(i), b.get(i)) else {
+                continue;
+            };
+            let slot = if v == self.verdicts.a {
+                0
+            } else if v == self.verdicts.b {
+                1
+            } else if v == self.verdicts.tie {
+                2
+            } else {
+                continue;
+            };
+            if a == b {
+                continue;
+            }
+            self.outcomes
+                .entry((a.to_owned(), b.to_owned()))
+                .or_default()[slot] += 1;
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: &Self) {
+        for (pair, counts) in &other.outcomes {
+            let c = self.outcomes.entry(pair.clone()).or_default();
+            for k in 0..3 {
+                c[k] += counts[k];
+            }
+        }
+    }
+
+    fn check_size(&self) -> Result<(), MetricError> {
+        let mut models: Vec<&str> = self
+            .outcomes
+            .keys()
+            .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+            .collect();
+        models.sort_unstable();
+        models.dedup();
+        if models.len() > MAX_MODELS {
+            return Err(MetricError::Invalid(format!(
+                "`bradley_terry` has more than {MAX_MODELS} models, its limit"
+            )));
+        }
+        Ok(())
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let mut models: Vec<&str> = self
+            .outcomes
+            .keys()
+            .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+            .collect();
+        models.sort_unstable();
+        models.dedup();
+        let index = |m: &str| models.binary_search(&m).unwrap_or(0);
+        let cells: Vec<((usize, usize), [f64; 3])> = self
+            .outcomes
+            .iter()
+            .map(|((a, b), c)| ((index(a), index(b)), c.map(|x| x as f64)))
+            .collect();
+        let ratings = fit(&wins(&models, &cells));
+        let mut battles = vec![0u64; models.len()];
+        for ((a, b), c) in &self.outcomes {
+            let n: u64 = c.iter().sum();
+            battles[index(a)] += n;
+            battles[index(b)] += n;
+        }
+        // The bootstrap: each replicate draws the battles again with replacement.
+        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); models.len()];
+        if ratings.is_some() && self.replicates > 0 {
+            let flat: Vec<(usize, usize, usize)> = cells
+                .iter()
+                .flat_map(|&((a, b), c)| (0..3).map(move |k| (a, b, k)).zip(c))
+                .filter(|(_, n)| *n > 0.0)
+                .map(|(cell, _)| cell)
+                .collect();
+            let mut cumulative = Vec::with_capacity(flat.len());
+            let mut total = 0u64;
+            for &(a, b, k) in &flat {
+                let (x, y) = (models[a], models[b]);
+                total += self.outcomes[&(x.to_owned(), y.to_owned())][k];
+                cumulative.push(total);
+            }
+            let mut rng = fastrand::Rng::with_seed(self.seed);
+            for _ in 0..self.replicates {
+                let mut drawn = vec![((0usize, 0usize), [0.0f64; 3]); 0];
+                let mut counts: BTreeMap<(usize, usize), [f64; 3]> = BTreeMap::new();
+                for _ in 0..total {
+                    let r = rng.u64(0..total);
+                    let at = cumulative.partition_point(|&c| c <= r);
+                    let (a, b, k) = flat[at];
+                    counts.entry((a, b)).or_default()[k] += 1.0;
+                }
+                drawn.extend(counts);
+                if let Some(r) = fit(&wins(&models, &drawn)) {
+                    for (s, x) in samples.iter_mut().zip(r) {
+                        s.push(x);
+                    }
+                }
+            }
+        }
+        let (lo_q, hi_q) = ((1.0 - self.confidence) / 2.0, (1.0 + self.confidence) / 2.0);
+        let mut out = Vec::with_capacity(models.len() * 3);
+        for (i, m) in models.iter().enumerate() {
+            let label = Some((*m).to_owned());
+            let rating = ratings.as_ref().map(|r| r[i]);
+            samples[i].sort_by(f64::total_cmp);
+            let bound = |q: f64| (!samples[i].is_empty()).then(|| quantile(&samples[i], q));
+            out.push(Figure::new("rating", label.clone(), rating, battles[i]));
+            out.push(Figure::new(
+                "ci_low",
+                label.clone(),
+                bound(lo_q),
+                battles[i],
+            ));
+            out.push(Figure::new("ci_high", label, bound(hi_q), battles[i]));
+        }
+        out
+    }
+}
