@@ -92,7 +92,15 @@ def main():
         cases.append({"name": f"bt-{len(cases)}",
                       "battles": [list(b) for b in battles],
                       "ratings": compute_mle_elo(battles)})
-    OUT.write_text(json.dumps({"versions": versions(), "cases": cases}) + "\n")
+    # The example battles (data/examples/battles.jsonl): ratings from the human verdicts,
+    # and the judge's agreement with the human.
+    rows = [json.loads(line) for line in
+            (OUT.parents[1] / "examples" / "battles.jsonl").read_text().splitlines()]
+    from sklearn.metrics import cohen_kappa_score
+    example = {"ratings": compute_mle_elo([(r["model_a"], r["model_b"], r["human"]) for r in rows]),
+               "cohen_kappa": float(cohen_kappa_score([r["human"] for r in rows],
+                                                      [r["judge"] for r in rows]))}
+    OUT.write_text(json.dumps({"versions": versions(), "cases": cases, "example": example}) + "\n")
     print(f"wrote {OUT}: {len(cases)} cases")
 
 

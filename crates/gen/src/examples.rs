@@ -617,7 +617,9 @@ pub fn run(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     write_parquet(&out.join("qa.parquet"), &qa)?;
     write_jsonl(&out.join("qa.jsonl"), &qa)?;
     write_parquet(&out.join("mcqa.parquet"), &mcqa)?;
-    std::fs::write(out.join("README.md"), readme(&qa, &mcqa)?)?;
+    crate::battles::write(out)?;
+    let text = readme(&qa, &mcqa)? + &crate::battles::readme();
+    std::fs::write(out.join("README.md"), text)?;
     eprintln!("wrote {}", out.join("README.md").display());
     Ok(())
 }

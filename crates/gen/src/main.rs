@@ -17,6 +17,7 @@
 //!
 //! No randomness source other than a seeded splitmix64 is used.
 
+mod battles;
 mod examples;
 mod export;
 mod judge_server;

@@ -85,3 +85,42 @@ fn agreement_ranking_win_rate_and_pass_at_k_read_input_columns_and_templates() {
     close(value("pass_at_k", "pass@1"), 0.5, 2, "pass@1");
     close(value("pass_at_k", "pass@2"), 5.0 / 6.0, 2, "pass@2");
 }
+
+#[test]
+fn the_battles_example_gives_chatbot_arenas_ratings_and_scikit_learns_kappa() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    succeeded(run_task(
+        &examples().join("battles.yaml"),
+        &examples().join("battles.jsonl"),
+        &out,
+        &["--quiet"],
+    ));
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(examples().join("../golden/bradley_terry.json")).unwrap(),
+    )
+    .unwrap();
+    let lines = metric_lines(&read_parquet(&out.join("metrics.parquet")));
+    let figure = |metric: &str, stat: &str, label: &str| -> f64 {
+        let line = lines
+            .iter()
+            .find(|l| {
+                let p: Vec<&str> = l.split('|').collect();
+                p[2] == metric && p[5] == stat && p[6] == label
+            })
+            .unwrap_or_else(|| panic!("{metric} {stat} {label} in {lines:#?}"));
+        line.split('|').nth(7).unwrap().parse().unwrap()
+    };
+    for (model, want) in golden["example"]["ratings"].as_object().unwrap() {
+        let got = figure("bradley_terry", "rating", model);
+        assert!(
+            (got - want.as_f64().unwrap()).abs() < 1e-4,
+            "{model}: {got} vs {want}"
+        );
+        assert!(figure("bradley_terry", "ci_low", model) < got);
+        assert!(figure("bradley_terry", "ci_high", model) > got);
+    }
+    let kappa = figure("judge agreement", "value", "∅");
+    assert!((kappa - golden["example"]["cohen_kappa"].as_f64().unwrap()).abs() < 1e-12);
+    assert_eq!(figure("win rate of A", "wins", "∅"), 46.0);
+}
