@@ -59,7 +59,8 @@ pub fn bars(title: &str, y_label: &str, bars: &[Bar]) -> Result<String> {
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d((0..k - 1).into_segmented(), lo..hi)
+            // One bar still gets two slots: a segmented axis of one slot has no width.
+            .build_cartesian_2d((0..k.max(2) - 1).into_segmented(), lo..hi)
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -189,15 +190,27 @@ pub struct Forest {
 
 /// Differences with their intervals, one per line, around a vertical line at zero.
 pub fn forest(title: &str, rows: &[Forest]) -> Result<String> {
+    points(title, "new − base", rows, Some(0.0))
+}
+
+/// Values with their intervals, one per line (ratings, ranked), around a vertical line at
+/// `reference` when given.
+pub fn points(
+    title: &str,
+    x_desc: &str,
+    rows: &[Forest],
+    reference: Option<f64>,
+) -> Result<String> {
     let m = rows.len().max(1);
+    let start = reference.or(rows.first().map(|r| r.diff)).unwrap_or(0.0);
     let mut lo = rows
         .iter()
         .map(|r| r.interval.map_or(r.diff, |i| i.0).min(r.diff))
-        .fold(0.0f64, f64::min);
+        .fold(start, f64::min);
     let mut hi = rows
         .iter()
         .map(|r| r.interval.map_or(r.diff, |i| i.1).max(r.diff))
-        .fold(0.0f64, f64::max);
+        .fold(start, f64::max);
     if hi - lo < 1e-9 {
         lo -= 0.05;
         hi += 0.05;
@@ -220,7 +233,7 @@ pub fn forest(title: &str, rows: &[Forest]) -> Result<String> {
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .x_desc("new − base")
+            .x_desc(x_desc)
             .y_labels(m)
             .y_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
@@ -230,10 +243,12 @@ pub fn forest(title: &str, rows: &[Forest]) -> Result<String> {
             .draw()
             .map_err(err)?;
         chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(0.0, SegmentValue::Exact(0)), (0.0, SegmentValue::Exact(m))],
-                RED.stroke_width(1),
-            )))
+            .draw_series(reference.map(|x| {
+                PathElement::new(
+                    vec![(x, SegmentValue::Exact(0)), (x, SegmentValue::Exact(m))],
+                    RED.stroke_width(1),
+                )
+            }))
             .map_err(err)?;
         chart
             .draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
@@ -253,6 +268,64 @@ pub fn forest(title: &str, rows: &[Forest]) -> Result<String> {
             .draw_series(
                 rows.iter().enumerate().map(|(i, r)| {
                     Circle::new((r.diff, SegmentValue::CenterOf(i)), 4, BAR.filled())
+                }),
+            )
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// One bin of a reliability diagram: the mean score (confidence), the share of positives
+/// (accuracy) and the rows.
+#[derive(Debug, Clone)]
+pub struct Bin {
+    pub confidence: f64,
+    pub accuracy: f64,
+    pub rows: u64,
+}
+
+/// A reliability diagram: each bin's accuracy against its mean confidence, over the diagonal
+/// of perfect calibration.
+pub fn reliability(title: &str, bins: &[Bin]) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (420, 420)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 16))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0f64..1.0, 0.0f64..1.0)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("mean score (confidence)")
+            .y_desc("accuracy")
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, 0.0), (1.0, 1.0)],
+                RED.stroke_width(1),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                bins.iter()
+                    .map(|b| (b.confidence, b.accuracy))
+                    .collect::<Vec<_>>(),
+                BAR.stroke_width(2),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(
+                // A bin's dot grows with its rows.
+                bins.iter().map(|b| {
+                    let r = 3.0 + (b.rows.max(1) as f64).log2().min(8.0) / 2.0;
+                    Circle::new((b.confidence, b.accuracy), r as i32, BAR.filled())
                 }),
             )
             .map_err(err)?;

@@ -182,6 +182,7 @@ fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> 
                 let svg = charts::bars(&title, "count", &bars).map_err(chart_error)?;
                 charts_out.push(json!({"title": title, "kind": "frequency", "svg": svg}));
             }
+            judging_chart(key, name, mtype, &figs, groups.is_empty(), charts_out)?;
             // Confusion heatmap (overall cells).
             if let Some(cells) = m["confusion"].as_array() {
                 let overall: Vec<&Value> = cells
@@ -273,6 +274,91 @@ fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> 
         "metrics": metric_rows,
         "judge": judge,
     }))
+}
+
+/// The chart of a pairwise or judging metric: a win rate with its interval against 0.5 (overall;
+/// grouped win rates are drawn per group above), Bradley-Terry ratings ranked with their
+/// intervals, a calibration error's reliability diagram.
+fn judging_chart(
+    key: &str,
+    name: &str,
+    mtype: &str,
+    figs: &Figures,
+    overall_only: bool,
+    charts_out: &mut Vec<Value>,
+) -> Result<(), Error> {
+    let get = |label: &Option<String>, stat: &str| {
+        figs.get(&(String::new(), label.clone(), stat.to_owned()))
+            .and_then(|v| v.0)
+    };
+    let labels = |stat: &str| -> Vec<Option<String>> {
+        figs.keys()
+            .filter(|(g, l, s)| g.is_empty() && l.is_some() && s == stat)
+            .map(|(_, l, _)| l.clone())
+            .collect()
+    };
+    let (title, kind, svg) = match mtype {
+        "win_rate" if overall_only => {
+            let Some(value) = get(&None, "value") else {
+                return Ok(());
+            };
+            let row = Forest {
+                label: "A against B".to_owned(),
+                diff: value,
+                interval: get(&None, "ci_low").zip(get(&None, "ci_high")),
+            };
+            let title = format!("{key} / {name}: win rate of A");
+            // Against the line of an even match.
+            let svg =
+                charts::points(&title, "win rate of A", &[row], Some(0.5)).map_err(chart_error)?;
+            (title, "win_rate", svg)
+        }
+        "bradley_terry" => {
+            let mut rows: Vec<Forest> = labels("rating")
+                .into_iter()
+                .filter_map(|l| {
+                    Some(Forest {
+                        label: l.clone()?,
+                        diff: get(&l, "rating")?,
+                        interval: get(&l, "ci_low").zip(get(&l, "ci_high")),
+                    })
+                })
+                .collect();
+            if rows.is_empty() {
+                return Ok(());
+            }
+            rows.sort_by(|a, b| b.diff.total_cmp(&a.diff));
+            let title = format!("{key} / {name}: ratings");
+            let svg =
+                charts::points(&title, "Elo rating", &rows, Some(1000.0)).map_err(chart_error)?;
+            (title, "ranking", svg)
+        }
+        "expected_calibration_error" => {
+            let mut bins: Vec<charts::Bin> = labels("bin_accuracy")
+                .into_iter()
+                .filter_map(|l| {
+                    let rows = figs
+                        .get(&(String::new(), l.clone(), "bin_accuracy".to_owned()))?
+                        .1?;
+                    Some(charts::Bin {
+                        accuracy: get(&l, "bin_accuracy")?,
+                        confidence: get(&l, "bin_confidence")?,
+                        rows,
+                    })
+                })
+                .collect();
+            if bins.is_empty() {
+                return Ok(());
+            }
+            bins.sort_by(|a, b| a.confidence.total_cmp(&b.confidence));
+            let title = format!("{key} / {name}: reliability");
+            let svg = charts::reliability(&title, &bins).map_err(chart_error)?;
+            (title, "reliability", svg)
+        }
+        _ => return Ok(()),
+    };
+    charts_out.push(json!({"title": title, "kind": kind, "svg": svg}));
+    Ok(())
 }
 
 /// A JSON value as table text: strings bare, null empty.

@@ -372,3 +372,51 @@ fn the_report_shows_failing_rows_and_flipped_rows_side_by_side() {
     );
     assert!(!dom.contains("fail → pass</h4>"), "no row went up");
 }
+
+#[test]
+fn the_report_draws_win_rates_rankings_and_reliability() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = tmp.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "definition:\n  scorers:\n    - type: value\n      key: battle\n      value: \"{{ sample.verdict }}\"\n      metrics:\n        - {type: win_rate, field: value}\n        - {type: bradley_terry, field: value, model_a: a, model_b: b, replicates: 20}\n        - {type: expected_calibration_error, field: conf, field_gt: truth, bins: 5}\n",
+    )
+    .unwrap();
+    let models = ["m1", "m2", "m3"];
+    let rows: String = (0..60usize)
+        .map(|i| {
+            let (a, b) = (models[i % 3], models[(i + 1 + i / 3 % 2) % 3]);
+            let verdict = ["A", "B", "tie", "A"][i % 4];
+            let conf = (i % 10) as f64 / 10.0 + 0.05;
+            let truth = u8::from(i % 10 > 3);
+            serde_json::json!({"verdict": verdict, "a": a, "b": b, "conf": conf, "truth": truth})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let data = tmp.path().join("battles.jsonl");
+    std::fs::write(&data, rows).unwrap();
+    let out = tmp.path().join("run");
+    succeeded(run_task(&task, &data, &out, &["--quiet"]));
+    let page = tmp.path().join("report.html");
+    succeeded(
+        evalscore()
+            .arg("report")
+            .arg(&out)
+            .arg("-o")
+            .arg(&page)
+            .output()
+            .unwrap(),
+    );
+    let b = chromium(&page, tmp.path(), "--dump-dom");
+    assert_eq!(console(&b), Vec::<&str>::new());
+    assert_eq!(page_requests(&b), Vec::<String>::new());
+    for kind in ["win_rate", "ranking", "reliability"] {
+        assert_eq!(
+            b.dom.matches(&format!("data-kind=\"{kind}\"")).count(),
+            1,
+            "{kind}"
+        );
+    }
+    assert_eq!(b.dom.matches("<svg").count(), 3, "{}", b.dom);
+}

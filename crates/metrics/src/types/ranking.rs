@@ -48,6 +48,7 @@ const fn about(
     doc: &'static str,
     options: &'static [OptionDoc],
     example: &'static str,
+    figures: &'static str,
 ) -> About {
     About {
         name,
@@ -55,7 +56,7 @@ const fn about(
         reads: MetricReads::ScoreTruth,
         options,
         example,
-        figures: "`value`",
+        figures,
         confusion: false,
     }
 }
@@ -66,6 +67,7 @@ pub static ROC_AUC: RankingMetric = RankingMetric {
         "The area under the ROC curve of a score against its 0/1 truth, as scikit-learn's `roc_auc_score` (tied scores count half). Null without both a positive and a negative row. Exact while the field has at most 100,000 distinct scores.",
         &[],
         "{type: roc_auc, field: is_correct, field_gt: is_correct}",
+        "`value`",
     ),
     ranking: Ranking::RocAuc,
 };
@@ -76,6 +78,7 @@ pub static AVERAGE_PRECISION: RankingMetric = RankingMetric {
         "Average precision of a score against its 0/1 truth, as scikit-learn's `average_precision_score`: the precision at each distinct score threshold, weighted by the recall it adds. Null without a positive row. Exact while the field has at most 100,000 distinct scores.",
         &[],
         "{type: average_precision, field: is_correct, field_gt: is_correct}",
+        "`value`",
     ),
     ranking: Ranking::AveragePrecision,
 };
@@ -86,6 +89,7 @@ pub static BRIER: RankingMetric = RankingMetric {
         "The Brier score of a probability against its 0/1 truth, as scikit-learn's `brier_score_loss`: the mean squared difference. Scores must be in [0, 1].",
         &[],
         "{type: brier_score, field: is_correct, field_gt: is_correct}",
+        "`value`",
     ),
     ranking: Ranking::Brier,
 };
@@ -99,6 +103,7 @@ pub static CALIBRATION: RankingMetric = RankingMetric {
             "the number of equal-width bins of [0, 1], from 1 to 10,000 (default 10)",
         )],
         "{type: expected_calibration_error, field: is_correct, field_gt: is_correct, bins: 10}",
+        "`value`; per non-empty bin (`label` `[low, high)`): `bin_accuracy`, `bin_confidence` (`n`: its rows)",
     ),
     ranking: Ranking::Calibration,
 };
@@ -168,6 +173,21 @@ impl ScoredTruths {
             .collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         v
+    }
+}
+
+impl ScoredTruths {
+    /// Per equal-width bin of [0, 1]: rows, positives, sum of scores.
+    fn bins(&self, sorted: &[(f64, f64, f64)]) -> Vec<(f64, f64, f64)> {
+        let bins = self.bins as usize;
+        let mut per = vec![(0.0f64, 0.0f64, 0.0f64); bins];
+        for &(s, neg, pos) in sorted {
+            let b = ((s * bins as f64).floor() as usize).min(bins - 1);
+            per[b].0 += neg + pos;
+            per[b].1 += pos;
+            per[b].2 += s * (neg + pos);
+        }
+        per
     }
 }
 
@@ -283,21 +303,39 @@ impl State for ScoredTruths {
                     .sum::<f64>()
                     / n
             }),
-            Ranking::Calibration => (n > 0.0).then(|| {
-                let bins = self.bins as usize;
-                // Per bin: rows, positives, sum of scores.
-                let mut per = vec![(0.0f64, 0.0f64, 0.0f64); bins];
-                for &(s, neg, pos) in &sorted {
-                    let b = ((s * bins as f64).floor() as usize).min(bins - 1);
-                    per[b].0 += neg + pos;
-                    per[b].1 += pos;
-                    per[b].2 += s * (neg + pos);
+            Ranking::Calibration => {
+                let per = self.bins(&sorted);
+                let value = (n > 0.0).then(|| {
+                    per.iter()
+                        .filter(|b| b.0 > 0.0)
+                        .map(|&(rows, pos, sum)| (rows / n) * (pos / rows - sum / rows).abs())
+                        .sum()
+                });
+                // Each non-empty bin's accuracy and mean score: the reliability diagram.
+                let mut out = vec![Figure::new("value", None, value, n as u64)];
+                let width = 1.0 / f64::from(self.bins);
+                for (b, &(rows, pos, sum)) in per.iter().enumerate().filter(|(_, b)| b.0 > 0.0) {
+                    let label = Some(format!(
+                        "[{:.4}, {:.4}{}",
+                        b as f64 * width,
+                        (b + 1) as f64 * width,
+                        if b + 1 == per.len() { "]" } else { ")" }
+                    ));
+                    out.push(Figure::new(
+                        "bin_accuracy",
+                        label.clone(),
+                        Some(pos / rows),
+                        rows as u64,
+                    ));
+                    out.push(Figure::new(
+                        "bin_confidence",
+                        label,
+                        Some(sum / rows),
+                        rows as u64,
+                    ));
                 }
-                per.iter()
-                    .filter(|b| b.0 > 0.0)
-                    .map(|&(rows, pos, sum)| (rows / n) * (pos / rows - sum / rows).abs())
-                    .sum()
-            }),
+                return out;
+            }
         };
         vec![Figure::new("value", None, value, n as u64)]
     }
