@@ -2,3 +2,4 @@
 //! `cargo test -p evalscore-task --test it metric::` runs one module's tests.
 
 mod metric;
+mod suite;
