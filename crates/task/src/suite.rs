@@ -44,8 +44,9 @@ pub struct SuiteTask {
 pub enum TaskSource {
     /// `task:`: a task file, as written (relative to the suite file).
     File(String),
-    /// `definition:`: the task's `definition` mapping, as the text of a task file (JSON, which
-    /// is YAML), and where it starts in the suite file.
+    /// `definition:`: the task's `definition` mapping as the text of a task file whose lines
+    /// and columns are the suite file's (the lines before it blank), so that the task's
+    /// errors point into the suite file; and where the mapping starts.
     Inline {
         text: String,
         location: Option<Location>,
@@ -67,6 +68,7 @@ impl SuiteFile {
 
     /// Parses a suite file's text.
     pub fn parse(text: &str) -> Result<SuiteFile, TaskError> {
+        let source = text;
         let doc = parse_yaml(text)?;
         let root = Node::new(&doc).map("the suite file")?;
         root.check_keys(SUITE_KEYS, "the suite file")?;
@@ -87,7 +89,7 @@ impl SuiteFile {
         }
         let mut tasks: Vec<SuiteTask> = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
-            let task = suite_task(entry, i + 1)?;
+            let task = suite_task(source, entry, i + 1)?;
             if let Some(first) = tasks.iter().find(|t| t.name == task.name) {
                 let at = first
                     .location
@@ -110,7 +112,7 @@ impl SuiteFile {
 }
 
 /// Entry `number` (1-based) of `tasks:`.
-fn suite_task(node: &Node<'_>, number: usize) -> Result<SuiteTask, TaskError> {
+fn suite_task(source: &str, node: &Node<'_>, number: usize) -> Result<SuiteTask, TaskError> {
     let map: MapNode<'_> = node.map(&format!("task {number} of `tasks`"))?;
     map.check_keys(TASK_KEYS, &format!("task {number} of `tasks`"))?;
     let name = map
@@ -136,9 +138,17 @@ fn suite_task(node: &Node<'_>, number: usize) -> Result<SuiteTask, TaskError> {
         (Some(t), None) => TaskSource::File(t.scalar_string("task")?),
         (None, Some(d)) => {
             d.map("`definition`")?;
-            let doc = serde_json::json!({ "definition": d.to_json() });
+            let key = map
+                .keys()
+                .find(|(k, _)| *k == "definition")
+                .and_then(|(_, l)| l);
+            let text = match (key, d.location) {
+                (Some(key), Some(value)) => inline_text(source, key, value),
+                _ => serde_json::to_string_pretty(&serde_json::json!({ "definition": d.to_json() }))
+                    .unwrap_or_default(),
+            };
             TaskSource::Inline {
-                text: serde_json::to_string_pretty(&doc).unwrap_or_default(),
+                text,
                 location: d.location,
             }
         }
@@ -155,6 +165,34 @@ fn suite_task(node: &Node<'_>, number: usize) -> Result<SuiteTask, TaskError> {
         sets,
         location: map.location,
     })
+}
+
+/// The text of an inline task: the suite file's lines of its `definition:` block where they
+/// are, the key's line rewritten to start with `definition:`, every other line blank. A
+/// block ends at the first line (not blank, not a comment) indented no deeper than its key.
+fn inline_text(source: &str, key: Location, value: Location) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let key_line = key.line as usize;
+    let indent = (key.column as usize).saturating_sub(1);
+    let mut out = "\n".repeat(key_line.saturating_sub(1));
+    out.push_str("definition:");
+    if value.line == key.line {
+        // `definition: {scorers: [...]}`: the value stays at its column.
+        let at = (value.column as usize).saturating_sub(1);
+        let line = lines.get(key_line - 1).copied().unwrap_or_default();
+        out.push_str(&" ".repeat(at.saturating_sub("definition:".len()).max(1)));
+        out.extend(line.chars().skip(at));
+    }
+    out.push('\n');
+    for line in lines.iter().skip(key_line) {
+        let body = line.trim_start();
+        if !body.is_empty() && !body.starts_with('#') && line.len() - body.len() <= indent {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// A task name names its output folder `task=NAME`: letters, digits, `_`, `-` and `.`,

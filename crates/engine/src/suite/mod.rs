@@ -74,8 +74,8 @@ pub fn is_suite_file(path: &Path) -> bool {
 struct Member {
     name: String,
     opts: RunOptions,
-    /// The inline definition's text and where it is in the suite file (`None`: a task file).
-    inline: Option<(String, Option<evalscore_task::Location>)>,
+    /// The inline definition's text (`None`: a task file).
+    inline: Option<String>,
     /// `inputs` of suite.json: the task's input arguments.
     inputs: Vec<String>,
     /// Bound, its outputs prepared.
@@ -348,9 +348,7 @@ fn member(
     }
     let (task, inline) = match &t.source {
         TaskSource::File(f) => (resolve(path, f), None),
-        TaskSource::Inline { text, location } => {
-            (path.to_path_buf(), Some((text.clone(), *location)))
-        }
+        TaskSource::Inline { text, .. } => (path.to_path_buf(), Some(text.clone())),
     };
     let name = t.name.clone();
     let warnings = Arc::clone(warnings);
@@ -415,13 +413,9 @@ fn groups(members: &[Member]) -> Vec<Vec<usize>> {
 fn bind(m: &mut Member, suite: &Path, inputs: &Inputs, run: &RunIdentity) -> Result<Ready, Error> {
     let (task, sha) = match &m.inline {
         None => pipeline::read_task(&m.opts)?,
-        Some((text, location)) => {
-            pipeline::parse_task(&m.opts, text, suite.parent()).map_err(|mut e| {
-                // Inside the inline definition, located at its start in the suite file.
-                e.location = *location;
-                Error::task(suite, e)
-            })?
-        }
+        // The inline text keeps the suite file's lines and columns: errors point into it.
+        Some(text) => pipeline::parse_task(&m.opts, text, suite.parent())
+            .map_err(|e| Error::task(suite, e))?,
     };
     m.task_sha = sha;
     let scorer = pipeline::plan(&m.opts, task, inputs, run)?;

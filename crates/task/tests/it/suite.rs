@@ -33,15 +33,37 @@ fn a_suite_gives_its_inputs_labels_and_tasks_in_order() {
     );
     match &s.tasks[2].source {
         TaskSource::Inline { text, location } => {
-            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            // The suite's lines where they were: the task's errors point into the suite file.
             assert_eq!(
-                v,
-                serde_json::json!({"definition": {"scorers": [{"type": "string_equals", "ground_truth": "{{ sample.answer }}"}]}})
+                text,
+                &format!(
+                    "{}definition:\n      scorers: [{{type: string_equals, ground_truth: \"{{{{ sample.answer }}}}\"}}]\n",
+                    "\n".repeat(10)
+                )
             );
             assert_eq!(location.map(|l| (l.line, l.column)), Some((12, 7)));
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn an_inline_definition_keeps_its_columns_and_ends_with_its_block() {
+    let text = "tasks:\n  - definition: {scorers: [{type: exact_match}]}\n    name: a\n  - name: b\n    definition:\n      # the scorers\n      scorers:\n\n        - type: exact_match\n    set: {x: 1}\n";
+    let s = SuiteFile::parse(text).unwrap();
+    let inline = |i: usize| match &s.tasks[i].source {
+        TaskSource::Inline { text, .. } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        inline(0),
+        "\ndefinition:     {scorers: [{type: exact_match}]}\n"
+    );
+    assert_eq!(
+        inline(1),
+        "\n\n\n\ndefinition:\n      # the scorers\n      scorers:\n\n        - type: exact_match\n"
+    );
+    assert_eq!(s.tasks[1].sets, vec![("x".to_owned(), "1".to_owned())]);
 }
 
 #[test]
