@@ -24,4 +24,5 @@ mod robustness;
 mod run_identity;
 mod storage;
 mod storage_secrets;
+mod suites;
 mod trees;
