@@ -58,7 +58,7 @@ def test_run_suite_raises_a_failing_task_unless_keep_going(tmp_path, parquet_fil
     suite = write_suite(tmp_path, parquet_file, bad)
     with pytest.raises(evalscore.TaskError) as e:
         evalscore.run_suite(suite, tmp_path / "out")
-    assert e.value.message.startswith(f"task `bad`: task file `{suite}`, line 13, column 25: template of")
+    assert e.value.message.startswith(f"task `bad`: task file `{suite}`, line 15, column 25: template of")
     assert not (tmp_path / "out" / "suite.json").exists()
     assert not (tmp_path / "out" / "task=full").exists()
 
