@@ -4,10 +4,11 @@ processes over the same file (see BENCHMARKS.md, "Suites").
 
     python3 scripts/bench/suite_bench.py [--input bench-data/syn_10000000.parquet] [--tasks 20]
                                          [--runs 3] [--threads 2] [--bin target/release/evalscore]
+                                         [--mix]
 
 1. Writes a suite of --tasks tasks into a temporary folder: the benchmark job
-   (scripts/bench/job.yaml) and its template variant (job_template.yaml) in alternation, named
-   job01, job02, ..., all over --input (the file run_bench.py generates: `python3
+   (scripts/bench/job.yaml), named job01, job02, ... (with --mix, the job and its template
+   variant job_template.yaml in alternation), all over --input (the file run_bench.py generates: `python3
    scripts/bench/run_bench.py --rows 10000000` makes bench-data/syn_10000000.parquet).
 2. Runs, --runs times in alternation, after one untimed warm-up read of the file:
    - suite:    `evalscore run SUITE.yaml --out DIR --keep id --threads T` (one process)
@@ -20,7 +21,8 @@ processes over the same file (see BENCHMARKS.md, "Suites").
    run.json's `threads`), metrics.parquet and confusion.parquet equal as tables without
    `run_started_at` (with pyarrow; without it, those two are skipped and the script says so).
    A difference stops the script with exit code 1.
-4. Prints a Markdown table: wall median, min-max, peak RSS, and the ratio separate / suite.
+4. Prints a Markdown table: wall median, min-max, peak RSS, and the ratio separate / suite,
+   with the load average before and after (the machine should be otherwise idle).
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-TASKS = [HERE / "job.yaml", HERE / "job_template.yaml"]
+JOB, TEMPLATE = HERE / "job.yaml", HERE / "job_template.yaml"
 TIMES = {"started_at", "finished_at", "wall_seconds", "run_started_at", "threads"}
 
 
@@ -92,6 +94,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--bin", type=Path, default=ROOT / "target" / "release" / "evalscore")
+    ap.add_argument("--mix", action="store_true", help="alternate job.yaml and job_template.yaml")
     args = ap.parse_args()
     if not args.input.exists():
         sys.exit(f"{args.input} is missing: `python3 scripts/bench/run_bench.py --rows 10000000` makes it")
@@ -100,7 +103,9 @@ def main() -> int:
     binary, data = str(args.bin.resolve()), str(args.input.resolve())
     work = Path(tempfile.mkdtemp(prefix="suite-bench-"))
     names = [f"job{i + 1:02d}" for i in range(args.tasks)]
-    tasks = [TASKS[i % len(TASKS)] for i in range(args.tasks)]
+    kinds = [JOB, TEMPLATE] if args.mix else [JOB]
+    tasks = [kinds[i % len(kinds)] for i in range(args.tasks)]
+    load_before = os.getloadavg()
     suite = work / "suite.yaml"
     suite.write_text(
         f"inputs: [{json.dumps(data)}]\ntasks:\n"
@@ -134,7 +139,12 @@ def main() -> int:
                 return 1
             print(f"outputs of the {args.tasks} tasks agree", file=sys.stderr)
     med = {m: statistics.median(w) for m, w in walls.items()}
-    print(f"\n{args.tasks} tasks over {args.input.name}, --threads {args.threads}, {args.runs} runs in alternation\n")
+    load_after = os.getloadavg()
+    what = "job.yaml and job_template.yaml in alternation" if args.mix else "job.yaml"
+    print(
+        f"\n{args.tasks} tasks ({what}) over {args.input.name}, --threads {args.threads}, "
+        f"{args.runs} runs in alternation; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after\n"
+    )
     print("| mode | wall median (s) | min-max (s) | peak RSS (MiB) | wall / suite |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for mode in ["suite", "separate"]:
