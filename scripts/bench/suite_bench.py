@@ -51,11 +51,11 @@ def timed(cmds: list[list[str]]) -> tuple[float, int | None]:
     for cmd in cmds:
         if time_bin:
             with tempfile.NamedTemporaryFile("r") as f:
-                subprocess.run([time_bin, "-f", "%M", "-o", f.name, *cmd], check=True)
+                subprocess.run([time_bin, "-f", "%M", "-o", f.name, *cmd], check=True, stdout=subprocess.DEVNULL)
                 kib = int(f.read().strip().splitlines()[-1])
                 peak = max(peak or 0, kib)
         else:
-            subprocess.run(cmd, check=True)
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.monotonic() - start, peak
 
 
