@@ -35,6 +35,7 @@ from ._evalscore import (
     _Task,
     __version__,
     read_task as _read_task,
+    run_suite as _run_suite,
 )
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Task",
+    "run_suite",
     "Result",
     "EvalscoreError",
     "TaskError",
@@ -264,6 +266,45 @@ class Task:
 
     def _merge(self, states: List[bytes]) -> bytes:
         return self._task.merge(states)
+
+
+def run_suite(
+    path: "os.PathLike[str] | str",
+    out: "os.PathLike[str] | str",
+    inputs: Optional[Sequence["os.PathLike[str] | str"]] = None,
+    labels: Optional[Mapping[str, Any]] = None,
+    sets: Optional[Mapping[str, Any]] = None,
+    keep: Optional[Sequence[str]] = None,
+    output_column: Optional[str] = None,
+    threads: int = 0,
+    overwrite: bool = False,
+    max_row_errors: "int | str" = 0,
+    keep_going: bool = False,
+    run_id: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The CLI's `evalscore run SUITE.yaml --out OUT`: every task of the suite file, its shared
+    inputs read once, each task's five files in `out/task=NAME/`. `inputs` replace the suite's
+    shared inputs, `labels` go over its labels, `sets` apply to every task (over its `set:`).
+    Returns suite.json's content. A failing task raises its error (nothing is written) unless
+    `keep_going`: then the other tasks are written and the failure is in the result's
+    `tasks` (`status: "failed"`, `error`)."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    text = _run_suite(
+        os.fspath(path),
+        os.fspath(out),
+        [os.fspath(p) for p in inputs or []],
+        _sets(labels),
+        _sets(sets),
+        _list(keep),
+        output_column,
+        int(threads),
+        bool(overwrite),
+        str(max_row_errors),
+        bool(keep_going),
+        run_id,
+    )
+    return json.loads(text)
 
 
 def _list(v: Optional[Sequence[str]]) -> Optional[List[str]]:

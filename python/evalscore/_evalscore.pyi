@@ -62,3 +62,18 @@ class _Task:
         where_filter: Optional[str],
         union_by_name: bool = False,
     ) -> int: ...
+
+def run_suite(
+    path: str,
+    out: str,
+    inputs: List[str],
+    labels: List[Tuple[str, str]],
+    sets: List[Tuple[str, str]],
+    keep: Optional[List[str]],
+    output_column: Optional[str],
+    threads: int,
+    overwrite: bool,
+    max_row_errors: str,
+    keep_going: bool,
+    run_id: Optional[str],
+) -> str: ...

@@ -5,7 +5,7 @@
 //! (pyo3-arrow), so any producer of `__arrow_c_stream__` / `__arrow_c_array__` works and
 //! results go back to pyarrow. The Python-facing API is `evalscore/__init__.py`.
 //!
-//! Modules: [`task`] (the `_Task` class and `read_task`), [`scoring`] (a stream of batches
+//! Modules: [`task`] (the `_Task` class and `read_task`), [`suite`] (`run_suite`), [`scoring`] (a stream of batches
 //! scored on several threads), [`functions`] (the task's Python functions), [`convert`] (Arrow
 //! data to and from pyarrow), [`errors`] (the exception classes).
 
@@ -13,6 +13,7 @@ mod convert;
 mod errors;
 mod functions;
 mod scoring;
+mod suite;
 mod task;
 
 use errors::{DataError, EvalscoreError, InputError, OutputError, TaskError};
@@ -24,6 +25,7 @@ fn _evalscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyTask>()?;
     m.add_function(wrap_pyfunction!(read_task, m)?)?;
+    m.add_function(wrap_pyfunction!(suite::run_suite, m)?)?;
     m.add("EvalscoreError", py.get_type::<EvalscoreError>())?;
     m.add("TaskError", py.get_type::<TaskError>())?;
     m.add("InputError", py.get_type::<InputError>())?;

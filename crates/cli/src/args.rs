@@ -149,13 +149,16 @@ impl CacheArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The task definition (YAML).
+    /// The task definition (YAML), or a suite file (YAML with top-level `tasks:`) that scores
+    /// many tasks in one pass, each into DIR/task=NAME/ (docs/suites.md).
     pub task: PathBuf,
     /// A Parquet file, a JSONL file (.jsonl/.ndjson, also .gz/.zst) or a directory of Parquet
     /// files, local or an object storage URL (s3://, gs://, az://, abfss://, https://; a URL
     /// ending in `/` is a prefix of Parquet objects), or a glob such as 'dir/**/*.parquet'
-    /// (quoted); repeatable.
-    #[arg(long = "input", required = true, value_name = "PATH")]
+    /// (quoted); repeatable. Required for a task; for a suite, replaces its shared `inputs:`.
+    // Not `required` for clap: a suite may name its inputs. `run` asks clap for its own
+    // error when a task has none (`args::missing_input`).
+    #[arg(long = "input", value_name = "PATH")]
     pub inputs: Vec<PathBuf>,
     /// Read a directory or prefix given to --input at any depth (its *.parquet files in byte
     /// order of their paths; names starting with `.` or `_` are skipped), not one level.
@@ -228,6 +231,20 @@ pub struct RunArgs {
     // Parsed after clap (`key_value::storage_options`): clap would echo a malformed value.
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
     pub storage_options: Vec<String>,
+    /// Suites only: a failing task does not stop the others; they are committed, the failure
+    /// is recorded in DIR/suite.json, and the exit code is 3.
+    #[arg(long = "keep-going")]
+    pub keep_going: bool,
+}
+
+/// Clap's own error for `evalscore run TASK` without `--input`, as when the option was
+/// `required`: the command line parsed again with it required.
+pub fn missing_input() -> Option<clap::Error> {
+    use clap::CommandFactory;
+    Cli::command()
+        .mut_subcommand("run", |c| c.mut_arg("inputs", |a| a.required(true)))
+        .try_get_matches_from(std::env::args_os())
+        .err()
 }
 
 impl RunArgs {

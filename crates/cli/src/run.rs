@@ -4,12 +4,26 @@ use crate::args::RunArgs;
 use crate::key_value::storage_options;
 use crate::progress::Progress;
 use crate::summary;
-use evalscore_engine::{Error, JudgeOptions, JudgeProgress, RunOptions};
+use evalscore_engine::{Error, JudgeOptions, JudgeProgress, RunOptions, SuiteOptions};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+    let suite = evalscore_engine::is_suite_file(&args.task);
+    if !suite {
+        if args.inputs.is_empty() {
+            if let Some(e) = crate::args::missing_input() {
+                let _ = e.print();
+                return Ok(ExitCode::from(2));
+            }
+        }
+        if args.keep_going {
+            return Err(Error::new("--keep-going applies to a suite file (YAML with top-level `tasks:`), not to a task")
+                .with_hint("drop --keep-going, or run a suite"));
+        }
+    }
     register_signals();
+    let keep_going = args.keep_going;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let progress = Progress::stderr();
     let hive_partitioning = args.hive_partitioning();
@@ -49,6 +63,24 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         storage_options: storage_options(&args.storage_options)?,
         functions: None,
     };
+    if suite {
+        let result = evalscore_engine::run_suite(SuiteOptions {
+            run: opts,
+            keep_going,
+        });
+        progress.clear();
+        let result = result?;
+        print!("{}", summary::render_suite(&result));
+        if result.failed().next().is_some() {
+            for t in result.failed() {
+                if let Err(e) = &t.result {
+                    eprint!("{}", evalscore_engine::render(e));
+                }
+            }
+            return Ok(ExitCode::from(3));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let result = evalscore_engine::run(&opts);
     progress.clear();
     print!("{}", summary::render(&result?));

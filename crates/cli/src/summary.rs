@@ -142,3 +142,38 @@ fn format_value(v: f64) -> String {
         format!("{v:.6}")
     }
 }
+
+/// A suite's summary: one line per task (status, rows, output folder; the metrics are in
+/// each folder, a failure's error goes to stderr), then the tally.
+pub fn render_suite(s: &evalscore_engine::SuiteSummary) -> String {
+    let rows: Vec<Vec<String>> = s
+        .tasks
+        .iter()
+        .map(|t| {
+            let (status, rows) = match &t.result {
+                Ok(r) => ("ok", r.rows.to_string()),
+                Err(_) => ("failed", String::new()),
+            };
+            vec![
+                t.name.clone(),
+                status.to_owned(),
+                rows,
+                t.out_dir.display().to_string(),
+            ]
+        })
+        .collect();
+    let mut out = table::render(
+        &["task", "status", "rows", "outputs"],
+        &rows,
+        &[false, false, true, false],
+    );
+    let failed = s.failed().count();
+    out.push_str(&format!(
+        "\n{} tasks ({} ok, {failed} failed) in {:.2}s; outputs in {}\n",
+        s.tasks.len(),
+        s.tasks.len() - failed,
+        s.wall_seconds,
+        s.out_dir.display()
+    ));
+    out
+}

@@ -16,6 +16,8 @@
 //!   `confusion.parquet`, `metrics.json` and `run.json` through temporary files renamed into
 //!   place only when everything succeeded ([`outdir`]). Errors are [`Error`]s, rendered by the CLI as `error:` / `Caused by:` /
 //!   `hint:`.
+//! - [`run_suite`]: many tasks in one run (module `suite`): tasks that share inputs read
+//!   them once, each task's outputs go to `DIR/task=NAME/`, and `DIR/suite.json` comes last.
 
 mod bitscores;
 mod error;
@@ -30,6 +32,7 @@ pub mod plan;
 mod row_error;
 pub mod run_identity;
 pub mod score;
+pub mod suite;
 mod time;
 
 pub use error::{
@@ -49,6 +52,7 @@ pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
 pub use pipeline::run;
 pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 pub use run_identity::{RunIdentity, MAX_LABELS, MAX_LABELS_BYTES};
+pub use suite::{is_suite_file, run_suite, SuiteOptions, SuiteSummary, SuiteTaskSummary};
 
 use std::path::PathBuf;
 

@@ -20,38 +20,78 @@ use std::time::Instant;
 pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     let started = Instant::now();
     let run = RunIdentity::new(opts.run_id.as_deref(), &opts.labels)?;
-    let started_at = run
-        .started_at
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (task, task_sha) = read_task(opts)?;
     let inputs = open_inputs(opts, partition_filters(opts, &task)?)?;
     let scorer = plan(opts, task, &inputs, &run)?;
-    let threads = if opts.threads == 0 {
+    let threads = threads(opts);
+    let (outputs, writer) = prepare_outputs(opts, &scorer, &run)?;
+    let scored = score_batches(opts, &scorer, &inputs, writer, threads)?;
+    let summary = write_run(
+        opts,
+        &Finished {
+            scorer: &scorer,
+            inputs: &inputs,
+            task_sha: &task_sha,
+            started,
+            threads,
+        },
+        scored,
+        &outputs,
+    )?;
+    commit(outputs)?;
+    Ok(summary)
+}
+
+/// The worker threads of a run: `--threads`, else one per core.
+pub(crate) fn threads(opts: &RunOptions) -> usize {
+    if opts.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         opts.threads
-    };
-    let (outputs, writer) = prepare_outputs(opts, &scorer, &run)?;
-    let scored = score_batches(opts, &scorer, &inputs, writer, threads)?;
-    let folded = fold_metrics(opts, &scorer, &scored)?;
-    let wall = started.elapsed().as_secs_f64();
+    }
+}
+
+/// A scored task, for [`write_run`].
+pub(crate) struct Finished<'a> {
+    pub scorer: &'a Scorer,
+    pub inputs: &'a Inputs,
+    pub task_sha: &'a str,
+    /// When the run started (its wall time ends when the outputs are written).
+    pub started: Instant,
+    pub threads: usize,
+}
+
+/// Folds the metrics and writes the five outputs under their temporary names; gives what
+/// the run reports. The caller commits.
+pub(crate) fn write_run(
+    opts: &RunOptions,
+    f: &Finished<'_>,
+    scored: Scored,
+    outputs: &Outputs,
+) -> Result<RunSummary, Error> {
+    let (scorer, inputs) = (f.scorer, f.inputs);
+    let run = scorer.run();
+    let started_at = run
+        .started_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let folded = fold_metrics(opts, scorer, &scored)?;
+    let wall = f.started.elapsed().as_secs_f64();
     let run_info = output::RunInfo {
         task_path: &opts.task,
-        task_sha256: &task_sha,
-        inputs: &inputs,
+        task_sha256: f.task_sha,
+        inputs,
         rows: inputs.rows(),
         missing: &folded.missing,
         warnings: &folded.warnings,
         row_errors: (folded.failed, scorer.budget.limit, &scored.row_error_list),
         started_at: &started_at,
         finished_at: &time::now_rfc3339(),
-        threads,
+        threads: f.threads,
         wall_seconds: wall,
         judge: folded.judge.clone(),
-        run: &run,
+        run,
     };
-    write_outputs(&outputs, &scorer, &folded, &run_info)?;
-    commit(outputs)?;
+    write_outputs(outputs, scorer, &folded, &run_info)?;
     Ok(RunSummary {
         rows: inputs.rows(),
         metrics: folded.report.metrics,
@@ -63,7 +103,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
         row_error_list: scored.row_error_list,
         wall_seconds: wall,
         out_dir: opts.out_dir.clone(),
-        run,
+        run: run.clone(),
     })
 }
 
@@ -76,11 +116,20 @@ fn warn(opts: &RunOptions, w: &str) {
 
 /// Reads and parses the task file (with `--set` values); gives the task and the SHA-256 of
 /// its text, and passes on the task's warnings.
-fn read_task(opts: &RunOptions) -> Result<(Task, String), Error> {
+pub(crate) fn read_task(opts: &RunOptions) -> Result<(Task, String), Error> {
     let text = error::read_task_file(&opts.task, true)?;
+    parse_task(opts, &text, opts.task.parent()).map_err(|e| Error::task(&opts.task, e))
+}
+
+/// Parses a task's text (with `--set` values), relative paths in it against `base_dir`;
+/// gives the task and the SHA-256 of its text, and passes on the task's warnings.
+pub(crate) fn parse_task(
+    opts: &RunOptions,
+    text: &str,
+    base_dir: Option<&std::path::Path>,
+) -> Result<(Task, String), evalscore_task::TaskError> {
     let task_sha = format!("{:x}", Sha256::digest(text.as_bytes()));
-    let task = Task::from_yaml_in(&text, &opts.sets, opts.task.parent())
-        .map_err(|e| Error::task(&opts.task, e))?;
+    let task = Task::from_yaml_in(text, &opts.sets, base_dir)?;
     for w in &task.warnings {
         warn(opts, w);
     }
@@ -89,7 +138,10 @@ fn read_task(opts: &RunOptions) -> Result<(Task, String), Error> {
 
 /// `--where` and the task's `filter:`, parsed (a syntax error names its column in the
 /// expression, and for `filter:` the task file's line and column).
-fn partition_filters(opts: &RunOptions, task: &Task) -> Result<Vec<PartitionFilter>, Error> {
+pub(crate) fn partition_filters(
+    opts: &RunOptions,
+    task: &Task,
+) -> Result<Vec<PartitionFilter>, Error> {
     let mut filters = Vec::new();
     if let Some(text) = &opts.where_filter {
         filters.push(PartitionFilter::parse("--where", text)?);
@@ -106,7 +158,10 @@ fn partition_filters(opts: &RunOptions, task: &Task) -> Result<Vec<PartitionFilt
 
 /// Opens the input files (local or object storage), only those `filters` match: their
 /// schema, row count and units.
-fn open_inputs(opts: &RunOptions, filters: Vec<PartitionFilter>) -> Result<Inputs, Error> {
+pub(crate) fn open_inputs(
+    opts: &RunOptions,
+    filters: Vec<PartitionFilter>,
+) -> Result<Inputs, Error> {
     let open = evalscore_reader::OpenOptions {
         recursive: opts.recursive,
         hive: opts.hive_partitioning,
@@ -119,7 +174,7 @@ fn open_inputs(opts: &RunOptions, filters: Vec<PartitionFilter>) -> Result<Input
 
 /// Binds the task to the inputs' schema: the library's scorer, every template, column and
 /// type checked before a row is read.
-fn plan(
+pub(crate) fn plan(
     opts: &RunOptions,
     task: Task,
     inputs: &Inputs,
@@ -148,7 +203,7 @@ fn plan(
 
 /// Prepares the output folder (refusing existing outputs without `--overwrite`) and opens
 /// scores.parquet.
-fn prepare_outputs(
+pub(crate) fn prepare_outputs(
     opts: &RunOptions,
     scorer: &Scorer,
     run: &RunIdentity,
@@ -163,9 +218,9 @@ fn prepare_outputs(
 }
 
 /// What scoring every row gave: the merged metric states and the first row errors.
-struct Scored {
-    states: States,
-    row_error_list: Vec<RowErrorRecord>,
+pub(crate) struct Scored {
+    pub states: States,
+    pub row_error_list: Vec<RowErrorRecord>,
 }
 
 /// Scores the inputs' work items on `threads` workers; in input order, appends their row
@@ -245,6 +300,15 @@ fn score_batches(
     // A signal can surface as the failure of the judge requests it stopped: it is the cause.
     .map_err(|e| check_interrupt().err().unwrap_or(e))?;
     check_interrupt()?;
+    finish_scores(writer, done, total)?;
+    Ok(Scored {
+        states,
+        row_error_list,
+    })
+}
+
+/// Closes scores.parquet and checks that every row of the inputs was scored and written.
+pub(crate) fn finish_scores(writer: ScoresWriter, done: u64, total: u64) -> Result<(), Error> {
     let written = writer.finish()?;
     if written != total || done != total {
         return Err(EngineError::RowCount {
@@ -254,10 +318,7 @@ fn score_batches(
         }
         .into());
     }
-    Ok(Scored {
-        states,
-        row_error_list,
-    })
+    Ok(())
 }
 
 /// The run's figures and what run.json and the summary say of them.
@@ -348,7 +409,7 @@ fn write_outputs(
 
 /// Puts the outputs in place (uploads them, for an object storage `--out`), `run.json`
 /// last; a signal that came meanwhile stops the run before.
-fn commit(outputs: Outputs) -> Result<(), Error> {
+pub(crate) fn commit(outputs: Outputs) -> Result<(), Error> {
     check_interrupt()?;
     outputs.commit()
 }
@@ -359,7 +420,11 @@ fn commit(outputs: Outputs) -> Result<(), Error> {
 /// target, so that each item pays once for its column writers and compression contexts and
 /// writes one row group instead of one per unit. The target is a full row group of
 /// scores.parquet, or less when that would leave fewer than four items per worker.
-fn work_items(units: &[evalscore_reader::Unit], total: u64, threads: usize) -> Vec<Range<usize>> {
+pub(crate) fn work_items(
+    units: &[evalscore_reader::Unit],
+    total: u64,
+    threads: usize,
+) -> Vec<Range<usize>> {
     let per_worker = total / (4 * threads.max(1) as u64);
     let target = per_worker.clamp(1, output::MAX_ROW_GROUP_ROWS as u64);
     let mut items = Vec::new();

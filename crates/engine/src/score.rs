@@ -67,101 +67,101 @@ pub(crate) fn score_units(
     task: &Task,
     inputs: &Inputs,
     units: &[Unit],
-    mut encoder: ScoreEncoder,
+    encoder: ScoreEncoder,
     budget: &RowBudget,
 ) -> Result<UnitResult, Error> {
-    let mut result = UnitResult {
-        row_groups: Vec::new(),
-        states: plan.empty_states(),
-        missing: vec![0; task.scorers.len()],
-        rows: 0,
-        row_errors: vec![0; task.scorers.len()],
-        invalid: vec![0; task.scorers.len()],
-        row_error_list: Vec::new(),
-    };
-    let copyable = plan.keep_only.contains(&true);
+    let mut item = ItemScoring::new(plan, task, budget, encoder);
     for unit in units {
+        let columns = item.start_unit(inputs, unit)?;
+        // Rows of this unit done so far, for the file row number in messages.
+        let mut done = 0u64;
+        inputs.read_unit(unit, &columns, |batch| -> Result<(), Error> {
+            crate::check_interrupt()?;
+            item.score(inputs, unit, unit.first_row + done, &batch)?;
+            done += batch.num_rows() as u64;
+            Ok(())
+        })?;
+    }
+    item.finish()
+}
+
+/// One task's scoring of one work item: its encoder and results, and for the unit being
+/// read, the kept columns it copies. A suite drives one per task
+/// over the same batches.
+pub(crate) struct ItemScoring<'a> {
+    plan: &'a Plan,
+    task: &'a Task,
+    budget: &'a RowBudget,
+    encoder: ScoreEncoder,
+    result: UnitResult,
+    /// Per kept column, whether the encoder holds it for the current unit.
+    copied: Vec<bool>,
+}
+
+impl<'a> ItemScoring<'a> {
+    pub fn new(
+        plan: &'a Plan,
+        task: &'a Task,
+        budget: &'a RowBudget,
+        encoder: ScoreEncoder,
+    ) -> Self {
+        ItemScoring {
+            plan,
+            task,
+            budget,
+            encoder,
+            result: UnitResult {
+                row_groups: Vec::new(),
+                states: plan.empty_states(),
+                missing: vec![0; task.scorers.len()],
+                rows: 0,
+                row_errors: vec![0; task.scorers.len()],
+                invalid: vec![0; task.scorers.len()],
+                row_error_list: Vec::new(),
+            },
+            copied: Vec::new(),
+        }
+    }
+
+    /// Starts a unit: copies the kept columns it can; gives the columns to decode (the
+    /// plan's less the copied ones), which the unit's batches must hold.
+    pub fn start_unit(&mut self, inputs: &Inputs, unit: &Unit) -> Result<Vec<String>, Error> {
+        let plan = self.plan;
         // A unit whose kept columns are copied is a row group of its own (the encoder
         // closes the groups around it).
-        let copied = match copyable {
-            true => copy_kept(plan, inputs, unit, &mut encoder)?,
+        self.copied = match plan.keep_only.contains(&true) {
+            true => copy_kept(plan, inputs, unit, &mut self.encoder)?,
             false => vec![false; plan.keep.len()],
         };
-        let columns: Vec<String> = plan
+        let copied = &self.copied;
+        Ok(plan
             .columns
             .iter()
             .filter(|c| {
                 !plan
                     .keep
                     .iter()
-                    .zip(&copied)
+                    .zip(copied)
                     .any(|((k, _), &cp)| cp && k == *c)
             })
             .cloned()
-            .collect();
-        score_unit(
-            plan,
-            task,
-            inputs,
-            unit,
-            (&columns, &copied),
-            &mut encoder,
-            &mut result,
-            budget,
-        )?;
+            .collect())
     }
-    result.row_groups = encoder.finish()?;
-    Ok(result)
-}
 
-/// A unit (one whole Parquet row group) copies the stored chunks of the columns it only
-/// keeps (`id`) into its own row group of scores, instead of decoding and re-encoding them:
-/// the same values, in the input's encoding and compression. Returns, per kept column,
-/// whether it was copied. Nothing is copied when no other column would be left to
-/// decode (the decoder then gives the row count), or when a chunk does not fit
-/// ([`ScoreEncoder::copy_stored`]).
-fn copy_kept(
-    plan: &Plan,
-    inputs: &Inputs,
-    unit: &Unit,
-    encoder: &mut ScoreEncoder,
-) -> Result<Vec<bool>, Error> {
-    let mut copied = vec![false; plan.keep.len()];
-    if plan.columns.len() <= plan.keep_only.iter().filter(|&&o| o).count() {
-        return Ok(copied);
-    }
-    for (j, ((name, _), &only)) in plan.keep.iter().zip(&plan.keep_only).enumerate() {
-        if !only {
-            continue;
-        }
-        if let Some(chunk) = inputs.stored_chunk(unit, name).map_err(Error::read)? {
-            copied[j] = encoder.copy_stored(j, chunk)?;
-        }
-    }
-    Ok(copied)
-}
-
-/// Decodes `columns` (the plan's, less the copied ones) of one unit and scores it into
-/// `result` and `encoder`; `copied` marks the kept columns the encoder already holds.
-#[allow(clippy::too_many_arguments)]
-fn score_unit(
-    plan: &Plan,
-    task: &Task,
-    inputs: &Inputs,
-    unit: &Unit,
-    (columns, copied): (&[String], &[bool]),
-    encoder: &mut ScoreEncoder,
-    result: &mut UnitResult,
-    budget: &RowBudget,
-) -> Result<(), Error> {
-    let path = &inputs.files[unit.file].path;
-    // Rows of this unit done so far, for the file row number in messages.
-    let mut done = 0u64;
-    inputs.read_unit(unit, columns, |batch| -> Result<(), Error> {
-        crate::check_interrupt()?;
-        let first_row = unit.first_row + done;
+    /// Scores one batch of the current unit (holding the columns [`ItemScoring::start_unit`]
+    /// gave, in schema order) whose first row is row `first_row` of its file (0-based).
+    pub fn score(
+        &mut self,
+        inputs: &Inputs,
+        unit: &Unit,
+        first_row: u64,
+        batch: &RecordBatch,
+    ) -> Result<(), Error> {
+        let (plan, task, budget) = (self.plan, self.task, self.budget);
+        let result = &mut self.result;
+        let path = &inputs.files[unit.file].path;
         let mut bad = Vec::new();
-        let scored = score_batch(plan, task, &batch, copied, result, budget, &mut bad);
+        let scored = score_batch(plan, task, batch, &self.copied, result, budget, &mut bad);
         for (scorer, row, e) in bad {
             if result.row_error_list.len() < ROW_ERRORS_LISTED {
                 let cell = e.cell.map(|c| *c).unwrap_or_default();
@@ -204,11 +204,43 @@ fn score_unit(
                 hint,
             }
         })?;
-        encoder.write(&out, batch.num_rows())?;
-        done += batch.num_rows() as u64;
+        self.encoder.write(&out, batch.num_rows())?;
         result.rows += batch.num_rows() as u64;
         Ok(())
-    })
+    }
+
+    /// The item's results, its scores encoded.
+    pub fn finish(mut self) -> Result<UnitResult, Error> {
+        self.result.row_groups = self.encoder.finish()?;
+        Ok(self.result)
+    }
+}
+
+/// A unit (one whole Parquet row group) copies the stored chunks of the columns it only
+/// keeps (`id`) into its own row group of scores, instead of decoding and re-encoding them:
+/// the same values, in the input's encoding and compression. Returns, per kept column,
+/// whether it was copied. Nothing is copied when no other column would be left to
+/// decode (the decoder then gives the row count), or when a chunk does not fit
+/// ([`ScoreEncoder::copy_stored`]).
+fn copy_kept(
+    plan: &Plan,
+    inputs: &Inputs,
+    unit: &Unit,
+    encoder: &mut ScoreEncoder,
+) -> Result<Vec<bool>, Error> {
+    let mut copied = vec![false; plan.keep.len()];
+    if plan.columns.len() <= plan.keep_only.iter().filter(|&&o| o).count() {
+        return Ok(copied);
+    }
+    for (j, ((name, _), &only)) in plan.keep.iter().zip(&plan.keep_only).enumerate() {
+        if !only {
+            continue;
+        }
+        if let Some(chunk) = inputs.stored_chunk(unit, name).map_err(Error::read)? {
+            copied[j] = encoder.copy_stored(j, chunk)?;
+        }
+    }
+    Ok(copied)
 }
 
 /// Scores one batch and folds it into `acc`'s metric states. Returns the score columns in

@@ -16,6 +16,9 @@
 //! crate), each input a [`ScorerField`] of the
 //! scorer, an input column or a template over the row ([`MetricInput`]). Every error is a [`TaskError`] that points at the task file's line and
 //! column.
+//!
+//! A [`SuiteFile`] (a YAML file with top-level `tasks:`) lists many tasks to score in one run
+//! over shared inputs; its errors point at the suite file's line and column too.
 
 mod document;
 mod error;
@@ -25,6 +28,7 @@ mod models;
 mod options;
 mod placeholders;
 mod raw;
+mod suite;
 mod template;
 mod value;
 
@@ -39,6 +43,7 @@ pub use models::ModelSpec;
 pub use options::{OptionDoc, ScorerOptions};
 pub use placeholders::substitute_placeholders;
 pub use raw::{MapNode, Node};
+pub use suite::{SuiteFile, SuiteTask, TaskSource, MAX_TASK_NAME_BYTES};
 pub use template::{
     RowContext, Template, TemplateCompiler, TemplateKind, TemplateOutput, TemplateRowError,
     MODEL_OUTPUT_OBJECT_VAR, MODEL_OUTPUT_VAR, UNDEFINED_MESSAGE,

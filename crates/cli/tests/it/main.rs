@@ -27,5 +27,6 @@ mod robustness;
 mod run_identity;
 mod storage;
 mod storage_secrets;
+mod suites;
 mod trees;
 mod union;

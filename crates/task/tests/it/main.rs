@@ -2,3 +2,4 @@
 //! `cargo test -p evalscore-task --test it filter::` runs one module's tests.
 
 mod filter;
+mod suite;

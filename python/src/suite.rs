@@ -1,0 +1,57 @@
+//! `run_suite`: the CLI's `evalscore run SUITE.yaml` for Python. Returns suite.json's text.
+
+use crate::errors::py_err;
+use evalscore_engine::{Error, ErrorKind, RowErrorLimit, RunOptions, SuiteOptions};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+/// Runs a suite file into `out`: each task into `out/task=NAME/`, `out/suite.json` last.
+/// Raises the first failing task's error unless `keep_going`; returns suite.json's text.
+#[pyfunction]
+#[pyo3(signature = (path, out, inputs, labels, sets, keep, output_column, threads, overwrite, max_row_errors, keep_going, run_id))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_suite(
+    py: Python<'_>,
+    path: PathBuf,
+    out: PathBuf,
+    inputs: Vec<PathBuf>,
+    labels: Vec<(String, String)>,
+    sets: Vec<(String, String)>,
+    keep: Option<Vec<String>>,
+    output_column: Option<String>,
+    threads: usize,
+    overwrite: bool,
+    max_row_errors: String,
+    keep_going: bool,
+    run_id: Option<String>,
+) -> PyResult<String> {
+    let limit = RowErrorLimit::parse(&max_row_errors)
+        .map_err(|m| py_err(Error::new(format!("max_row_errors: {m}")).kind(ErrorKind::Other)))?;
+    // RunOptions holds callbacks that are not Send: it is built on the detached thread.
+    py.detach(move || {
+        let summary = evalscore_engine::run_suite(SuiteOptions {
+            run: RunOptions {
+                task: path,
+                inputs,
+                out_dir: out,
+                sets,
+                keep,
+                output_column,
+                threads,
+                overwrite,
+                max_row_errors: limit,
+                run_id,
+                labels,
+                ..RunOptions::default()
+            },
+            keep_going,
+        })?;
+        let json = summary.out_dir.join(evalscore_engine::suite::SUITE_JSON);
+        std::fs::read_to_string(&json).map_err(|e| {
+            Error::new(format!("cannot read `{}`", json.display()))
+                .kind(ErrorKind::Output)
+                .caused_by(e.to_string())
+        })
+    })
+    .map_err(py_err)
+}

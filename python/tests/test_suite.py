@@ -1,0 +1,68 @@
+"""`evalscore.run_suite`: the CLI's suites from Python."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import evalscore
+from conftest import TASK
+
+OUTPUTS = ["confusion.parquet", "metrics.json", "metrics.parquet", "run.json", "scores.parquet"]
+
+
+def write_suite(tmp_path: Path, parquet_file: Path, extra: str = "") -> Path:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        f"inputs: [{json.dumps(str(parquet_file))}]\n"
+        "labels: {model: m1}\n"
+        "tasks:\n"
+        f"  - name: full\n    task: {json.dumps(str(TASK))}\n"
+        "  - name: exact\n"
+        "    definition:\n"
+        "      scorers:\n"
+        "        - type: string_equals\n"
+        '          ground_truth: "{{ sample.answer }}"\n' + extra
+    )
+    return suite
+
+
+def test_run_suite_writes_each_task_as_its_own_run(tmp_path, parquet_file, cli_out):
+    suite = write_suite(tmp_path, parquet_file)
+    got = evalscore.run_suite(suite, tmp_path / "out", labels={"team": "a"}, run_id="r9")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["suite.json", "task=exact", "task=full"]
+    assert json.loads((tmp_path / "out" / "suite.json").read_text()) == got
+    assert got["run_id"] == "r9"
+    assert got["labels"] == {"model": "m1", "team": "a"}
+    assert [(t["name"], t["status"], t["rows"], t["error"]) for t in got["tasks"]] == [
+        ("full", "ok", 25_000, None),
+        ("exact", "ok", 25_000, None),
+    ]
+    assert got["tasks"][1]["task"] == "inline"
+    full = tmp_path / "out" / "task=full"
+    assert sorted(p.name for p in full.iterdir()) == OUTPUTS
+    # The same scores, byte for byte, as the CLI's run of the task alone.
+    assert (full / "scores.parquet").read_bytes() == (cli_out / "scores.parquet").read_bytes()
+    metrics = pq.read_table(full / "metrics.parquet")
+    assert set(metrics.column("run_id").to_pylist()) == {"r9"}
+    want = pq.read_table(cli_out / "metrics.parquet")
+    drop = ["run_id", "run_started_at", "labels"]
+    assert metrics.drop_columns(drop).to_pylist() == want.drop_columns(drop).to_pylist()
+
+
+def test_run_suite_raises_a_failing_task_unless_keep_going(tmp_path, parquet_file):
+    bad = "  - name: bad\n    definition:\n      scorers:\n        - type: string_equals\n          ground_truth: \"{{ sample.nope }}\"\n"
+    suite = write_suite(tmp_path, parquet_file, bad)
+    with pytest.raises(evalscore.TaskError) as e:
+        evalscore.run_suite(suite, tmp_path / "out")
+    assert e.value.message.startswith(f"task `bad`: task file `{suite}`, line 15, column 25: template of")
+    assert not (tmp_path / "out" / "suite.json").exists()
+    assert not (tmp_path / "out" / "task=full").exists()
+
+    got = evalscore.run_suite(suite, tmp_path / "out", keep_going=True)
+    assert [(t["name"], t["status"]) for t in got["tasks"]] == [("full", "ok"), ("exact", "ok"), ("bad", "failed")]
+    assert got["tasks"][2]["error"].startswith("task `bad`: task file")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["suite.json", "task=exact", "task=full"]
