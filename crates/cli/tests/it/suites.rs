@@ -368,3 +368,33 @@ fn suite_mistakes_are_located_and_task_options_keep_their_messages() {
         "error: --keep-going applies to a suite file (YAML with top-level `tasks:`), not to a task\nhint: drop --keep-going, or run a suite\n"
     );
 }
+
+#[test]
+fn each_task_of_a_suite_reads_the_partitions_its_filter_selects() {
+    let case = crate::hive::exports();
+    let task = |filter: &str| {
+        format!("{filter}definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      ground_truth: \"{{{{ sample.answer }}}}\"\n")
+    };
+    case.write("all.yaml", &task(""));
+    case.write("m1.yaml", &task("filter: \"model = 'm1'\"\n"));
+    case.write("m2.yaml", &task("filter: \"model = 'm2'\"\n"));
+    case.write(
+        "suite.yaml",
+        "inputs: [\"exports/**/*.parquet\"]\ntasks:\n  - {name: all, task: all.yaml}\n  - {name: m1, task: m1.yaml}\n  - {name: m2, task: m2.yaml}\n  - {name: also_m1, task: m1.yaml}\n",
+    );
+    let (code, out, err) = case.run(&["suite.yaml", "--keep", "id"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let ids = |name: &str| {
+        ints(
+            &read_parquet(&case.path(&format!("out/task={name}/scores.parquet"))),
+            "id",
+        )
+    };
+    assert_eq!(ids("all"), vec![0, 1, 2, 3, 4]);
+    assert_eq!(ids("m1"), vec![0, 1]);
+    assert_eq!(ids("also_m1"), vec![0, 1]);
+    assert_eq!(ids("m2"), vec![2, 3, 4]);
+    let run = read_json(&case.path("out/task=m2/run.json"));
+    assert_eq!(run["input_partitions"]["filter"], "model = 'm2'", "{run}");
+    assert_eq!(run["input_partitions"]["files_matched"], 1, "{run}");
+}
