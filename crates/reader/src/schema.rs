@@ -1,9 +1,9 @@
 //! The schema a run's inputs share: every file must have the same columns with the same
 //! logical types (unless they are read as the union of their columns, module `union`).
 
-use crate::union::widen;
+use crate::union::{logical, widen};
 use crate::{InputFile, ReadError};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use std::sync::Arc;
 
 /// The schema `files` share (the first file's), or an error naming two files that differ.
@@ -76,29 +76,4 @@ fn check_same_schema(a: &InputFile, b: &InputFile) -> Result<(), ReadError> {
 
 fn same_type(a: &Field, b: &Field) -> bool {
     logical(a.data_type()) == logical(b.data_type())
-}
-
-pub(crate) fn logical(t: &DataType) -> String {
-    match t {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
-        DataType::Dictionary(_, v) => logical(v),
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => "int".into(),
-        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => "uint".into(),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => "float".into(),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::ListView(f)
-        | DataType::LargeListView(f) => {
-            format!("list<{}>", logical(f.data_type()))
-        }
-        DataType::Struct(fields) => format!(
-            "struct<{}>",
-            fields
-                .iter()
-                .map(|f| format!("{}:{}", f.name(), logical(f.data_type())))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        other => other.to_string(),
-    }
 }
