@@ -241,6 +241,31 @@ pub(crate) fn conform(
     })
 }
 
+pub(crate) fn logical(t: &DataType) -> String {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
+        DataType::Dictionary(_, v) => logical(v),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => "int".into(),
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => "uint".into(),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => "float".into(),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => {
+            format!("list<{}>", logical(f.data_type()))
+        }
+        DataType::Struct(fields) => format!(
+            "struct<{}>",
+            fields
+                .iter()
+                .map(|f| format!("{}:{}", f.name(), logical(f.data_type())))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,30 +326,5 @@ mod tests {
             assert_eq!(widen(&a, &b), want, "{a} with {b}");
             assert_eq!(widen(&b, &a).is_some(), want.is_some(), "{b} with {a}");
         }
-    }
-}
-
-pub(crate) fn logical(t: &DataType) -> String {
-    match t {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
-        DataType::Dictionary(_, v) => logical(v),
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => "int".into(),
-        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => "uint".into(),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => "float".into(),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::ListView(f)
-        | DataType::LargeListView(f) => {
-            format!("list<{}>", logical(f.data_type()))
-        }
-        DataType::Struct(fields) => format!(
-            "struct<{}>",
-            fields
-                .iter()
-                .map(|f| format!("{}:{}", f.name(), logical(f.data_type())))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        other => other.to_string(),
     }
 }
