@@ -29,17 +29,18 @@ impl Inputs {
     ///
     /// `None` when there is no such chunk to copy: a JSONL unit, a column that is not a
     /// top-level leaf (structs, lists), a chunk stored in another file or compressed with a
-    /// codec not every reader has ([`portable_codec`]), or a file whose footer was not kept
-    /// at open.
+    /// codec not every reader has ([`portable_codec`]), or a file whose footer has no
+    /// view-typed form. A footer dropped at open (module `opening`) is read again.
     pub fn stored_chunk(
         &self,
         unit: &Unit,
         column: &str,
     ) -> Result<Option<StoredChunk>, ReadError> {
         let file = &self.files[unit.file];
-        let Some(meta) = file.reader_meta.as_ref().map(|m| m.metadata()) else {
+        let Some(reader_meta) = file.reader_meta(|m| damaged_unit(file, unit, m))? else {
             return Ok(None);
         };
+        let meta = reader_meta.metadata();
         let Some(rg) = meta.row_groups().get(unit.row_group) else {
             return Ok(None);
         };

@@ -3,6 +3,7 @@
 //! (modules `local`, `remote`, `tree`), every footer read, and one schema checked to be
 //! shared by all (module `schema`).
 
+use crate::opening::{self, ToOpen};
 use crate::tree::{InputSource, Select};
 use crate::{hive, local, remote, schema, Compression, Format, HivePartitioning, ReadError};
 use arrow::array::ArrayRef;
@@ -30,8 +31,12 @@ pub struct InputFile {
     /// Parquet only: the footer as parsed when the file was opened, with strings as
     /// Utf8View, so that each unit's decoder starts from it instead of reading and parsing
     /// the footer again (200 files of one row group each read 200 footers twice before).
-    /// `None` when the view schema does not apply; units then read the footer themselves.
+    /// `None` when the view schema does not apply, or when the footer was dropped (below);
+    /// units then read the footer themselves.
     pub(crate) reader_meta: Option<ArrowReaderMetadata>,
+    /// Parquet only: the parsed footer (and a remote file's tail) was dropped after the file
+    /// was opened, to bound the memory of a run of many files (module `opening`).
+    pub(crate) footer_dropped: bool,
     /// An input in object storage (`path` is then its URL): see module `remote`.
     pub(crate) remote: Option<Arc<remote::Remote>>,
     /// The file's Hive partition values, one row each, in the order of the partition columns
@@ -165,46 +170,35 @@ impl Inputs {
         sources: &[InputSource],
         opts: &OpenOptions,
     ) -> Result<Inputs, ReadError> {
+        Inputs::open_sources_kept(sources, opts, opening::footers_kept())
+    }
+
+    /// [`Inputs::open_sources_options`], where only the first `footers_kept` files keep their
+    /// parsed footer ([`crate::FOOTERS_KEPT`] and `EVALSCORE_FOOTERS_KEPT` otherwise): the
+    /// others read it again for each unit. The scores are the same either way.
+    pub fn open_sources_kept(
+        sources: &[InputSource],
+        opts: &OpenOptions,
+        footers_kept: usize,
+    ) -> Result<Inputs, ReadError> {
         let (hive, storage_options) = (opts.hive, opts.storage_options.as_slice());
         if sources.is_empty() {
             return Err(ReadError::new("no input given")
                 .with_hint("pass `--input FILE.parquet` or `--input DIR`"));
         }
-        let mut files = Vec::new();
+        // Every input is listed first, in order, then all its files opened at once (module
+        // `opening`). An input that cannot be listed fails after the files listed before it
+        // are opened, so the first error is the one opening them one by one would meet.
+        let mut jobs = Vec::new();
         // Each file's path below its tree's base; `None` for a file read as given.
         let mut rels = Vec::new();
         for source in sources {
-            match &source.location {
-                Location::Remote(url) => match source.remote_objects(url, storage_options) {
-                    Some(found) => {
-                        for listed in found? {
-                            files.push(remote::open_remote(listed.file, listed.format)?);
-                            rels.push(Some(listed.rel));
-                        }
-                    }
-                    None => {
-                        for (object, format) in remote::expand_url(url, storage_options)? {
-                            files.push(remote::open_remote(object, format)?);
-                            rels.push(None);
-                        }
-                    }
-                },
-                Location::Local(p) => match source.local_files(p) {
-                    Some(found) => {
-                        for listed in found? {
-                            files.push(local::open_file(&listed.file, listed.format)?);
-                            rels.push(Some(listed.rel));
-                        }
-                    }
-                    None => {
-                        for (path, format) in local::expand(p)? {
-                            files.push(local::open_file(&path, format)?);
-                            rels.push(None);
-                        }
-                    }
-                },
+            if let Err(e) = list_source(source, storage_options, &mut jobs, &mut rels) {
+                opening::open_all(jobs, footers_kept)?;
+                return Err(e);
             }
         }
+        let mut files = opening::open_all(jobs, footers_kept)?;
         let shared = schema::shared_schema(&files)?;
         let partitions = hive::partition_files(&mut files, &rels, hive, &shared)?;
         let schema = if partitions.is_empty() {
@@ -216,4 +210,45 @@ impl Inputs {
         };
         Ok(Inputs { schema, files })
     }
+}
+
+/// Lists the files of `source` onto `jobs`, each with its path below its tree's base (or
+/// `None`) onto `rels`.
+fn list_source(
+    source: &InputSource,
+    storage_options: &[(String, String)],
+    jobs: &mut Vec<ToOpen>,
+    rels: &mut Vec<Option<String>>,
+) -> Result<(), ReadError> {
+    match &source.location {
+        Location::Remote(url) => match source.remote_objects(url, storage_options) {
+            Some(found) => {
+                for listed in found? {
+                    jobs.push(ToOpen::Remote(listed.file, listed.format));
+                    rels.push(Some(listed.rel));
+                }
+            }
+            None => {
+                for (object, format) in remote::expand_url(url, storage_options)? {
+                    jobs.push(ToOpen::Remote(object, format));
+                    rels.push(None);
+                }
+            }
+        },
+        Location::Local(p) => match source.local_files(p) {
+            Some(found) => {
+                for listed in found? {
+                    jobs.push(ToOpen::Local(listed.file, listed.format));
+                    rels.push(Some(listed.rel));
+                }
+            }
+            None => {
+                for (path, format) in local::expand(p)? {
+                    jobs.push(ToOpen::Local(path, format));
+                    rels.push(None);
+                }
+            }
+        },
+    }
+    Ok(())
 }

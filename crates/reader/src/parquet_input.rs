@@ -56,9 +56,48 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         schema,
         jsonl_spans: Vec::new(),
         reader_meta,
+        footer_dropped: false,
         remote: None,
         partitions: Vec::new(),
     })
+}
+
+impl InputFile {
+    /// Forgets the parsed footer: each unit reads and parses it again (module `opening`).
+    pub(crate) fn drop_footer(&mut self) {
+        self.reader_meta = None;
+        self.footer_dropped = true;
+    }
+
+    /// The parsed footer, strings as Utf8View: as kept at open, or read again from the file
+    /// (fetched again in object storage) when it was dropped. `None` when it was kept
+    /// without a view-typed form. A footer that no longer parses is `damaged(what is wrong)`.
+    pub(crate) fn reader_meta(
+        &self,
+        damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
+    ) -> Result<Option<ArrowReaderMetadata>, ReadError> {
+        if !self.footer_dropped {
+            return Ok(self.reader_meta.clone());
+        }
+        if let Some(remote) = &self.remote {
+            let (_, meta) = crate::remote::footer(self, remote)?.map_err(|m| damaged(&m))?;
+            return Ok(Some(meta));
+        }
+        let handle = std::fs::File::open(&self.path)
+            .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
+        load_view(&handle, &self.schema)
+            .map(Some)
+            .map_err(|m| damaged(&m))
+    }
+}
+
+/// The footer read through `handle` and parsed with strings as Utf8View (`schema` is the
+/// file's, as found at open).
+pub(crate) fn load_view<R: parquet::file::reader::ChunkReader>(
+    handle: &R,
+    schema: &SchemaRef,
+) -> Result<ArrowReaderMetadata, String> {
+    guarded(|| ArrowReaderMetadata::load(handle, view_options(schema)))?.map_err(|e| e.to_string())
 }
 
 /// The first name two fields of one level use (`a`, or `meta.tag` inside struct `meta`):

@@ -14,7 +14,7 @@
 //! from there; the copy is removed when the inputs are dropped.
 
 use crate::batches::parquet_unit;
-use crate::parquet_input::{guarded, open_parquet};
+use crate::parquet_input::{guarded, load_view, open_parquet};
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
@@ -32,15 +32,21 @@ use std::sync::Arc;
 /// and a wide footer costs one more GET rather than fetching bytes nobody needs.
 const TAIL: u64 = 8 << 10;
 
-/// What a remote input keeps: the object, and for Parquet its fetched tail and parsed footer;
-/// for JSON Lines the staged local copy.
+/// What a remote input keeps: the object, and for Parquet its fetched tail and parsed footer
+/// unless they were dropped (module `opening`); for JSON Lines the staged local copy.
 pub(crate) struct Remote {
     pub object: Object,
-    /// Where [`Remote::tail`] starts in the file.
+    pub footer: Option<Footer>,
+    pub staged: Option<tempfile::TempPath>,
+}
+
+/// A remote Parquet file's fetched tail (at least the whole footer) and its parsed footer.
+#[derive(Clone)]
+pub(crate) struct Footer {
+    /// Where `tail` starts in the file.
     pub tail_start: u64,
     pub tail: Bytes,
-    pub meta: Option<Arc<ParquetMetaData>>,
-    pub staged: Option<tempfile::TempPath>,
+    pub meta: Arc<ParquetMetaData>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -168,14 +174,23 @@ pub(crate) fn remote_unit(
     roots: Vec<usize>,
 ) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
+    let (footer, reader_meta) = match &remote.footer {
+        Some(kept) => (kept.clone(), file.reader_meta.clone()),
+        None => {
+            let (footer, meta) = self::footer(file, remote)?.map_err(|m| damaged(&m))?;
+            (footer, Some(meta))
+        }
+    };
+    let meta = &footer.meta;
+    // The chunks to fetch: those of the needed columns, but for those the tail holds (all
+    // of a tiny file's).
     let mut ranges = Vec::new();
-    if let Some(meta) = &remote.meta {
-        let schema = meta.file_metadata().schema_descr();
-        if let Some(rg) = meta.row_groups().get(unit.row_group) {
-            for (leaf, chunk) in rg.columns().iter().enumerate() {
-                if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf))
-                {
-                    let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
+    let schema = meta.file_metadata().schema_descr();
+    if let Some(rg) = meta.row_groups().get(unit.row_group) {
+        for (leaf, chunk) in rg.columns().iter().enumerate() {
+            if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf)) {
+                let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
+                if start < footer.tail_start {
                     ranges.push(start..start.saturating_add(len));
                 }
             }
@@ -183,15 +198,39 @@ pub(crate) fn remote_unit(
     }
     let fetched = remote.object.get_ranges(&ranges).map_err(read_error)?;
     let mut pieces: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
-    pieces.push((remote.tail_start, remote.tail.clone()));
-    let sparse = Sparse::new(remote.object.size(), pieces.clone());
-    parquet_unit(file, unit, roots, sparse, |chunk| {
-        let (start, _) = pages::checked_range(chunk)?;
-        match pieces.iter().find(|p| p.0 == start) {
-            Some((_, b)) => pages::check_chunk_bytes(b, chunk).map(|_| ()),
-            None => Err(format!("bytes from {start} were not fetched")),
+    pieces.push((footer.tail_start, footer.tail.clone()));
+    let check = Sparse::new(remote.object.size(), pieces.clone());
+    let sparse = Sparse::new(remote.object.size(), pieces);
+    parquet_unit(file, unit, roots, sparse, reader_meta, |chunk| {
+        let (start, len) = pages::checked_range(chunk)?;
+        match check.piece(start, len) {
+            Ok(b) => pages::check_chunk_bytes(&b, chunk).map(|_| ()),
+            Err(_) => Err(format!("bytes from {start} were not fetched")),
         }
     })
+}
+
+/// A remote Parquet file's footer: as kept at open, or its tail fetched again (pinned to the
+/// version opened, as every read) and parsed, with strings as Utf8View. A failed fetch is
+/// `Err`; a footer that does not parse `Ok(Err)` with what is wrong, for the caller to name
+/// the unit.
+pub(crate) fn footer(
+    file: &InputFile,
+    remote: &Remote,
+) -> Result<Result<(Footer, ArrowReaderMetadata), String>, ReadError> {
+    let (tail_start, tail) = match fetch_tail(&remote.object)? {
+        Ok((start, tail, _)) => (start, tail),
+        Err(m) => return Ok(Err(format!("not a readable Parquet file: {m}"))),
+    };
+    let sparse = Sparse::new(remote.object.size(), vec![(tail_start, tail.clone())]);
+    Ok(load_view(&sparse, &file.schema).map(|loaded| {
+        let footer = Footer {
+            tail_start,
+            tail,
+            meta: Arc::clone(loaded.metadata()),
+        };
+        (footer, loaded)
+    }))
 }
 
 /// The objects a URL names: one object, or (a URL ending in `/`) every `*.parquet` directly
@@ -220,9 +259,13 @@ pub(crate) fn expand_url(
     Ok(vec![(object, format)])
 }
 
-/// Opens a remote input: a Parquet file's footer from its fetched tail, a JSON Lines file
-/// from a staged local copy.
-pub(crate) fn open_remote(object: Object, format: Format) -> Result<InputFile, ReadError> {
+/// Opens a remote input: a Parquet file's footer from its fetched tail (kept, with the tail,
+/// only when `keep`; see module `opening`), a JSON Lines file from a staged local copy.
+pub(crate) fn open_remote(
+    object: Object,
+    format: Format,
+    keep: bool,
+) -> Result<InputFile, ReadError> {
     let path = PathBuf::from(object.url());
     match format {
         Format::Jsonl => {
@@ -243,9 +286,7 @@ pub(crate) fn open_remote(object: Object, format: Format) -> Result<InputFile, R
             let mut file = jsonl::open(&staged, &path, jsonl_kind(&path).flatten())?;
             file.remote = Some(Arc::new(Remote {
                 object,
-                tail_start: 0,
-                tail: Bytes::new(),
-                meta: None,
+                footer: None,
                 staged: Some(staged),
             }));
             Ok(file)
@@ -276,11 +317,17 @@ pub(crate) fn open_remote(object: Object, format: Format) -> Result<InputFile, R
                         .metadata(),
                 ),
             };
-            file.remote = Some(Arc::new(Remote {
-                object,
+            let footer = keep.then_some(Footer {
                 tail_start,
                 tail,
-                meta: Some(meta),
+                meta,
+            });
+            if !keep {
+                file.drop_footer();
+            }
+            file.remote = Some(Arc::new(Remote {
+                object,
+                footer,
                 staged: None,
             }));
             Ok(file)

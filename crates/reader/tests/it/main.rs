@@ -4,5 +4,6 @@
 
 mod hive;
 mod input_names;
+mod many;
 mod remote;
 mod trees;
