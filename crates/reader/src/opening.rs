@@ -31,9 +31,10 @@ pub const LOCAL_OPENERS: usize = 8;
 pub const REMOTE_OPENERS: usize = 48;
 
 /// How many files of a run keep their parsed footer (module docs). A parsed footer of a
-/// narrow table takes some kilobytes (and a remote file's fetched tail 8 KiB more), so a
-/// run of this many files holds tens of MiB of footers at most.
-pub const FOOTERS_KEPT: usize = 10_000;
+/// narrow table with statistics takes about 12 KiB (the benchmark job's eight columns; a
+/// remote file's fetched tail 8 KiB more), so the footers kept hold some tens of MiB at most;
+/// a file without one holds about 3 KiB.
+pub const FOOTERS_KEPT: usize = 1_000;
 
 /// A file listed, to be opened.
 pub(crate) enum ToOpen {

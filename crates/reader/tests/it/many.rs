@@ -176,3 +176,42 @@ fn a_dropped_footer_is_fetched_again_from_the_version_opened() {
         format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)")
     );
 }
+
+/// The resident memory of this process, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Figures, not a check: the memory and time of opening the files of `EVALSCORE_MANY_INPUT`
+/// (a folder, glob or prefix; `EVALSCORE_MANY_OPTIONS` holds `KEY=VALUE,...` storage
+/// options), keeping every footer and none. Run by hand (BENCHMARKS.md):
+/// `EVALSCORE_MANY_INPUT=DIR cargo test --release -p evalscore-reader --test it many::opening_figures -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn opening_figures() {
+    let input = std::env::var("EVALSCORE_MANY_INPUT").unwrap();
+    let options: Vec<(String, String)> = std::env::var("EVALSCORE_MANY_OPTIONS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    for kept in [0, usize::MAX] {
+        let before = rss_kib();
+        let t = std::time::Instant::now();
+        let inputs = open_kept(&input, &options, kept).unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        let grown = rss_kib().saturating_sub(before);
+        let n = inputs.files.len();
+        println!(
+            "footers kept: {}  files: {n}  rows: {}  open: {secs:.2} s  memory held: {} KiB ({} bytes per file)",
+            if kept == 0 { "none" } else { "all" },
+            inputs.rows(),
+            grown,
+            grown * 1024 / n.max(1) as u64
+        );
+        drop(inputs);
+    }
+}
