@@ -94,7 +94,11 @@ fn open_inputs(opts: &RunOptions) -> Result<Inputs, Error> {
         hive: opts.hive_partitioning,
         storage_options: opts.storage_options.clone(),
     };
-    Inputs::open_options(&opts.inputs, &open).map_err(Error::read)
+    let inputs = Inputs::open_options(&opts.inputs, &open).map_err(Error::read)?;
+    for w in &inputs.warnings {
+        warn(opts, w);
+    }
+    Ok(inputs)
 }
 
 /// Binds the task to the inputs' schema: the library's scorer, every template, column and

@@ -63,6 +63,9 @@ pub struct Inputs {
     /// The schema every file shares (the first file's), then the Hive partition columns, if
     /// any (module `hive`).
     pub schema: SchemaRef,
+    /// What the caller should tell the user: each object whose key no object path can hold,
+    /// stepped over in a listing (`evalscore_storage::Listing::skipped`).
+    pub warnings: Vec<String>,
 }
 
 impl Inputs {
@@ -192,8 +195,10 @@ impl Inputs {
         let mut jobs = Vec::new();
         // Each file's path below its tree's base; `None` for a file read as given.
         let mut rels = Vec::new();
+        let mut warnings = Vec::new();
         for source in sources {
-            if let Err(e) = list_source(source, storage_options, &mut jobs, &mut rels) {
+            let listed = list_source(source, storage_options, &mut jobs, &mut rels);
+            if let Err(e) = listed.map(|w| warnings.extend(w)) {
                 opening::open_all(jobs, footers_kept)?;
                 return Err(e);
             }
@@ -208,31 +213,39 @@ impl Inputs {
             fields.extend(partitions);
             Arc::new(Schema::new_with_metadata(fields, shared.metadata().clone()))
         };
-        Ok(Inputs { schema, files })
+        Ok(Inputs {
+            schema,
+            files,
+            warnings,
+        })
     }
 }
 
 /// Lists the files of `source` onto `jobs`, each with its path below its tree's base (or
-/// `None`) onto `rels`.
+/// `None`) onto `rels`; gives the listing's warnings.
 fn list_source(
     source: &InputSource,
     storage_options: &[(String, String)],
     jobs: &mut Vec<ToOpen>,
     rels: &mut Vec<Option<String>>,
-) -> Result<(), ReadError> {
+) -> Result<Vec<String>, ReadError> {
     match &source.location {
         Location::Remote(url) => match source.remote_objects(url, storage_options) {
             Some(found) => {
-                for listed in found? {
+                let (found, warnings) = found?;
+                for listed in found {
                     jobs.push(ToOpen::Remote(listed.file, listed.format));
                     rels.push(Some(listed.rel));
                 }
+                return Ok(warnings);
             }
             None => {
-                for (object, format) in remote::expand_url(url, storage_options)? {
+                let (found, warnings) = remote::expand_url(url, storage_options)?;
+                for (object, format) in found {
                     jobs.push(ToOpen::Remote(object, format));
                     rels.push(None);
                 }
+                return Ok(warnings);
             }
         },
         Location::Local(p) => match source.local_files(p) {
@@ -250,5 +263,5 @@ fn list_source(
             }
         },
     }
-    Ok(())
+    Ok(Vec::new())
 }

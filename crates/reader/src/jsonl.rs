@@ -385,6 +385,7 @@ mod tests {
         let inputs = crate::Inputs {
             files: vec![file.clone()],
             schema: Arc::clone(&file.schema),
+            warnings: Vec::new(),
         };
         let unit = crate::Unit {
             file: 0,

@@ -233,30 +233,61 @@ pub(crate) fn footer(
     }))
 }
 
+/// What a listing found, and its warnings.
+pub(crate) type Found<T> = (Vec<T>, Vec<String>);
+
 /// The objects a URL names: one object, or (a URL ending in `/`) every `*.parquet` directly
-/// under the prefix, sorted by key, as a local directory's files are.
+/// under the prefix, sorted by key, as a local directory's files are; and a warning for each
+/// key stepped over ([`skipped`]).
 pub(crate) fn expand_url(
     url: &StoreUrl,
     options: &[(String, String)],
-) -> Result<Vec<(Object, Format)>, ReadError> {
+) -> Result<Found<(Object, Format)>, ReadError> {
     let loc = url.connect(options).map_err(read_error)?;
     if loc.is_prefix() {
-        let found = loc.list(".parquet").map_err(read_error)?;
-        if found.is_empty() {
-            return Err(ReadError::at(
+        let listing = loc.list(".parquet").map_err(read_error)?;
+        let warnings = skipped(&url.shown(), &listing.skipped);
+        if listing.found.is_empty() {
+            let e = ReadError::at(
                 Path::new(url.as_str()),
                 "prefix holds no Parquet files (*.parquet)",
             )
-            .with_hint("point `--input` at Parquet objects or a prefix of them (ending in `/`)"));
+            .with_hint("point `--input` at Parquet objects or a prefix of them (ending in `/`)");
+            return Err(with_skipped(e, &warnings));
         }
-        return Ok(found.into_iter().map(|o| (o, Format::Parquet)).collect());
+        let found = listing.found.into_iter();
+        return Ok((found.map(|o| (o, Format::Parquet)).collect(), warnings));
     }
     let object = loc.object().map_err(read_error)?;
     let format = match jsonl_kind(Path::new(url.as_str())) {
         Some(_) => Format::Jsonl,
         None => Format::Parquet,
     };
-    Ok(vec![(object, format)])
+    Ok((vec![(object, format)], Vec::new()))
+}
+
+/// `e` (nothing found), with the warnings of what was stepped over added to its hint.
+pub(crate) fn with_skipped(mut e: ReadError, warnings: &[String]) -> ReadError {
+    if !warnings.is_empty() {
+        let hint = e.hint.take().into_iter().chain(warnings.iter().cloned());
+        e.hint = Some(hint.collect::<Vec<_>>().join("; "));
+    }
+    e
+}
+
+/// The warnings for the entries under the prefix `base` that a listing stepped over (paths
+/// relative to it; a folder ends in `/`).
+pub(crate) fn skipped(base: &str, rels: &[String]) -> Vec<String> {
+    let base = base.trim_end_matches('/');
+    let why = "is not a valid object path (a `.` or `..` part, or an empty one)";
+    rels.iter()
+        .map(|rel| match rel.ends_with('/') {
+            true => format!(
+                "skipped the objects under `{base}/{rel}`: it {why}; rename them to read them"
+            ),
+            false => format!("skipped `{base}/{rel}`: it {why}; rename it to read it"),
+        })
+        .collect()
 }
 
 /// Opens a remote input: a Parquet file's footer from its fetched tail (kept, with the tail,
