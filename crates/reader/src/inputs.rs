@@ -34,9 +34,10 @@ pub struct InputFile {
     /// `None` when the view schema does not apply, or when the footer was dropped (below);
     /// units then read the footer themselves.
     pub(crate) reader_meta: Option<ArrowReaderMetadata>,
-    /// Parquet only: the parsed footer (and a remote file's tail) was dropped after the file
-    /// was opened, to bound the memory of a run of many files (module `opening`).
-    pub(crate) footer_dropped: bool,
+    /// Parquet only: when the parsed footer (and a remote file's tail) was dropped after the
+    /// file was opened, to bound the memory of a run of many files (module `opening`), a
+    /// number no other file has, under which a worker keeps the footer it read again.
+    pub(crate) dropped: Option<u64>,
     /// An input in object storage (`path` is then its URL): see module `remote`.
     pub(crate) remote: Option<Arc<remote::Remote>>,
     /// The file's Hive partition values, one row each, in the order of the partition columns

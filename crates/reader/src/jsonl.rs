@@ -186,7 +186,7 @@ pub(crate) fn open_in_units(
         schema: Arc::new(schema),
         jsonl_spans,
         reader_meta: None,
-        footer_dropped: false,
+        dropped: None,
         remote: None,
         partitions: Vec::new(),
     })

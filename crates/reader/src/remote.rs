@@ -14,7 +14,7 @@
 //! from there; the copy is removed when the inputs are dropped.
 
 use crate::batches::parquet_unit;
-use crate::parquet_input::{guarded, load_view, open_parquet};
+use crate::parquet_input::{guarded, load_view, open_parquet, reread};
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
@@ -174,13 +174,7 @@ pub(crate) fn remote_unit(
     roots: Vec<usize>,
 ) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
-    let (footer, reader_meta) = match &remote.footer {
-        Some(kept) => (kept.clone(), file.reader_meta.clone()),
-        None => {
-            let (footer, meta) = self::footer(file, remote)?.map_err(|m| damaged(&m))?;
-            (footer, Some(meta))
-        }
-    };
+    let (footer, reader_meta) = unit_footer(file, remote)?.map_err(|m| damaged(&m))?;
     let meta = &footer.meta;
     // The chunks to fetch: those of the needed columns, but for those the tail holds (all
     // of a tiny file's).
@@ -210,7 +204,25 @@ pub(crate) fn remote_unit(
     })
 }
 
-/// A remote Parquet file's footer: as kept at open, or its tail fetched again (pinned to the
+/// A remote Parquet file's tail and parsed footer (strings as Utf8View, `None` when they do
+/// not apply): as kept at open, or as [`footer`] fetches them again (once per unit and
+/// worker, see `parquet_input::reread`).
+pub(crate) fn unit_footer(
+    file: &InputFile,
+    remote: &Remote,
+) -> Result<Result<(Footer, Option<ArrowReaderMetadata>), String>, ReadError> {
+    if let Some(kept) = &remote.footer {
+        return Ok(Ok((kept.clone(), file.reader_meta.clone())));
+    }
+    let id = file.dropped.unwrap_or(u64::MAX);
+    let read = || Ok(footer(file, remote)?.map(|(f, meta)| (Some(f), meta)));
+    Ok(reread(id, read)?.and_then(|(f, meta)| match f {
+        Some(f) => Ok((f, Some(meta))),
+        None => Err("the footer was not fetched".to_owned()),
+    }))
+}
+
+/// A remote Parquet file's footer: its tail fetched again (pinned to the
 /// version opened, as every read) and parsed, with strings as Utf8View. A failed fetch is
 /// `Err`; a footer that does not parse `Ok(Err)` with what is wrong, for the caller to name
 /// the unit.

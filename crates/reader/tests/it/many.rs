@@ -152,29 +152,28 @@ fn many_objects_open_in_order_and_the_first_damaged_one_is_the_error() {
 }
 
 /// A footer dropped at open is fetched again from the version opened: an object replaced
-/// since is an error naming it, as when its chunks are fetched, never the new object's
-/// footer read for the old one's units.
+/// since is an error naming it, never the new object's footer read for the old one's units.
 #[test]
 fn a_dropped_footer_is_fetched_again_from_the_version_opened() {
     let server = moto();
     create_bucket(server.port, "evals");
-    put_object(server.port, "evals", "qa.parquet", &parquet_of("Paris"));
+    let (paris, rome) = ("Paris".repeat(20), "Rome!".repeat(20));
+    put_object(server.port, "evals", "qa.parquet", &parquet_of(&paris));
     let options = s3_options(server.port);
     let url = "s3://evals/qa.parquet";
+    let replaced = format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)");
     let inputs = open_kept(url, &options, 0).unwrap();
-    assert_eq!(answers(&inputs).unwrap(), vec!["Paris"; 100]);
-    put_object(server.port, "evals", "qa.parquet", &parquet_of("Rome!"));
+    assert_eq!(answers(&inputs).unwrap(), vec![paris; 100]);
+    let again = open_kept(url, &options, 0).unwrap();
+    put_object(server.port, "evals", "qa.parquet", &parquet_of(&rome));
+    // The footer read again, and the chunks: the object opened is gone.
+    let unit = again.units()[0];
+    let e = again.stored_chunk(&unit, "answer").unwrap_err();
+    assert_eq!(e.to_string(), replaced);
+    let e = answers(&again).unwrap_err();
+    assert_eq!(e.to_string(), replaced);
     let e = answers(&inputs).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)")
-    );
-    let unit = inputs.units()[0];
-    let e = inputs.stored_chunk(&unit, "answer").unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)")
-    );
+    assert_eq!(e.to_string(), replaced);
 }
 
 /// The resident memory of this process, in KiB.
