@@ -1,7 +1,8 @@
 //! Columnar input for evalscore: files in, streams of Arrow `RecordBatch`es out.
 //!
 //! [`Inputs::open`] expands the `--input` paths (Parquet files, JSONL files, directories of
-//! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer, and
+//! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer
+//! (concurrently, with bounded memory per file: module `opening`), and
 //! checks that all files share one schema (modules `inputs`, `local`, `remote`, `tree`,
 //! `schema`), with the `key=value` folders of trees and globs as Hive partition columns
 //! (module `hive`). Each path is told apart once, where it enters, as an [`InputSource`]: an
