@@ -169,7 +169,11 @@ pub(crate) fn open_inputs(
         storage_options: opts.storage_options.clone(),
         filters,
     };
-    Inputs::open_options(&opts.inputs, &open).map_err(Error::read)
+    let inputs = Inputs::open_options(&opts.inputs, &open).map_err(Error::read)?;
+    for w in &inputs.warnings {
+        warn(opts, w);
+    }
+    Ok(inputs)
 }
 
 /// Binds the task to the inputs' schema: the library's scorer, every template, column and

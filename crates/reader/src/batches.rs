@@ -11,7 +11,7 @@ use crate::{
 };
 use arrow::array::{RecordBatch, RecordBatchReader};
 use arrow::datatypes::FieldRef;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ColumnChunkMetaData;
 use std::fs::File;
@@ -62,7 +62,8 @@ impl Inputs {
                         let check = handle
                             .try_clone()
                             .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                        parquet_unit(file, unit, roots, handle, |chunk| {
+                        let meta = file.reader_meta(|m| damaged_unit(file, unit, m))?;
+                        parquet_unit(file, unit, roots, handle, meta, |chunk| {
                             pages::check_chunk(&check, chunk).map(|_| ())
                         })?
                     }
@@ -215,7 +216,8 @@ impl UnitBatches<'_> {
 }
 
 /// The decoder of one Parquet unit over `handle` (a local file, or a remote file's fetched
-/// ranges), projected to the top-level columns `roots`. `check` first walks every page
+/// ranges), projected to the top-level columns `roots`, starting from the parsed footer
+/// `meta` when there is one (else it reads the footer through `handle`). `check` first walks every page
 /// header of each needed column chunk (see `pages`): a damaged one fails here, at once,
 /// instead of sending the decoder astray.
 pub(crate) fn parquet_unit<R: parquet::file::reader::ChunkReader + 'static>(
@@ -223,14 +225,14 @@ pub(crate) fn parquet_unit<R: parquet::file::reader::ChunkReader + 'static>(
     unit: &Unit,
     roots: Vec<usize>,
     handle: R,
+    meta: Option<ArrowReaderMetadata>,
     check: impl Fn(&ColumnChunkMetaData) -> Result<(), String>,
 ) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
     let ctx = |e: parquet::errors::ParquetError| damaged(&e);
-    let builder = guarded(|| match &file.reader_meta {
+    let builder = guarded(|| match meta {
         Some(meta) => Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
-            handle,
-            meta.clone(),
+            handle, meta,
         )),
         None => ParquetRecordBatchReaderBuilder::try_new_with_options(
             handle,

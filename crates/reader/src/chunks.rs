@@ -29,17 +29,27 @@ impl Inputs {
     ///
     /// `None` when there is no such chunk to copy: a JSONL unit, a column that is not a
     /// top-level leaf (structs, lists), a chunk stored in another file or compressed with a
-    /// codec not every reader has ([`portable_codec`]), or a file whose footer was not kept
-    /// at open.
+    /// codec not every reader has ([`portable_codec`]), or a file whose footer has no
+    /// view-typed form. A footer dropped at open (module `opening`) is read again.
     pub fn stored_chunk(
         &self,
         unit: &Unit,
         column: &str,
     ) -> Result<Option<StoredChunk>, ReadError> {
         let file = &self.files[unit.file];
-        let Some(meta) = file.reader_meta.as_ref().map(|m| m.metadata()) else {
+        // A remote file's tail too: a chunk it holds is not fetched again.
+        let (reader_meta, tail) = match &file.remote {
+            Some(remote) if remote.staged.is_none() => {
+                let (footer, meta) =
+                    remote::unit_footer(file, remote)?.map_err(|m| damaged_unit(file, unit, &m))?;
+                (meta, Some((footer.tail_start, footer.tail)))
+            }
+            _ => (file.reader_meta(|m| damaged_unit(file, unit, m))?, None),
+        };
+        let Some(reader_meta) = reader_meta else {
             return Ok(None);
         };
+        let meta = reader_meta.metadata();
         let Some(rg) = meta.row_groups().get(unit.row_group) else {
             return Ok(None);
         };
@@ -57,7 +67,15 @@ impl Inputs {
         };
         // Read once; the page headers are then checked from memory.
         let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
-        let buf = read_range(file, start, len, &damaged)?;
+        let held = tail.and_then(|(at, tail)| {
+            let from = usize::try_from(start.checked_sub(at)?).ok()?;
+            let to = from.checked_add(usize::try_from(len).ok()?)?;
+            (to <= tail.len()).then(|| tail.slice(from..to))
+        });
+        let buf = match held {
+            Some(b) => b,
+            None => read_range(file, start, len, &damaged)?,
+        };
         let spans = pages::check_chunk_bytes(&buf, chunk).map_err(|m| damaged(&m))?;
         // The copy's row count is the footer's value count (one per row for a flat column,
         // as `check_footer` made sure at open); the pages must hold exactly that many.

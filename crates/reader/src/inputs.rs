@@ -3,12 +3,13 @@
 //! (modules `local`, `remote`, `tree`), every footer read, and one schema checked to be
 //! shared by all (module `schema`).
 
+use crate::opening::{self, ToOpen};
 use crate::partition_filter::{self, PartitionFilter, Pruning};
 use crate::tree::{InputSource, Select};
 use crate::{hive, local, remote, schema, union, Compression, Format, HivePartitioning, ReadError};
 use arrow::array::ArrayRef;
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
-use evalscore_storage::{Location, Object};
+use evalscore_storage::Location;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,8 +32,13 @@ pub struct InputFile {
     /// Parquet only: the footer as parsed when the file was opened, with strings as
     /// Utf8View, so that each unit's decoder starts from it instead of reading and parsing
     /// the footer again (200 files of one row group each read 200 footers twice before).
-    /// `None` when the view schema does not apply; units then read the footer themselves.
+    /// `None` when the view schema does not apply, or when the footer was dropped (below);
+    /// units then read the footer themselves.
     pub(crate) reader_meta: Option<ArrowReaderMetadata>,
+    /// Parquet only: when the parsed footer (and a remote file's tail) was dropped after the
+    /// file was opened, to bound the memory of a run of many files (module `opening`), a
+    /// number no other file has, under which a worker keeps the footer it read again.
+    pub(crate) dropped: Option<u64>,
     /// An input in object storage (`path` is then its URL): see module `remote`.
     pub(crate) remote: Option<Arc<remote::Remote>>,
     /// The file's Hive partition values, one row each, in the order of the partition columns
@@ -72,6 +78,9 @@ pub struct Inputs {
     pub partition_columns: Vec<FieldRef>,
     /// What the partition filters did, when there were any.
     pub pruning: Option<Pruning>,
+    /// What the caller should tell the user: each object whose key no object path can hold,
+    /// stepped over in a listing (`evalscore_storage::Listing::skipped`).
+    pub warnings: Vec<String>,
 }
 
 impl Inputs {
@@ -183,61 +192,48 @@ impl Inputs {
         sources: &[InputSource],
         opts: &OpenOptions,
     ) -> Result<Inputs, ReadError> {
+        Inputs::open_sources_kept(sources, opts, opening::footers_kept())
+    }
+
+    /// [`Inputs::open_sources_options`], where only the first `footers_kept` files keep their
+    /// parsed footer ([`crate::FOOTERS_KEPT`] and `EVALSCORE_FOOTERS_KEPT` otherwise): the
+    /// others read it again for each unit. The scores are the same either way.
+    pub fn open_sources_kept(
+        sources: &[InputSource],
+        opts: &OpenOptions,
+        footers_kept: usize,
+    ) -> Result<Inputs, ReadError> {
         let (hive, storage_options) = (opts.hive, opts.storage_options.as_slice());
         if sources.is_empty() {
             return Err(ReadError::new("no input given")
                 .with_hint("pass `--input FILE.parquet` or `--input DIR`"));
         }
-        // Every file is listed (with its path below its tree's base, `None` for a file read
-        // as given) before any is opened, so that pruning skips the others' footers.
-        let mut found = Vec::new();
+        // Every input is listed first, in order (with each file's path below its tree's base,
+        // `None` for a file read as given), then pruned by the partition filters, then the
+        // files left opened at once (module `opening`), so that pruning skips the others'
+        // footers. An input that cannot be listed fails after the files listed before it are
+        // opened, so the first error is the one opening them one by one would meet.
+        let mut jobs = Vec::new();
         let mut rels = Vec::new();
+        let mut warnings = Vec::new();
         for source in sources {
-            match &source.location {
-                Location::Remote(url) => match source.remote_objects(url, storage_options) {
-                    Some(listed) => {
-                        for listed in listed? {
-                            found.push((Found::Remote(listed.file), listed.format));
-                            rels.push(Some(listed.rel));
-                        }
-                    }
-                    None => {
-                        for (object, format) in remote::expand_url(url, storage_options)? {
-                            found.push((Found::Remote(object), format));
-                            rels.push(None);
-                        }
-                    }
-                },
-                Location::Local(p) => match source.local_files(p) {
-                    Some(listed) => {
-                        for listed in listed? {
-                            found.push((Found::Local(listed.file), listed.format));
-                            rels.push(Some(listed.rel));
-                        }
-                    }
-                    None => {
-                        for (path, format) in local::expand(p)? {
-                            found.push((Found::Local(path), format));
-                            rels.push(None);
-                        }
-                    }
-                },
+            let listed = list_source(source, storage_options, &mut jobs, &mut rels);
+            if let Err(e) = listed.map(|w| warnings.extend(w)) {
+                opening::open_all(jobs, footers_kept)?;
+                return Err(e);
             }
         }
-        let mut parts = hive::partitions(&rels, |i| found[i].0.path(), hive)?;
+        let mut parts = hive::partitions(&rels, |i| jobs[i].path(), hive)?;
         let pruning = match partition_filter::prune(&opts.filters, &parts, hive)? {
             Some((keep, pruning)) => {
                 parts.retain(&keep)?;
                 let mut keep = keep.into_iter();
-                found.retain(|_| keep.next().unwrap_or(false));
+                jobs.retain(|_| keep.next().unwrap_or(false));
                 Some(pruning)
             }
             None => None,
         };
-        let mut files = found
-            .into_iter()
-            .map(|(file, format)| file.open(format))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut files = opening::open_all(jobs, footers_kept)?;
         let shared = if opts.union_by_name {
             union::union_schema(&files)?
         } else {
@@ -257,30 +253,52 @@ impl Inputs {
             union_by_name: opts.union_by_name,
             partition_columns,
             pruning,
+            warnings,
         })
     }
 }
 
-/// A file listed and not opened yet.
-enum Found {
-    Local(PathBuf),
-    Remote(Object),
-}
-
-impl Found {
-    /// The path messages name it by (an object's URL).
-    fn path(&self) -> PathBuf {
-        match self {
-            Found::Local(p) => p.clone(),
-            Found::Remote(o) => PathBuf::from(o.url()),
-        }
+/// Lists the files of `source` onto `jobs`, each with its path below its tree's base (or
+/// `None`) onto `rels`; gives the listing's warnings.
+fn list_source(
+    source: &InputSource,
+    storage_options: &[(String, String)],
+    jobs: &mut Vec<ToOpen>,
+    rels: &mut Vec<Option<String>>,
+) -> Result<Vec<String>, ReadError> {
+    match &source.location {
+        Location::Remote(url) => match source.remote_objects(url, storage_options) {
+            Some(found) => {
+                let (found, warnings) = found?;
+                for listed in found {
+                    jobs.push(ToOpen::Remote(listed.file, listed.format));
+                    rels.push(Some(listed.rel));
+                }
+                return Ok(warnings);
+            }
+            None => {
+                let (found, warnings) = remote::expand_url(url, storage_options)?;
+                for (object, format) in found {
+                    jobs.push(ToOpen::Remote(object, format));
+                    rels.push(None);
+                }
+                return Ok(warnings);
+            }
+        },
+        Location::Local(p) => match source.local_files(p) {
+            Some(found) => {
+                for listed in found? {
+                    jobs.push(ToOpen::Local(listed.file, listed.format));
+                    rels.push(Some(listed.rel));
+                }
+            }
+            None => {
+                for (path, format) in local::expand(p)? {
+                    jobs.push(ToOpen::Local(path, format));
+                    rels.push(None);
+                }
+            }
+        },
     }
-
-    /// Reads its footer (or first pass).
-    fn open(self, format: Format) -> Result<InputFile, ReadError> {
-        match self {
-            Found::Local(p) => local::open_file(&p, format),
-            Found::Remote(o) => remote::open_remote(o, format),
-        }
-    }
+    Ok(Vec::new())
 }

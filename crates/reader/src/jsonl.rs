@@ -186,6 +186,7 @@ pub(crate) fn open_in_units(
         schema: Arc::new(schema),
         jsonl_spans,
         reader_meta: None,
+        dropped: None,
         remote: None,
         partitions: Vec::new(),
     })
@@ -387,6 +388,7 @@ mod tests {
             union_by_name: false,
             partition_columns: Vec::new(),
             pruning: None,
+            warnings: Vec::new(),
         };
         let unit = crate::Unit {
             file: 0,

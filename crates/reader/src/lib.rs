@@ -1,7 +1,8 @@
 //! Columnar input for evalscore: files in, streams of Arrow `RecordBatch`es out.
 //!
 //! [`Inputs::open`] expands the `--input` paths (Parquet files, JSONL files, directories of
-//! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer, and
+//! Parquet files, object storage URLs and prefixes, trees and globs), reads every footer
+//! (concurrently, with bounded memory per file: module `opening`), and
 //! checks that all files share one schema (modules `inputs`, `local`, `remote`, `tree`,
 //! `schema`; or reads them as the union of their columns by name, module `union`), with the
 //! `key=value` folders of trees and globs as Hive partition columns (module `hive`), which a
@@ -29,6 +30,7 @@ mod hive;
 mod inputs;
 mod jsonl;
 mod local;
+mod opening;
 mod pages;
 mod parquet_input;
 mod partition_filter;
@@ -46,6 +48,7 @@ pub use evalscore_error::file_kind;
 pub use hive::HivePartitioning;
 pub use inputs::{InputFile, Inputs, OpenOptions};
 pub use jsonl::{jsonl_kind, Compression};
+pub use opening::{FOOTERS_KEPT, LOCAL_OPENERS, REMOTE_OPENERS};
 pub use pages::DataPageSpan;
 pub use partition_filter::{PartitionFilter, Pruning};
 pub use scan::scan_ordered;

@@ -48,7 +48,9 @@ pub(crate) fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
     Ok(vec![(p.to_path_buf(), format)])
 }
 
-pub(crate) fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadError> {
+/// Opens a local input: a Parquet file's footer (its parsed form dropped unless `keep`, see
+/// module `opening`), a JSON Lines file's first pass.
+pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<InputFile, ReadError> {
     match format {
         Format::Jsonl => jsonl::open(path, path, jsonl_kind(path).flatten()),
         Format::Parquet => {
@@ -56,7 +58,11 @@ pub(crate) fn open_file(path: &Path, format: Format) -> Result<InputFile, ReadEr
                 File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
             check_schema_depth(path)?;
             let (footer_sha256, data_end) = footer(path)?;
-            open_parquet(path, &handle, footer_sha256, data_end)
+            let mut file = open_parquet(path, &handle, footer_sha256, data_end)?;
+            if !keep {
+                file.drop_footer();
+            }
+            Ok(file)
         }
     }
 }

@@ -4,7 +4,9 @@
 use crate::{pages, Format, InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use std::cell::RefCell;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A Parquet input from its footer, read through `handle`; `data_end` is where the footer
@@ -56,9 +58,81 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         schema,
         jsonl_spans: Vec::new(),
         reader_meta,
+        dropped: None,
         remote: None,
         partitions: Vec::new(),
     })
+}
+
+impl InputFile {
+    /// Forgets the parsed footer: each unit reads and parses it again (module `opening`).
+    pub(crate) fn drop_footer(&mut self) {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        self.reader_meta = None;
+        self.dropped = Some(NEXT.fetch_add(1, Ordering::Relaxed));
+    }
+
+    /// The parsed footer, strings as Utf8View: as kept at open, or read again from the file
+    /// (fetched again in object storage) when it was dropped. `None` when it was kept
+    /// without a view-typed form. A footer that no longer parses is `damaged(what is wrong)`.
+    pub(crate) fn reader_meta(
+        &self,
+        damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
+    ) -> Result<Option<ArrowReaderMetadata>, ReadError> {
+        let Some(id) = self.dropped else {
+            return Ok(self.reader_meta.clone());
+        };
+        if let Some(remote) = &self.remote {
+            let (_, meta) = crate::remote::unit_footer(self, remote)?.map_err(|m| damaged(&m))?;
+            return Ok(meta);
+        }
+        let read = || {
+            let handle = std::fs::File::open(&self.path)
+                .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
+            Ok(load_view(&handle, &self.schema).map(|meta| (None, meta)))
+        };
+        let (_, meta) = reread(id, read)?.map_err(|m| damaged(&m))?;
+        Ok(Some(meta))
+    }
+}
+
+/// A footer read again: a remote file's tail with it, and the parsed footer.
+pub(crate) type Reread = (Option<crate::remote::Footer>, ArrowReaderMetadata);
+
+thread_local! {
+    /// The footer this thread last read again, under its file's [`InputFile::dropped`]
+    /// number: one worker decodes a unit, which reads the footer twice (for its stored
+    /// chunks and for its batches), and a file's units one after another.
+    static LAST_REREAD: RefCell<Option<(u64, Reread)>> = const { RefCell::new(None) };
+}
+
+/// The footer of the file numbered `id`: this thread's last one read again if it is that
+/// file's, else `read()`, then kept as the last one.
+pub(crate) fn reread(
+    id: u64,
+    read: impl FnOnce() -> Result<Result<Reread, String>, ReadError>,
+) -> Result<Result<Reread, String>, ReadError> {
+    let hit = LAST_REREAD.with(|last| match &*last.borrow() {
+        Some((at, r)) if *at == id => Some(r.clone()),
+        _ => None,
+    });
+    if let Some(hit) = hit {
+        return Ok(Ok(hit));
+    }
+    let read = read()?;
+    if let Ok(r) = &read {
+        LAST_REREAD.with(|last| *last.borrow_mut() = Some((id, r.clone())));
+    }
+    Ok(read)
+}
+
+/// The footer read through `handle` and parsed with strings as Utf8View (`schema` is the
+/// file's, as found at open).
+pub(crate) fn load_view<R: parquet::file::reader::ChunkReader>(
+    handle: &R,
+    schema: &SchemaRef,
+) -> Result<ArrowReaderMetadata, String> {
+    guarded(|| ArrowReaderMetadata::load(handle, view_options(schema)))?.map_err(|e| e.to_string())
 }
 
 /// The first name two fields of one level use (`a`, or `meta.tag` inside struct `meta`):

@@ -14,7 +14,7 @@
 //! from there; the copy is removed when the inputs are dropped.
 
 use crate::batches::parquet_unit;
-use crate::parquet_input::{guarded, open_parquet};
+use crate::parquet_input::{guarded, load_view, open_parquet, reread};
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
@@ -32,15 +32,21 @@ use std::sync::Arc;
 /// and a wide footer costs one more GET rather than fetching bytes nobody needs.
 const TAIL: u64 = 8 << 10;
 
-/// What a remote input keeps: the object, and for Parquet its fetched tail and parsed footer;
-/// for JSON Lines the staged local copy.
+/// What a remote input keeps: the object, and for Parquet its fetched tail and parsed footer
+/// unless they were dropped (module `opening`); for JSON Lines the staged local copy.
 pub(crate) struct Remote {
     pub object: Object,
-    /// Where [`Remote::tail`] starts in the file.
+    pub footer: Option<Footer>,
+    pub staged: Option<tempfile::TempPath>,
+}
+
+/// A remote Parquet file's fetched tail (at least the whole footer) and its parsed footer.
+#[derive(Clone)]
+pub(crate) struct Footer {
+    /// Where `tail` starts in the file.
     pub tail_start: u64,
     pub tail: Bytes,
-    pub meta: Option<Arc<ParquetMetaData>>,
-    pub staged: Option<tempfile::TempPath>,
+    pub meta: Arc<ParquetMetaData>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -168,14 +174,17 @@ pub(crate) fn remote_unit(
     roots: Vec<usize>,
 ) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
+    let (footer, reader_meta) = unit_footer(file, remote)?.map_err(|m| damaged(&m))?;
+    let meta = &footer.meta;
+    // The chunks to fetch: those of the needed columns, but for those the tail holds (all
+    // of a tiny file's).
     let mut ranges = Vec::new();
-    if let Some(meta) = &remote.meta {
-        let schema = meta.file_metadata().schema_descr();
-        if let Some(rg) = meta.row_groups().get(unit.row_group) {
-            for (leaf, chunk) in rg.columns().iter().enumerate() {
-                if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf))
-                {
-                    let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
+    let schema = meta.file_metadata().schema_descr();
+    if let Some(rg) = meta.row_groups().get(unit.row_group) {
+        for (leaf, chunk) in rg.columns().iter().enumerate() {
+            if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf)) {
+                let (start, len) = pages::checked_range(chunk).map_err(|m| damaged(&m))?;
+                if start < footer.tail_start {
                     ranges.push(start..start.saturating_add(len));
                 }
             }
@@ -183,46 +192,123 @@ pub(crate) fn remote_unit(
     }
     let fetched = remote.object.get_ranges(&ranges).map_err(read_error)?;
     let mut pieces: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
-    pieces.push((remote.tail_start, remote.tail.clone()));
-    let sparse = Sparse::new(remote.object.size(), pieces.clone());
-    parquet_unit(file, unit, roots, sparse, |chunk| {
-        let (start, _) = pages::checked_range(chunk)?;
-        match pieces.iter().find(|p| p.0 == start) {
-            Some((_, b)) => pages::check_chunk_bytes(b, chunk).map(|_| ()),
-            None => Err(format!("bytes from {start} were not fetched")),
+    pieces.push((footer.tail_start, footer.tail.clone()));
+    let check = Sparse::new(remote.object.size(), pieces.clone());
+    let sparse = Sparse::new(remote.object.size(), pieces);
+    parquet_unit(file, unit, roots, sparse, reader_meta, |chunk| {
+        let (start, len) = pages::checked_range(chunk)?;
+        match check.piece(start, len) {
+            Ok(b) => pages::check_chunk_bytes(&b, chunk).map(|_| ()),
+            Err(_) => Err(format!("bytes from {start} were not fetched")),
         }
     })
 }
 
+/// A remote Parquet file's tail and parsed footer (strings as Utf8View, `None` when they do
+/// not apply): as kept at open, or as [`footer`] fetches them again (once per unit and
+/// worker, see `parquet_input::reread`).
+pub(crate) fn unit_footer(
+    file: &InputFile,
+    remote: &Remote,
+) -> Result<Result<(Footer, Option<ArrowReaderMetadata>), String>, ReadError> {
+    if let Some(kept) = &remote.footer {
+        return Ok(Ok((kept.clone(), file.reader_meta.clone())));
+    }
+    let id = file.dropped.unwrap_or(u64::MAX);
+    let read = || Ok(footer(file, remote)?.map(|(f, meta)| (Some(f), meta)));
+    Ok(reread(id, read)?.and_then(|(f, meta)| match f {
+        Some(f) => Ok((f, Some(meta))),
+        None => Err("the footer was not fetched".to_owned()),
+    }))
+}
+
+/// A remote Parquet file's footer: its tail fetched again (pinned to the
+/// version opened, as every read) and parsed, with strings as Utf8View. A failed fetch is
+/// `Err`; a footer that does not parse `Ok(Err)` with what is wrong, for the caller to name
+/// the unit.
+pub(crate) fn footer(
+    file: &InputFile,
+    remote: &Remote,
+) -> Result<Result<(Footer, ArrowReaderMetadata), String>, ReadError> {
+    let (tail_start, tail) = match fetch_tail(&remote.object)? {
+        Ok((start, tail, _)) => (start, tail),
+        Err(m) => return Ok(Err(format!("not a readable Parquet file: {m}"))),
+    };
+    let sparse = Sparse::new(remote.object.size(), vec![(tail_start, tail.clone())]);
+    Ok(load_view(&sparse, &file.schema).map(|loaded| {
+        let footer = Footer {
+            tail_start,
+            tail,
+            meta: Arc::clone(loaded.metadata()),
+        };
+        (footer, loaded)
+    }))
+}
+
+/// What a listing found, and its warnings.
+pub(crate) type Found<T> = (Vec<T>, Vec<String>);
+
 /// The objects a URL names: one object, or (a URL ending in `/`) every `*.parquet` directly
-/// under the prefix, sorted by key, as a local directory's files are.
+/// under the prefix, sorted by key, as a local directory's files are; and a warning for each
+/// key stepped over ([`skipped`]).
 pub(crate) fn expand_url(
     url: &StoreUrl,
     options: &[(String, String)],
-) -> Result<Vec<(Object, Format)>, ReadError> {
+) -> Result<Found<(Object, Format)>, ReadError> {
     let loc = url.connect(options).map_err(read_error)?;
     if loc.is_prefix() {
-        let found = loc.list(".parquet").map_err(read_error)?;
-        if found.is_empty() {
-            return Err(ReadError::at(
+        let listing = loc.list(".parquet").map_err(read_error)?;
+        let warnings = skipped(&url.shown(), &listing.skipped);
+        if listing.found.is_empty() {
+            let e = ReadError::at(
                 Path::new(url.as_str()),
                 "prefix holds no Parquet files (*.parquet)",
             )
-            .with_hint("point `--input` at Parquet objects or a prefix of them (ending in `/`)"));
+            .with_hint("point `--input` at Parquet objects or a prefix of them (ending in `/`)");
+            return Err(with_skipped(e, &warnings));
         }
-        return Ok(found.into_iter().map(|o| (o, Format::Parquet)).collect());
+        let found = listing.found.into_iter();
+        return Ok((found.map(|o| (o, Format::Parquet)).collect(), warnings));
     }
     let object = loc.object().map_err(read_error)?;
     let format = match jsonl_kind(Path::new(url.as_str())) {
         Some(_) => Format::Jsonl,
         None => Format::Parquet,
     };
-    Ok(vec![(object, format)])
+    Ok((vec![(object, format)], Vec::new()))
 }
 
-/// Opens a remote input: a Parquet file's footer from its fetched tail, a JSON Lines file
-/// from a staged local copy.
-pub(crate) fn open_remote(object: Object, format: Format) -> Result<InputFile, ReadError> {
+/// `e` (nothing found), with the warnings of what was stepped over added to its hint.
+pub(crate) fn with_skipped(mut e: ReadError, warnings: &[String]) -> ReadError {
+    if !warnings.is_empty() {
+        let hint = e.hint.take().into_iter().chain(warnings.iter().cloned());
+        e.hint = Some(hint.collect::<Vec<_>>().join("; "));
+    }
+    e
+}
+
+/// The warnings for the entries under the prefix `base` that a listing stepped over (paths
+/// relative to it; a folder ends in `/`).
+pub(crate) fn skipped(base: &str, rels: &[String]) -> Vec<String> {
+    let base = base.trim_end_matches('/');
+    let why = "is not a valid object path (a `.` or `..` part, or an empty one)";
+    rels.iter()
+        .map(|rel| match rel.ends_with('/') {
+            true => format!(
+                "skipped the objects under `{base}/{rel}`: it {why}; rename them to read them"
+            ),
+            false => format!("skipped `{base}/{rel}`: it {why}; rename it to read it"),
+        })
+        .collect()
+}
+
+/// Opens a remote input: a Parquet file's footer from its fetched tail (kept, with the tail,
+/// only when `keep`; see module `opening`), a JSON Lines file from a staged local copy.
+pub(crate) fn open_remote(
+    object: Object,
+    format: Format,
+    keep: bool,
+) -> Result<InputFile, ReadError> {
     let path = PathBuf::from(object.url());
     match format {
         Format::Jsonl => {
@@ -243,9 +329,7 @@ pub(crate) fn open_remote(object: Object, format: Format) -> Result<InputFile, R
             let mut file = jsonl::open(&staged, &path, jsonl_kind(&path).flatten())?;
             file.remote = Some(Arc::new(Remote {
                 object,
-                tail_start: 0,
-                tail: Bytes::new(),
-                meta: None,
+                footer: None,
                 staged: Some(staged),
             }));
             Ok(file)
@@ -276,11 +360,17 @@ pub(crate) fn open_remote(object: Object, format: Format) -> Result<InputFile, R
                         .metadata(),
                 ),
             };
-            file.remote = Some(Arc::new(Remote {
-                object,
+            let footer = keep.then_some(Footer {
                 tail_start,
                 tail,
-                meta: Some(meta),
+                meta,
+            });
+            if !keep {
+                file.drop_footer();
+            }
+            file.remote = Some(Arc::new(Remote {
+                object,
+                footer,
                 staged: None,
             }));
             Ok(file)

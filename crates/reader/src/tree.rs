@@ -15,7 +15,7 @@
 //! those to folders are not followed (no loops). Each file found keeps its path relative to
 //! the base (`Listed`), where its Hive partitions are read from (module `hive`).
 
-use crate::remote::read_error;
+use crate::remote::{read_error, Found};
 use crate::{jsonl_kind, Format, ReadError};
 use evalscore_storage::{Location, Object, StoreUrl};
 use globset::{GlobBuilder, GlobMatcher};
@@ -251,13 +251,14 @@ impl InputSource {
         }))
     }
 
-    /// The objects of a tree or glob under the prefix `base`, in byte order of their keys;
-    /// `None` when the input is read as given.
+    /// The objects of a tree or glob under the prefix `base`, in byte order of their keys,
+    /// and a warning for each odd key stepped over that could have matched; `None` when the
+    /// input is read as given.
     pub(crate) fn remote_objects(
         &self,
         base: &StoreUrl,
         options: &[(String, String)],
-    ) -> Option<Result<Vec<Listed<Object>>, ReadError>> {
+    ) -> Option<Result<Found<Listed<Object>>, ReadError>> {
         let wanted = self.wanted()?;
         let list = || {
             let prefix = base.connect(options).map_err(read_error)?;
@@ -267,7 +268,13 @@ impl InputSource {
                     wanted.enter(name, depth)
                 })
                 .map_err(read_error)?;
+            // A folder could hold a match; a key, if its name matches.
+            let odd: Vec<String> = (listed.skipped.into_iter())
+                .filter(|rel| rel.ends_with('/') || wanted.format(rel).is_some())
+                .collect();
+            let warnings = crate::remote::skipped(&base.shown(), &odd);
             let found: Vec<Listed<Object>> = listed
+                .found
                 .into_iter()
                 .filter_map(|(rel, file)| {
                     let format = wanted.format(&rel)?;
@@ -275,9 +282,10 @@ impl InputSource {
                 })
                 .collect();
             if found.is_empty() {
-                return Err(wanted.none_found(&base.shown()));
+                let e = wanted.none_found(&base.shown());
+                return Err(crate::remote::with_skipped(e, &warnings));
             }
-            Ok(found)
+            Ok((found, warnings))
         };
         Some(list())
     }

@@ -10,6 +10,7 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
+use object_store::list::PaginatedListStore;
 use object_store::path::Path as ObjectPath;
 use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreScheme, RetryConfig};
 use std::fmt;
@@ -20,6 +21,9 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct StorePath {
     pub(crate) store: Arc<dyn ObjectStore>,
+    /// The same store's paginated listing (S3, Google Cloud Storage, Azure; not HTTP), with
+    /// which a listing steps over a key no object path can hold (module `list`).
+    pub(crate) pages: Option<Arc<dyn PaginatedListStore>>,
     pub(crate) path: ObjectPath,
     /// The URL as given, for messages.
     pub(crate) url: String,
@@ -46,7 +50,13 @@ impl StoreUrl {
             StorageError::new(url, format!("not a storage URL: {}", redact(&e.to_string(), &secrets)))
                 .with_hint("use s3://BUCKET/KEY, gs://BUCKET/KEY, az://CONTAINER/KEY, abfss://CONTAINER@ACCOUNT.dfs.core.windows.net/KEY or https://HOST/PATH")
         })?;
-        let built: Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
+        type Built = (Arc<dyn ObjectStore>, Option<Arc<dyn PaginatedListStore>>);
+        // Both views of one store.
+        fn paged<S: ObjectStore + PaginatedListStore>(s: S) -> Built {
+            let s = Arc::new(s);
+            (Arc::clone(&s) as _, Some(s as _))
+        }
+        let built: Result<Built, object_store::Error> = match scheme {
             ObjectStoreScheme::AmazonS3 => {
                 let mut b = AmazonS3Builder::from_env()
                     .with_url(url)
@@ -54,7 +64,7 @@ impl StoreUrl {
                 for (k, v) in config_keys::<AmazonS3ConfigKey>(url, options, "S3")? {
                     b = b.with_config(k, v);
                 }
-                b.build().map(|s| Arc::new(s) as _)
+                b.build().map(paged)
             }
             ObjectStoreScheme::GoogleCloudStorage => {
                 let mut b = GoogleCloudStorageBuilder::from_env()
@@ -64,7 +74,7 @@ impl StoreUrl {
                 {
                     b = b.with_config(k, v);
                 }
-                b.build().map(|s| Arc::new(s) as _)
+                b.build().map(paged)
             }
             ObjectStoreScheme::MicrosoftAzure => {
                 let mut b = MicrosoftAzureBuilder::from_env()
@@ -73,7 +83,7 @@ impl StoreUrl {
                 for (k, v) in config_keys::<AzureConfigKey>(url, options, "Azure Blob Storage")? {
                     b = b.with_config(k, v);
                 }
-                b.build().map(|s| Arc::new(s) as _)
+                b.build().map(paged)
             }
             ObjectStoreScheme::Http => {
                 let root = format!(
@@ -88,7 +98,7 @@ impl StoreUrl {
                 for (k, v) in config_keys::<ClientConfigKey>(url, options, "HTTP")? {
                     b = b.with_config(k, v);
                 }
-                b.build().map(|s| Arc::new(s) as _)
+                b.build().map(|s| (Arc::new(s) as _, None))
             }
             _ => {
                 return Err(StorageError::new(url, "not a storage URL")
@@ -98,7 +108,7 @@ impl StoreUrl {
         // A setting's value may be the error's subject (a service account's JSON given where
         // a path was expected is shown as the path it could not open), so every option's
         // value is blanked out of it, besides the secrets a request's error hides.
-        let store = built.map_err(|e| {
+        let (store, pages) = built.map_err(|e| {
             let hidden = setup_secrets(options);
             StorageError::new(
                 url,
@@ -110,6 +120,7 @@ impl StoreUrl {
             .map_err(|e| StorageError::new(url, format!("not a valid object path: {e}")))?;
         Ok(StorePath {
             store,
+            pages,
             path,
             url: url.to_owned(),
             secrets: Arc::new(secrets),
@@ -142,6 +153,7 @@ impl StorePath {
         };
         StorePath {
             store: Arc::clone(&self.store),
+            pages: self.pages.clone(),
             path: self.path.clone().join(name),
             url,
             secrets: Arc::clone(&self.secrets),

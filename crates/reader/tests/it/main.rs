@@ -4,6 +4,7 @@
 
 mod hive;
 mod input_names;
+mod many;
 mod partition_filter;
 mod remote;
 mod trees;

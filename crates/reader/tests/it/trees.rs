@@ -272,34 +272,78 @@ fn a_prefix_is_listed_with_a_glob_or_recursively_on_s3() {
     );
 }
 
-/// A key with a `..` part (which no object path can hold) under a listed prefix is an error
-/// naming it; the prefix next to it lists as usual.
+/// Keys no object path can hold (a `..`, `.` or empty part) under a listed prefix are
+/// stepped over, the other objects read, in order. Those that could have been read are
+/// named in a warning; a `.` or `..` folder is hidden, so never read, and an empty folder
+/// name is not.
 #[test]
-fn an_odd_key_under_a_prefix_is_named() {
+fn odd_keys_under_a_prefix_are_skipped_with_a_warning() {
     let server = moto();
     create_bucket(server.port, "lake");
-    put_object(server.port, "lake", "odd/w/../x.parquet", &parquet_of("x"));
-    put_object(server.port, "lake", "odd/y.parquet", &parquet_of("y"));
-    put_object(server.port, "lake", "fine/y.parquet", &parquet_of("y"));
+    for key in [
+        "odd/w/../x.parquet",
+        "odd/y.parquet",
+        "odd/k/./x.parquet",
+        "odd/k/z.parquet",
+        "odd/m//x.parquet",
+        "odd/..",
+        "only/w/../x.parquet",
+        "only/m//x.parquet",
+    ] {
+        put_object(server.port, "lake", key, &parquet_of(key));
+    }
     assert_eq!(
         list_keys(server.port, "lake", "odd/"),
-        ["odd/w/../x.parquet", "odd/y.parquet"]
+        [
+            "odd/..",
+            "odd/k/./x.parquet",
+            "odd/k/z.parquet",
+            "odd/m//x.parquet",
+            "odd/w/../x.parquet",
+            "odd/y.parquet"
+        ]
     );
     let options = s3_options(server.port);
-    let e = Inputs::open_tree(
-        &[PathBuf::from("s3://lake/odd/**/*.parquet")],
-        false,
-        &options,
-    )
-    .unwrap_err();
+    let open =
+        |input: &str, recursive| Inputs::open_tree(&[PathBuf::from(input)], recursive, &options);
+    let why = "it is not a valid object path (a `.` or `..` part, or an empty one)";
+    let warnings = [format!(
+        "skipped the objects under `s3://lake/odd/m//`: {why}; rename them to read them"
+    )];
+    for (input, recursive) in [
+        ("s3://lake/odd/**/*.parquet", false),
+        ("s3://lake/odd/", true),
+    ] {
+        let inputs = open(input, recursive).unwrap();
+        let files: Vec<&str> = inputs
+            .files
+            .iter()
+            .map(|f| f.path.to_str().unwrap())
+            .collect();
+        assert_eq!(
+            files,
+            ["s3://lake/odd/k/z.parquet", "s3://lake/odd/y.parquet"],
+            "{input}"
+        );
+        assert_eq!(inputs.warnings, warnings, "{input}");
+        let values: Vec<String> = ["odd/k/z.parquet", "odd/y.parquet"]
+            .iter()
+            .flat_map(|k| std::iter::repeat_n((*k).to_owned(), 100))
+            .collect();
+        assert_eq!(answers(&inputs).unwrap(), values);
+    }
+    // One level: no folder is read, so none is reported; nor is `odd/..`, not a Parquet name.
+    let flat = open("s3://lake/odd/", false).unwrap();
+    assert_eq!(flat.files.len(), 1);
+    assert!(flat.warnings.is_empty(), "{:?}", flat.warnings);
+    // Nothing else to read: the error says what was skipped.
+    let e = open("s3://lake/only/", true).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "s3://lake/odd/: cannot list the prefix: `odd/w/../` is not a valid object path (a `.` or `..` part)"
+        "no input file matches `s3://lake/only/**/*.parquet`"
     );
     assert_eq!(
         e.hint.unwrap(),
-        "rename or remove that object, or point `--input` at a prefix that does not hold it"
+        format!("`--recursive` reads the `*.parquet` files at any depth under the folder or prefix; names starting with `.` or `_` (`_SUCCESS`, `.hidden`) and `.crc` files are skipped; skipped the objects under `s3://lake/only/m//`: {why}; rename them to read them")
     );
-    let fine = Inputs::open_tree(&[PathBuf::from("s3://lake/fine/")], true, &options).unwrap();
-    assert_eq!(fine.files.len(), 1);
 }

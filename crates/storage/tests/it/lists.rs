@@ -28,7 +28,9 @@ fn a_tree_is_listed_in_key_order_entering_the_folders_asked_for() {
             rel != "_temporary"
         })
         .unwrap();
+    assert!(listed.skipped.is_empty());
     let keys: Vec<(&str, &str, u64)> = listed
+        .found
         .iter()
         .map(|(rel, o)| (rel.as_str(), o.url(), o.size()))
         .collect();
@@ -53,5 +55,46 @@ fn a_tree_is_listed_in_key_order_entering_the_folders_asked_for() {
         ]
     );
     // A listed object reads as one opened by its URL.
-    assert_eq!(&listed[4].1.get_range(0..5).unwrap()[..], b"t/b/d");
+    assert_eq!(&listed.found[4].1.get_range(0..5).unwrap()[..], b"t/b/d");
+}
+
+/// Keys no object path can hold (a `..`, `.` or empty part) among many others: each is
+/// stepped over and reported, every other key listed, in order, in the flat listing and the
+/// tree alike; a folder the caller does not enter is not reported.
+#[test]
+fn odd_keys_are_stepped_over_and_reported() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    let mut good: Vec<String> = (0..30).map(|i| format!("a{i:02}.parquet")).collect();
+    good.extend((0..10).map(|i| format!("z{i:02}.parquet")));
+    good.push("k/y.parquet".to_owned());
+    let odd = [
+        "w/../x.parquet",
+        "k/./x.parquet",
+        "m//x.parquet",
+        "n..",
+        "_t/../x.parquet",
+    ];
+    for key in good.iter().map(String::as_str).chain(odd) {
+        put_object(server.port, "lake", &format!("t/{key}"), b"x");
+    }
+    let endpoint = format!("http://127.0.0.1:{}", server.port);
+    let tree = s3(&endpoint, "s3://lake/t/")
+        .list_tree(|rel, _| rel != "_t")
+        .unwrap();
+    let rels: Vec<&str> = tree.found.iter().map(|(rel, _)| rel.as_str()).collect();
+    let mut want: Vec<&str> = good.iter().map(String::as_str).chain(["n.."]).collect();
+    want.sort();
+    assert_eq!(rels, want);
+    assert_eq!(tree.skipped, ["k/./", "m//", "w/../"]);
+    // One level: the objects directly under the prefix; a folder is not listed, so not
+    // reported either.
+    let flat = s3(&endpoint, "s3://lake/t/").list(".parquet").unwrap();
+    let urls: Vec<&str> = flat.found.iter().map(|o| o.url()).collect();
+    let want: Vec<String> = good[..40]
+        .iter()
+        .map(|k| format!("s3://lake/t/{k}"))
+        .collect();
+    assert_eq!(urls, want);
+    assert!(flat.skipped.is_empty(), "{:?}", flat.skipped);
 }

@@ -40,15 +40,15 @@ fn an_object_replaced_between_reads_is_an_error_naming_the_url() {
 
     // An object found by listing a prefix is pinned to the version the listing saw.
     let listed = s3(&endpoint, "s3://evals/in/").list(".parquet").unwrap();
-    assert_eq!(listed.len(), 1);
-    assert_eq!(&listed[0].get_range(0..5).unwrap()[..], b"other");
+    assert_eq!(listed.found.len(), 1);
+    assert_eq!(&listed.found[0].get_range(0..5).unwrap()[..], b"other");
     put_object(
         server.port,
         "evals",
         "in/x.parquet",
         b"third version of the object",
     );
-    let e = listed[0].get_range(0..5).unwrap_err();
+    let e = listed.found[0].get_range(0..5).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)")

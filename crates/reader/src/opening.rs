@@ -1,0 +1,120 @@
+//! Opening many files at once: footers read concurrently, a bounded number at a time, the
+//! files handed back in the order they were listed, and the first error in that order
+//! returned, as if they were opened one after another.
+//!
+//! Local files are opened on [`LOCAL_OPENERS`] threads; files in object storage on
+//! [`REMOTE_OPENERS`] threads, each waiting on its tail's GET (the requests run on the
+//! storage runtime), so that many GETs are in flight and a prefix of tiny objects takes
+//! seconds instead of one round trip per object after another. A remote JSON Lines file is
+//! staged one at a time (each download holds up to 32 MiB in memory).
+//!
+//! Memory per file is bounded: the first [`FOOTERS_KEPT`] files of a run keep their parsed
+//! footer (and, in object storage, the fetched tail), so that each unit's decoder starts
+//! from it; the files after them keep only what scoring needs (row counts per row group,
+//! the footer's SHA-256, the schema, shared by all files whose schema is equal) and each of
+//! their units reads (fetches) and parses the footer again. `EVALSCORE_FOOTERS_KEPT=N` sets
+//! the number (docs/inputs.md gives the memory per file either way).
+
+use crate::{local, remote, Format, InputFile, ReadError};
+use arrow::datatypes::SchemaRef;
+use evalscore_storage::Object;
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Threads opening local files: reading a footer is a few small reads and a parse, so a
+/// few more threads than cores keep the cores busy while others wait on the disk.
+pub const LOCAL_OPENERS: usize = 8;
+
+/// Threads opening files in object storage, so GETs in flight: each waits on a round trip
+/// of the network, not on a core.
+pub const REMOTE_OPENERS: usize = 48;
+
+/// How many files of a run keep their parsed footer (module docs). A parsed footer of a
+/// narrow table with statistics takes about 12 KiB (the benchmark job's eight columns; a
+/// remote file's fetched tail 8 KiB more), so the footers kept hold some tens of MiB at most;
+/// a file without one holds about 3 KiB.
+pub const FOOTERS_KEPT: usize = 1_000;
+
+/// A file listed, to be opened.
+pub(crate) enum ToOpen {
+    Local(PathBuf, Format),
+    Remote(Object, Format),
+}
+
+impl ToOpen {
+    /// The path messages name it by (an object's URL).
+    pub(crate) fn path(&self) -> PathBuf {
+        match self {
+            ToOpen::Local(p, _) => p.clone(),
+            ToOpen::Remote(o, _) => PathBuf::from(o.url()),
+        }
+    }
+}
+
+/// The number of files whose parsed footer is kept: `EVALSCORE_FOOTERS_KEPT` when set to a
+/// number, else [`FOOTERS_KEPT`].
+pub(crate) fn footers_kept() -> usize {
+    std::env::var("EVALSCORE_FOOTERS_KEPT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(FOOTERS_KEPT)
+}
+
+/// Opens `jobs`, a run's files, concurrently (module docs); files from index `kept` on drop
+/// their parsed footer. The files come back in the order of `jobs`; on failure, the error
+/// of the first job (in that order) that failed.
+pub(crate) fn open_all(jobs: Vec<ToOpen>, kept: usize) -> Result<Vec<InputFile>, ReadError> {
+    let remote = jobs.iter().any(|j| matches!(j, ToOpen::Remote(..)));
+    let threads = if remote {
+        REMOTE_OPENERS
+    } else {
+        LOCAL_OPENERS
+    }
+    .min(jobs.len());
+    let staging = Mutex::new(());
+    let open = |(i, job): (usize, ToOpen)| {
+        let keep = i < kept;
+        match job {
+            ToOpen::Local(path, format) => local::open_file(&path, format, keep),
+            ToOpen::Remote(object, Format::Jsonl) => {
+                let _one_at_a_time = staging.lock().unwrap_or_else(|e| e.into_inner());
+                remote::open_remote(object, Format::Jsonl, keep)
+            }
+            ToOpen::Remote(object, format) => remote::open_remote(object, format, keep),
+        }
+    };
+    let opened: Vec<Result<InputFile, ReadError>> = if threads <= 1 {
+        jobs.into_iter().enumerate().map(open).collect()
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("evalscore-open-{i}"))
+            .build()
+            .map_err(|e| ReadError::new(format!("cannot start threads to open the inputs: {e}")))?;
+        // An indexed parallel iterator collects in order, whichever thread opened what.
+        pool.install(|| {
+            jobs.into_par_iter()
+                .enumerate()
+                .with_max_len(1)
+                .map(open)
+                .collect()
+        })
+    };
+    let mut files = opened.into_iter().collect::<Result<Vec<_>, _>>()?;
+    share_schemas(&mut files);
+    Ok(files)
+}
+
+/// Makes files with equal schemas hold one shared copy: a run of many files of one schema
+/// keeps one schema, not one per file. Each file is compared with the last few distinct
+/// schemas only, so files of ever new schemas cost no more than a few comparisons each.
+fn share_schemas(files: &mut [InputFile]) {
+    let mut distinct: Vec<SchemaRef> = Vec::new();
+    for f in files {
+        match distinct.iter().rev().take(4).find(|s| **s == f.schema) {
+            Some(s) => f.schema = Arc::clone(s),
+            None => distinct.push(Arc::clone(&f.schema)),
+        }
+    }
+}

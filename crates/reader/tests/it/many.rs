@@ -1,0 +1,216 @@
+//! Many files opened at once (module `opening`): the files in the order they were listed,
+//! the first error in that order, and the same values whether each file keeps its parsed
+//! footer or its units read it again; locally and on a real S3 server (moto).
+
+use crate::remote::{answers, parquet_of, s3_options};
+use evalscore_reader::{InputSource, Inputs, OpenOptions, ReadError};
+use evalscore_test_support::stores::*;
+use std::path::{Path, PathBuf};
+
+/// More files than the threads that open them, so that they finish out of order.
+const FILES: usize = 300;
+
+fn name(i: usize) -> String {
+    format!("part-{i:05}.parquet")
+}
+
+/// `input` opened with `kept` files keeping their parsed footer.
+fn open_kept(input: &str, options: &[(String, String)], kept: usize) -> Result<Inputs, ReadError> {
+    let source = InputSource::parse(Path::new(input), false)?;
+    let opts = OpenOptions {
+        storage_options: options.to_vec(),
+        ..OpenOptions::default()
+    };
+    Inputs::open_sources_kept(&[source], &opts, kept)
+}
+
+/// Every unit's stored `answer` chunk, as bytes.
+fn stored(inputs: &Inputs) -> Vec<Vec<u8>> {
+    inputs
+        .units()
+        .iter()
+        .map(|u| {
+            let chunk = inputs.stored_chunk(u, "answer").unwrap().unwrap();
+            chunk.bytes.to_vec()
+        })
+        .collect()
+}
+
+/// Opened keeping every footer, none, or some: the same files in the same order, the same
+/// footers' SHA-256, and the same values and stored chunks.
+fn same_either_way(input: &str, options: &[(String, String)], expected: &[String]) {
+    let all = open_kept(input, options, usize::MAX).unwrap();
+    let names: Vec<String> = all
+        .files
+        .iter()
+        .map(|f| {
+            let p = f.path.to_str().unwrap();
+            p.rsplit('/').next().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(names, expected);
+    let values: Vec<String> = expected
+        .iter()
+        .flat_map(|n| std::iter::repeat_n(n.clone(), 100))
+        .collect();
+    assert_eq!(answers(&all).unwrap(), values);
+    let chunks = stored(&all);
+    for kept in [0, 7] {
+        let some = open_kept(input, options, kept).unwrap();
+        let shas = |i: &Inputs| -> Vec<String> {
+            i.files.iter().map(|f| f.footer_sha256.clone()).collect()
+        };
+        assert_eq!(shas(&some), shas(&all), "kept {kept}");
+        assert_eq!(some.units(), all.units(), "kept {kept}");
+        assert_eq!(answers(&some).unwrap(), values, "kept {kept}");
+        assert_eq!(stored(&some), chunks, "kept {kept}");
+    }
+}
+
+/// A folder of [`FILES`] files, each file's `answer` its name.
+fn folder() -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..FILES).map(name).collect();
+    for n in &names {
+        std::fs::write(dir.path().join(n), parquet_of(n)).unwrap();
+    }
+    (dir, names)
+}
+
+#[test]
+fn many_local_files_open_in_order_with_or_without_footers() {
+    let (dir, names) = folder();
+    let base = dir.path().to_str().unwrap();
+    same_either_way(base, &[], &names);
+    same_either_way(&format!("{base}/**/*.parquet"), &[], &names);
+}
+
+/// A file that is not Parquet: too short for a footer.
+const NOT_PARQUET: &[u8] = b"id,answer\n1,Paris\n";
+
+#[test]
+fn the_first_damaged_file_among_many_is_the_error() {
+    let (dir, _) = folder();
+    let first = dir.path().join(name(120));
+    std::fs::write(&first, NOT_PARQUET).unwrap();
+    // A later damaged file, which a concurrent open may meet first.
+    let mut later = parquet_of(&name(250));
+    let n = later.len();
+    later[n - 5] ^= 0x7f;
+    std::fs::write(dir.path().join(name(250)), later).unwrap();
+    let e = Inputs::open(&[dir.path().to_path_buf()]).unwrap_err();
+    let alone = Inputs::open(std::slice::from_ref(&first)).unwrap_err();
+    assert_eq!(e.to_string(), alone.to_string());
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: not a readable Parquet file: Parquet error: Invalid Parquet file. Corrupt footer",
+            first.display()
+        )
+    );
+    assert_eq!(
+        e.hint.unwrap(),
+        "the file may be truncated, still being written, or not Parquet at all"
+    );
+    // Files given one by one, the damaged one after a folder of good ones: the same error.
+    let good = tempfile::tempdir().unwrap();
+    std::fs::write(good.path().join("a.parquet"), parquet_of("a")).unwrap();
+    let e = Inputs::open(&[good.path().to_path_buf(), first.clone()]).unwrap_err();
+    assert_eq!(e.to_string(), alone.to_string());
+    // A missing input after a damaged file: the damaged file, met first, is the error.
+    let e = Inputs::open(&[first, PathBuf::from("/nonexistent/x.parquet")]).unwrap_err();
+    assert_eq!(e.to_string(), alone.to_string());
+}
+
+#[test]
+fn many_objects_open_in_order_and_the_first_damaged_one_is_the_error() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    let names: Vec<String> = (0..FILES).map(name).collect();
+    for n in &names {
+        put_object(server.port, "lake", &format!("many/{n}"), &parquet_of(n));
+    }
+    let options = s3_options(server.port);
+    same_either_way("s3://lake/many/", &options, &names);
+    same_either_way("s3://lake/many/*.parquet", &options, &names);
+
+    put_object(
+        server.port,
+        "lake",
+        &format!("many/{}", name(120)),
+        NOT_PARQUET,
+    );
+    put_object(server.port, "lake", &format!("many/{}", name(250)), b"PAR");
+    let e = open_kept("s3://lake/many/", &options, usize::MAX).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "s3://lake/many/{}: not a readable Parquet file: it does not end with the Parquet magic `PAR1`",
+            name(120)
+        )
+    );
+}
+
+/// A footer dropped at open is fetched again from the version opened: an object replaced
+/// since is an error naming it, never the new object's footer read for the old one's units.
+#[test]
+fn a_dropped_footer_is_fetched_again_from_the_version_opened() {
+    let server = moto();
+    create_bucket(server.port, "evals");
+    let (paris, rome) = ("Paris".repeat(20), "Rome!".repeat(20));
+    put_object(server.port, "evals", "qa.parquet", &parquet_of(&paris));
+    let options = s3_options(server.port);
+    let url = "s3://evals/qa.parquet";
+    let replaced = format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)");
+    let inputs = open_kept(url, &options, 0).unwrap();
+    assert_eq!(answers(&inputs).unwrap(), vec![paris; 100]);
+    let again = open_kept(url, &options, 0).unwrap();
+    put_object(server.port, "evals", "qa.parquet", &parquet_of(&rome));
+    // The footer read again, and the chunks: the object opened is gone.
+    let unit = again.units()[0];
+    let e = again.stored_chunk(&unit, "answer").unwrap_err();
+    assert_eq!(e.to_string(), replaced);
+    let e = answers(&again).unwrap_err();
+    assert_eq!(e.to_string(), replaced);
+    let e = answers(&inputs).unwrap_err();
+    assert_eq!(e.to_string(), replaced);
+}
+
+/// The resident memory of this process, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Figures, not a check: the memory and time of opening the files of `EVALSCORE_MANY_INPUT`
+/// (a folder, glob or prefix; `EVALSCORE_MANY_OPTIONS` holds `KEY=VALUE,...` storage
+/// options), keeping every footer and none. Run by hand (BENCHMARKS.md):
+/// `EVALSCORE_MANY_INPUT=DIR cargo test --release -p evalscore-reader --test it many::opening_figures -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn opening_figures() {
+    let input = std::env::var("EVALSCORE_MANY_INPUT").unwrap();
+    let options: Vec<(String, String)> = std::env::var("EVALSCORE_MANY_OPTIONS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    for kept in [0, usize::MAX] {
+        let before = rss_kib();
+        let t = std::time::Instant::now();
+        let inputs = open_kept(&input, &options, kept).unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        let grown = rss_kib().saturating_sub(before);
+        let n = inputs.files.len();
+        println!(
+            "footers kept: {}  files: {n}  rows: {}  open: {secs:.2} s  memory held: {} KiB ({} bytes per file)",
+            if kept == 0 { "none" } else { "all" },
+            inputs.rows(),
+            grown,
+            grown * 1024 / n.max(1) as u64
+        );
+        drop(inputs);
+    }
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A prefix of many tiny objects in S3 (moto): the benchmark job over it (see BENCHMARKS.md).
+
+    python scripts/bench/many_objects.py [--objects 20000] [--rows 10] [--runs 2]
+        [--bin new=target/release/evalscore --bin old=/path/to/older/evalscore]
+        [--keep-server]
+
+1. Starts moto's S3 server (scripts/setup/moto.sh installs it into ~/.cache/evalscore), makes
+   a bucket `lake` and puts `--objects` Parquet objects of `--rows` rows each under
+   `tiny/`, 32 PUTs at a time: rows of `--source` (bench-data/syn_10000000.parquet, the
+   benchmark job's columns; run_bench.py makes it), written by pyarrow with zstd.
+2. Runs the job (scripts/bench/job.yaml) of every binary over `s3://lake/tiny/`, `--runs`
+   rounds in alternation, each a fresh process under /usr/bin/time, and prints wall time and
+   peak RSS per binary. A binary that takes longer than `--timeout` seconds is stopped and
+   reported as such.
+3. With --keep-server, leaves the server running and prints its endpoint, for the reader's
+   ignored test `many::opening_figures` (memory and time of opening alone).
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import http.client
+import io
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import run_bench  # noqa: E402
+
+MOTO = Path.home() / ".cache/evalscore/moto-5.2.5/bin/moto_server"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def request(port: int, method: str, path: str, body: bytes = b"") -> None:
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request(method, path, body=body)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    if r.status != 200:
+        sys.exit(f"{method} {path}: {r.status} {data[:200]!r}")
+
+
+def start_moto() -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    p = subprocess.Popen([str(MOTO), "-H", "127.0.0.1", "-p", str(port)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):  # a busy machine starts it slowly
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return p, port
+        except OSError:
+            time.sleep(0.1)
+    p.terminate()
+    sys.exit("moto did not start")
+
+
+def fill(port: int, objects: int, rows: int, source: Path) -> None:
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(source).read_row_group(0)
+    policy = ('{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",'
+              '"Action":"s3:*","Resource":["arn:aws:s3:::lake","arn:aws:s3:::lake/*"]}]}')
+    request(port, "PUT", "/lake")
+    request(port, "PUT", "/lake?policy", policy.encode())
+
+    def put(i: int) -> None:
+        buf = io.BytesIO()
+        at = (i * rows) % (table.num_rows - rows)
+        pq.write_table(table.slice(at, rows), buf, compression="zstd")
+        request(port, "PUT", f"/lake/tiny/part-{i:06d}.parquet", buf.getvalue())
+
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(32) as ex:
+        for n, _ in enumerate(ex.map(put, range(objects)), 1):
+            if n % 10000 == 0:
+                print(f"  {n} objects put", flush=True)
+    print(f"put {objects} objects of {rows} rows in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--source", type=Path, default=run_bench.DATA / "syn_10000000.parquet",
+                    help="the benchmark file whose first rows the objects hold (run_bench.py "
+                         "makes it)")
+    ap.add_argument("--objects", type=int, default=20000)
+    ap.add_argument("--rows", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--bin", action="append", default=[])
+    ap.add_argument("--keep-server", action="store_true")
+    a = ap.parse_args()
+    server, port = start_moto()
+    try:
+        fill(port, a.objects, a.rows, a.source)
+        endpoint = f"http://127.0.0.1:{port}"
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                   AWS_REGION="us-east-1", AWS_ENDPOINT=endpoint, AWS_ALLOW_HTTP="true")
+        bins = dict(b.split("=", 1) for b in a.bin)
+        out = Path("/tmp/evalscore-many-objects")
+        res: dict[str, list[tuple[float, float]]] = {b: [] for b in bins}
+        for r in range(a.runs):
+            for b, path in bins.items():
+                argv = ["/usr/bin/time", "-f", "%M", "-o", str(out) + ".rss", path, "run",
+                        str(HERE / "job.yaml"), "--input", "s3://lake/tiny/", "--out",
+                        str(out / b), "--overwrite", "--quiet", "--threads", str(a.threads),
+                        "--keep", "id"]
+                out.mkdir(parents=True, exist_ok=True)
+                t0 = time.perf_counter()
+                try:
+                    p = subprocess.run(argv, env=env, capture_output=True, text=True,
+                                       timeout=a.timeout)
+                except subprocess.TimeoutExpired:
+                    print(f"  round {r + 1} {b}: stopped after {a.timeout:.0f} s", flush=True)
+                    res[b].append((float("inf"), float("nan")))
+                    continue
+                wall = time.perf_counter() - t0
+                if p.returncode != 0:
+                    sys.exit(f"{b} failed: {p.stderr}")
+                rss = int(Path(str(out) + ".rss").read_text().split()[-1]) / 1024
+                res[b].append((wall, rss))
+                print(f"  round {r + 1} {b}: {wall:.2f} s {rss:.0f} MiB", flush=True)
+        print("\n| binary | objects | rows each | wall median (s) | min-max (s) | peak RSS (MiB) |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for b, r in res.items():
+            walls = [w for w, _ in r]
+            print(f"| {b} | {a.objects} | {a.rows} | {statistics.median(walls):.2f} "
+                  f"| {min(walls):.2f}-{max(walls):.2f} | {max(m for _, m in r):.0f} |")
+        if a.keep_server:
+            print(f"\nmoto left running at {endpoint} (pid {server.pid}); "
+                  f"EVALSCORE_MANY_INPUT=s3://lake/tiny/ "
+                  f"EVALSCORE_MANY_OPTIONS=aws_endpoint={endpoint},aws_allow_http=true,"
+                  f"aws_access_key_id=testing,aws_secret_access_key=testing,aws_region=us-east-1")
+            server = None
+    finally:
+        if server is not None:
+            server.terminate()
+
+
+if __name__ == "__main__":
+    main()
