@@ -80,6 +80,25 @@ impl<'a> ParseCx<'a> {
         Ok((n.scalar_string(key)?, n))
     }
 
+    /// `labels:`, if given: a list of at least `min` strings (1 or 2), in order.
+    pub fn labels(&self, min: usize, example: &str) -> Result<Option<Vec<String>>, TaskError> {
+        let Some(n) = self.map.get("labels") else {
+            return Ok(None);
+        };
+        let what = if min <= 1 {
+            "a non-empty list of strings"
+        } else {
+            "a list of at least two strings"
+        };
+        evalscore_task::literal_list(&n.to_json())
+            .filter(|l| l.len() >= min.max(1))
+            .map(Some)
+            .ok_or_else(|| {
+                n.err(format!("`labels` must be {what}"))
+                    .with_hint(format!("e.g. `labels: {example}`"))
+            })
+    }
+
     /// An error at the metric's mapping.
     pub fn err(&self, message: impl Into<String>) -> TaskError {
         self.map.err(message)

@@ -159,6 +159,26 @@ impl Moments {
     pub fn sum(&self) -> f64 {
         self.sum.value()
     }
+
+    /// The mean's figures: `value`, `stderr`, and an interval at `confidence` (Wilson's when
+    /// every value is 0 or 1, Student's t otherwise) as `ci_low`, `ci_high`.
+    pub fn mean_figures(&self, confidence: f64) -> Vec<crate::Figure> {
+        use crate::{intervals, Figure};
+        let n = self.n();
+        let mean = self.mean();
+        let stderr = self.std_dev().map(|s| s / (n as f64).sqrt());
+        let ci = match (mean, self.all_binary()) {
+            (Some(_), true) => intervals::wilson(self.sum(), n as f64, confidence),
+            (Some(mu), false) => stderr.and_then(|se| intervals::student_t(mu, se, n, confidence)),
+            (None, _) => None,
+        };
+        vec![
+            Figure::new("value", None, mean, n),
+            Figure::new("stderr", None, stderr, n),
+            Figure::new("ci_low", None, ci.map(|c| c.0), n),
+            Figure::new("ci_high", None, ci.map(|c| c.1), n),
+        ]
+    }
 }
 
 /// A double-double number `hi + lo` (Dekker / Knuth error-free transformations).

@@ -12,7 +12,7 @@ use crate::accumulator::{first, State};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_CONFUSION_CELLS};
 use arrow::array::Array;
-use evalscore_task::{literal_list, MetricReads, TaskError};
+use evalscore_task::{MetricReads, TaskError};
 use std::collections::BTreeMap;
 
 /// An agreement metric type over label pairs.
@@ -107,17 +107,7 @@ impl Kind for AgreementMetric {
     }
 
     fn parse(&self, cx: &ParseCx<'_>) -> Result<AgreementOptions, TaskError> {
-        let labels = match cx.get("labels") {
-            None => None,
-            Some(n) => Some(
-                literal_list(&n.to_json())
-                    .filter(|l| l.len() >= 2)
-                    .ok_or_else(|| {
-                        n.err("`labels` must be a list of at least two strings")
-                            .with_hint("e.g. `labels: [bad, fair, good]`")
-                    })?,
-            ),
-        };
+        let labels = cx.labels(2, "[bad, fair, good]")?;
         let weights = match cx.get("weights") {
             None => Weights::None,
             Some(n) => match n.scalar_string("weights")?.as_str() {

@@ -178,6 +178,20 @@ fn quantile(v: &[f64], q: f64) -> f64 {
     v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
 }
 
+impl Battles {
+    /// The models of the battles, sorted.
+    fn models(&self) -> Vec<&str> {
+        let mut models: Vec<&str> = self
+            .outcomes
+            .keys()
+            .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+            .collect();
+        models.sort_unstable();
+        models.dedup();
+        models
+    }
+}
+
 impl State for Battles {
     fn metric_type(&self) -> &'static str {
         ABOUT.name
@@ -227,13 +241,7 @@ impl State for Battles {
     }
 
     fn check_size(&self) -> Result<(), MetricError> {
-        let mut models: Vec<&str> = self
-            .outcomes
-            .keys()
-            .flat_map(|(a, b)| [a.as_str(), b.as_str()])
-            .collect();
-        models.sort_unstable();
-        models.dedup();
+        let models = self.models();
         if models.len() > MAX_MODELS {
             return Err(MetricError::Invalid(format!(
                 "`bradley_terry` has more than {MAX_MODELS} models, its limit"
@@ -243,13 +251,7 @@ impl State for Battles {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        let mut models: Vec<&str> = self
-            .outcomes
-            .keys()
-            .flat_map(|(a, b)| [a.as_str(), b.as_str()])
-            .collect();
-        models.sort_unstable();
-        models.dedup();
+        let models = self.models();
         let index = |m: &str| models.binary_search(&m).unwrap_or(0);
         let cells: Vec<((usize, usize), [f64; 3])> = self
             .outcomes

@@ -6,7 +6,7 @@ use crate::accumulator::{first, State};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Cells, ClassMode, Confusion, Figure, MetricError, MAX_CONFUSION_CELLS};
 use arrow::array::Array;
-use evalscore_task::{literal_list, MetricReads, TaskError};
+use evalscore_task::{MetricReads, TaskError};
 
 /// A confusion-matrix metric type: its description and the figures it reports.
 pub struct ClassificationMetric {
@@ -143,17 +143,7 @@ impl Kind for ClassificationMetric {
                     .with_hint("the two answers must differ"));
             }
         }
-        let labels = match cx.get("labels") {
-            None => None,
-            Some(n) => Some(
-                literal_list(&n.to_json())
-                    .filter(|l| !l.is_empty())
-                    .ok_or_else(|| {
-                        n.err("`labels` must be a non-empty list of strings")
-                            .with_hint("e.g. `labels: [cat, dog, pig]`")
-                    })?,
-            ),
-        };
+        let labels = cx.labels(1, "[cat, dog, pig]")?;
         Ok(ClassOptions {
             positive_answer,
             negative_answer,

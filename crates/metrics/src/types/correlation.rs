@@ -11,8 +11,7 @@
 use crate::accumulator::{first, State};
 use crate::metric_type::{About, Setup, Simple};
 use crate::{Figure, MetricError, MAX_DISTINCT_VALUES};
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Float64Type};
+use arrow::array::Array;
 use evalscore_task::MetricReads;
 use std::collections::BTreeMap;
 
@@ -98,20 +97,6 @@ impl NumberPairs {
             .iter()
             .map(|(&(x, y), &c)| (f64::from_bits(x), f64::from_bits(y), c as f64))
             .collect()
-    }
-}
-
-/// A numeric input as Float64.
-fn numbers(a: &dyn Array) -> Result<arrow::array::Float64Array, MetricError> {
-    match a.data_type() {
-        t if t.is_numeric() || *t == DataType::Boolean || *t == DataType::Null => {
-            let c =
-                arrow::compute::cast(&arrow::array::make_array(a.to_data()), &DataType::Float64)?;
-            Ok(c.as_primitive::<Float64Type>().clone())
-        }
-        t => Err(MetricError::Invalid(format!(
-            "a correlation needs numbers, got values of type {t}"
-        ))),
     }
 }
 
@@ -228,11 +213,11 @@ impl State for NumberPairs {
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let x = numbers(first(inputs)?)?;
+        let x = crate::numbers(first(inputs)?)?;
         let y = inputs
             .get(1)
             .ok_or_else(|| MetricError::Invalid("a correlation needs two inputs".to_owned()))?;
-        let y = numbers(*y)?;
+        let y = crate::numbers(*y)?;
         for i in 0..x.len() {
             if x.is_null(i) || y.is_null(i) {
                 continue;

@@ -3,7 +3,7 @@
 
 use crate::accumulator::{first, State};
 use crate::metric_type::{About, Setup, Simple};
-use crate::{intervals, Figure, MetricError, Moments};
+use crate::{Figure, MetricError, Moments};
 use arrow::array::Array;
 use evalscore_task::MetricReads;
 
@@ -58,22 +58,6 @@ impl State for Mean {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        let m = &self.moments;
-        let n = m.n();
-        let mean = m.mean();
-        let stderr = m.std_dev().map(|s| s / (n as f64).sqrt());
-        let ci = match (mean, m.all_binary()) {
-            (Some(_), true) => intervals::wilson(m.sum(), n as f64, self.confidence),
-            (Some(mu), false) => {
-                stderr.and_then(|se| intervals::student_t(mu, se, n, self.confidence))
-            }
-            (None, _) => None,
-        };
-        vec![
-            Figure::new("value", None, mean, n),
-            Figure::new("stderr", None, stderr, n),
-            Figure::new("ci_low", None, ci.map(|c| c.0), n),
-            Figure::new("ci_high", None, ci.map(|c| c.1), n),
-        ]
+        self.moments.mean_figures(self.confidence)
     }
 }

@@ -12,8 +12,7 @@
 use crate::accumulator::{first, State};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_DISTINCT_VALUES};
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Float64Type};
+use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
 use std::collections::BTreeMap;
 
@@ -149,20 +148,6 @@ pub struct ScoredTruths {
     counts: BTreeMap<u64, [u64; 2]>,
 }
 
-/// A numeric input as Float64.
-fn numbers(a: &dyn Array, what: &str) -> Result<arrow::array::Float64Array, MetricError> {
-    match a.data_type() {
-        t if t.is_numeric() || *t == DataType::Boolean || *t == DataType::Null => {
-            let c =
-                arrow::compute::cast(&arrow::array::make_array(a.to_data()), &DataType::Float64)?;
-            Ok(c.as_primitive::<Float64Type>().clone())
-        }
-        t => Err(MetricError::Invalid(format!(
-            "the {what} must be numbers, got values of type {t}"
-        ))),
-    }
-}
-
 impl ScoredTruths {
     /// (score, negatives, positives), by ascending score.
     fn sorted(&self) -> Vec<(f64, f64, f64)> {
@@ -237,11 +222,11 @@ impl State for ScoredTruths {
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let scores = numbers(first(inputs)?, "scores")?;
+        let scores = crate::numbers(first(inputs)?)?;
         let truth = inputs
             .get(1)
             .ok_or_else(|| MetricError::Invalid("a ranking metric needs two inputs".to_owned()))?;
-        let truth = numbers(*truth, "truths (`field_gt`)")?;
+        let truth = crate::numbers(*truth)?;
         let probability = matches!(self.ranking, Ranking::Brier | Ranking::Calibration);
         for i in 0..scores.len() {
             if scores.is_null(i) || truth.is_null(i) {

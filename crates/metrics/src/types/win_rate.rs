@@ -8,7 +8,7 @@
 
 use crate::accumulator::{first, State};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
-use crate::{intervals, Figure, MetricError, Moments};
+use crate::{Figure, MetricError, Moments};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
 
@@ -141,25 +141,14 @@ impl State for WinRate {
         // The scores' moments: wins of 1, ties of 0.5, losses of 0.
         let m = Moments::of_counts(&[(1.0, self.wins), (0.5, self.ties), (0.0, self.losses)]);
         let n = m.n();
-        let mean = m.mean();
-        let stderr = m.std_dev().map(|s| s / (n as f64).sqrt());
-        let ci = match (mean, m.all_binary()) {
-            (Some(_), true) => intervals::wilson(m.sum(), n as f64, self.confidence),
-            (Some(mu), false) => {
-                stderr.and_then(|se| intervals::student_t(mu, se, n, self.confidence))
-            }
-            (None, _) => None,
-        };
+        let mut figures = m.mean_figures(self.confidence);
         let count = |stat: &str, c: u64| Figure::new(stat, None, Some(c as f64), n);
-        vec![
-            Figure::new("value", None, mean, n),
-            Figure::new("stderr", None, stderr, n),
-            Figure::new("ci_low", None, ci.map(|c| c.0), n),
-            Figure::new("ci_high", None, ci.map(|c| c.1), n),
+        figures.extend([
             count("wins", self.wins),
             count("ties", self.ties),
             count("losses", self.losses),
             count("excluded", self.excluded),
-        ]
+        ]);
+        figures
     }
 }
