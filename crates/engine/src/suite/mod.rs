@@ -1,9 +1,10 @@
 //! Suites: many tasks scored in one run ([`run_suite`]). The suite file (crate
-//! `evalscore-task`, [`SuiteFile`]) lists the tasks; tasks that read the same inputs form a
-//! group whose inputs are opened and read once, every batch handed to each task's scoring
-//! (module `scan`). Each task writes the five files of `evalscore run` into
-//! `DIR/task=NAME/`, the same bytes as a run of that task alone (run ids and times aside);
-//! they are committed together at the end, and `DIR/suite.json` (module `record`) last.
+//! `evalscore-task`, [`SuiteFile`]) lists the tasks; tasks that read the same inputs with the
+//! same `filter:` form a group whose inputs are opened and read once, every batch handed to
+//! each task's scoring (module `scan`). Each task writes the five files of `evalscore run`
+//! into `DIR/task=NAME/`, the same bytes as a run of that task alone (run ids and times
+//! aside); they are committed together at the end, and `DIR/suite.json` (module `record`)
+//! last.
 
 mod record;
 mod scan;
