@@ -26,6 +26,7 @@
 mod batches;
 mod chunks;
 mod error;
+mod footers;
 mod hive;
 mod inputs;
 mod jsonl;

@@ -71,33 +71,19 @@ impl InputFile {
         self.reader_meta = None;
         self.dropped = Some(NEXT.fetch_add(1, Ordering::Relaxed));
     }
+}
 
-    /// The parsed footer, strings as Utf8View: as kept at open, or read again from the file
-    /// (fetched again in object storage) when it was dropped. `None` when it was kept
-    /// without a view-typed form. A footer that no longer parses is `damaged(what is wrong)`.
-    pub(crate) fn reader_meta(
-        &self,
-        damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
-    ) -> Result<Option<ArrowReaderMetadata>, ReadError> {
-        let Some(id) = self.dropped else {
-            return Ok(self.reader_meta.clone());
-        };
-        if let Some(remote) = &self.remote {
-            let (_, meta) = crate::remote::unit_footer(self, remote)?.map_err(|m| damaged(&m))?;
-            return Ok(meta);
-        }
-        let read = || {
-            let handle = std::fs::File::open(&self.path)
-                .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
-            Ok(load_view(&handle, &self.schema).map(|meta| (None, meta)))
-        };
-        let (_, meta) = reread(id, read)?.map_err(|m| damaged(&m))?;
-        Ok(Some(meta))
-    }
+/// A remote Parquet file's fetched tail (at least the whole footer) and its parsed footer.
+#[derive(Clone)]
+pub(crate) struct Footer {
+    /// Where `tail` starts in the file.
+    pub tail_start: u64,
+    pub tail: bytes::Bytes,
+    pub meta: std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
 }
 
 /// A footer read again: a remote file's tail with it, and the parsed footer.
-pub(crate) type Reread = (Option<crate::remote::Footer>, ArrowReaderMetadata);
+pub(crate) type Reread = (Option<Footer>, ArrowReaderMetadata);
 
 thread_local! {
     /// The footer this thread last read again, under its file's [`InputFile::dropped`]

@@ -14,14 +14,13 @@
 //! from there; the copy is removed when the inputs are dropped.
 
 use crate::batches::parquet_unit;
-use crate::parquet_input::{guarded, load_view, open_parquet, reread};
+use crate::parquet_input::{guarded, load_view, open_parquet, reread, Footer};
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
 use evalscore_storage::{Object, StorageError, StoreUrl};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -38,15 +37,6 @@ pub(crate) struct Remote {
     pub object: Object,
     pub footer: Option<Footer>,
     pub staged: Option<tempfile::TempPath>,
-}
-
-/// A remote Parquet file's fetched tail (at least the whole footer) and its parsed footer.
-#[derive(Clone)]
-pub(crate) struct Footer {
-    /// Where `tail` starts in the file.
-    pub tail_start: u64,
-    pub tail: Bytes,
-    pub meta: Arc<ParquetMetaData>,
 }
 
 impl std::fmt::Debug for Remote {
