@@ -128,9 +128,11 @@ def pairwise(args: argparse.Namespace) -> None:
             tmp = Path(tmp)
             wall, rss, rj = run(url, fresh_in, tmp / "fresh", tmp / "fresh.sqlite", args.threads,
                                 "judge_pairwise_job.yaml")
-            sent = rj["judge"]["models"]["bench"]["requests_sent"]
+            m = rj["judge"]["models"]["bench"]
+            sent = m["requests_sent"]
             pairs = args.fresh_rows - sum(rj["missing"].values())
-            assert sent == 2 * pairs, rj["judge"]
+            # A pair whose two answers are equal is the same request both ways: one is sent.
+            assert sent + m["deduplicated"] == 2 * pairs, rj["judge"]
             print(f"| pairwise with swap, {pairs:,} fresh pairs ({sent:,} requests), "
                   f"concurrency 64 | {wall:.1f} s | {pairs / wall:,.0f} judged pairs/s | "
                   f"{rss / 1024:.0f} MiB |")
