@@ -1,7 +1,8 @@
 //! Metric-state micro-benchmarks: `MetricState::update` and `merge` for `mean`, `min`, `max`
 //! and `std_dev` (0/1 scores), `frequency` (VALID/INVALID labels) and the classification
 //! states (binary, multiclass, precision; answer vs first letter of the output), with text
-//! inputs as Utf8, LargeUtf8 and Utf8View; one fixed-seed batch of 64k rows.
+//! inputs as Utf8, LargeUtf8 and Utf8View; the pairwise, agreement, ranking and code metrics
+//! (`judging`); one fixed-seed batch of 64k rows.
 
 use arrow::array::Array;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -148,9 +149,139 @@ fn frequency_bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// The pairwise, agreement, ranking and code metrics: verdicts and label pairs from the
+/// batch's text columns, scores and truths from its 0/1 scores and a derived probability.
+fn judging_bench(c: &mut Criterion) {
+    use evalscore_metrics::types::agreement::{
+        AgreementOptions, Weights, COHEN_KAPPA, KRIPPENDORFF, MATTHEWS,
+    };
+    use evalscore_metrics::types::bradley_terry::{BradleyTerryMetric, BtOptions};
+    use evalscore_metrics::types::correlation::{KendallMetric, PearsonMetric, SpearmanMetric};
+    use evalscore_metrics::types::pass_at_k::{Ks, PassAtKMetric};
+    use evalscore_metrics::types::ranking::{
+        RankingOptions, AVERAGE_PRECISION, BRIER, CALIBRATION, ROC_AUC,
+    };
+    use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric};
+    use evalscore_metrics::{Kind, NoOptions, Setup};
+    let b = batch(50, ROWS);
+    let setup = Setup { confidence: 0.95 };
+    // Verdicts A, B, tie from the first letter of the output; models from the answer.
+    let verdict: arrow::array::StringArray = b
+        .output
+        .iter()
+        .map(|o| {
+            o.and_then(|s| s.get(..1)).map(|l| match l {
+                "A" => "A",
+                "B" => "B",
+                _ => "tie",
+            })
+        })
+        .collect();
+    let model_b: arrow::array::StringArray = b
+        .answer
+        .iter()
+        .map(|a| a.map(|a| if a == "A" { "B" } else { "A" }))
+        .collect();
+    // A probability with 1,000 distinct values, from the row's position and score.
+    let prob: arrow::array::Float64Array = b
+        .scores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| s.map(|s| (0.5 * s + (i % 500) as f64 / 1000.0).min(1.0)))
+        .collect();
+    let agreement = AgreementOptions {
+        labels: None,
+        weights: Weights::None,
+    };
+    let ranking = RankingOptions { bins: 10 };
+    let states: Vec<(&str, MetricState, Vec<&dyn Array>)> = vec![
+        (
+            "win_rate",
+            MetricState::new(WinRateMetric.state(&Verdicts::default(), &setup)),
+            vec![&verdict],
+        ),
+        (
+            "cohen_kappa",
+            MetricState::new(COHEN_KAPPA.state(&agreement, &setup)),
+            vec![&b.answer, &verdict],
+        ),
+        (
+            "matthews_corrcoef",
+            MetricState::new(MATTHEWS.state(&agreement, &setup)),
+            vec![&b.answer, &verdict],
+        ),
+        (
+            "krippendorff_alpha",
+            MetricState::new(KRIPPENDORFF.state(&agreement, &setup)),
+            vec![&b.answer, &verdict],
+        ),
+        (
+            "pearson",
+            MetricState::new(PearsonMetric.state(&NoOptions, &setup)),
+            vec![&prob, &b.scores],
+        ),
+        (
+            "spearman",
+            MetricState::new(SpearmanMetric.state(&NoOptions, &setup)),
+            vec![&prob, &b.scores],
+        ),
+        (
+            "kendall_tau",
+            MetricState::new(KendallMetric.state(&NoOptions, &setup)),
+            vec![&prob, &b.scores],
+        ),
+        (
+            "roc_auc",
+            MetricState::new(ROC_AUC.state(&ranking, &setup)),
+            vec![&prob, &b.scores],
+        ),
+        (
+            "average_precision",
+            MetricState::new(AVERAGE_PRECISION.state(&ranking, &setup)),
+            vec![&prob, &b.scores],
+        ),
+        (
+            "brier_score",
+            MetricState::new(BRIER.state(&ranking, &setup)),
+            vec![&prob, &b.scores],
+        ),
+        (
+            "expected_calibration_error",
+            MetricState::new(CALIBRATION.state(&ranking, &setup)),
+            vec![&prob, &b.scores],
+        ),
+        (
+            "pass_at_k",
+            MetricState::new(PassAtKMetric.state(&Ks(vec![1, 10]), &setup)),
+            vec![&b.scores, &b.answer],
+        ),
+        (
+            "bradley_terry",
+            MetricState::new(BradleyTerryMetric.state(
+                &BtOptions {
+                    verdicts: Verdicts::default(),
+                    replicates: 0,
+                    seed: 0,
+                },
+                &setup,
+            )),
+            vec![&verdict, &b.answer, &model_b],
+        ),
+    ];
+    let mut g = c.benchmark_group("judging");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for (name, state, inputs) in &states {
+        g.bench_function(format!("{name}/update"), |bn| {
+            let mut s = state.clone();
+            bn.iter(|| s.update(black_box(inputs)).expect("update"))
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = mean_bench, numeric_bench, frequency_bench, classification_bench
+    targets = mean_bench, numeric_bench, frequency_bench, classification_bench, judging_bench
 }
 criterion_main!(benches);
