@@ -7,9 +7,12 @@
 use crate::common::*;
 use crate::hive::{exports, write_part, TASK};
 
-/// [`exports`] (`model=m1/date=2001-02-03`: ids 0, 1; `model=m2/date=2001-02-04`: ids 2 to
-/// 4) with `model=m2/date=2001-02-05` (id 5) and `model=m3`, which is not Parquet at all, so
-/// a run that opens it fails.
+/// [`exports`] (model m1: ids 0, 1; model m2, the next day: ids 2 to 4) with a third day
+/// of model m2 (id 5) and a model m3 whose file is not Parquet at all, so a run that opens
+/// it fails.
+/// The prefix the object-storage test uploads the exports under.
+const LAKE: &str = "s3://lake/evals/";
+
 fn pruned_exports() -> Case {
     let case = exports();
     write_part(
@@ -281,8 +284,8 @@ fn object_storage_partitions_are_pruned_before_they_are_read() {
     assert_eq!(
         input_paths(&run),
         [
-            "s3://lake/evals/model=m1/date=2001-02-03/part-0.parquet",
-            "s3://lake/evals/model=m2/date=2001-02-05/part-0.parquet"
+            format!("{LAKE}model=m1/date=2001-02-03/part-0.parquet"),
+            format!("{LAKE}model=m2/date=2001-02-05/part-0.parquet"),
         ]
     );
     assert_eq!(

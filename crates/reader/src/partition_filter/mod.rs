@@ -1,4 +1,4 @@
-//! Partition filters: `--where 'model = "m1" and date >= "2001-02-03"'` and a task's
+//! Partition filters: `--where 'model = "m1" and day >= 3'` and a task's
 //! `filter:`, a small expression language over the Hive partition columns (module `hive`),
 //! evaluated on each listed file's partition values before the file is opened, so that only
 //! the matching files are read (pruning).
