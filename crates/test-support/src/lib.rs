@@ -9,6 +9,7 @@
 
 pub mod chat_server;
 pub mod figures;
+pub mod generated;
 pub mod llama;
 mod setup;
 pub mod special_files;

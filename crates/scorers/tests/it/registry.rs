@@ -84,16 +84,10 @@ fn reference_doc_is_up_to_date() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../docs/scorer-reference.md"
     );
-    let rendered = render();
-    if std::env::var_os("EVALSCORE_UPDATE_REFERENCE").is_some() {
-        std::fs::write(path, &rendered).unwrap();
-        return;
-    }
-    let committed = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        committed == rendered,
-        "docs/scorer-reference.md is not the registry's rendering; regenerate it with \
-         `EVALSCORE_UPDATE_REFERENCE=1 cargo test -p evalscore-scorers --test it reference`"
+    let committed = evalscore_test_support::generated::check(
+        path,
+        &render(),
+        "EVALSCORE_UPDATE_REFERENCE=1 cargo test -p evalscore-scorers --test it reference",
     );
     for name in registry::type_names() {
         assert!(committed.contains(&format!("`{name}`")), "{name}");
