@@ -113,10 +113,6 @@ impl<K: JudgeKind> Scorer for JudgeScorer<K> {
                 self.kind.digest(text, keep)
             })?
             .remove(0);
-        judge
-            .runtime
-            .rows_judged
-            .fetch_add(rows as u64, Ordering::Relaxed);
         let memo = judge.memo.entries();
         let replies = readings(&memo, &keys);
         let missing = replies.iter().filter(|r| r.is_none()).count() as u64;
@@ -197,7 +193,8 @@ impl Asked {
     /// [`WINDOW_ROWS`] rows at a time, so that a large record batch holds one window's
     /// prompts, not the whole batch's: through the judge runtime into the batch's memo, each
     /// reply read by `digest` as it arrives. Gives, per prompt, each row's request key
-    /// (`None`: a missing row); a failed request is a row error at its row.
+    /// (`None`: a missing row); a failed request is a row error at its row. Counts the rows
+    /// as judged.
     pub fn ask<'j>(
         &'j self,
         judge: &JudgeCtx<'_>,
@@ -231,6 +228,11 @@ impl Asked {
                 all.extend(w);
             }
         }
+        // Each row counts once, however many prompts it was asked.
+        judge
+            .runtime
+            .rows_judged
+            .fetch_add(rows as u64, Ordering::Relaxed);
         Ok(keys)
     }
 

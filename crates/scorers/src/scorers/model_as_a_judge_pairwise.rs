@@ -24,7 +24,6 @@ use arrow::array::{Float64Array, StringArray};
 use evalscore_judge::ChatRequest;
 use evalscore_kernels::judge::{parse_label, ParsedFrom};
 use evalscore_task::{RowContext, ScorerField, TaskError, Template};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The kind `model_as_a_judge_pairwise`.
@@ -277,10 +276,6 @@ impl Scorer for Pairwise {
         let (ctx, rows) = (input.ctx, input.rows);
         let judge = judge_ctx(input)?;
         let keys = self.with_orders(|orders| self.asked.ask(judge, ctx, rows, orders, &digest))?;
-        judge
-            .runtime
-            .rows_judged
-            .fetch_add(rows as u64, Ordering::Relaxed);
         let memo = judge.memo.entries();
         let first = readings(&memo, &keys[0]);
         let second = keys.get(1).map(|k| readings(&memo, k));
