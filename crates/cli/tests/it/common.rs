@@ -322,6 +322,17 @@ pub fn run_in(dir: &Path, out: &str) -> std::process::Command {
     c
 }
 
+/// [`run_in`] with the judge cache `c.sqlite` of `dir`, which must succeed; its run.json.
+pub fn run_cached(dir: &Path, out: &str) -> serde_json::Value {
+    succeeded(
+        run_in(dir, out)
+            .args(["--cache", "c.sqlite"])
+            .output()
+            .unwrap(),
+    );
+    read_json(&dir.join(out).join("run.json"))
+}
+
 /// `evalscore judge export task.yaml --input rows.jsonl --out OUT` in `dir`.
 pub fn export_in(dir: &Path, out: &str) -> std::process::Command {
     let mut c = evalscore_process();

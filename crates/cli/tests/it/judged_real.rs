@@ -43,15 +43,7 @@ definition:
          {\"id\": 2, \"question\": \"What is the capital of Spain?\", \"output\": \"Barcelona\"}\n\
          {\"id\": 3, \"question\": \"What is the capital of France?\", \"output\": \"Paris\"}\n";
     let dir = folder(&[("task.yaml", &task), ("rows.jsonl", rows)]);
-    let run = |out: &str| {
-        succeeded(
-            run_in(dir.path(), out)
-                .args(["--cache", "c.sqlite"])
-                .output()
-                .unwrap(),
-        );
-        read_json(&dir.path().join(out).join("run.json"))
-    };
+    let run = |out: &str| run_cached(dir.path(), out);
     let first = run("a");
     let m = &first["judge"]["models"]["small"];
     // Two distinct rows per scorer, two scorers; row 3 repeats row 1.

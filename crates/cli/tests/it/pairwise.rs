@@ -90,12 +90,7 @@ fn swap_asks_each_pair_both_ways_and_an_inconsistent_verdict_is_a_tie() {
     let (url, sent) =
         chat_server::serve_counting(|req| chat_server::Answer::ok(&verdict(&req.body)));
     let dir = folder(&[("task.yaml", &task(&url, true)), ("rows.jsonl", ROWS)]);
-    succeeded(
-        run_in(dir.path(), "out")
-            .args(["--cache", "c.sqlite"])
-            .output()
-            .unwrap(),
-    );
+    run_cached(dir.path(), "out");
     // Twelve requests (six rows with both answers, both ways), seven distinct: row 7 repeats
     // row 1, rows 1 and 2 are each other's swap, and row 4's swap is itself. Row 6 (no
     // answer B) sends none.
@@ -198,12 +193,7 @@ fn swap_asks_each_pair_both_ways_and_an_inconsistent_verdict_is_a_tie() {
     }
 
     // A rerun is answered from the cache: nothing sent, the same scores.
-    succeeded(
-        run_in(dir.path(), "again")
-            .args(["--cache", "c.sqlite"])
-            .output()
-            .unwrap(),
-    );
+    run_cached(dir.path(), "again");
     assert_eq!(sent.load(Ordering::SeqCst), 7);
     assert_eq!(scored(dir.path(), "again"), s);
 }
@@ -264,15 +254,7 @@ definition:
                 {\"question\": \"What is 2 + 2?\", \"a\": \"5\", \"b\": \"4\", \"ref\": \"4\"}\n\
                 {\"question\": \"What is the capital of France?\", \"a\": \"Paris\", \"b\": \"Berlin\", \"ref\": \"Paris\"}\n";
     let dir = folder(&[("task.yaml", &task), ("rows.jsonl", rows)]);
-    let run = |out: &str| {
-        succeeded(
-            run_in(dir.path(), out)
-                .args(["--cache", "c.sqlite"])
-                .output()
-                .unwrap(),
-        );
-        read_json(&dir.path().join(out).join("run.json"))
-    };
+    let run = |out: &str| run_cached(dir.path(), out);
     let first = run("a");
     let m = &first["judge"]["models"]["small"];
     // Two distinct pairs, each asked both ways; row 3 repeats row 1.

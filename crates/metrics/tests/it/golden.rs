@@ -10,14 +10,16 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 
-fn golden(name: &str) -> Value {
+/// A golden file of data/golden, parsed.
+pub(crate) fn golden(name: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../data/golden")
         .join(name);
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-fn close(got: Option<f64>, want: &Value, what: &str) {
+/// `got` equals `want` to 1e-12 (relative), or both are null.
+pub(crate) fn close(got: Option<f64>, want: &Value, what: &str) {
     match (got, want.as_f64()) {
         (None, None) => assert!(want.is_null(), "{what}: got null, want {want}"),
         (Some(g), Some(w)) => assert!(
