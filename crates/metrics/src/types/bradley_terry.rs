@@ -268,30 +268,27 @@ impl State for Battles {
         // The bootstrap: each replicate draws the battles again with replacement.
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); models.len()];
         if ratings.is_some() && self.replicates > 0 {
-            let flat: Vec<(usize, usize, usize)> = cells
+            // Every (cell, outcome) with battles, and the battles up to and through it.
+            let outcomes: Vec<(usize, usize)> = cells
                 .iter()
-                .flat_map(|&((a, b), c)| (0..3).map(move |k| (a, b, k)).zip(c))
-                .filter(|(_, n)| *n > 0.0)
-                .map(|(cell, _)| cell)
+                .enumerate()
+                .flat_map(|(i, (_, c))| (0..3).filter(move |&k| c[k] > 0.0).map(move |k| (i, k)))
                 .collect();
-            let mut cumulative = Vec::with_capacity(flat.len());
+            let mut cumulative = Vec::with_capacity(outcomes.len());
             let mut total = 0u64;
-            for &(a, b, k) in &flat {
-                let (x, y) = (models[a], models[b]);
-                total += self.outcomes[&(x.to_owned(), y.to_owned())][k];
+            for &(i, k) in &outcomes {
+                total += cells[i].1[k] as u64;
                 cumulative.push(total);
             }
             let mut rng = fastrand::Rng::with_seed(self.seed);
             for _ in 0..self.replicates {
-                let mut drawn = vec![((0usize, 0usize), [0.0f64; 3]); 0];
-                let mut counts: BTreeMap<(usize, usize), [f64; 3]> = BTreeMap::new();
+                let mut drawn: Vec<((usize, usize), [f64; 3])> =
+                    cells.iter().map(|&(pair, _)| (pair, [0.0; 3])).collect();
                 for _ in 0..total {
                     let r = rng.u64(0..total);
-                    let at = cumulative.partition_point(|&c| c <= r);
-                    let (a, b, k) = flat[at];
-                    counts.entry((a, b)).or_default()[k] += 1.0;
+                    let (i, k) = outcomes[cumulative.partition_point(|&c| c <= r)];
+                    drawn[i].1[k] += 1.0;
                 }
-                drawn.extend(counts);
                 if let Some(r) = fit(&wins(&models, &drawn)) {
                     for (s, x) in samples.iter_mut().zip(r) {
                         s.push(x);
