@@ -11,8 +11,10 @@
 //!
 //! The stream of a row: the FNV-1a 64 hash of its key's text (as labels read it: integers
 //! in decimal), XORed with the SplitMix64 mix of `seed`, mixed again, is the state of a
-//! SplitMix64 generator; replicate r's weight is the r-th draw, a Poisson(1) variate by
-//! inversion of the 64-bit draw against the distribution's cumulative probabilities.
+//! SplitMix64 generator; each of its 64-bit outputs gives two replicates their weights (its
+//! low 32 bits the even replicate's, its high 32 bits the next one's), each a Poisson(1)
+//! variate by inversion of the 32-bit draw against the distribution's cumulative
+//! probabilities (resolution 2⁻³², so weights above 12, of probability 6e-11, are not drawn).
 //!
 //! A replicate keeps Σw (an integer), Σw·2x over values 0, 0.5 and 1 (an integer: scores and
 //! win-rate verdicts are summed exactly) and Σw·x over other values in double-double, so the
@@ -160,6 +162,7 @@ impl Replicates {
         let keys = crate::labels::column(&texts)?;
         let r = self.boot.replicates as usize;
         let seed = mix(self.boot.seed);
+        let thresholds = &*THRESHOLDS;
         for (i, x) in values.enumerate() {
             let Some(x) = x else { continue };
             let key = keys.get(i).ok_or_else(|| {
@@ -171,26 +174,26 @@ impl Replicates {
                 self.weight = vec![0; r];
                 self.halves = vec![0; r];
             }
-            let mut rng = SplitMix(mix(fnv1a(key.as_bytes()) ^ seed));
+            let mut weights = Weights::new(mix(fnv1a(key.as_bytes()) ^ seed), thresholds);
             let half = 2.0 * x;
             if half == 0.0 || half == 1.0 || half == 2.0 {
                 let h = half as u64;
-                for (w_sum, h_sum) in self.weight.iter_mut().zip(&mut self.halves) {
-                    let w = poisson(rng.next());
-                    *w_sum += w;
-                    *h_sum += w * h;
-                }
+                let (ws, hs) = (&mut self.weight[..r], &mut self.halves[..r]);
+                weights.each(r, |i, w| {
+                    ws[i] += w;
+                    hs[i] += w * h;
+                });
             } else {
                 if self.other.is_empty() {
                     self.other = vec![Dd::default(); r];
                 }
-                for (w_sum, o_sum) in self.weight.iter_mut().zip(&mut self.other) {
-                    let w = poisson(rng.next());
-                    *w_sum += w;
+                let (ws, os) = (&mut self.weight[..r], &mut self.other[..r]);
+                weights.each(r, |i, w| {
+                    ws[i] += w;
                     if w > 0 {
-                        *o_sum = o_sum.add(Dd::product(x, w as f64));
+                        os[i] = os[i].add(Dd::product(x, w as f64));
                     }
-                }
+                });
             }
         }
         Ok(())
@@ -284,6 +287,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// SplitMix64's output mix.
+#[inline(always)]
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -294,33 +298,30 @@ fn mix(mut z: u64) -> u64 {
 struct SplitMix(u64);
 
 impl SplitMix {
+    #[inline(always)]
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         mix(self.0)
     }
 }
 
-/// The Poisson(1) cumulative probabilities P(X ≤ k), scaled to 2⁶⁴, for k = 0 .. 19 (beyond,
-/// the remaining probability is below 2⁻⁶⁴).
-static THRESHOLDS: LazyLock<[u64; 20]> = LazyLock::new(|| {
-    let mut t = [u64::MAX; 20];
+/// The Poisson(1) cumulative probabilities P(X ≤ k), scaled to 2³² and floored, for
+/// k = 0 .. 11; a draw at or above the last is 12.
+static THRESHOLDS: LazyLock<[u32; 12]> = LazyLock::new(|| {
+    let mut t = [u32::MAX; 12];
     let (mut p, mut cdf) = ((-1.0f64).exp(), 0.0);
     for (k, slot) in t.iter_mut().enumerate() {
         cdf += p;
         p /= (k + 1) as f64;
-        *slot = if cdf >= 1.0 {
-            u64::MAX
-        } else {
-            (cdf * 18_446_744_073_709_551_616.0) as u64
-        };
+        *slot = (cdf * 4_294_967_296.0).min(u32::MAX as f64) as u32;
     }
     t
 });
 
-/// A Poisson(1) variate from a uniform 64-bit draw, by inversion. The first thresholds are
+/// A Poisson(1) variate from a uniform 32-bit draw, by inversion. The first thresholds are
 /// compared without branches: weights above 4 come one row in 270.
-fn poisson(u: u64) -> u64 {
-    let t = &*THRESHOLDS;
+#[inline(always)]
+fn poisson(u: u32, t: &[u32; 12]) -> u64 {
     let w =
         u64::from(u >= t[0]) + u64::from(u >= t[1]) + u64::from(u >= t[2]) + u64::from(u >= t[3]);
     if w < 4 {
@@ -333,16 +334,54 @@ fn poisson(u: u64) -> u64 {
     k as u64
 }
 
+/// A row's weights, replicate after replicate: two from each 64-bit output of its stream.
+struct Weights<'a> {
+    rng: SplitMix,
+    thresholds: &'a [u32; 12],
+}
+
+impl<'a> Weights<'a> {
+    fn new(state: u64, thresholds: &'a [u32; 12]) -> Self {
+        Weights {
+            rng: SplitMix(state),
+            thresholds,
+        }
+    }
+
+    /// The weights of the next two replicates.
+    #[inline(always)]
+    fn pair(&mut self) -> [u64; 2] {
+        let z = self.rng.next();
+        [
+            poisson(z as u32, self.thresholds),
+            poisson((z >> 32) as u32, self.thresholds),
+        ]
+    }
+
+    /// Calls `f` with each replicate's index and weight, for `n` replicates.
+    #[inline(always)]
+    fn each(&mut self, n: usize, mut f: impl FnMut(usize, u64)) {
+        for k in 0..n / 2 {
+            let [a, b] = self.pair();
+            f(2 * k, a);
+            f(2 * k + 1, b);
+        }
+        if n % 2 == 1 {
+            f(n - 1, self.pair()[0]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The inversion gives Poisson(1): mean and variance 1, P(0) = P(1) = 1/e, over a
-    /// million draws of the stream (within five standard errors).
+    /// million weights of one row's stream (within five standard errors).
     #[test]
     fn weights_are_poisson_one() {
-        let mut rng = SplitMix(mix(7));
-        let draws: Vec<u64> = (0..1_000_000).map(|_| poisson(rng.next())).collect();
+        let mut draws = vec![0; 1_000_000];
+        Weights::new(mix(7), &THRESHOLDS).each(draws.len(), |i, w| draws[i] = w);
         let n = draws.len() as f64;
         let mean = draws.iter().sum::<u64>() as f64 / n;
         let var = draws
@@ -368,12 +407,13 @@ mod tests {
     fn inversion_edges() {
         let t = &*THRESHOLDS;
         assert!(t.windows(2).all(|w| w[0] <= w[1]));
-        assert_eq!(poisson(0), 0);
-        assert_eq!(poisson(t[0] - 1), 0);
-        assert_eq!(poisson(t[0]), 1);
-        assert_eq!(poisson(t[3]), 4);
-        assert_eq!(poisson(t[4]), 5);
-        assert_eq!(poisson(u64::MAX), 20);
+        assert_eq!(t[0], 1_580_030_168); // e⁻¹ · 2³², floored
+        assert_eq!(poisson(0, t), 0);
+        assert_eq!(poisson(t[0] - 1, t), 0);
+        assert_eq!(poisson(t[0], t), 1);
+        assert_eq!(poisson(t[3], t), 4);
+        assert_eq!(poisson(t[4], t), 5);
+        assert_eq!(poisson(u32::MAX, t), 12);
     }
 
     /// The stream's values are fixed: a change would move every published interval.
