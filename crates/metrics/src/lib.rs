@@ -32,6 +32,7 @@ mod accumulator;
 pub mod bytes;
 mod classification;
 mod frequency;
+mod glm;
 mod grouped;
 pub mod intervals;
 pub mod labels;

@@ -115,6 +115,24 @@ pub fn parse_metric(
             vec![field, a, b],
             vec![src, a_source, b_source],
         )
+    } else if about.reads == MetricReads::Lengths {
+        let (field, field_node) = cx.required("field", "winner")?;
+        let src = source(&cx, compiler, "field", &field, field_node)?.0;
+        let (a, a_node) = cx.required("output_a", "\"{{ sample.output_a }}\"")?;
+        let a_source = source(&cx, compiler, "output_a", &a, a_node)?.0;
+        let (b, b_node) = cx.required("output_b", "\"{{ sample.output_b }}\"")?;
+        let b_source = source(&cx, compiler, "output_b", &b, b_node)?.0;
+        let mut inputs = vec![field.clone(), a, b];
+        let mut sources = vec![src, a_source, b_source];
+        // The difficulty, when given, is the fourth input.
+        if let Some(n) = cx.get("difficulty") {
+            let d = n.scalar_string("difficulty")?;
+            let (d_source, fk) = source(&cx, compiler, "difficulty", &d, n)?;
+            check_numeric(&cx, &d, n, &d_source, fk)?;
+            inputs.push(d);
+            sources.push(d_source);
+        }
+        (field, inputs, sources)
     } else if about.reads == MetricReads::FieldGroup {
         let (field, field_node) = cx.required("field", "is_correct")?;
         let (src, fk) = source(&cx, compiler, "field", &field, field_node)?;

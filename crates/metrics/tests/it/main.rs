@@ -4,6 +4,7 @@
 mod agreement;
 mod golden;
 mod labels;
+mod length_controlled;
 mod limits;
 mod merge_law;
 mod parse;
