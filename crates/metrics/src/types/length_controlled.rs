@@ -231,14 +231,12 @@ impl LengthRows {
         if n < FOLDS {
             return None;
         }
-        let mean = self.deltas.iter().map(|d| *d as f64).sum::<f64>() / n as f64;
-        let var = self
-            .deltas
-            .iter()
-            .map(|d| (*d as f64 - mean).powi(2))
-            .sum::<f64>()
-            / (n - 1) as f64;
-        let sd = var.sqrt();
+        // The sample variance from exact integer sums, so the rows' order cannot change it.
+        let (sum, sum_sq) = self.deltas.iter().fold((0i128, 0i128), |(s, q), &d| {
+            (s + i128::from(d), q + i128::from(d) * i128::from(d))
+        });
+        let n_i = n as i128;
+        let sd = ((n_i * sum_sq - sum * sum) as f64 / (n_i * (n_i - 1)) as f64).sqrt();
         if sd == 0.0 || !sd.is_finite() {
             return None;
         }

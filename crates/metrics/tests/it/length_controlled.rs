@@ -142,3 +142,201 @@ fn equals_alpaca_evals_get_length_controlled_winrate() {
     assert_eq!(near_ties, 1);
     eprintln!("largest difference: {worst:e} points from the package, {worst_tight:e} from it at tol 1e-12");
 }
+
+/// A golden case's rows in another order, for folding.
+fn reversed(inputs: &[ArrayRef]) -> Vec<ArrayRef> {
+    let len = inputs[0].len() as u32;
+    let idx = arrow::array::UInt32Array::from_iter_values((0..len).rev());
+    inputs
+        .iter()
+        .map(|a| arrow::compute::take(a.as_ref(), &idx, None).unwrap())
+        .collect()
+}
+
+#[test]
+fn figures_do_not_depend_on_batches_merges_order_or_bytes() {
+    let g = golden("length_controlled.json");
+    for c in g["cases"].as_array().unwrap().iter().take(4) {
+        let noreg = c["glm"] == "length_controlled_noreg";
+        let inputs = inputs(c);
+        let len = inputs[0].len();
+        let whole = folded(noreg, &inputs, &[]).finish();
+        let cuts: Vec<usize> = (1..len).step_by(7).collect();
+        assert_eq!(folded(noreg, &inputs, &cuts).finish(), whole);
+        assert_eq!(
+            folded(noreg, &reversed(&inputs), &[len / 2]).finish(),
+            whole
+        );
+        // Two states, merged either way round.
+        let half = |from: usize, to: usize| -> MetricState {
+            let part: Vec<ArrayRef> = inputs.iter().map(|a| a.slice(from, to - from)).collect();
+            folded(noreg, &part, &[])
+        };
+        let (first, second) = (half(0, len / 3), half(len / 3, len));
+        let mut ab = first.clone();
+        ab.merge(&second).unwrap();
+        let mut ba = second.clone();
+        ba.merge(&first).unwrap();
+        assert_eq!(ab.finish(), whole);
+        assert_eq!(ba.finish(), whole);
+        // Through bytes, as partitions send their states.
+        let mut grouped = Grouped::new(&state(noreg));
+        grouped.update(&refs(&inputs), None).unwrap();
+        let back = Grouped::from_bytes(&grouped.to_bytes().unwrap()).unwrap();
+        assert_eq!(back, grouped);
+        let figures: Vec<Figure> = back.finish().into_iter().map(|(_, f)| f).collect();
+        assert_eq!(figures, whole);
+    }
+}
+
+#[test]
+fn groups_fit_their_own_rows() {
+    let g = golden("length_controlled.json");
+    let (one, two) = (&g["cases"][0], &g["cases"][2]);
+    let (a, b) = (inputs(one), inputs(two));
+    let both: Vec<ArrayRef> = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| arrow::compute::concat(&[x.as_ref(), y.as_ref()]).unwrap())
+        .collect();
+    let key: ArrayRef = Arc::new(StringArray::from_iter_values(
+        std::iter::repeat_n("one", a[0].len()).chain(std::iter::repeat_n("two", b[0].len())),
+    ));
+    let keys = GroupKeys::compute(&[key]).unwrap();
+    let mut grouped = Grouped::new(&state(true));
+    grouped.update(&refs(&both), Some(&keys)).unwrap();
+    let figures = grouped.finish();
+    for (name, rows) in [("one", &a), ("two", &b)] {
+        let got: Vec<Figure> = figures
+            .iter()
+            .filter(|(k, _)| k.as_deref() == Some(&[name.to_owned()][..]))
+            .map(|(_, f)| f.clone())
+            .collect();
+        assert_eq!(got, folded(true, rows, &[]).finish(), "{name}");
+    }
+}
+
+#[test]
+fn null_and_unknown_verdicts_and_null_answers_are_excluded() {
+    let verdict = StringArray::from(vec![
+        Some("A"),
+        None,
+        Some("maybe"),
+        Some("B"),
+        Some("tie"),
+        Some("A"),
+        Some("B"),
+        Some("A"),
+        Some("A"),
+        Some("B"),
+    ]);
+    let a = StringArray::from(vec![
+        Some("long answer"),
+        Some("x"),
+        Some("x"),
+        Some("ab"),
+        Some("abc"),
+        None,
+        Some("abcd"),
+        Some("a"),
+        Some("éé"),
+        Some("abcdef"),
+    ]);
+    let b = StringArray::from(vec![Some("short"); 10]);
+    let difficulty = Float64Array::from(vec![
+        Some(0.1),
+        Some(0.2),
+        Some(0.3),
+        Some(0.4),
+        Some(f64::NAN),
+        Some(0.6),
+        None,
+        Some(0.8),
+        Some(0.9),
+        Some(1.0),
+    ]);
+    let count = |figures: &[Figure]| -> Vec<(String, Option<f64>)> {
+        ["wins", "ties", "losses", "excluded", "win_rate"]
+            .iter()
+            .map(|s| (s.to_string(), figure(figures, s)))
+            .collect()
+    };
+    let row = |s: &str, v: f64| (s.to_owned(), Some(v));
+    // Without a difficulty: verdicts null or unknown, and the null answer, are excluded.
+    let mut s = state(false);
+    s.update(&[&verdict, &a, &b]).unwrap();
+    let figures = s.finish();
+    assert_eq!(
+        count(&figures),
+        vec![
+            row("wins", 3.0),
+            row("ties", 1.0),
+            row("losses", 3.0),
+            row("excluded", 3.0),
+            row("win_rate", 3.5 / 7.0),
+        ]
+    );
+    assert!(figures.iter().all(|f| f.n == 7));
+    assert!(figure(&figures, "value").is_some());
+    assert_eq!(figure(&figures, "weight_difficulty"), None);
+    // With one: a null or NaN difficulty too.
+    let mut s = state(true);
+    s.update(&[&verdict, &a, &b, &difficulty]).unwrap();
+    let figures = s.finish();
+    assert_eq!(
+        count(&figures),
+        vec![
+            row("wins", 3.0),
+            row("ties", 0.0),
+            row("losses", 2.0),
+            row("excluded", 5.0),
+            row("win_rate", 0.6),
+        ]
+    );
+    // Fewer rows than the five folds: no fit, the raw win rate still.
+    let figures = {
+        let mut s = state(false);
+        let part: Vec<ArrayRef> = [&verdict as &dyn Array, &a, &b]
+            .iter()
+            .map(|x| x.slice(0, 5))
+            .collect();
+        s.update(&refs(&part)).unwrap();
+        s.finish()
+    };
+    assert_eq!(figure(&figures, "value"), None);
+    assert_eq!(figure(&figures, "c"), None);
+    assert_eq!(figure(&figures, "win_rate"), Some(0.5));
+    // Every length difference equal (no standard deviation to scale by): no fit.
+    let same = StringArray::from(vec!["same"; 10]);
+    let mut s = state(false);
+    s.update(&[&verdict, &same, &b]).unwrap();
+    let figures = s.finish();
+    assert_eq!(figure(&figures, "value"), None);
+    assert_eq!(figure(&figures, "wins"), Some(4.0));
+}
+
+#[test]
+fn rows_are_bounded() {
+    let rows = |n: usize| -> Vec<ArrayRef> {
+        vec![
+            Arc::new(StringArray::from(vec!["A"; n])),
+            Arc::new(StringArray::from(vec!["a"; n])),
+            Arc::new(StringArray::from(vec!["bb"; n])),
+        ]
+    };
+    let mut s = state(false);
+    s.update(&refs(&rows(MAX_ROWS))).unwrap();
+    let err = s.update(&refs(&rows(1))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`length_controlled_win_rate` has more than 1000000 rows, its limit"
+    );
+    // Merging two states under the limit can exceed it too.
+    let mut a = state(false);
+    a.update(&refs(&rows(600_000))).unwrap();
+    let b = a.clone();
+    assert_eq!(
+        a.merge(&b).unwrap_err().to_string(),
+        "`length_controlled_win_rate` has more than 1000000 rows, its limit"
+    );
+}
