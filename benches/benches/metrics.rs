@@ -1,8 +1,8 @@
 //! Metric-state micro-benchmarks: `MetricState::update` and `merge` for `mean`, `min`, `max`
 //! and `std_dev` (0/1 scores), `frequency` (VALID/INVALID labels) and the classification
 //! states (binary, multiclass, precision; answer vs first letter of the output), with text
-//! inputs as Utf8, LargeUtf8 and Utf8View; the pairwise, agreement, ranking and code metrics
-//! (`judging`); one fixed-seed batch of 64k rows.
+//! inputs as Utf8, LargeUtf8 and Utf8View; the pairwise (with the length-controlled win
+//! rate), agreement, ranking and code metrics (`judging`); one fixed-seed batch of 64k rows.
 
 use arrow::array::Array;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -157,6 +157,7 @@ fn judging_bench(c: &mut Criterion) {
     };
     use evalscore_metrics::types::bradley_terry::{BradleyTerryMetric, BtOptions};
     use evalscore_metrics::types::correlation::{KendallMetric, PearsonMetric, SpearmanMetric};
+    use evalscore_metrics::types::length_controlled::{LcOptions, LengthControlledMetric};
     use evalscore_metrics::types::pass_at_k::{Ks, PassAtKMetric};
     use evalscore_metrics::types::ranking::{
         RankingOptions, AVERAGE_PRECISION, BRIER, CALIBRATION, ROC_AUC,
@@ -276,6 +277,26 @@ fn judging_bench(c: &mut Criterion) {
             bn.iter(|| s.update(black_box(inputs)).expect("update"))
         });
     }
+    // It keeps every row, up to its limit: each fold starts from an empty state. The answers
+    // are the output (A) and the answer letter (B), the difficulty the probability.
+    let lc = MetricState::new(LengthControlledMetric.state(
+        &LcOptions {
+            verdicts: Verdicts::default(),
+            difficulty: true,
+        },
+        &setup,
+    ));
+    let lc_inputs: Vec<&dyn Array> = vec![&verdict, &b.output, &b.answer, &prob];
+    g.bench_function("length_controlled_win_rate/update", |bn| {
+        bn.iter_batched(
+            || lc.clone(),
+            |mut s| {
+                s.update(black_box(&lc_inputs)).expect("update");
+                s
+            },
+            BatchSize::SmallInput,
+        )
+    });
     g.finish();
 }
 
