@@ -136,10 +136,10 @@ pub(crate) fn fit(
             }
             let s = sigmoid(dot(&w, &r.x));
             let (gr, hr) = (wt * (s - r.p), wt * s * (1.0 - s));
-            for j in 0..FEATURES {
-                g[j] += gr * r.x[j];
-                for k in 0..FEATURES {
-                    h[j][k] += hr * r.x[j] * r.x[k];
+            for ((gj, hj), xj) in g.iter_mut().zip(h.iter_mut()).zip(r.x) {
+                *gj += gr * xj;
+                for (hjk, xk) in hj.iter_mut().zip(r.x) {
+                    *hjk += hr * xj * xk;
                 }
             }
         }
