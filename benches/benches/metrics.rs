@@ -114,6 +114,12 @@ fn classification_bench(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    // Its fit at finish: the cross-validation over the batch's distinct rows.
+    let mut full = lc.clone();
+    full.update(&lc_inputs).expect("update");
+    g.bench_function("length_controlled_win_rate/finish", |bn| {
+        bn.iter(|| black_box(&full).finish())
+    });
     g.finish();
 }
 
@@ -145,6 +151,12 @@ fn frequency_bench(c: &mut Criterion) {
             },
             BatchSize::SmallInput,
         )
+    });
+    // Its fit at finish: the cross-validation over the batch's distinct rows.
+    let mut full = lc.clone();
+    full.update(&lc_inputs).expect("update");
+    g.bench_function("length_controlled_win_rate/finish", |bn| {
+        bn.iter(|| black_box(&full).finish())
     });
     g.finish();
 }
@@ -296,6 +308,12 @@ fn judging_bench(c: &mut Criterion) {
             },
             BatchSize::SmallInput,
         )
+    });
+    // Its fit at finish: the cross-validation over the batch's distinct rows.
+    let mut full = lc.clone();
+    full.update(&lc_inputs).expect("update");
+    g.bench_function("length_controlled_win_rate/finish", |bn| {
+        bn.iter(|| black_box(&full).finish())
     });
     g.finish();
 }

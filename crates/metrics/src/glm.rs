@@ -60,11 +60,6 @@ fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
-/// log(1 + e^z), without overflow.
-fn softplus(z: f64) -> f64 {
-    z.max(0.0) + (-z.abs()).exp().ln_1p()
-}
-
 fn dot(w: &[f64; FEATURES], x: &[f64; FEATURES]) -> f64 {
     w.iter().zip(x).map(|(a, b)| a * b).sum()
 }
@@ -73,16 +68,47 @@ fn l1(w: &[f64; FEATURES]) -> f64 {
     w.iter().map(|v| v.abs()).sum()
 }
 
-/// The objective at `w` over rows weighted by `weight`.
-fn objective(rows: &[Row], weight: &dyn Fn(&Row) -> f64, c: f64, w: &[f64; FEATURES]) -> f64 {
-    let loss: f64 = rows
-        .iter()
-        .map(|r| {
-            let z = dot(w, &r.x);
-            weight(r) * (softplus(z) - r.p * z)
-        })
-        .sum();
-    l1(w) + c * loss
+/// The objective at `w` over rows weighted by `weight`, its loss term's gradient and
+/// Hessian: one pass over the rows.
+struct Point {
+    f: f64,
+    g: [f64; FEATURES],
+    h: [[f64; FEATURES]; FEATURES],
+}
+
+fn evaluate(rows: &[Row], weight: &dyn Fn(&Row) -> f64, c: f64, w: &[f64; FEATURES]) -> Point {
+    let mut loss = 0.0;
+    let mut g = [0.0; FEATURES];
+    let mut h = [[0.0; FEATURES]; FEATURES];
+    for r in rows {
+        let wt = weight(r);
+        if wt == 0.0 {
+            continue;
+        }
+        let z = dot(w, &r.x);
+        // One exponential for the loss and the probability.
+        let e = (-z.abs()).exp();
+        loss += wt * (z.max(0.0) + e.ln_1p() - r.p * z);
+        let s = if z >= 0.0 {
+            1.0 / (1.0 + e)
+        } else {
+            e / (1.0 + e)
+        };
+        let (gr, hr) = (wt * (s - r.p), wt * s * (1.0 - s));
+        for ((gj, hj), xj) in g.iter_mut().zip(h.iter_mut()).zip(r.x) {
+            *gj += gr * xj;
+            for (hjk, xk) in hj.iter_mut().zip(r.x) {
+                *hjk += hr * xj * xk;
+            }
+        }
+    }
+    g.iter_mut().for_each(|v| *v *= c);
+    h.iter_mut().flatten().for_each(|v| *v *= c);
+    Point {
+        f: l1(w) + c * loss,
+        g,
+        h,
+    }
 }
 
 /// Minimizes `g·d + ½ dᵀHd + ||w + d||_1` over `d` by coordinate descent; returns `w + d`.
@@ -125,50 +151,32 @@ pub(crate) fn fit(
     start: [f64; FEATURES],
 ) -> [f64; FEATURES] {
     let mut w = start;
-    let mut f = objective(rows, weight, c, &w);
+    let mut at = evaluate(rows, weight, c, &w);
     for _ in 0..200 {
-        let mut g = [0.0; FEATURES];
-        let mut h = [[0.0; FEATURES]; FEATURES];
-        for r in rows {
-            let wt = weight(r);
-            if wt == 0.0 {
-                continue;
-            }
-            let s = sigmoid(dot(&w, &r.x));
-            let (gr, hr) = (wt * (s - r.p), wt * s * (1.0 - s));
-            for ((gj, hj), xj) in g.iter_mut().zip(h.iter_mut()).zip(r.x) {
-                *gj += gr * xj;
-                for (hjk, xk) in hj.iter_mut().zip(r.x) {
-                    *hjk += hr * xj * xk;
-                }
-            }
-        }
-        g.iter_mut().for_each(|v| *v *= c);
-        h.iter_mut().flatten().for_each(|v| *v *= c);
-        let u = l1_quadratic(&g, &h, &w);
+        let u = l1_quadratic(&at.g, &at.h, &w);
         let d: [f64; FEATURES] = std::array::from_fn(|j| u[j] - w[j]);
-        let decrease = dot(&g, &d) + l1(&u) - l1(&w);
+        let decrease = dot(&at.g, &d) + l1(&u) - l1(&w);
         if decrease >= 0.0 || d.iter().all(|v| *v == 0.0) {
             break;
         }
         // Backtrack until the objective falls by a share of the model's decrease.
         let mut t = 1.0;
         let mut next = u;
-        let mut f_next = objective(rows, weight, c, &next);
+        let mut next_at = evaluate(rows, weight, c, &next);
         for _ in 0..60 {
-            if f_next <= f + 0.01 * t * decrease {
+            if next_at.f <= at.f + 0.01 * t * decrease {
                 break;
             }
             t *= 0.5;
             next = std::array::from_fn(|j| w[j] + t * d[j]);
-            f_next = objective(rows, weight, c, &next);
+            next_at = evaluate(rows, weight, c, &next);
         }
-        if f_next > f {
+        if next_at.f > at.f {
             break;
         }
         let moved = d.iter().map(|v| (t * v).abs()).fold(0.0, f64::max);
         w = next;
-        f = f_next;
+        at = next_at;
         if moved <= 1e-10 * (1.0 + w.iter().map(|v| v.abs()).fold(0.0, f64::max)) {
             break;
         }
