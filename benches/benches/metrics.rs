@@ -114,12 +114,6 @@ fn classification_bench(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
-    // Its fit at finish: the cross-validation over the batch's distinct rows.
-    let mut full = lc.clone();
-    full.update(&lc_inputs).expect("update");
-    g.bench_function("length_controlled_win_rate/finish", |bn| {
-        bn.iter(|| black_box(&full).finish())
-    });
     g.finish();
 }
 
@@ -151,12 +145,6 @@ fn frequency_bench(c: &mut Criterion) {
             },
             BatchSize::SmallInput,
         )
-    });
-    // Its fit at finish: the cross-validation over the batch's distinct rows.
-    let mut full = lc.clone();
-    full.update(&lc_inputs).expect("update");
-    g.bench_function("length_controlled_win_rate/finish", |bn| {
-        bn.iter(|| black_box(&full).finish())
     });
     g.finish();
 }
