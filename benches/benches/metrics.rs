@@ -1,8 +1,9 @@
-//! Metric-state micro-benchmarks: `MetricState::update` and `merge` for `mean`, `min`, `max`
-//! and `std_dev` (0/1 scores), `frequency` (VALID/INVALID labels) and the classification
-//! states (binary, multiclass, precision; answer vs first letter of the output), with text
-//! inputs as Utf8, LargeUtf8 and Utf8View; the pairwise (with the length-controlled win
-//! rate), agreement, ranking and code metrics (`judging`); one fixed-seed batch of 64k rows.
+//! Metric-state micro-benchmarks: `MetricState::update` and `merge` for `mean` (with and
+//! without a Poisson bootstrap), `min`, `max` and `std_dev` (0/1 scores), `frequency`
+//! (VALID/INVALID labels) and the classification states (binary, multiclass, precision;
+//! answer vs first letter of the output), with text inputs as Utf8, LargeUtf8 and Utf8View;
+//! the pairwise (with the length-controlled win rate), agreement, ranking and code metrics
+//! (`judging`); one fixed-seed batch of 64k rows.
 
 use arrow::array::Array;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -20,6 +21,25 @@ fn mean_bench(c: &mut Criterion) {
                 .expect("update")
         })
     });
+    // The Poisson bootstrap: every row's weights in each replicate, from its key.
+    let keys = arrow::array::Int64Array::from_iter_values(0..ROWS as i64);
+    for replicates in [100, 1000] {
+        use evalscore_metrics::bootstrap::Bootstrap;
+        use evalscore_metrics::types::mean::MeanMetric;
+        use evalscore_metrics::{Kind, Setup};
+        let boot = Some(Bootstrap {
+            replicates,
+            seed: 0,
+        });
+        let state = MeanMetric.state(&boot, &Setup { confidence: 0.95 });
+        g.bench_function(format!("update/bootstrap-{replicates}"), |bn| {
+            let mut s = MetricState::new(state.clone());
+            bn.iter(|| {
+                s.update(&[black_box(&b.scores as &dyn Array), &keys])
+                    .expect("update")
+            })
+        });
+    }
     let mut other = MetricState::new(Mean::new(0.95));
     other.update(&[&b.scores as &dyn Array]).expect("update");
     // A merge is one operation, whatever the rows behind the state.
@@ -162,7 +182,7 @@ fn judging_bench(c: &mut Criterion) {
     use evalscore_metrics::types::ranking::{
         RankingOptions, AVERAGE_PRECISION, BRIER, CALIBRATION, ROC_AUC,
     };
-    use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric};
+    use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric, WinRateOptions};
     use evalscore_metrics::{Kind, NoOptions, Setup};
     let b = batch(50, ROWS);
     let setup = Setup { confidence: 0.95 };
@@ -198,7 +218,7 @@ fn judging_bench(c: &mut Criterion) {
     let states: Vec<(&str, MetricState, Vec<&dyn Array>)> = vec![
         (
             "win_rate",
-            MetricState::new(WinRateMetric.state(&Verdicts::default(), &setup)),
+            MetricState::new(WinRateMetric.state(&WinRateOptions::default(), &setup)),
             vec![&verdict],
         ),
         (

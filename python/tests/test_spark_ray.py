@@ -86,3 +86,31 @@ def test_ray_matches_the_cli(ray_local, task, table, cli_out):
     assert got.column_names == want.column_names
     for name in want.column_names:
         assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
+
+
+BOOTSTRAP = """definition:
+  output_column: output
+  scorers:
+    - type: string_equals
+      ground_truth: "{{ sample.answer }}"
+      metrics:
+        - {type: mean, field: is_correct, interval: bootstrap, replicates: 200, seed: 3, group_by: [subject]}
+"""
+
+
+def test_bootstrap_intervals_match_across_spark_partitions_and_ray_blocks(
+    spark, ray_local, table, parquet_file
+):
+    """A Poisson bootstrap's figures are the same however the rows are split: in one
+    process, over 3 or 7 Spark partitions, and over 4 Ray blocks."""
+    task = evalscore.Task.from_str(BOOTSTRAP)
+    want = without_run(task.score(table).metrics).to_pylist()
+    lows = [r["value"] for r in want if r["stat"] == "ci_low"]
+    assert len(lows) > 1 and all(v is not None for v in lows)
+    for parts in (3, 7):
+        df = spark.read.parquet(str(parquet_file)).repartition(parts)
+        _, res = evalscore.spark.score(df, task)
+        assert without_run(res.metrics).to_pylist() == want, parts
+    ds = ray_local.data.from_arrow(table).repartition(4)
+    _, res = evalscore.ray.score(ds, task)
+    assert without_run(res.metrics).to_pylist() == want

@@ -199,7 +199,7 @@ fn check_task(task: &Task, states: &States) -> Result<(), Error> {
 /// The first bytes of serialized [`States`].
 pub const STATES_MAGIC: &[u8; 4] = b"ESST";
 /// The layout version of serialized [`States`] this build writes and reads.
-pub const STATES_FORMAT_VERSION: u16 = 4;
+pub const STATES_FORMAT_VERSION: u16 = 5;
 
 impl Scorer {
     /// Binds `task` to `schema`. `source` names where the schema came from in messages.
@@ -581,13 +581,14 @@ impl States {
         self.fingerprint
     }
 
-    /// The states as bytes. Layout, version 4: `ESST`; the format version as a little-endian
+    /// The states as bytes. Layout, version 5: `ESST`; the format version as a little-endian
     /// `u16` ([`STATES_FORMAT_VERSION`]); the task's 32-byte fingerprint (SHA-256 of the task
     /// text after placeholder substitution); then, in postcard's wire format, per scorer its
     /// metric states (see `evalscore_metrics::bytes`: each names its metric type and holds
     /// its type's own bytes), per scorer the missing and the row-error counts, the rows
     /// folded, and per scorer the invalid judge replies. Versions 1 to 3, whose metric states
-    /// were of a closed set of types, are refused with an error naming the version. Equal
+    /// were of a closed set of types, and 4, whose `mean` and `win_rate` had no bootstrap,
+    /// are refused with an error naming the version. Equal
     /// states give equal bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(128);

@@ -40,12 +40,14 @@ impl MetricData {
             let mut metrics = Vec::with_capacity(s.metrics.len());
             for m in &s.metrics {
                 let mut inputs = Vec::with_capacity(m.inputs.len());
-                for (name, src) in m.inputs.iter().zip(&m.sources) {
+                for (k, (name, src)) in m.inputs.iter().zip(&m.sources).enumerate() {
                     let Some(t) = src.template() else {
                         inputs.push(None);
                         continue;
                     };
-                    check(s, m, name, src, schema, source)?;
+                    // Inputs after what the type reads (a bootstrap's row keys) are labels.
+                    let numeric = m.reads.numeric() && k < m.reads.keys().len();
+                    check((s, m), (name, src), numeric, schema, source)?;
                     let key = match &t.kind {
                         TemplateKind::Column(c) => (true, c.clone()),
                         _ => (false, t.source.clone()),
@@ -136,10 +138,9 @@ impl MetricData {
 /// metric reads (numbers for `mean`, `min`, `max`, `std_dev`; text, numbers or booleans for
 /// labels).
 fn check(
-    s: &ScorerSpec,
-    m: &MetricSpec,
-    name: &str,
-    src: &MetricInput,
+    (s, m): (&ScorerSpec, &MetricSpec),
+    (name, src): (&str, &MetricInput),
+    numeric: bool,
     schema: &Schema,
     source: Option<&Path>,
 ) -> Result<(), TaskError> {
@@ -185,7 +186,7 @@ fn check(
     let file = source
         .map(|p| format!(" in `{}`", p.display()))
         .unwrap_or_default();
-    if m.reads.numeric() {
+    if numeric {
         if is_number(dt) {
             return Ok(());
         }

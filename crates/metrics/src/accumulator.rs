@@ -32,6 +32,10 @@ pub trait State:
     fn check_size(&self) -> Result<(), MetricError> {
         Ok(())
     }
+    /// How many groups' states a metric of it may hold (`group_by`).
+    fn group_limit(&self) -> usize {
+        crate::MAX_GROUPS
+    }
     /// A sentence on rows it left out, when it left out most of them.
     fn exclusion_warning(&self) -> Option<String> {
         None
@@ -58,6 +62,8 @@ pub trait Accumulator: Any + Debug + Send + Sync {
     fn name(&self) -> &'static str;
     /// [`State::exclusion_warning`].
     fn exclusion_warning(&self) -> Option<String>;
+    /// [`State::group_limit`].
+    fn group_limit(&self) -> usize;
     /// [`State::confusion`].
     fn confusion(&self) -> Option<Cells>;
     fn as_any(&self) -> &dyn Any;
@@ -114,6 +120,10 @@ impl<S: State> Accumulator for S {
         State::confusion(self)
     }
 
+    fn group_limit(&self) -> usize {
+        State::group_limit(self)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -168,6 +178,11 @@ impl MetricState {
     /// [`Accumulator::confusion`].
     pub fn confusion(&self) -> Option<Cells> {
         self.0.confusion()
+    }
+
+    /// [`Accumulator::group_limit`].
+    pub fn group_limit(&self) -> usize {
+        self.0.group_limit()
     }
 
     /// The state, when it is of type `T`.

@@ -148,8 +148,8 @@ impl Grouped {
             match self.groups.get_mut(key) {
                 Some(s) => s.update(&refs)?,
                 None => {
-                    if self.groups.len() >= crate::MAX_GROUPS {
-                        return Err(too_many_groups());
+                    if self.groups.len() >= self.empty.group_limit() {
+                        return Err(too_many_groups(self.empty.group_limit()));
                     }
                     let mut s = self.empty.clone();
                     s.update(&refs)?;
@@ -177,8 +177,8 @@ impl Grouped {
             let idx = UInt32Array::from(rows.clone());
             let taken = take(values, &idx, None).map_err(MetricError::Arrow)?;
             if !self.groups.contains_key(key) {
-                if self.groups.len() >= crate::MAX_GROUPS {
-                    return Err(too_many_groups());
+                if self.groups.len() >= self.empty.group_limit() {
+                    return Err(too_many_groups(self.empty.group_limit()));
                 }
                 self.groups.insert(key.clone(), self.empty.clone());
             }
@@ -234,8 +234,8 @@ impl Grouped {
             match self.groups.get_mut(k) {
                 Some(mine) => mine.merge(s)?,
                 None => {
-                    if self.groups.len() >= crate::MAX_GROUPS {
-                        return Err(too_many_groups());
+                    if self.groups.len() >= self.empty.group_limit() {
+                        return Err(too_many_groups(self.empty.group_limit()));
                     }
                     self.groups.insert(k.clone(), s.clone());
                 }
@@ -285,9 +285,16 @@ impl Grouped {
     }
 }
 
-fn too_many_groups() -> MetricError {
+fn too_many_groups(limit: usize) -> MetricError {
+    let why = if limit < crate::MAX_GROUPS {
+        format!(
+            " with its bootstrap replicates (groups × replicates at most {})",
+            crate::bootstrap::MAX_CELLS
+        )
+    } else {
+        String::new()
+    };
     MetricError::Invalid(format!(
-        "the group-by columns have more than {} distinct groups, the limit of a metric",
-        crate::MAX_GROUPS
+        "the group-by columns have more than {limit} distinct groups, the limit of a metric{why}"
     ))
 }

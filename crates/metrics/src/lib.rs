@@ -17,7 +17,8 @@
 //! classification, precision, recall, F1) and [`UserState`] (the `python` metric, folded by
 //! user code through [`UserFold`], kept as opaque partial states). [`Grouped`] keeps one
 //! state per group of a `group_by` key ([`GroupKeys`]) beside the overall one.
-//! [`intervals`] has the Wilson and Student t intervals. [`Grouped::to_bytes`] and
+//! [`intervals`] has the Wilson and Student t intervals; [`bootstrap`] the Poisson bootstrap
+//! of `mean` and `win_rate` (`interval: bootstrap`), whose states merge across partitions. [`Grouped::to_bytes`] and
 //! [`Grouped::from_bytes`] carry a state between processes and machines ([`bytes`]).
 //!
 //! Null rule for every state: null input values are skipped and not counted in `n`, except by
@@ -29,6 +30,7 @@
 //! undefined figure (no values, a zero denominator) is null, never NaN.
 
 mod accumulator;
+pub mod bootstrap;
 pub mod bytes;
 mod classification;
 mod frequency;

@@ -183,7 +183,7 @@ impl Moments {
 
 /// A double-double number `hi + lo` (Dekker / Knuth error-free transformations).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-struct Dd {
+pub(crate) struct Dd {
     hi: f64,
     lo: f64,
 }
@@ -206,7 +206,7 @@ impl Dd {
         }
     }
 
-    fn product(a: f64, b: f64) -> Dd {
+    pub(crate) fn product(a: f64, b: f64) -> Dd {
         let p = a * b;
         Dd {
             hi: p,
@@ -214,12 +214,12 @@ impl Dd {
         }
     }
 
-    fn add_f64(self, b: f64) -> Dd {
+    pub(crate) fn add_f64(self, b: f64) -> Dd {
         let s = Dd::two_sum(self.hi, b);
         Dd::quick(s.hi, s.lo + self.lo)
     }
 
-    fn add(self, b: Dd) -> Dd {
+    pub(crate) fn add(self, b: Dd) -> Dd {
         let s = Dd::two_sum(self.hi, b.hi);
         let t = Dd::two_sum(self.lo, b.lo);
         let s = Dd::quick(s.hi, s.lo + t.hi);
@@ -238,14 +238,14 @@ impl Dd {
         Dd::quick(p.hi, p.lo + (self.hi * b.lo + self.lo * b.hi))
     }
 
-    fn div_f64(self, b: f64) -> Dd {
+    pub(crate) fn div_f64(self, b: f64) -> Dd {
         let q1 = self.hi / b;
         let p = Dd::product(q1, b);
         let r = (self.hi - p.hi - p.lo + self.lo) / b;
         Dd::quick(q1, r)
     }
 
-    fn value(self) -> f64 {
+    pub(crate) fn value(self) -> f64 {
         self.hi + self.lo
     }
 }

@@ -81,7 +81,7 @@ pub fn parse_metric(
         fields,
         scorer_type,
     };
-    let (field, inputs, sources) = if about.reads == MetricReads::Pair {
+    let (field, mut inputs, mut sources) = if about.reads == MetricReads::Pair {
         let (gt, gt_node) = cx.required("field_gt", "ground_truth")?;
         let (pred, pred_node) = cx.required("field_pred", "value")?;
         let gt_source = source(&cx, compiler, "field_gt", &gt, gt_node)?.0;
@@ -131,6 +131,24 @@ pub fn parse_metric(
         }
         (field.clone(), vec![field], vec![src])
     };
+    // A bootstrap reads the row keys as one more input, after what the type reads.
+    if about.options.iter().any(|o| o.key == "row_key") && crate::bootstrap::wanted(&cx)? {
+        let (text, src) = match cx.get("row_key") {
+            Some(n) => {
+                let text = n.scalar_string("row_key")?;
+                let src = source(&cx, compiler, "row_key", &text, n)?.0;
+                (text, src)
+            }
+            None => {
+                let text = crate::bootstrap::DEFAULT_ROW_KEY.to_owned();
+                let what = format!("{metric_type}.row_key");
+                let column = compiler.column(text.clone(), map.location, &what);
+                (text, MetricInput::Column(column))
+            }
+        };
+        inputs.push(text);
+        sources.push(src);
+    }
     let options = ty.parse(&cx)?;
     let group_by = match map.get("group_by") {
         None => Vec::new(),

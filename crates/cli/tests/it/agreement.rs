@@ -178,3 +178,93 @@ fn length_controlled_win_rate_equals_alpaca_evals() {
     let raw = case["expected"]["win_rate"].as_f64().unwrap();
     assert!((figure("win_rate").0 * 100.0 - raw).abs() < 1e-9);
 }
+
+const BOOT_TASK: &str = r#"definition:
+  scorers:
+    - type: string_equals
+      value: "{{ sample.got }}"
+      ground_truth: "{{ sample.want }}"
+      metrics:
+        - {type: mean, field: is_correct, interval: bootstrap, replicates: 300, seed: 7, group_by: [subject]}
+        - {type: win_rate, field: verdict, interval: bootstrap, replicates: 200, row_key: "{{ sample.q }}/{{ sample.id }}"}
+"#;
+
+fn boot_row(i: usize) -> String {
+    format!(
+        r#"{{"id": {i}, "q": "q{}", "got": "{}", "want": "a", "subject": "{}", "verdict": "{}"}}"#,
+        i % 13,
+        if i % 3 == 0 { "b" } else { "a" },
+        ["math", "law"][i % 2],
+        ["A", "B", "tie", "A"][i % 4]
+    )
+}
+
+/// `interval: bootstrap` end to end: the figures of one file equal those of the same rows
+/// in three files read in another order, at one thread or two; the row keys default to the
+/// `id` column, whose absence is an error at bind time.
+#[test]
+fn bootstrap_intervals_do_not_depend_on_the_files() {
+    let n = 3000;
+    let whole = jsonl(n, boot_row);
+    let part = |r: std::ops::Range<usize>| r.map(|i| boot_row(i) + "\n").collect::<String>();
+    let dir = folder(&[
+        ("task.yaml", BOOT_TASK),
+        ("rows.jsonl", &whole),
+        ("parts/a.jsonl", &part(2000..3000)),
+        ("parts/b.jsonl", &part(0..700)),
+        ("parts/c.jsonl", &part(700..2000)),
+    ]);
+    succeeded(run_in(dir.path(), "one").output().unwrap());
+    let one = metric_lines(&read_parquet(&dir.path().join("one/metrics.parquet")));
+    succeeded(
+        evalscore_process()
+            .args(["run", "task.yaml", "--out", "split"])
+            .args(["--input", "parts/a.jsonl", "--input", "parts/b.jsonl"])
+            .args(["--input", "parts/c.jsonl"])
+            .args(["--threads", "2"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap(),
+    );
+    let split = metric_lines(&read_parquet(&dir.path().join("split/metrics.parquet")));
+    assert_eq!(one, split);
+    let stat = |stat: &str, label: &str| {
+        one.iter()
+            .find(|l| l.starts_with(label) && l.contains(&format!("|{stat}|∅|")))
+            .unwrap_or_else(|| panic!("{label} {stat} in {one:#?}"))
+            .split('|')
+            .nth(7)
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+    };
+    let mean_row = "string_equals|string_equals|mean|mean|is_correct";
+    // Two rows in three are correct; the interval holds it and is about ±1.96 standard
+    // errors of a proportion over 3000 rows wide.
+    assert!((stat("value", mean_row) - 2.0 / 3.0).abs() < 1e-12);
+    let (lo, hi) = (stat("ci_low", mean_row), stat("ci_high", mean_row));
+    let se = (2.0f64 / 9.0 / 3000.0).sqrt();
+    assert!(lo < 2.0 / 3.0 && 2.0 / 3.0 < hi, "{lo} {hi}");
+    assert!(
+        ((hi - lo) / (2.0 * 1.96 * se) - 1.0).abs() < 0.2,
+        "{lo} {hi}"
+    );
+    // The overall interval and each subject's.
+    let intervals = one
+        .iter()
+        .filter(|l| l.starts_with(mean_row) && l.contains("|ci_low|") && !l.contains("|null|"))
+        .count();
+    assert_eq!(intervals, 3, "{one:#?}");
+
+    // Without an `id` column, the default row key is missing.
+    let dir = folder(&[
+        ("task.yaml", BOOT_TASK),
+        ("rows.jsonl", &whole.replace("\"id\"", "\"row\"")),
+    ]);
+    let out = failed(run_in(dir.path(), "out").output().unwrap(), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("scorer `string_equals` has no field `id`, and the input has no column `id`"),
+        "{err}"
+    );
+}

@@ -7,6 +7,7 @@
 //! or one that is none of the three labels, is left out of `n` and counted as `excluded`.
 
 use crate::accumulator::{first, State};
+use crate::bootstrap::{self, Bootstrap, Replicates};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, Moments};
 use arrow::array::Array;
@@ -33,34 +34,51 @@ impl Default for Verdicts {
     }
 }
 
+/// Its options: the verdicts' labels, and the bootstrap when it has one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WinRateOptions {
+    pub verdicts: Verdicts,
+    pub bootstrap: Option<Bootstrap>,
+}
+
 static ABOUT: About = About {
     name: "win_rate",
-    doc: "The win rate of answer A over answer B in pairwise verdicts (a pairwise judge's `winner`, or a human's): (wins + ties / 2) / n, with an interval at the task's `confidence` (Wilson's without ties, Student's t over the 1 / 0.5 / 0 scores otherwise). Verdicts that are null or none of the three labels are left out and counted as `excluded`.",
+    doc: "The win rate of answer A over answer B in pairwise verdicts (a pairwise judge's `winner`, or a human's): (wins + ties / 2) / n, with an interval at the task's `confidence` (Wilson's without ties, Student's t over the 1 / 0.5 / 0 scores otherwise, or with `interval: bootstrap` a Poisson bootstrap's, as `mean` has). Verdicts that are null or none of the three labels are left out and counted as `excluded`.",
     reads: MetricReads::Labels,
-    options: &[OptionDoc::optional(
-        "labels",
-        "the verdicts' labels, `{a: ..., b: ..., tie: ...}` (default `A`, `B`, `tie`)",
-    )],
+    options: &[
+        OptionDoc::optional(
+            "labels",
+            "the verdicts' labels, `{a: ..., b: ..., tie: ...}` (default `A`, `B`, `tie`)",
+        ),
+        bootstrap::OPTIONS[0],
+        bootstrap::OPTIONS[1],
+        bootstrap::OPTIONS[2],
+        bootstrap::OPTIONS[3],
+    ],
     example: "{type: win_rate, field: value}",
     figures: "`value`, `stderr`, `ci_low`, `ci_high`, `wins`, `ties`, `losses`, `excluded`",
     confusion: false,
 };
 
 impl Kind for WinRateMetric {
-    type Options = Verdicts;
+    type Options = WinRateOptions;
     type State = WinRate;
 
     fn about(&self) -> &'static About {
         &ABOUT
     }
 
-    fn parse(&self, cx: &ParseCx<'_>) -> Result<Verdicts, TaskError> {
-        parse_verdicts(cx)
+    fn parse(&self, cx: &ParseCx<'_>) -> Result<WinRateOptions, TaskError> {
+        Ok(WinRateOptions {
+            verdicts: parse_verdicts(cx)?,
+            bootstrap: bootstrap::parse(cx)?,
+        })
     }
 
-    fn state(&self, verdicts: &Verdicts, setup: &Setup) -> WinRate {
+    fn state(&self, options: &WinRateOptions, setup: &Setup) -> WinRate {
         WinRate {
-            verdicts: verdicts.clone(),
+            verdicts: options.verdicts.clone(),
+            bootstrap: options.bootstrap.map(Replicates::new),
             wins: 0,
             ties: 0,
             losses: 0,
@@ -99,10 +117,12 @@ pub(crate) fn parse_verdicts(cx: &ParseCx<'_>) -> Result<Verdicts, TaskError> {
     Ok(v)
 }
 
-/// The state of a `win_rate`: the count of each verdict.
+/// The state of a `win_rate`: the count of each verdict, and the bootstrap's replicates
+/// when it has one.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WinRate {
     verdicts: Verdicts,
+    bootstrap: Option<Replicates>,
     wins: u64,
     ties: u64,
     losses: u64,
@@ -119,18 +139,36 @@ impl State for WinRate {
         let labels = crate::labels::labels(first(inputs)?)?;
         let column = crate::labels::column(&labels)?;
         let v = &self.verdicts;
+        let score = |i: usize| match column.get(i) {
+            Some(l) if l == v.a => Some(1.0),
+            Some(l) if l == v.b => Some(0.0),
+            Some(l) if l == v.tie => Some(0.5),
+            _ => None,
+        };
         for i in 0..labels.len() {
-            match column.get(i) {
-                Some(l) if l == v.a => self.wins += 1,
-                Some(l) if l == v.b => self.losses += 1,
-                Some(l) if l == v.tie => self.ties += 1,
-                _ => self.excluded += 1,
+            match score(i) {
+                Some(1.0) => self.wins += 1,
+                Some(0.0) => self.losses += 1,
+                Some(_) => self.ties += 1,
+                None => self.excluded += 1,
             }
+        }
+        if let Some(boot) = &mut self.bootstrap {
+            boot.update((0..labels.len()).map(score), bootstrap::keys(inputs)?)?;
         }
         Ok(())
     }
 
+    fn group_limit(&self) -> usize {
+        self.bootstrap
+            .as_ref()
+            .map_or(crate::MAX_GROUPS, Replicates::group_limit)
+    }
+
     fn merge(&mut self, other: &Self) {
+        if let (Some(mine), Some(theirs)) = (&mut self.bootstrap, &other.bootstrap) {
+            mine.merge(theirs);
+        }
         self.wins += other.wins;
         self.ties += other.ties;
         self.losses += other.losses;
@@ -142,6 +180,9 @@ impl State for WinRate {
         let m = Moments::of_counts(&[(1.0, self.wins), (0.5, self.ties), (0.0, self.losses)]);
         let n = m.n();
         let mut figures = m.mean_figures(self.confidence);
+        if let Some(boot) = &self.bootstrap {
+            bootstrap::replace_interval(&mut figures, boot.figures(self.confidence, n));
+        }
         let count = |stat: &str, c: u64| Figure::new(stat, None, Some(c as f64), n);
         figures.extend([
             count("wins", self.wins),

@@ -15,7 +15,7 @@ use evalscore_metrics::types::pass_at_k::{Ks, PassAtKMetric};
 use evalscore_metrics::types::ranking::{
     RankingOptions, AVERAGE_PRECISION, BRIER, CALIBRATION, ROC_AUC,
 };
-use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric};
+use evalscore_metrics::types::win_rate::{Verdicts, WinRateMetric, WinRateOptions};
 use evalscore_metrics::{Figure, Kind, MetricState, NoOptions, Setup};
 use serde_json::Value;
 
@@ -89,7 +89,7 @@ fn win_rate_equals_numpy_scipy_and_statsmodels() {
         let setup = Setup {
             confidence: c["confidence"].as_f64().unwrap(),
         };
-        let state = MetricState::new(WinRateMetric.state(&Verdicts::default(), &setup));
+        let state = MetricState::new(WinRateMetric.state(&WinRateOptions::default(), &setup));
         let figures = fold(&state, &[&texts(&c["verdicts"])]);
         let want = &c["expected"];
         for stat in ["value", "stderr", "ci_low", "ci_high"] {
@@ -117,7 +117,11 @@ fn win_rate_reads_its_own_labels() {
         b: "llama".to_owned(),
         tie: "draw".to_owned(),
     };
-    let state = MetricState::new(WinRateMetric.state(&v, &SETUP));
+    let options = WinRateOptions {
+        verdicts: v,
+        bootstrap: None,
+    };
+    let state = MetricState::new(WinRateMetric.state(&options, &SETUP));
     let verdicts = StringArray::from(vec![
         Some("gpt"),
         Some("draw"),

@@ -363,12 +363,12 @@ fn older_layouts_are_refused_and_text_states_widen() {
     let old = folded(&k, &text, &text);
     let bytes = old.to_bytes().unwrap();
     assert_eq!(bytes[4..6], STATE_FORMAT_VERSION.to_le_bytes());
-    for version in [1u8, 2] {
+    for version in [1u8, 2, 3] {
         let mut older = bytes.clone();
         older[4] = version;
         assert_eq!(
             Grouped::from_bytes(&older).unwrap_err().to_string(),
-            format!("a metric state of format version {version}; this build reads version 3")
+            format!("a metric state of format version {version}; this build reads version 4")
         );
     }
     let read = Grouped::from_bytes(&bytes).unwrap();

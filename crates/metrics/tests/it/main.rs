@@ -2,6 +2,7 @@
 //! per area. `cargo test -p evalscore-metrics --test it merge_law::` runs one module's tests.
 
 mod agreement;
+mod bootstrap;
 mod golden;
 mod labels;
 mod length_controlled;

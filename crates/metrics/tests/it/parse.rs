@@ -169,3 +169,76 @@ fn what_a_numeric_metric_cannot_read_is_a_located_error() {
         "{e}"
     );
 }
+
+/// `interval: bootstrap` reads the row keys as one more input: the `id` column by default,
+/// else `row_key`'s column or template; without it, a metric reads what its type reads.
+#[test]
+fn a_bootstrap_reads_the_row_keys_last() {
+    let m = metrics("        - {type: mean, field: is_correct, interval: bootstrap}\n        - {type: win_rate, field: predicted, interval: bootstrap, replicates: 50, seed: 4, row_key: \"{{ sample.q }}-{{ sample.model }}\"}\n        - {type: mean, field: is_correct, interval: analytic}\n").unwrap();
+    let inputs: Vec<Vec<String>> = m
+        .iter()
+        .map(|m| {
+            m.inputs
+                .iter()
+                .zip(&m.sources)
+                .map(|(i, s)| match s {
+                    MetricInput::Field => format!("field {i}"),
+                    MetricInput::Column(t) => format!("column {i} {}", t.what),
+                    MetricInput::Template(t) => format!("template {i} {}", t.what),
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        inputs,
+        [
+            vec!["field is_correct", "column id mean.row_key"],
+            vec![
+                "field predicted",
+                "template {{ sample.q }}-{{ sample.model }} win_rate.row_key"
+            ],
+            vec!["field is_correct"],
+        ]
+    );
+    assert_eq!(m[0].field, "is_correct");
+}
+
+#[test]
+fn bootstrap_options_are_checked() {
+    let cases = [
+        (
+            "{type: mean, field: is_correct, interval: jackknife}",
+            "line 5, column 53: unknown interval `jackknife` of metric `mean`",
+            "`interval: analytic` (the default) or `interval: bootstrap`",
+        ),
+        (
+            "{type: mean, field: is_correct, replicates: 100}",
+            "line 5, column 55: `replicates` of metric `mean` is an option of the bootstrap",
+            "add `interval: bootstrap`, or remove it",
+        ),
+        (
+            "{type: win_rate, field: predicted, interval: analytic, row_key: q}",
+            "line 5, column 75: `row_key` of metric `win_rate` is an option of the bootstrap",
+            "add `interval: bootstrap`, or remove it",
+        ),
+    ];
+    for (metric, message, hint) in cases {
+        let e = metrics(&format!("        - {metric}\n")).unwrap_err();
+        assert_eq!(e.to_string(), message, "{metric}");
+        assert_eq!(e.hint.as_deref(), Some(hint), "{metric}");
+    }
+    let e =
+        metrics("        - {type: mean, field: is_correct, interval: bootstrap, replicates: 0}\n")
+            .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 5, column 76: `replicates` must be a whole number from 1 to 10000"
+    );
+    let e =
+        metrics("        - {type: std_dev, field: is_correct, interval: bootstrap}\n").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unknown key `interval` in metric `std_dev`"),
+        "{e}"
+    );
+}
