@@ -193,7 +193,7 @@ fn boot_row(i: usize) -> String {
     format!(
         r#"{{"id": {i}, "q": "q{}", "got": "{}", "want": "a", "subject": "{}", "verdict": "{}"}}"#,
         i % 13,
-        if i % 3 == 0 { "b" } else { "a" },
+        if i.is_multiple_of(3) { "b" } else { "a" },
         ["math", "law"][i % 2],
         ["A", "B", "tie", "A"][i % 4]
     )
