@@ -2,8 +2,8 @@
 //! without a Poisson bootstrap), `min`, `max` and `std_dev` (0/1 scores), `frequency`
 //! (VALID/INVALID labels) and the classification states (binary, multiclass, precision;
 //! answer vs first letter of the output), with text inputs as Utf8, LargeUtf8 and Utf8View;
-//! the pairwise, agreement, ranking and code metrics (`judging`); one fixed-seed batch of
-//! 64k rows.
+//! the pairwise (with the length-controlled win rate), agreement, ranking and code metrics
+//! (`judging`); one fixed-seed batch of 64k rows.
 
 use arrow::array::Array;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -177,6 +177,7 @@ fn judging_bench(c: &mut Criterion) {
     };
     use evalscore_metrics::types::bradley_terry::{BradleyTerryMetric, BtOptions};
     use evalscore_metrics::types::correlation::{KendallMetric, PearsonMetric, SpearmanMetric};
+    use evalscore_metrics::types::length_controlled::{LcOptions, LengthControlledMetric};
     use evalscore_metrics::types::pass_at_k::{Ks, PassAtKMetric};
     use evalscore_metrics::types::ranking::{
         RankingOptions, AVERAGE_PRECISION, BRIER, CALIBRATION, ROC_AUC,
@@ -296,6 +297,32 @@ fn judging_bench(c: &mut Criterion) {
             bn.iter(|| s.update(black_box(inputs)).expect("update"))
         });
     }
+    // It keeps every row, up to its limit: each fold starts from an empty state. The answers
+    // are the output (A) and the answer letter (B), the difficulty the probability.
+    let lc = MetricState::new(LengthControlledMetric.state(
+        &LcOptions {
+            verdicts: Verdicts::default(),
+            difficulty: true,
+        },
+        &setup,
+    ));
+    let lc_inputs: Vec<&dyn Array> = vec![&verdict, &b.output, &b.answer, &prob];
+    g.bench_function("length_controlled_win_rate/update", |bn| {
+        bn.iter_batched(
+            || lc.clone(),
+            |mut s| {
+                s.update(black_box(&lc_inputs)).expect("update");
+                s
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    // Its fit at finish: the cross-validation over the batch's distinct rows.
+    let mut full = lc.clone();
+    full.update(&lc_inputs).expect("update");
+    g.bench_function("length_controlled_win_rate/finish", |bn| {
+        bn.iter(|| black_box(&full).finish())
+    });
     g.finish();
 }
 

@@ -34,6 +34,7 @@ pub mod bootstrap;
 pub mod bytes;
 mod classification;
 mod frequency;
+mod glm;
 mod grouped;
 pub mod intervals;
 pub mod labels;

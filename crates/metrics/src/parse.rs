@@ -104,17 +104,18 @@ pub fn parse_metric(
             vec![score_source, truth_source],
         )
     } else if about.reads == MetricReads::Battle {
-        let (field, field_node) = cx.required("field", "winner")?;
-        let src = source(&cx, compiler, "field", &field, field_node)?.0;
-        let (a, a_node) = cx.required("model_a", "\"{{ sample.model_a }}\"")?;
-        let a_source = source(&cx, compiler, "model_a", &a, a_node)?.0;
-        let (b, b_node) = cx.required("model_b", "\"{{ sample.model_b }}\"")?;
-        let b_source = source(&cx, compiler, "model_b", &b, b_node)?.0;
-        (
-            field.clone(),
-            vec![field, a, b],
-            vec![src, a_source, b_source],
-        )
+        verdict_and_pair(&cx, compiler, "model")?
+    } else if about.reads == MetricReads::Lengths {
+        let (field, mut inputs, mut sources) = verdict_and_pair(&cx, compiler, "output")?;
+        // The difficulty, when given, is the fourth input.
+        if let Some(n) = cx.get("difficulty") {
+            let d = n.scalar_string("difficulty")?;
+            let (d_source, fk) = source(&cx, compiler, "difficulty", &d, n)?;
+            check_numeric(&cx, &d, n, &d_source, fk)?;
+            inputs.push(d);
+            sources.push(d_source);
+        }
+        (field, inputs, sources)
     } else if about.reads == MetricReads::FieldGroup {
         let (field, field_node) = cx.required("field", "is_correct")?;
         let (src, fk) = source(&cx, compiler, "field", &field, field_node)?;
@@ -172,6 +173,26 @@ pub fn parse_metric(
         options,
         location: map.location,
     })
+}
+
+/// A verdict (`field`) and a pair (`{prefix}_a`, `{prefix}_b`: the models of a battle, or
+/// its two answers), each a field, a column or a template: the field's name, the inputs and
+/// their sources.
+fn verdict_and_pair(
+    cx: &ParseCx<'_>,
+    compiler: &mut TemplateCompiler,
+    prefix: &str,
+) -> Result<(String, Vec<String>, Vec<MetricInput>), TaskError> {
+    let (field, field_node) = cx.required("field", "winner")?;
+    let mut sources = vec![source(cx, compiler, "field", &field, field_node)?.0];
+    let mut inputs = vec![field.clone()];
+    for side in ["a", "b"] {
+        let key = format!("{prefix}_{side}");
+        let (text, node) = cx.required(&key, &format!("\"{{{{ sample.{key} }}}}\""))?;
+        sources.push(source(cx, compiler, &key, &text, node)?.0);
+        inputs.push(text);
+    }
+    Ok((field, inputs, sources))
 }
 
 /// Where a metric input comes from: a scorer field when the scorer has one of that name

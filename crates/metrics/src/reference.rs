@@ -22,6 +22,7 @@ fn reads(r: MetricReads) -> &'static str {
         MetricReads::Values => "`field` (any values, handed to the functions as they are)",
         MetricReads::Pair => "`field_gt` and `field_pred` (labels)",
         MetricReads::Battle => "`field` (the verdict: labels) and `model_a`, `model_b` (the models of each battle: columns or templates)",
+        MetricReads::Lengths => "`field` (the verdict: labels) and `output_a`, `output_b` (the two answers, for their lengths: columns or templates)",
         MetricReads::FieldGroup => {
             "`field` (numbers) and `group` (the group of each row: a column or a template)"
         }

@@ -39,6 +39,7 @@ pub static METRIC_TYPES: &[&dyn MetricType] = &[
     &ranking::CALIBRATION,
     &pass_at_k::PassAtKMetric,
     &bradley_terry::BradleyTerryMetric,
+    &length_controlled::LengthControlledMetric,
 ];
 
 /// The metric type named `name`.

@@ -57,6 +57,9 @@ pub enum MetricReads {
     /// A verdict (`field:`, labels) and the two models of each battle (`model_a:`,
     /// `model_b:`, columns or templates read as labels).
     Battle,
+    /// A verdict (`field:`, labels) and the two answers it judged (`output_a:`, `output_b:`,
+    /// columns or templates read as text), for their lengths.
+    Lengths,
 }
 
 impl MetricReads {
@@ -67,6 +70,7 @@ impl MetricReads {
             MetricReads::ScoreTruth => &["field", "field_gt"],
             MetricReads::FieldGroup => &["field", "group"],
             MetricReads::Battle => &["field", "model_a", "model_b"],
+            MetricReads::Lengths => &["field", "output_a", "output_b"],
             _ => &["field"],
         }
     }

@@ -125,6 +125,60 @@ fn the_battles_example_gives_chatbot_arenas_ratings_and_scikit_learns_kappa() {
     assert_eq!(figure("win rate of A", "wins", "∅"), 46.0);
 }
 
+/// `length_controlled_win_rate` end to end on a golden case of the `alpaca-eval` package
+/// (`scripts/golden/length_controlled.py`): the verdict a scorer field, answer A a template,
+/// answer B and the difficulty input columns.
+#[test]
+fn length_controlled_win_rate_equals_alpaca_evals() {
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(examples().join("../golden/length_controlled.json")).unwrap(),
+    )
+    .unwrap();
+    let case = golden["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "noreg_small_c")
+        .unwrap();
+    // Answers of the golden lengths in code points: two-byte `é`s, then `a`s.
+    let text = |len: &serde_json::Value| {
+        let len = len.as_u64().unwrap() as usize;
+        "é".repeat(len / 2) + &"a".repeat(len - len / 2)
+    };
+    let rows: String = case["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            serde_json::json!({"verdict": r[0], "a": text(&r[1]), "b": text(&r[2]), "difficulty": r[3]})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let task = "definition:\n  scorers:\n    - type: value\n      value: \"{{ sample.verdict }}\"\n      metrics:\n        - {type: length_controlled_win_rate, field: value, output_a: \"{{ sample.a }}\", output_b: b, difficulty: difficulty}\n";
+    let dir = folder(&[("task.yaml", task), ("rows.jsonl", &rows)]);
+    succeeded(run_in(dir.path(), "out").output().unwrap());
+    let lines = metric_lines(&read_parquet(&dir.path().join("out/metrics.parquet")));
+    let figure = |stat: &str| -> (f64, u64) {
+        let line = lines
+            .iter()
+            .find(|l| l.split('|').nth(5) == Some(stat))
+            .unwrap_or_else(|| panic!("{stat} in {lines:#?}"));
+        let p: Vec<&str> = line.split('|').collect();
+        (p[7].parse().unwrap(), p[8].parse().unwrap())
+    };
+    let (value, n) = figure("value");
+    assert_eq!(n, 25);
+    // The package's figure (in percent) with its liblinear run to 1e-12; its default
+    // tolerance of 1e-4 gives the same to 1e-6 points on this case.
+    let want = case["tight"]["length_controlled_winrate"].as_f64().unwrap();
+    assert!((value * 100.0 - want).abs() < 1e-6, "{value} vs {want}");
+    let c = case["expected"]["C_"].as_f64().unwrap();
+    assert!((figure("c").0 - c).abs() < 1e-12 * c);
+    let raw = case["expected"]["win_rate"].as_f64().unwrap();
+    assert!((figure("win_rate").0 * 100.0 - raw).abs() < 1e-9);
+}
+
 const BOOT_TASK: &str = r#"definition:
   scorers:
     - type: string_equals
@@ -139,7 +193,7 @@ fn boot_row(i: usize) -> String {
     format!(
         r#"{{"id": {i}, "q": "q{}", "got": "{}", "want": "a", "subject": "{}", "verdict": "{}"}}"#,
         i % 13,
-        if i % 3 == 0 { "b" } else { "a" },
+        if i.is_multiple_of(3) { "b" } else { "a" },
         ["math", "law"][i % 2],
         ["A", "B", "tie", "A"][i % 4]
     )

@@ -6,6 +6,7 @@ pub mod bradley_terry;
 pub mod classification;
 pub mod correlation;
 pub mod frequency;
+pub mod length_controlled;
 pub mod mean;
 pub mod min_max;
 pub mod pass_at_k;

@@ -5,6 +5,7 @@ mod agreement;
 mod bootstrap;
 mod golden;
 mod labels;
+mod length_controlled;
 mod limits;
 mod merge_law;
 mod parse;

@@ -31,13 +31,13 @@ fn parse(metric: &str) -> Result<Vec<MetricSpec>, TaskError> {
 fn the_types_in_the_order_errors_list_them() {
     assert_eq!(
         registry::type_names().join(", "),
-        "mean, min, max, std_dev, frequency, binary-classification, multiclass-classification, precision, recall, f1_score, python, win_rate, cohen_kappa, matthews_corrcoef, krippendorff_alpha, pearson, spearman, kendall_tau, roc_auc, average_precision, brier_score, expected_calibration_error, pass_at_k, bradley_terry"
+        "mean, min, max, std_dev, frequency, binary-classification, multiclass-classification, precision, recall, f1_score, python, win_rate, cohen_kappa, matthews_corrcoef, krippendorff_alpha, pearson, spearman, kendall_tau, roc_auc, average_precision, brier_score, expected_calibration_error, pass_at_k, bradley_terry, length_controlled_win_rate"
     );
     let e = parse("{type: maen, field: is_correct}").unwrap_err();
     assert_eq!(e.message, "unknown metric type `maen`");
     assert_eq!(
         e.hint.as_deref(),
-        Some("did you mean `mean`? metric types: mean, min, max, std_dev, frequency, binary-classification, multiclass-classification, precision, recall, f1_score, python, win_rate, cohen_kappa, matthews_corrcoef, krippendorff_alpha, pearson, spearman, kendall_tau, roc_auc, average_precision, brier_score, expected_calibration_error, pass_at_k, bradley_terry")
+        Some("did you mean `mean`? metric types: mean, min, max, std_dev, frequency, binary-classification, multiclass-classification, precision, recall, f1_score, python, win_rate, cohen_kappa, matthews_corrcoef, krippendorff_alpha, pearson, spearman, kendall_tau, roc_auc, average_precision, brier_score, expected_calibration_error, pass_at_k, bradley_terry, length_controlled_win_rate")
     );
 }
 
