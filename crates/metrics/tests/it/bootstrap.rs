@@ -49,52 +49,62 @@ fn split_fold(
     total.finish().into_iter().map(|(_, f)| f).collect()
 }
 
-/// Random splits (empty parts included) and merge orders give the figures of one pass, bit
-/// for bit: for 0/1 scores, for scores of 0, 0.5 and 1, for other values, with boolean,
-/// integer, text and null inputs, and keys of integers or text.
-#[test]
-fn figures_do_not_depend_on_the_split() {
-    let mut rng = fastrand::Rng::with_seed(11);
-    for trial in 0..24 {
-        let n = rng.usize(0..400);
-        let values: ArrayRef = match trial % 4 {
-            0 => Arc::new(BooleanArray::from_iter(
-                (0..n).map(|_| (rng.u8(..) > 10).then(|| rng.bool())),
-            )),
-            1 => Arc::new(Float64Array::from_iter(
-                (0..n).map(|_| Some([0.0, 0.5, 1.0][rng.usize(0..3)])),
-            )),
-            2 => Arc::new(Float64Array::from_iter((0..n).map(|_| {
-                let x = rng.f64() * 10.0 - 3.0;
-                (rng.u8(..) > 20).then_some(if rng.bool() { x } else { f64::NAN })
-            }))),
-            _ => Arc::new(Int64Array::from_iter_values(
-                (0..n).map(|_| rng.i64(-5..50)),
-            )),
-        };
-        let keys: ArrayRef = if trial % 2 == 0 {
-            Arc::new(Int64Array::from_iter_values(
-                (0..n as i64).map(|i| i * 7 + 3),
-            ))
-        } else {
-            Arc::new(StringArray::from_iter_values(
-                (0..n).map(|i| format!("row-{i}")),
-            ))
-        };
-        let kind = mean(50 + trial as u32, trial);
-        let whole = split_fold(&kind, &values, &keys, &[0, n], &[0]);
-        for _ in 0..4 {
-            let mut cuts: Vec<usize> = (0..rng.usize(0..6)).map(|_| rng.usize(0..=n)).collect();
-            cuts.extend([0, n]);
-            cuts.sort_unstable();
-            let mut order: Vec<usize> = (0..cuts.len() - 1).collect();
-            rng.shuffle(&mut order);
-            let split = split_fold(&kind, &values, &keys, &cuts, &order);
-            assert_eq!(
-                split, whole,
-                "trial {trial}, cuts {cuts:?}, order {order:?}"
-            );
-        }
+/// Rows of one of four kinds (`kind`): 0/1 booleans with nulls, scores of 0, 0.5 and 1,
+/// other values with NaN and nulls, integers; keys of integers or text.
+fn rows(rng: &mut fastrand::Rng, n: usize, kind: usize, text_keys: bool) -> (ArrayRef, ArrayRef) {
+    let values: ArrayRef = match kind {
+        0 => Arc::new(BooleanArray::from_iter(
+            (0..n).map(|_| (rng.u8(..) > 10).then(|| rng.bool())),
+        )),
+        1 => Arc::new(Float64Array::from_iter(
+            (0..n).map(|_| Some([0.0, 0.5, 1.0][rng.usize(0..3)])),
+        )),
+        2 => Arc::new(Float64Array::from_iter((0..n).map(|_| {
+            let x = rng.f64() * 10.0 - 3.0;
+            (rng.u8(..) > 20).then_some(if rng.bool() { x } else { f64::NAN })
+        }))),
+        _ => Arc::new(Int64Array::from_iter_values(
+            (0..n).map(|_| rng.i64(-5..50)),
+        )),
+    };
+    let keys: ArrayRef = if text_keys {
+        Arc::new(StringArray::from_iter_values(
+            (0..n).map(|i| format!("row-{i}")),
+        ))
+    } else {
+        Arc::new(Int64Array::from_iter_values(
+            (0..n as i64).map(|i| i * 7 + 3),
+        ))
+    };
+    (values, keys)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// The merge law for the bootstrap: any split of the rows (empty parts included), each
+    /// part carried through its bytes, merged in any order, gives the figures of one pass,
+    /// bit for bit, for every kind of values and keys.
+    #[test]
+    fn figures_do_not_depend_on_the_split(
+        seed in proptest::prelude::any::<u64>(),
+        n in 0usize..400,
+        kind in 0usize..4,
+        text_keys in proptest::prelude::any::<bool>(),
+        replicates in 1u32..120,
+        cuts in proptest::collection::vec(0usize..400, 0..6),
+    ) {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let (values, keys) = rows(&mut rng, n, kind, text_keys);
+        let kind_state = mean(replicates, seed);
+        let whole = split_fold(&kind_state, &values, &keys, &[0, n], &[0]);
+        let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (n + 1)).collect();
+        bounds.extend([0, n]);
+        bounds.sort_unstable();
+        let mut order: Vec<usize> = (0..bounds.len() - 1).collect();
+        rng.shuffle(&mut order);
+        let split = split_fold(&kind_state, &values, &keys, &bounds, &order);
+        proptest::prop_assert_eq!(split, whole);
     }
 }
 
