@@ -148,6 +148,19 @@ fn check(
     let t = match src {
         MetricInput::Field => return Ok(()),
         MetricInput::Column(t) => {
+            if schema.column_with_name(name).is_none() && t.what.ends_with(".row_key") {
+                return Err(TaskError::new(
+                    format!(
+                        "metric `{}` with `interval: bootstrap` reads each row's key from column `{name}`, and the input has no column `{name}`",
+                        m.metric_type
+                    ),
+                    t.location,
+                )
+                .with_hint(format!(
+                    "name the column that identifies a row with `row_key: COLUMN`, or key a row by all its values with `row_key: \"{{{{ sample | tojson }}}}\"`; input columns: {}",
+                    columns.join(", ")
+                )));
+            }
             if schema.column_with_name(name).is_none() {
                 let fields: Vec<&str> = s.scorer.fields().iter().map(|f| f.name).collect();
                 let candidates: Vec<&str> = fields.iter().chain(&columns).copied().collect();

@@ -262,9 +262,18 @@ fn bootstrap_intervals_do_not_depend_on_the_files() {
         ("rows.jsonl", &whole.replace("\"id\"", "\"row\"")),
     ]);
     let out = failed(run_in(dir.path(), "out").output().unwrap(), 2);
-    let err = stderr(&out);
-    assert!(
-        err.contains("scorer `string_equals` has no field `id`, and the input has no column `id`"),
-        "{err}"
+    assert_eq!(
+        stderr(&out),
+        "error: task file `task.yaml`, line 7, column 11: metric `mean` with `interval: bootstrap` reads each row's key from column `id`, and the input has no column `id`\n\
+         hint: name the column that identifies a row with `row_key: COLUMN`, or key a row by all its values with `row_key: \"{{ sample | tojson }}\"`; input columns: got, q, row, subject, verdict, want\n"
     );
+    // Keyed by the whole row instead, the run succeeds.
+    let task = BOOT_TASK
+        .replace(
+            "interval: bootstrap, replicates: 300",
+            "interval: bootstrap, row_key: \"{{ sample | tojson }}\", replicates: 300",
+        )
+        .replace("/{{ sample.id }}", "/{{ sample.row }}");
+    std::fs::write(dir.path().join("task.yaml"), task).unwrap();
+    succeeded(run_in(dir.path(), "out").output().unwrap());
 }
