@@ -177,12 +177,8 @@ impl Replicates {
             let mut weights = Weights::new(mix(fnv1a(key.as_bytes()) ^ seed), thresholds);
             let half = 2.0 * x;
             if half == 0.0 || half == 1.0 || half == 2.0 {
-                let h = half as u64;
                 let (ws, hs) = (&mut self.weight[..r], &mut self.halves[..r]);
-                weights.each(r, |i, w| {
-                    ws[i] += w;
-                    hs[i] += w * h;
-                });
+                fold_dyadic(&mut weights, half as u64, ws, hs);
             } else {
                 if self.other.is_empty() {
                     self.other = vec![Dd::default(); r];
@@ -369,6 +365,27 @@ impl<'a> Weights<'a> {
         if n % 2 == 1 {
             f(n - 1, self.pair()[0]);
         }
+    }
+}
+
+/// Adds the row's weight in each replicate to `weight`, and the weight times `h` to
+/// `halves` (a row of value h / 2): two replicates per draw of the row's stream, over pairs
+/// of slots, so the loop has no index to check.
+fn fold_dyadic(weights: &mut Weights<'_>, h: u64, weight: &mut [u64], halves: &mut [u64]) {
+    let mut w2 = weight.chunks_exact_mut(2);
+    let mut h2 = halves.chunks_exact_mut(2);
+    for (w, hh) in (&mut w2).zip(&mut h2) {
+        let [a, b] = weights.pair();
+        w[0] += a;
+        w[1] += b;
+        hh[0] += a * h;
+        hh[1] += b * h;
+    }
+    let (w, hh) = (w2.into_remainder(), h2.into_remainder());
+    if let (Some(w), Some(hh)) = (w.first_mut(), hh.first_mut()) {
+        let a = weights.pair()[0];
+        *w += a;
+        *hh += a * h;
     }
 }
 
