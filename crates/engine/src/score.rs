@@ -96,7 +96,19 @@ pub(crate) struct ItemScoring<'a> {
     result: UnitResult,
     /// Per kept column, whether the encoder holds it for the current unit.
     copied: Vec<bool>,
+    /// Whether the inputs have more than [`MANY_UNITS`] units (known at the first unit).
+    many_units: Option<bool>,
 }
+
+/// Inputs of more units than this have their small units' kept columns encoded instead of
+/// copied ([`SMALL_UNIT_ROWS`]).
+pub(crate) const MANY_UNITS: usize = 1_000;
+/// Rows below which a unit of many ([`MANY_UNITS`]) is small. A unit whose kept columns are
+/// copied as stored is a row group of scores.parquet of its own: thousands of small files
+/// would make a file of tiny row groups (and past 32,767 row groups, one Parquet cannot
+/// hold), each with a compression frame per page. Encoded, the kept columns go with the
+/// scores, and successive units share row groups of up to [`crate::output::MAX_ROW_GROUP_ROWS`].
+pub(crate) const SMALL_UNIT_ROWS: u64 = 65_536;
 
 impl<'a> ItemScoring<'a> {
     pub fn new(
@@ -120,6 +132,7 @@ impl<'a> ItemScoring<'a> {
                 row_error_list: Vec::new(),
             },
             copied: Vec::new(),
+            many_units: None,
         }
     }
 
@@ -129,7 +142,11 @@ impl<'a> ItemScoring<'a> {
         let plan = self.plan;
         // A unit whose kept columns are copied is a row group of its own (the encoder
         // closes the groups around it).
-        self.copied = match plan.keep_only.contains(&true) {
+        let many = *self
+            .many_units
+            .get_or_insert_with(|| inputs.unit_count() > MANY_UNITS);
+        let copy = plan.keep_only.contains(&true) && !(many && unit.rows < SMALL_UNIT_ROWS);
+        self.copied = match copy {
             true => copy_kept(plan, inputs, unit, &mut self.encoder)?,
             false => vec![false; plan.keep.len()],
         };

@@ -873,3 +873,39 @@ fn only_portable_codecs_are_copied() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Many small units: encoded, and joined into row groups
+
+/// More than 1,000 units (here row groups) of fewer than 65,536 rows: the kept `id` is
+/// encoded with the scores instead of copied, so successive units share row groups of
+/// scores.parquet (a file of thousands of tiny row groups otherwise, and past 32,767 one
+/// Parquet cannot hold). At exactly 1,000 units every unit is still copied, a row group each.
+#[test]
+fn many_small_units_are_encoded_into_shared_row_groups() {
+    let (dir, input) = workdir();
+    let ids = required_ids(15_010);
+    write_qa(&input, int64(&ids), false, props(10, 10));
+    assert_eq!(footer(&input).num_row_groups(), 1_501);
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1"]);
+    assert_eq!(ints(&scores, "id"), ids);
+    assert_exact(&scores, 15_010);
+    // One thread: work items of at most 15,010 / 4 rows (whole units), each one row group.
+    let fo = footer(&scores_path);
+    let rows: Vec<i64> = (0..fo.num_row_groups())
+        .map(|rg| fo.row_group(rg).num_rows())
+        .collect();
+    assert_eq!(rows, [3_750, 3_750, 3_750, 3_750, 10]);
+    assert_all_decoded(&scores_path, "id");
+
+    let (dir, input) = workdir();
+    let ids = required_ids(10_000);
+    write_qa(&input, int64(&ids), false, props(10, 10));
+    let (scores_path, scores) = score_qa(&dir, &input, &["--threads", "1"]);
+    assert_eq!(ints(&scores, "id"), ids);
+    let fo = footer(&scores_path);
+    assert_eq!(fo.num_row_groups(), 1_000);
+    for rg in [0, 999] {
+        assert_copied(&input, (rg, "id"), &scores_path, (rg, "id"));
+    }
+}
