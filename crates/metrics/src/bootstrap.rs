@@ -104,23 +104,9 @@ pub(crate) fn parse(cx: &ParseCx<'_>) -> Result<Option<Bootstrap>, TaskError> {
     if !wanted(cx)? {
         return Ok(None);
     }
-    let number = |key: &str, default: u64, min: u64, max: u64| -> Result<u64, TaskError> {
-        match cx.get(key) {
-            None => Ok(default),
-            Some(n) => n
-                .to_json()
-                .as_u64()
-                .filter(|v| (min..=max).contains(v))
-                .ok_or_else(|| {
-                    n.err(format!(
-                        "`{key}` must be a whole number from {min} to {max}"
-                    ))
-                }),
-        }
-    };
     Ok(Some(Bootstrap {
-        replicates: number("replicates", 1000, 1, MAX_REPLICATES)? as u32,
-        seed: number("seed", 0, 0, u64::MAX)?,
+        replicates: cx.whole_number("replicates", 1000, 1, MAX_REPLICATES)? as u32,
+        seed: cx.whole_number("seed", 0, 0, u64::MAX)?,
     }))
 }
 
@@ -223,7 +209,7 @@ impl Replicates {
             (ss / (count - 1) as f64).sqrt()
         });
         means.sort_by(f64::total_cmp);
-        let bound = |q: f64| (count > 0).then(|| quantile(&means, q));
+        let bound = |q: f64| (count > 0).then(|| crate::intervals::quantile(&means, q));
         [
             Figure::new("stderr", None, stderr, n),
             Figure::new("ci_low", None, bound((1.0 - confidence) / 2.0), n),
@@ -266,13 +252,6 @@ fn add_into<T: Clone>(into: &mut Vec<T>, from: &[T], add: impl Fn(&mut T, &T)) {
     for (a, b) in into.iter_mut().zip(from) {
         add(a, b);
     }
-}
-
-/// The `q` quantile of sorted `v`, linearly interpolated (numpy's default).
-pub(crate) fn quantile(v: &[f64], q: f64) -> f64 {
-    let at = q * (v.len() - 1) as f64;
-    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
-    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
 }
 
 /// FNV-1a, 64 bits.

@@ -1,4 +1,5 @@
-//! Confidence intervals: Wilson for proportions, Student t for means.
+//! Confidence intervals: Wilson for proportions, Student t for means, and the quantile of
+//! sorted replicates that the bootstraps take their percentiles with.
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
@@ -36,4 +37,11 @@ pub fn student_t(mean: f64, stderr: f64, n: u64, confidence: f64) -> Option<(f64
 fn normal_isf(p: f64) -> Option<f64> {
     let n = Normal::new(0.0, 1.0).ok()?;
     Some(-n.inverse_cdf(p))
+}
+
+/// The `q` quantile of sorted `v` (not empty), linearly interpolated (numpy's default).
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    let at = q * (v.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
 }

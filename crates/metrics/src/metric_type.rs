@@ -80,6 +80,29 @@ impl<'a> ParseCx<'a> {
         Ok((n.scalar_string(key)?, n))
     }
 
+    /// The whole number at `key`, from `min` to `max` (written as a number or as quoted
+    /// digits), or `default` when the key is absent.
+    pub fn whole_number(
+        &self,
+        key: &str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<u64, TaskError> {
+        let Some(n) = self.map.get(key) else {
+            return Ok(default);
+        };
+        let json = n.to_json();
+        json.as_u64()
+            .or_else(|| json.as_str().and_then(|s| s.parse().ok()))
+            .filter(|v| (min..=max).contains(v))
+            .ok_or_else(|| {
+                n.err(format!(
+                    "`{key}` must be a whole number from {min} to {max}"
+                ))
+            })
+    }
+
     /// `labels:`, if given: a list of at least `min` strings (1 or 2), in order.
     pub fn labels(&self, min: usize, example: &str) -> Result<Option<Vec<String>>, TaskError> {
         let Some(n) = self.map.get("labels") else {

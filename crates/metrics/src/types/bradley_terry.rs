@@ -64,18 +64,10 @@ impl Kind for BradleyTerryMetric {
     }
 
     fn parse(&self, cx: &ParseCx<'_>) -> Result<BtOptions, TaskError> {
-        let number = |key: &str, default: u64, max: u64| -> Result<u64, TaskError> {
-            match cx.get(key) {
-                None => Ok(default),
-                Some(n) => n.to_json().as_u64().filter(|v| *v <= max).ok_or_else(|| {
-                    n.err(format!("`{key}` must be a whole number from 0 to {max}"))
-                }),
-            }
-        };
         Ok(BtOptions {
             verdicts: parse_verdicts(cx)?,
-            replicates: number("replicates", 100, 10_000)? as u32,
-            seed: number("seed", 0, u64::MAX)?,
+            replicates: cx.whole_number("replicates", 100, 0, 10_000)? as u32,
+            seed: cx.whole_number("seed", 0, 0, u64::MAX)?,
         })
     }
 
@@ -169,13 +161,6 @@ pub fn fit(w: &[Vec<f64>]) -> Option<Vec<f64>> {
     let logs: Vec<f64> = s.iter().map(|x| 400.0 * x.log10()).collect();
     let mean = logs.iter().sum::<f64>() / p as f64;
     Some(logs.iter().map(|r| r - mean + 1000.0).collect())
-}
-
-/// The `q` quantile of sorted `v`, linearly interpolated (numpy's default).
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let at = q * (v.len() - 1) as f64;
-    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
-    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
 }
 
 impl Battles {
@@ -302,7 +287,9 @@ impl State for Battles {
             let label = Some((*m).to_owned());
             let rating = ratings.as_ref().map(|r| r[i]);
             samples[i].sort_by(f64::total_cmp);
-            let bound = |q: f64| (!samples[i].is_empty()).then(|| quantile(&samples[i], q));
+            let bound = |q: f64| {
+                (!samples[i].is_empty()).then(|| crate::intervals::quantile(&samples[i], q))
+            };
             out.push(Figure::new("rating", label.clone(), rating, battles[i]));
             out.push(Figure::new(
                 "ci_low",

@@ -68,19 +68,22 @@ impl State for Mean {
     /// A Boolean input is a pass mask of 0/1 scores (true = 1.0), counted with popcounts.
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
         let values = first(inputs)?;
-        self.moments.update_values(values)?;
-        if let Some(boot) = &mut self.bootstrap {
-            let keys = bootstrap::keys(inputs)?;
-            match values.as_boolean_opt() {
-                Some(mask) => boot.update(mask.iter().map(|b| b.map(f64::from)), keys)?,
-                None => {
-                    let numbers = crate::numbers(values)?;
-                    let counted = numbers.iter().map(|x| x.filter(|x| !x.is_nan()));
-                    boot.update(counted, keys)?;
-                }
+        let Some(boot) = &mut self.bootstrap else {
+            return self.moments.update_values(values);
+        };
+        let keys = bootstrap::keys(inputs)?;
+        match values.as_boolean_opt() {
+            Some(mask) => {
+                self.moments.update_mask(mask);
+                boot.update(mask.iter().map(|b| b.map(f64::from)), keys)
+            }
+            None => {
+                // Read as numbers once, for the moments and the replicates.
+                let numbers = crate::numbers(values)?;
+                self.moments.update(&numbers);
+                boot.update(numbers.iter().map(|x| x.filter(|x| !x.is_nan())), keys)
             }
         }
-        Ok(())
     }
 
     fn merge(&mut self, other: &Self) {

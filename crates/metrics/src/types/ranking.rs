@@ -116,18 +116,9 @@ impl Kind for RankingMetric {
     }
 
     fn parse(&self, cx: &ParseCx<'_>) -> Result<RankingOptions, TaskError> {
-        let bins = match cx.get("bins") {
-            None => DEFAULT_BINS,
-            Some(n) => n
-                .scalar_string("bins")?
-                .parse::<u32>()
-                .ok()
-                .filter(|b| (1..=MAX_BINS).contains(b))
-                .ok_or_else(|| {
-                    n.err("`bins` must be a whole number from 1 to 10000")
-                        .with_hint("e.g. `bins: 10`")
-                })?,
-        };
+        let bins = cx
+            .whole_number("bins", u64::from(DEFAULT_BINS), 1, u64::from(MAX_BINS))
+            .map_err(|e| e.with_hint("e.g. `bins: 10`"))? as u32;
         Ok(RankingOptions { bins })
     }
 

@@ -145,16 +145,20 @@ impl State for WinRate {
             Some(l) if l == v.tie => Some(0.5),
             _ => None,
         };
-        for i in 0..labels.len() {
-            match score(i) {
-                Some(1.0) => self.wins += 1,
-                Some(0.0) => self.losses += 1,
-                Some(_) => self.ties += 1,
-                None => self.excluded += 1,
+        let mut tally = |s: Option<f64>| match s {
+            Some(1.0) => self.wins += 1,
+            Some(0.0) => self.losses += 1,
+            Some(_) => self.ties += 1,
+            None => self.excluded += 1,
+        };
+        match &mut self.bootstrap {
+            None => (0..labels.len()).map(score).for_each(&mut tally),
+            Some(boot) => {
+                // Each verdict is read once; the replicates fold the same scores.
+                let scores: Vec<Option<f64>> = (0..labels.len()).map(score).collect();
+                scores.iter().copied().for_each(&mut tally);
+                boot.update(scores.into_iter(), bootstrap::keys(inputs)?)?;
             }
-        }
-        if let Some(boot) = &mut self.bootstrap {
-            boot.update((0..labels.len()).map(score), bootstrap::keys(inputs)?)?;
         }
         Ok(())
     }
