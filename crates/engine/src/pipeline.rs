@@ -7,13 +7,15 @@ use crate::library::{self, BindOptions, Scorer, States};
 use crate::output::{self, Outputs, ScoresWriter};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::{
-    check_interrupt, error, score, time, EngineError, Error, ErrorExt, ErrorKind, RunIdentity,
-    RunOptions, RunSummary, Task,
+    check_interrupt, error, score, time, EngineError, Error, ErrorExt, ErrorKind, JudgeProgress,
+    RunIdentity, RunOptions, RunSummary, Task,
 };
 use evalscore_reader::{scan_ordered, Inputs, PartitionFilter};
+use evalscore_scorers::judge::JudgeRuntime;
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs a task end to end.
@@ -249,19 +251,9 @@ fn score_batches(
     // prove that a panic becomes `error: internal error` and leaves no file behind.
     let inject_panic = std::env::var_os("EVALSCORE_TEST_PANIC").is_some_and(|v| v == "worker");
 
-    let ticking = AtomicBool::new(true);
-    let judge_live = scorer.plan.judge.clone();
-    std::thread::scope(|scope| -> Result<(), Error> {
-        if let (Some(cb), Some(rt)) = (&opts.judge_progress, &judge_live) {
-            let ticking = &ticking;
-            scope.spawn(move || {
-                while ticking.load(Ordering::Relaxed) {
-                    cb(rt.progress());
-                    std::thread::park_timeout(std::time::Duration::from_millis(250));
-                }
-            });
-        }
-        let scanned = scan_ordered(
+    let judges: Vec<_> = scorer.plan.judge.iter().cloned().collect();
+    with_judge_progress(opts.judge_progress.as_deref(), &judges, || {
+        scan_ordered(
             &work,
             threads,
             |item| {
@@ -297,9 +289,7 @@ fn score_batches(
                 }
                 Ok(())
             },
-        );
-        ticking.store(false, Ordering::Relaxed);
-        scanned
+        )
     })
     // A signal can surface as the failure of the judge requests it stopped: it is the cause.
     .map_err(|e| check_interrupt().err().unwrap_or(e))?;
@@ -308,6 +298,43 @@ fn score_batches(
     Ok(Scored {
         states,
         row_error_list,
+    })
+}
+
+/// Runs `f`; while it runs, `progress` (when given, and some task asks a model) gets the
+/// judges' live counters, summed, about four times a second, and once more when `f` is done,
+/// so the last counters it gets are the final ones.
+pub(crate) fn with_judge_progress<T>(
+    progress: Option<&(dyn Fn(JudgeProgress) + Sync)>,
+    judges: &[Arc<JudgeRuntime>],
+    f: impl FnOnce() -> T,
+) -> T {
+    let ticking = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        let ticker = match (progress, judges.is_empty()) {
+            (Some(cb), false) => {
+                let ticking = &ticking;
+                Some(scope.spawn(move || loop {
+                    let last = !ticking.load(Ordering::Acquire);
+                    let mut sum = JudgeProgress::default();
+                    for j in judges {
+                        sum += j.progress();
+                    }
+                    cb(sum);
+                    if last {
+                        break;
+                    }
+                    std::thread::park_timeout(std::time::Duration::from_millis(250));
+                }))
+            }
+            _ => None,
+        };
+        let out = f();
+        ticking.store(false, Ordering::Release);
+        if let Some(t) = ticker {
+            t.thread().unpark();
+        }
+        out
     })
 }
 

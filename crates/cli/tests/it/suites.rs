@@ -398,3 +398,72 @@ fn each_task_of_a_suite_reads_the_partitions_its_filter_selects() {
     assert_eq!(run["input_partitions"]["filter"], "model = 'm2'", "{run}");
     assert_eq!(run["input_partitions"]["files_matched"], 1, "{run}");
 }
+
+#[test]
+fn a_suite_writes_into_object_storage_what_it_writes_into_a_folder() {
+    use evalscore_test_support::stores::*;
+    let s3 = moto();
+    create_bucket(s3.port, "evals");
+    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
+    let dir = workspace(SUITE);
+    let d = dir.path();
+    succeeded(run_in_dir(
+        d,
+        &["suite.yaml", "--run-id", "r7", "--out", "out"],
+    ));
+    let remote = |extra: &[&str]| {
+        let mut c = evalscore();
+        c.current_dir(d)
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .arg("run")
+            .args(["suite.yaml", "--out", "s3://evals/suites/m1/"])
+            .args(extra);
+        c.output().unwrap()
+    };
+    let o = succeeded(remote(&["--run-id", "r7"]));
+    assert!(stdout(&o).contains("qa      ok       300  s3://evals/suites/m1/task=qa"));
+    let tasks = ["inline", "mcqa", "qa"];
+    let mut expected = vec!["suites/m1/suite.json".to_owned()];
+    for t in tasks {
+        expected.extend(
+            OUTPUT_FILES
+                .iter()
+                .map(|f| format!("suites/m1/task={t}/{f}")),
+        );
+    }
+    expected.sort();
+    assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
+    // Each task's objects are the local suite's files, times aside.
+    for t in tasks {
+        let got = d.join("got").join(format!("task={t}"));
+        std::fs::create_dir_all(&got).unwrap();
+        for f in OUTPUT_FILES {
+            let key = format!("suites/m1/task={t}/{f}");
+            std::fs::write(got.join(f), get_object(s3.port, "evals", &key).unwrap()).unwrap();
+        }
+        assert_same_outputs(&d.join(format!("out/task={t}")), &got, &[]);
+    }
+    let suite: serde_json::Value =
+        serde_json::from_slice(&get_object(s3.port, "evals", "suites/m1/suite.json").unwrap())
+            .unwrap();
+    let mut want = timeless(&read_json(&d.join("out/suite.json")), &[]);
+    for (i, t) in ["qa", "mcqa", "inline"].iter().enumerate() {
+        want["tasks"][i]["out"] = format!("s3://evals/suites/m1/task={t}").into();
+    }
+    assert_eq!(timeless(&suite, &[]), want);
+
+    // Again: refused before anything is read, unless --overwrite.
+    let o = remote(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: the output folder `s3://evals/suites/m1/` already holds suite.json\nhint: pass `--overwrite` to replace them, or choose another `--out` prefix\n"
+    );
+    succeeded(remote(&["--overwrite", "--run-id", "r8"]));
+    let suite: serde_json::Value =
+        serde_json::from_slice(&get_object(s3.port, "evals", "suites/m1/suite.json").unwrap())
+            .unwrap();
+    assert_eq!(suite["run_id"], "r8");
+    assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
+}

@@ -6,6 +6,7 @@
 //! aside); they are committed together at the end, and `DIR/suite.json` (module `record`)
 //! last.
 
+mod out;
 mod record;
 mod scan;
 
@@ -14,7 +15,6 @@ use crate::output::Outputs;
 use crate::pipeline::{self, Finished};
 use crate::{error, Error, ErrorExt, ErrorKind, RunIdentity, RunOptions, RunSummary, Task};
 use evalscore_reader::Inputs;
-use evalscore_storage::Location;
 use evalscore_task::{SuiteFile, SuiteTask, TaskError, TaskSource};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -109,15 +109,10 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
     let suite_sha = format!("{:x}", Sha256::digest(text.as_bytes()));
     let suite = SuiteFile::parse(&text).map_err(|e| suite_error(&path, e))?;
     let run = RunIdentity::new(base.run_id.as_deref(), &labels(&suite, &base.labels))?;
-    if let Location::Remote(_) = Location::from_path(&base.out_dir) {
-        return Err(Error::new("a suite's --out must be a local folder")
-            .kind(ErrorKind::Output)
-            .with_hint("write the suite to a local folder; `evalscore run` of one task takes an s3://, gs://, az:// or abfss:// --out"));
-    }
     // Declared first, dropped last: after every output folder's guard has removed its
     // temporary files, the folders this run created and left empty go too.
     let mut created = Created(Vec::new());
-    let suite_out = crate::outdir::OutDir::prepare(&base.out_dir, &[SUITE_JSON], base.overwrite)?;
+    let suite_out = out::SuiteOut::prepare(&base.out_dir, base.overwrite, &base.storage_options)?;
     let threads = pipeline::threads(&base);
     // Tasks' warnings are gathered and passed on with the task's name.
     let warn = base.warn.take();
@@ -136,6 +131,7 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
         .collect::<Result<_, _>>()?;
     created.0 = members
         .iter()
+        .filter(|_| !suite_out.is_remote())
         .map(|m| m.opts.out_dir.clone())
         .filter(|d| !d.exists())
         .collect();
@@ -176,62 +172,21 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
         opened.push(Some(inputs));
     }
     flush(&warnings);
-    let total: u64 = opened.iter().flatten().map(Inputs::rows).sum();
-    let mut offset = 0u64;
-    for (group, inputs) in groups.iter().zip(&opened) {
-        let Some(inputs) = inputs else { continue };
-        let progress = |done: u64| {
-            if let Some(p) = &base.progress {
-                p(offset + done, total);
-            }
-        };
-        let mut live = Vec::new();
-        let mut writers = Vec::new();
-        for &i in group {
-            if let Some(w) = members[i].ready.as_mut().and_then(|r| r.writer.take()) {
-                live.push(i);
-                writers.push(w);
-            }
-        }
-        let lanes: Vec<scan::Lane<'_>> = live
-            .iter()
-            .zip(writers)
-            .filter_map(|(&i, writer)| {
-                Some(scan::Lane {
-                    scorer: &members[i].ready.as_ref()?.scorer,
-                    writer,
-                })
-            })
-            .collect();
-        let results = scan::score_group(lanes, inputs, threads, keep_going, &progress)?;
-        offset += inputs.rows();
-        for (&i, result) in live.iter().zip(results) {
-            match result {
-                Some(Ok(scored)) => members[i].scored = Some(scored),
-                Some(Err(e)) => fail(&mut members[i], e, keep_going)?,
-                None => {}
-            }
-        }
-        for &i in &live {
-            let m = &mut members[i];
-            let (Some(ready), Some(scored)) = (m.ready.as_ref(), m.scored.take()) else {
-                continue;
-            };
-            let finished = Finished {
-                scorer: &ready.scorer,
-                inputs,
-                task_sha: &m.task_sha,
-                started,
-                threads,
-            };
-            match pipeline::write_run(&m.opts, &finished, scored, &ready.outputs) {
-                Ok(s) => m.summary = Some(s),
-                Err(e) => fail(m, e, keep_going)?,
-            }
-        }
-        flush(&warnings);
-    }
+    let judges: Vec<_> = members
+        .iter()
+        .filter_map(|m| m.ready.as_ref()?.scorer.plan.judge.clone())
+        .collect();
+    let scoring = Scoring {
+        base: &base,
+        started,
+        threads,
+        keep_going,
+    };
+    pipeline::with_judge_progress(base.judge_progress.as_deref(), &judges, || {
+        scoring.groups(&groups, &opened, &mut members, || flush(&warnings))
+    })?;
     crate::check_interrupt()?;
+    suite_out.before_commit()?;
     for m in &mut members {
         if let Some(ready) = m.ready.take() {
             if let Err(e) = pipeline::commit(ready.outputs) {
@@ -263,9 +218,91 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
         wall_seconds: started.elapsed().as_secs_f64(),
     };
     let json = record::suite_json(&path, &suite_sha, &summary, started_at(&summary.run));
-    suite_out.write_bytes(0, json.as_bytes())?;
-    suite_out.commit()?;
+    suite_out.write(json)?;
     Ok(summary)
+}
+
+/// What every group's scoring shares.
+struct Scoring<'a> {
+    base: &'a RunOptions,
+    started: Instant,
+    threads: usize,
+    keep_going: bool,
+}
+
+impl Scoring<'_> {
+    /// Scores each group's inputs once for all its tasks and writes each task's outputs (not
+    /// yet committed); `flush` passes the tasks' warnings on after each group.
+    fn groups(
+        &self,
+        groups: &[Vec<usize>],
+        opened: &[Option<Inputs>],
+        members: &mut [Member],
+        flush: impl Fn(),
+    ) -> Result<(), Error> {
+        let Scoring {
+            base,
+            started,
+            threads,
+            keep_going,
+        } = *self;
+        let total: u64 = opened.iter().flatten().map(Inputs::rows).sum();
+        let mut offset = 0u64;
+        for (group, inputs) in groups.iter().zip(opened) {
+            let Some(inputs) = inputs else { continue };
+            let progress = |done: u64| {
+                if let Some(p) = &base.progress {
+                    p(offset + done, total);
+                }
+            };
+            let mut live = Vec::new();
+            let mut writers = Vec::new();
+            for &i in group {
+                if let Some(w) = members[i].ready.as_mut().and_then(|r| r.writer.take()) {
+                    live.push(i);
+                    writers.push(w);
+                }
+            }
+            let lanes: Vec<scan::Lane<'_>> = live
+                .iter()
+                .zip(writers)
+                .filter_map(|(&i, writer)| {
+                    Some(scan::Lane {
+                        scorer: &members[i].ready.as_ref()?.scorer,
+                        writer,
+                    })
+                })
+                .collect();
+            let results = scan::score_group(lanes, inputs, threads, keep_going, &progress)?;
+            offset += inputs.rows();
+            for (&i, result) in live.iter().zip(results) {
+                match result {
+                    Some(Ok(scored)) => members[i].scored = Some(scored),
+                    Some(Err(e)) => fail(&mut members[i], e, keep_going)?,
+                    None => {}
+                }
+            }
+            for &i in &live {
+                let m = &mut members[i];
+                let (Some(ready), Some(scored)) = (m.ready.as_ref(), m.scored.take()) else {
+                    continue;
+                };
+                let finished = Finished {
+                    scorer: &ready.scorer,
+                    inputs,
+                    task_sha: &m.task_sha,
+                    started,
+                    threads,
+                };
+                match pipeline::write_run(&m.opts, &finished, scored, &ready.outputs) {
+                    Ok(s) => m.summary = Some(s),
+                    Err(e) => fail(m, e, keep_going)?,
+                }
+            }
+            flush();
+        }
+        Ok(())
+    }
 }
 
 fn started_at(run: &RunIdentity) -> String {

@@ -5,3 +5,4 @@ mod functions;
 mod library;
 mod metric_data;
 mod run_labels;
+mod suite_progress;

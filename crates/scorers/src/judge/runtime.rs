@@ -281,6 +281,18 @@ pub struct JudgeProgress {
     pub tokens: u64,
 }
 
+impl std::ops::AddAssign for JudgeProgress {
+    /// Counters of several runtimes (a suite's tasks) summed.
+    fn add_assign(&mut self, o: JudgeProgress) {
+        self.rows_judged += o.rows_judged;
+        self.in_flight += o.in_flight;
+        self.requests_sent += o.requests_sent;
+        self.cache_hits += o.cache_hits;
+        self.retries += o.retries;
+        self.tokens += o.tokens;
+    }
+}
+
 /// The judge side of a bound task: the cache, each model's endpoint and counters.
 pub struct JudgeRuntime {
     /// The cache, shared by every window (it takes its one connection in turn).

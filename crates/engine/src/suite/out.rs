@@ -1,0 +1,100 @@
+//! Where suite.json goes: the suite's local folder (written all or nothing, as a task's
+//! outputs), or an object-storage prefix. In object storage each task's outputs go up as a
+//! run's do (`output/remote.rs`, `run.json` last in each `task=NAME/`), and suite.json after
+//! all of them, in one PUT that is create-only unless `--overwrite`: a reader that sees
+//! suite.json sees every task's files. With `--overwrite`, the old suite.json is deleted
+//! before any task's upload, so the prefix is never marked complete while it holds a mix of
+//! two runs.
+
+use super::SUITE_JSON;
+use crate::{EngineError, Error};
+use evalscore_storage::{Location, StorageError, StorePath};
+use std::path::Path;
+
+pub(super) enum SuiteOut {
+    Local(crate::outdir::OutDir),
+    Remote { loc: StorePath, overwrite: bool },
+}
+
+fn storage_error(e: StorageError) -> Error {
+    EngineError::Storage(e).into()
+}
+
+impl SuiteOut {
+    /// Checks the place for a suite.json already there (unless `overwrite`): a local folder
+    /// is prepared as a task's is; a prefix is listed, which also finds a missing bucket.
+    pub fn prepare(
+        out: &Path,
+        overwrite: bool,
+        options: &[(String, String)],
+    ) -> Result<SuiteOut, Error> {
+        let url = match Location::from_path(out) {
+            Location::Local(_) => {
+                return Ok(SuiteOut::Local(crate::outdir::OutDir::prepare(
+                    out,
+                    &[SUITE_JSON],
+                    overwrite,
+                )?))
+            }
+            Location::Remote(url) => url,
+        };
+        if url.is_web() {
+            return Err(EngineError::WebOutput(url.to_string()).into());
+        }
+        let loc = url.as_prefix().connect(options).map_err(storage_error)?;
+        let out = SuiteOut::Remote { loc, overwrite };
+        out.refuse_present("already holds")?;
+        Ok(out)
+    }
+
+    /// Whether the suite writes into object storage.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, SuiteOut::Remote { .. })
+    }
+
+    fn refuse_present(&self, verb: &str) -> Result<(), Error> {
+        let SuiteOut::Remote { loc, overwrite } = self else {
+            return Ok(());
+        };
+        let names = loc.names().map_err(storage_error)?;
+        if *overwrite || !names.iter().any(|n| n == SUITE_JSON) {
+            return Ok(());
+        }
+        crate::outdir::refuse_outputs(loc.url(), verb, &[SUITE_JSON], "prefix")
+    }
+
+    /// Before the tasks' outputs are committed: a suite.json written meanwhile is refused,
+    /// and with `--overwrite` the old one is deleted.
+    pub fn before_commit(&self) -> Result<(), Error> {
+        let SuiteOut::Remote { loc, overwrite } = self else {
+            return Ok(());
+        };
+        self.refuse_present("now holds (written since this run started)")?;
+        if *overwrite {
+            loc.child(SUITE_JSON).delete().map_err(storage_error)?;
+        }
+        Ok(())
+    }
+
+    /// Writes suite.json, last.
+    pub fn write(self, json: String) -> Result<(), Error> {
+        match self {
+            SuiteOut::Local(dir) => {
+                dir.write_bytes(0, json.as_bytes())?;
+                dir.commit()
+            }
+            SuiteOut::Remote { loc, overwrite } => loc
+                .child(SUITE_JSON)
+                .put(json.into_bytes(), overwrite)
+                .map_err(|e| match (e.unknown_outcome, e.already_exists) {
+                    (true, _) => storage_error(e).with_hint(format!(
+                        "whether `{SUITE_JSON}` was written could not be checked; the tasks' outputs are in place: check the prefix, and run again with `--overwrite` if it is missing"
+                    )),
+                    (false, true) => storage_error(e).with_hint(
+                        "another suite finished into this prefix meanwhile; pass `--overwrite` to replace it, or choose another `--out` prefix",
+                    ),
+                    (false, false) => storage_error(e),
+                }),
+        }
+    }
+}
