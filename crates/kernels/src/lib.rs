@@ -67,6 +67,7 @@ pub mod pattern;
 mod regex_check;
 mod side;
 mod string_equals;
+mod view_eq;
 
 pub use choices::{parse_choice_list, Choices};
 pub use contract::{missing_count, Batch, Scored};

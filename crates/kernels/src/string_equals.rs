@@ -14,9 +14,8 @@ use std::sync::Arc;
 /// equal byte for byte (case and whitespace count), else false (0.0). With `normalize:`, they
 /// are equal when [`crate::normalized_equal`].
 ///
-/// Without `normalize:`, the comparison is arrow's `cmp::eq` kernel, which for Utf8View
-/// compares the inlined prefix of each view before touching the data buffer; a scalar on
-/// either side is compared as arrow's scalar operand.
+/// Without `normalize:`, two Utf8View columns are compared view by view (`view_eq`); other
+/// layouts by arrow's `cmp::eq` kernel, a scalar on either side as arrow's scalar operand.
 ///
 /// Null rule: a null on either side scores 0.0 and counts as missing.
 pub fn string_equals(
@@ -30,6 +29,11 @@ pub fn string_equals(
         return batch
             .with_text(ground_truth)
             .pass(|r, v, g| v == g && (!v.is_empty() || value.get(r) == ground_truth.get(r)));
+    }
+    if let (TextColumn::Utf8View(v), TextColumn::Utf8View(g)) = (&batch.value, &ground_truth) {
+        let pass = crate::view_eq::views_eq(v, g);
+        let missing = missing_count(&batch.value, &ground_truth, batch.len);
+        return Ok(Scored::pass(pass, missing));
     }
     let (v, v_scalar) = operand(batch.value);
     let (g, g_scalar) = operand(ground_truth);

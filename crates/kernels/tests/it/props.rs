@@ -35,6 +35,42 @@ proptest! {
         let _ = string_equals(Batch::new(vc, None, v.len()), scalar).unwrap();
     }
 
+    /// Two Utf8View columns (compared view by view) score as the same texts as Utf8: texts
+    /// that often share their length and 4-byte prefix on both sides of the 12-byte inline
+    /// limit, and random ones.
+    #[test]
+    fn string_equals_over_views_agrees_with_utf8(
+        (v, g) in (0usize..40).prop_flat_map(|n| {
+            let near = proptest::sample::select(vec![
+                "", "abcd", "abce", "abcdefghijkl", "abcdefghijkm", "abcdefghijklm",
+                "abcdefghijkln", "abcdXfghijklm", "The answer is B", "The answer is C",
+            ])
+            .prop_map(str::to_owned);
+            let text = prop_oneof![near, "[ab]{0,14}"];
+            let col = proptest::collection::vec(proptest::option::of(text), n);
+            (col.clone(), col)
+        }),
+        cut in 0usize..5,
+    ) {
+        let n = v.len();
+        let cut = cut.min(n);
+        let score = |a: &dyn Array, b: &dyn Array| {
+            let len = a.len();
+            string_equals(
+                Batch::new(TextColumn::new(a, "v").unwrap(), None, len),
+                TextColumn::new(b, "g").unwrap(),
+            )
+            .unwrap()
+            .is_correct
+        };
+        let (vu, gu) = (StringArray::from(v.clone()), StringArray::from(g.clone()));
+        let (vv, gv) = (StringViewArray::from(v), StringViewArray::from(g));
+        prop_assert_eq!(score(&vv, &gv), score(&vu, &gu));
+        // Sliced: the views start mid-array, the bitmaps at an offset.
+        let (vs, gs) = (vv.slice(cut, n - cut), gv.slice(0, n - cut));
+        prop_assert_eq!(score(&vs, &gs), score(&vu.slice(cut, n - cut), &gu.slice(0, n - cut)));
+    }
+
     #[test]
     fn mcqa_never_panics(
         (v, g, c) in (0usize..20).prop_flat_map(|n| (column(n), column(n), column(n))),

@@ -1,0 +1,101 @@
+//! Byte-exact equality of two Utf8View columns, row by row, decided from the 16-byte views
+//! alone for almost every row.
+//!
+//! arrow's `eq` makes the same tests (length, prefix, inlined bytes), but as a chain of
+//! branches on each row; on export-shaped data (a third of rows equal, short answers beside
+//! long outputs) those branches are unpredictable and cost more than the comparison. Here the
+//! verdict from the views is computed without branches, and only a row whose views cannot
+//! decide (the same length over 12 bytes and the same 4-byte prefix) reads its bytes.
+
+use arrow::array::{Array, StringViewArray};
+use arrow::buffer::{BooleanBuffer, Buffer};
+
+/// Whether each row of `l` equals the same row of `r`, byte for byte; a null on either side
+/// is false. The arrays have the same length.
+pub(crate) fn views_eq(l: &StringViewArray, r: &StringViewArray) -> BooleanBuffer {
+    let (lv, rv) = (l.views(), r.views());
+    let (lb, rb) = (l.data_buffers(), r.data_buffers());
+    let n = lv.len().min(rv.len());
+    let values = BooleanBuffer::collect_bool(n, |i| {
+        let (a, b) = (lv[i], rv[i]);
+        // The low 64 bits hold the length and the first four bytes.
+        let head = a as u64 == b as u64;
+        if head & (a as u32 > 12) {
+            return long_eq(lb, rb, a, b);
+        }
+        // Same length up to 12 bytes: the view holds every byte, zero-padded.
+        head & (a == b)
+    });
+    match (l.nulls(), r.nulls()) {
+        (None, None) => values,
+        (Some(n), None) | (None, Some(n)) => &values & n.inner(),
+        (Some(x), Some(y)) => &(&values & x.inner()) & y.inner(),
+    }
+}
+
+/// Two strings longer than 12 bytes, of one length: their bytes compared.
+#[cold]
+fn long_eq(lb: &[Buffer], rb: &[Buffer], a: u128, b: u128) -> bool {
+    bytes_of(lb, a) == bytes_of(rb, b)
+}
+
+fn bytes_of(buffers: &[Buffer], view: u128) -> &[u8] {
+    let len = view as u32 as usize;
+    let index = (view >> 64) as u32 as usize;
+    let offset = (view >> 96) as u32 as usize;
+    buffers
+        .get(index)
+        .and_then(|b| b.as_slice().get(offset..offset + len))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::BooleanArray;
+
+    fn both_ways(l: &StringViewArray, r: &StringViewArray) {
+        let ours = views_eq(l, r);
+        let arrow = arrow::compute::kernels::cmp::eq(l, r).unwrap();
+        let want = crate::pass_bits(&arrow);
+        assert_eq!(ours, want, "{l:?} {r:?}");
+        let back = views_eq(r, l);
+        assert_eq!(back, want);
+        assert_eq!(BooleanArray::new(ours, None).len(), l.len());
+    }
+
+    #[test]
+    fn agrees_with_arrow_on_every_kind_of_pair() {
+        let texts: Vec<Option<&str>> = vec![
+            None,
+            Some(""),
+            Some("B"),
+            Some("b"),
+            Some("yes"),
+            Some("twelve bytes"),
+            Some("twelve bytez"),
+            Some("thirteen byte"),
+            Some("thirteen bytf"),
+            Some("The answer is B"),
+            Some("The answer is C"),
+            Some("The answer is B, because the options say so."),
+            Some("São Paulo"),
+            Some("x = 4"),
+        ];
+        let mut l = Vec::new();
+        let mut r = Vec::new();
+        for a in &texts {
+            for b in &texts {
+                l.push(*a);
+                r.push(*b);
+            }
+        }
+        // The same texts in another order: long strings at other offsets on each side.
+        let left = StringViewArray::from(l);
+        let right = StringViewArray::from(r);
+        both_ways(&left, &right);
+        // Slices: views whose rows start mid-array.
+        let (ls, rs) = (left.slice(7, 100), right.slice(7, 100));
+        both_ways(&ls, &rs);
+    }
+}
