@@ -12,6 +12,7 @@ use crate::score::{ItemScoring, UnitResult};
 use crate::{check_interrupt, Error, ErrorKind};
 use arrow::array::RecordBatch;
 use evalscore_reader::{scan_ordered, Inputs, Unit};
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One task of a group: its bound scorer and its scores.parquet.
@@ -197,17 +198,25 @@ fn score_item(
         let mut done = 0u64;
         inputs.read_unit(unit, &union, |batch| -> Result<(), Error> {
             check_interrupt()?;
-            for i in 0..n {
-                let (Some(item), Some(cols)) = (items[i].as_mut(), columns[i].as_ref()) else {
-                    continue;
-                };
-                let scored = project(&batch, cols)
-                    .and_then(|b| item.score(inputs, unit, unit.first_row + done, &b));
-                if let Err(e) = scored {
-                    items[i] = None;
-                    out[i] = Some(Err(e));
-                }
-            }
+            let row = unit.first_row + done;
+            // The tasks score the batch independently, as jobs of the scan's pool: a worker
+            // with no work item of its own left (at the end of the scan) takes some of them
+            // instead of idling. Each task's results are the same whichever thread runs it.
+            items
+                .par_iter_mut()
+                .zip(out.par_iter_mut())
+                .zip(columns.par_iter())
+                .for_each(|((slot, result), cols)| {
+                    let (Some(item), Some(cols)) = (slot.as_mut(), cols.as_ref()) else {
+                        return;
+                    };
+                    let scored =
+                        project(&batch, cols).and_then(|b| item.score(inputs, unit, row, &b));
+                    if let Err(e) = scored {
+                        *slot = None;
+                        *result = Some(Err(e));
+                    }
+                });
             done += batch.num_rows() as u64;
             Ok(())
         })?;
