@@ -301,11 +301,15 @@ impl Scorer {
         };
         let copied = vec![false; self.plan.keep.len()];
         let mut bad = Vec::new();
+        let given = crate::score::Given {
+            copied: &copied,
+            output_text: None,
+        };
         let columns = score_batch(
             &self.plan,
             &self.task,
             batch,
-            &copied,
+            given,
             &mut acc,
             &self.budget,
             &mut bad,

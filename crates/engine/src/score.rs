@@ -77,7 +77,7 @@ pub(crate) fn score_units(
         let mut done = 0u64;
         inputs.read_unit(unit, &columns, |batch| -> Result<(), Error> {
             crate::check_interrupt()?;
-            item.score(inputs, unit, unit.first_row + done, &batch)?;
+            item.score(inputs, unit, unit.first_row + done, &batch, None)?;
             done += batch.num_rows() as u64;
             Ok(())
         })?;
@@ -165,20 +165,31 @@ impl<'a> ItemScoring<'a> {
             .collect())
     }
 
+    /// The input column this task reads the model output from, if any.
+    pub fn output_column(&self) -> Option<&'a str> {
+        self.plan.output_column.as_deref()
+    }
+
     /// Scores one batch of the current unit (holding the columns [`ItemScoring::start_unit`]
-    /// gave, in schema order) whose first row is row `first_row` of its file (0-based).
+    /// gave, in schema order) whose first row is row `first_row` of its file (0-based);
+    /// `output_text` is the model output's text when the caller has made it already.
     pub fn score(
         &mut self,
         inputs: &Inputs,
         unit: &Unit,
         first_row: u64,
         batch: &RecordBatch,
+        output_text: Option<&ArrayRef>,
     ) -> Result<(), Error> {
         let (plan, task, budget) = (self.plan, self.task, self.budget);
         let result = &mut self.result;
         let path = &inputs.files[unit.file].path;
         let mut bad = Vec::new();
-        let scored = score_batch(plan, task, batch, &self.copied, result, budget, &mut bad);
+        let given = Given {
+            copied: &self.copied,
+            output_text,
+        };
+        let scored = score_batch(plan, task, batch, given, result, budget, &mut bad);
         for (scorer, row, e) in bad {
             if result.row_error_list.len() < ROW_ERRORS_LISTED {
                 let cell = e.cell.map(|c| *c).unwrap_or_default();
@@ -260,6 +271,15 @@ fn copy_kept(
     Ok(copied)
 }
 
+/// What the caller of [`score_batch`] already has for the batch.
+pub(crate) struct Given<'a> {
+    /// Per kept column, whether the encoder copies it (it is not taken from the batch).
+    pub copied: &'a [bool],
+    /// The model output column as text, when a suite's other task has made it for this
+    /// batch (else it is made here).
+    pub output_text: Option<&'a ArrayRef>,
+}
+
 /// Scores one batch and folds it into `acc`'s metric states. Returns the score columns in
 /// the order of the plan's output schema; an `is_correct` column is the kernel's pass mask
 /// (Boolean) where the schema says Float64, and the encoder writes it as 0.0/1.0.
@@ -267,11 +287,15 @@ pub(crate) fn score_batch(
     plan: &Plan,
     task: &Task,
     batch: &RecordBatch,
-    copied: &[bool],
+    given: Given<'_>,
     acc: &mut UnitResult,
     budget: &RowBudget,
     bad: &mut Vec<(usize, usize, RowError)>,
 ) -> Result<Vec<ArrayRef>, RowError> {
+    let Given {
+        copied,
+        output_text,
+    } = given;
     let raw_output = match &plan.output_column {
         Some(name) => Some(batch.column_by_name(name).ok_or_else(|| RowError {
             row: 0,
@@ -281,8 +305,9 @@ pub(crate) fn score_batch(
         })?),
         None => None,
     };
-    let model_output = match (&plan.output_column, raw_output) {
-        (Some(name), Some(col)) => Some(model_output_text(col, name)?),
+    let model_output = match (&plan.output_column, raw_output, output_text) {
+        (Some(_), Some(_), Some(text)) => Some(Arc::clone(text)),
+        (Some(name), Some(col), None) => Some(model_output_text(col, name)?),
         _ => None,
     };
     // Metric inputs read from the data, once per batch however many metrics read them.

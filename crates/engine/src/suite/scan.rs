@@ -5,12 +5,13 @@
 //! arrive in input order as in a run of one task.
 
 use crate::library::{Scorer, States};
+use crate::model_output::model_output_text;
 use crate::output::{Encoders, ScoresWriter};
 use crate::pipeline::{self, Scored};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::score::{ItemScoring, UnitResult};
 use crate::{check_interrupt, Error, ErrorKind};
-use arrow::array::RecordBatch;
+use arrow::array::{ArrayRef, RecordBatch};
 use evalscore_reader::{scan_ordered, Inputs, Unit};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -199,6 +200,23 @@ fn score_item(
         inputs.read_unit(unit, &union, |batch| -> Result<(), Error> {
             check_interrupt()?;
             let row = unit.first_row + done;
+            // The model output's text, made once for every task that reads it from the same
+            // column (a cell that cannot be read is left to each task to report).
+            let mut texts: Vec<(&str, ArrayRef)> = Vec::new();
+            for item in items.iter().flatten() {
+                let Some(name) = item.output_column() else {
+                    continue;
+                };
+                if texts.iter().any(|(n, _)| *n == name) {
+                    continue;
+                }
+                if let Some(text) = batch
+                    .column_by_name(name)
+                    .and_then(|col| model_output_text(col, name).ok())
+                {
+                    texts.push((name, text));
+                }
+            }
             // The tasks score the batch independently, as jobs of the scan's pool: a worker
             // with no work item of its own left (at the end of the scan) takes some of them
             // instead of idling. Each task's results are the same whichever thread runs it.
@@ -210,8 +228,12 @@ fn score_item(
                     let (Some(item), Some(cols)) = (slot.as_mut(), cols.as_ref()) else {
                         return;
                     };
+                    let text = item
+                        .output_column()
+                        .and_then(|name| texts.iter().find(|(n, _)| *n == name))
+                        .map(|(_, t)| t);
                     let scored =
-                        project(&batch, cols).and_then(|b| item.score(inputs, unit, row, &b));
+                        project(&batch, cols).and_then(|b| item.score(inputs, unit, row, &b, text));
                     if let Err(e) = scored {
                         *slot = None;
                         *result = Some(Err(e));
