@@ -1,4 +1,5 @@
-//! `run_suite`: the CLI's `evalscore run SUITE.yaml` for Python. Returns suite.json's text.
+//! `run_suite`: the CLI's `evalscore run SUITE.yaml` for Python. Returns suite.json's text
+//! (as written, also into object storage).
 
 use crate::errors::py_err;
 use evalscore_engine::{Error, ErrorKind, RowErrorLimit, RunOptions, SuiteOptions};
@@ -46,12 +47,7 @@ pub(crate) fn run_suite(
             },
             keep_going,
         })?;
-        let json = summary.out_dir.join(evalscore_engine::suite::SUITE_JSON);
-        std::fs::read_to_string(&json).map_err(|e| {
-            Error::new(format!("cannot read `{}`", json.display()))
-                .kind(ErrorKind::Output)
-                .caused_by(e.to_string())
-        })
+        Ok::<_, Error>(summary.suite_json)
     })
     .map_err(py_err)
 }

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import random
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -145,3 +147,34 @@ def ray_local():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture
+def moto_port(tmp_path):
+    """The port of a moto S3 server started for the test (as scripts/setup/storage-servers.sh
+    installs it; the test is skipped without it), stopped after it."""
+    found = sorted((Path.home() / ".cache" / "evalscore").glob("moto-*/bin/moto_server"))
+    if not found:
+        pytest.skip("moto is not installed (scripts/setup/storage-servers.sh)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [str(found[-1]), "-H", "127.0.0.1", "-p", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "moto did not start"
+                time.sleep(0.2)
+        yield port
+    finally:
+        proc.kill()
+        proc.wait()

@@ -66,3 +66,41 @@ def test_run_suite_raises_a_failing_task_unless_keep_going(tmp_path, parquet_fil
     assert [(t["name"], t["status"]) for t in got["tasks"]] == [("full", "ok"), ("exact", "ok"), ("bad", "failed")]
     assert got["tasks"][2]["error"].startswith("task `bad`: task file")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["suite.json", "task=exact", "task=full"]
+
+
+def test_run_suite_writes_into_s3(tmp_path, parquet_file, moto_port, monkeypatch):
+    from pyarrow import fs
+
+    for k, v in dict(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_REGION="us-east-1",
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{moto_port}",
+        AWS_ALLOW_HTTP="true",
+    ).items():
+        monkeypatch.setenv(k, v)
+    s3 = fs.S3FileSystem(
+        access_key="testing",
+        secret_key="testing",
+        region="us-east-1",
+        endpoint_override=f"127.0.0.1:{moto_port}",
+        scheme="http",
+        allow_bucket_creation=True,
+    )
+    s3.create_dir("lake")
+    suite = write_suite(tmp_path, parquet_file)
+    got = evalscore.run_suite(suite, "s3://lake/suites/m1/", run_id="r9")
+    assert [(t["name"], t["status"], t["out"]) for t in got["tasks"]] == [
+        ("full", "ok", "s3://lake/suites/m1/task=full"),
+        ("exact", "ok", "s3://lake/suites/m1/task=exact"),
+    ]
+    listed = sorted(i.path for i in s3.get_file_info(fs.FileSelector("lake/suites/m1", recursive=True)) if i.is_file)
+    assert listed == ["lake/suites/m1/suite.json"] + [
+        f"lake/suites/m1/task={t}/{f}" for t in ["exact", "full"] for f in OUTPUTS
+    ]
+    with s3.open_input_stream("lake/suites/m1/suite.json") as f:
+        assert json.loads(f.read()) == got
+    local = evalscore.run_suite(suite, tmp_path / "local", run_id="r9")
+    with s3.open_input_stream("lake/suites/m1/task=full/scores.parquet") as f:
+        assert f.read() == (tmp_path / "local" / "task=full" / "scores.parquet").read_bytes()
+    assert [t["rows"] for t in local["tasks"]] == [t["rows"] for t in got["tasks"]]

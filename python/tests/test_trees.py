@@ -7,9 +7,7 @@ union_by_name=true)` over the same files."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -203,60 +201,29 @@ def test_a_pyarrow_tree_matches_duckdb(tmp_path):
     assert "pass `--union-by-name`" in e.value.hint
 
 
-def moto_server() -> Path | None:
-    """moto's S3 server as scripts/setup/storage-servers.sh installs it, if it is."""
-    cache = Path.home() / ".cache" / "evalscore"
-    found = sorted(cache.glob("moto-*/bin/moto_server"))
-    return found[-1] if found else None
+def test_a_tree_in_s3_matches_duckdb(tmp_path, moto_port):
+    base = tmp_path / "exports"
+    pyarrow_tree(base)
+    from pyarrow import fs
 
-
-def test_a_tree_in_s3_matches_duckdb(tmp_path):
-    server = moto_server()
-    if server is None:
-        pytest.skip("moto is not installed (scripts/setup/storage-servers.sh)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [str(server), "-H", "127.0.0.1", "-p", str(port)],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    s3 = fs.S3FileSystem(
+        access_key="testing",
+        secret_key="testing",
+        region="us-east-1",
+        endpoint_override=f"127.0.0.1:{moto_port}",
+        scheme="http",
+        allow_bucket_creation=True,
     )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "moto did not start"
-                time.sleep(0.2)
-        base = tmp_path / "exports"
-        pyarrow_tree(base)
-        from pyarrow import fs
-
-        s3 = fs.S3FileSystem(
-            access_key="testing",
-            secret_key="testing",
-            region="us-east-1",
-            endpoint_override=f"127.0.0.1:{port}",
-            scheme="http",
-            allow_bucket_creation=True,
-        )
-        s3.create_dir("lake")
-        fs.copy_files(str(base), "lake/evals", destination_filesystem=s3)
-        env = dict(os.environ)
-        env.update(
-            AWS_ACCESS_KEY_ID="testing",
-            AWS_SECRET_ACCESS_KEY="testing",
-            AWS_REGION="us-east-1",
-            AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
-            AWS_ALLOW_HTTP="true",
-        )
-        keep = ["id", "output", "answer", "weight", "judge_note", "model", "day"]
-        got = run_cli(tmp_path, ["s3://lake/evals/"], keep, "--recursive", env=env)
-        assert_same_as_duckdb(got, duckdb_reference(base, keep), keep)
-    finally:
-        proc.kill()
-        proc.wait()
+    s3.create_dir("lake")
+    fs.copy_files(str(base), "lake/evals", destination_filesystem=s3)
+    env = dict(os.environ)
+    env.update(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_REGION="us-east-1",
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{moto_port}",
+        AWS_ALLOW_HTTP="true",
+    )
+    keep = ["id", "output", "answer", "weight", "judge_note", "model", "day"]
+    got = run_cli(tmp_path, ["s3://lake/evals/"], keep, "--recursive", env=env)
+    assert_same_as_duckdb(got, duckdb_reference(base, keep), keep)

@@ -43,6 +43,8 @@ pub struct SuiteSummary {
     pub tasks: Vec<SuiteTaskSummary>,
     pub out_dir: PathBuf,
     pub wall_seconds: f64,
+    /// The text of the suite.json written (also when `out_dir` is in object storage).
+    pub suite_json: String,
 }
 
 impl SuiteSummary {
@@ -211,14 +213,15 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
             },
         })
         .collect();
-    let summary = SuiteSummary {
+    let mut summary = SuiteSummary {
         run,
         tasks,
         out_dir: base.out_dir.clone(),
         wall_seconds: started.elapsed().as_secs_f64(),
+        suite_json: String::new(),
     };
-    let json = record::suite_json(&path, &suite_sha, &summary, started_at(&summary.run));
-    suite_out.write(json)?;
+    summary.suite_json = record::suite_json(&path, &suite_sha, &summary, started_at(&summary.run));
+    suite_out.write(summary.suite_json.clone())?;
     Ok(summary)
 }
 
