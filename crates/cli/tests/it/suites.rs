@@ -467,3 +467,94 @@ fn a_suite_writes_into_object_storage_what_it_writes_into_a_folder() {
     assert_eq!(suite["run_id"], "r8");
     assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
 }
+
+/// Tasks of one group read the model output from different columns, one of them JSON chat
+/// completions: the text a suite makes once per column is each task's own.
+#[test]
+fn tasks_reading_the_model_output_from_different_columns_score_as_alone() {
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    use std::sync::Arc;
+    let case = Case::new();
+    let n = 40usize;
+    let answers: Vec<String> = (0..n).map(|i| ["A", "B", "C"][i % 3].to_owned()).collect();
+    // Even rows: a chat completion whose content is the answer; odd rows: plain text.
+    let chat: Vec<String> = (0..n)
+        .map(|i| match i % 2 {
+            0 => format!(
+                "{{\"choices\": [{{\"message\": {{\"role\": \"assistant\", \"content\": \"{}\"}}}}]}}",
+                answers[i]
+            ),
+            _ => "wrong".to_owned(),
+        })
+        .collect();
+    let plain: Vec<String> = (0..n)
+        .map(|i| match i % 3 {
+            0 => answers[i].clone(),
+            _ => "nope".to_owned(),
+        })
+        .collect();
+    case.write_parquet(
+        "rows.parquet",
+        vec![
+            (
+                "id",
+                Arc::new(Int64Array::from_iter_values(0..n as i64)) as ArrayRef,
+            ),
+            ("chat", Arc::new(StringArray::from(chat)) as ArrayRef),
+            ("plain", Arc::new(StringArray::from(plain)) as ArrayRef),
+            ("answer", Arc::new(StringArray::from(answers)) as ArrayRef),
+        ],
+    );
+    let task = |column: &str, scorer: &str, option: &str| {
+        format!("definition:\n  output_column: {column}\n  scorers:\n    - type: {scorer}\n      {option}: \"{{{{ sample.answer }}}}\"\n      metrics:\n        - {{type: mean, field: is_correct}}\n")
+    };
+    case.write("chat.yaml", &task("chat", "string_equals", "ground_truth"));
+    case.write(
+        "plain.yaml",
+        &task("plain", "string_equals", "ground_truth"),
+    );
+    case.write("chat_in.yaml", &task("chat", "includes", "expected"));
+    case.write(
+        "suite.yaml",
+        "inputs: [rows.parquet]\ntasks:\n  - {name: chat, task: chat.yaml}\n  - {name: plain, task: plain.yaml}\n  - {name: chat_in, task: chat_in.yaml}\n",
+    );
+    let d = case.dir.path();
+    succeeded(run_in_dir(
+        d,
+        &[
+            "suite.yaml",
+            "--out",
+            "out",
+            "--run-id",
+            "r1",
+            "--keep",
+            "id",
+        ],
+    ));
+    for t in ["chat", "plain", "chat_in"] {
+        let task_file = format!("{t}.yaml");
+        let args = [
+            task_file.as_str(),
+            "--input",
+            "rows.parquet",
+            "--out",
+            t,
+            "--run-id",
+            "r1",
+            "--keep",
+            "id",
+        ];
+        succeeded(run_in_dir(d, &args));
+        assert_same_outputs(&d.join(format!("out/task={t}")), &d.join(t), &[]);
+    }
+    // The chat column's text is each completion's content: its even rows match.
+    let mean = |t: &str| {
+        read_json(&d.join(format!("out/task={t}/metrics.json")))["scorers"][0]["metrics"][0]
+            ["value"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(mean("chat"), 0.5);
+    assert_eq!(mean("chat_in"), 0.5);
+    assert_eq!(mean("plain"), 14.0 / 40.0);
+}
