@@ -218,6 +218,19 @@ impl Replicates {
     }
 }
 
+/// How many groups a metric with `boot` (or without a bootstrap) may hold.
+pub(crate) fn group_limit(boot: &Option<Replicates>) -> usize {
+    boot.as_ref()
+        .map_or(crate::MAX_GROUPS, Replicates::group_limit)
+}
+
+/// Merges `from`'s replicates into `into`'s (both of one metric: both or neither have them).
+pub(crate) fn merge(into: &mut Option<Replicates>, from: &Option<Replicates>) {
+    if let (Some(mine), Some(theirs)) = (into, from) {
+        mine.merge(theirs);
+    }
+}
+
 /// The row keys: a bootstrapped metric's last input.
 pub(crate) fn keys<'a>(inputs: &[&'a dyn Array]) -> Result<&'a dyn Array, MetricError> {
     match inputs {

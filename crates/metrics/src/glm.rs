@@ -33,7 +33,8 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    fn total(&self) -> f64 {
+    /// How many rows it stands for.
+    pub(crate) fn total(&self) -> f64 {
         self.folds.iter().sum()
     }
 }
@@ -56,7 +57,7 @@ pub(crate) fn c_grid() -> [f64; 10] {
     })
 }
 
-fn sigmoid(z: f64) -> f64 {
+pub(crate) fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 

@@ -148,9 +148,7 @@ impl Grouped {
             match self.groups.get_mut(key) {
                 Some(s) => s.update(&refs)?,
                 None => {
-                    if self.groups.len() >= self.empty.group_limit() {
-                        return Err(too_many_groups(self.empty.group_limit()));
-                    }
+                    self.room_for_a_group()?;
                     let mut s = self.empty.clone();
                     s.update(&refs)?;
                     self.groups.insert(key.clone(), s);
@@ -177,9 +175,7 @@ impl Grouped {
             let idx = UInt32Array::from(rows.clone());
             let taken = take(values, &idx, None).map_err(MetricError::Arrow)?;
             if !self.groups.contains_key(key) {
-                if self.groups.len() >= self.empty.group_limit() {
-                    return Err(too_many_groups(self.empty.group_limit()));
-                }
+                self.room_for_a_group()?;
                 self.groups.insert(key.clone(), self.empty.clone());
             }
             if let Some(u) = self
@@ -234,9 +230,7 @@ impl Grouped {
             match self.groups.get_mut(k) {
                 Some(mine) => mine.merge(s)?,
                 None => {
-                    if self.groups.len() >= self.empty.group_limit() {
-                        return Err(too_many_groups(self.empty.group_limit()));
-                    }
+                    self.room_for_a_group()?;
                     self.groups.insert(k.clone(), s.clone());
                 }
             }
@@ -282,6 +276,17 @@ impl Grouped {
             }
         }
         out
+    }
+}
+
+impl Grouped {
+    /// Whether one more group may be added: an error at the metric's group limit.
+    fn room_for_a_group(&self) -> Result<(), MetricError> {
+        let limit = self.empty.group_limit();
+        if self.groups.len() >= limit {
+            return Err(too_many_groups(limit));
+        }
+        Ok(())
     }
 }
 

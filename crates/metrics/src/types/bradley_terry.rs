@@ -197,14 +197,12 @@ impl State for Battles {
             let (Some(v), Some(a), Some(b)) = (v.get(i), a.get(i), b.get(i)) else {
                 continue;
             };
-            let slot = if v == self.verdicts.a {
-                0
-            } else if v == self.verdicts.b {
-                1
-            } else if v == self.verdicts.tie {
-                2
-            } else {
-                continue;
+            // Outcome slots: A won, B won, a tie.
+            let slot = match self.verdicts.halves(Some(v)) {
+                Some(2) => 0,
+                Some(0) => 1,
+                Some(_) => 2,
+                None => continue,
             };
             if a == b {
                 continue;

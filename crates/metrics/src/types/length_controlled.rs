@@ -18,7 +18,7 @@
 //! left out and counted as `excluded`.
 
 use crate::accumulator::{first, State};
-use crate::glm::{fit_cv, fold_of, Row, FEATURES, FOLDS};
+use crate::glm::{fit_cv, fold_of, sigmoid, Row, FEATURES, FOLDS};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::types::win_rate::{parse_verdicts, Verdicts};
 use crate::{Figure, MetricError};
@@ -137,14 +137,9 @@ impl State for LengthRows {
         );
         let labels = &self.verdicts;
         for i in 0..verdict.len() {
-            let score = match v.get(i) {
-                Some(l) if l == labels.a => 2,
-                Some(l) if l == labels.b => 0,
-                Some(l) if l == labels.tie => 1,
-                _ => {
-                    self.excluded += 1;
-                    continue;
-                }
+            let Some(score) = labels.halves(v.get(i)) else {
+                self.excluded += 1;
+                continue;
             };
             let (Some(a), Some(b)) = (a.get(i), b.get(i)) else {
                 self.excluded += 1;
@@ -273,10 +268,7 @@ impl LengthRows {
         // Each row's predicted win with the length term at 0.
         let predicted: Vec<(f64, f64)> = rows
             .iter()
-            .map(|r| {
-                let z = w[1] * r.x[1] + w[2];
-                (1.0 / (1.0 + (-z).exp()), r.folds.iter().sum())
-            })
+            .map(|r| (sigmoid(w[1] * r.x[1] + w[2]), r.total()))
             .collect();
         let n: f64 = predicted.iter().map(|(_, m)| m).sum();
         let value = predicted.iter().map(|(q, m)| q * m).sum::<f64>() / n;

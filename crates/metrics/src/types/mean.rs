@@ -88,9 +88,7 @@ impl State for Mean {
 
     fn merge(&mut self, other: &Self) {
         self.moments.merge(&other.moments);
-        if let (Some(mine), Some(theirs)) = (&mut self.bootstrap, &other.bootstrap) {
-            mine.merge(theirs);
-        }
+        bootstrap::merge(&mut self.bootstrap, &other.bootstrap);
     }
 
     fn figures(&self) -> Vec<Figure> {
@@ -103,8 +101,6 @@ impl State for Mean {
     }
 
     fn group_limit(&self) -> usize {
-        self.bootstrap
-            .as_ref()
-            .map_or(crate::MAX_GROUPS, Replicates::group_limit)
+        bootstrap::group_limit(&self.bootstrap)
     }
 }

@@ -24,6 +24,19 @@ pub struct Verdicts {
     pub tie: String,
 }
 
+impl Verdicts {
+    /// A verdict's score for answer A, in halves: 2 a win, 1 a tie, 0 a loss; `None` for a
+    /// null verdict or one that is none of the three labels.
+    pub(crate) fn halves(&self, verdict: Option<&str>) -> Option<u8> {
+        match verdict? {
+            l if l == self.a => Some(2),
+            l if l == self.b => Some(0),
+            l if l == self.tie => Some(1),
+            _ => None,
+        }
+    }
+}
+
 impl Default for Verdicts {
     fn default() -> Self {
         Verdicts {
@@ -139,40 +152,32 @@ impl State for WinRate {
         let labels = crate::labels::labels(first(inputs)?)?;
         let column = crate::labels::column(&labels)?;
         let v = &self.verdicts;
-        let score = |i: usize| match column.get(i) {
-            Some(l) if l == v.a => Some(1.0),
-            Some(l) if l == v.b => Some(0.0),
-            Some(l) if l == v.tie => Some(0.5),
-            _ => None,
-        };
-        let mut tally = |s: Option<f64>| match s {
-            Some(1.0) => self.wins += 1,
-            Some(0.0) => self.losses += 1,
-            Some(_) => self.ties += 1,
+        let score = |i: usize| v.halves(column.get(i));
+        let mut tally = |s: Option<u8>| match s {
+            Some(2) => self.wins += 1,
+            Some(1) => self.ties += 1,
+            Some(_) => self.losses += 1,
             None => self.excluded += 1,
         };
         match &mut self.bootstrap {
             None => (0..labels.len()).map(score).for_each(&mut tally),
             Some(boot) => {
                 // Each verdict is read once; the replicates fold the same scores.
-                let scores: Vec<Option<f64>> = (0..labels.len()).map(score).collect();
+                let scores: Vec<Option<u8>> = (0..labels.len()).map(score).collect();
                 scores.iter().copied().for_each(&mut tally);
-                boot.update(scores.into_iter(), bootstrap::keys(inputs)?)?;
+                let values = scores.into_iter().map(|s| s.map(|h| f64::from(h) / 2.0));
+                boot.update(values, bootstrap::keys(inputs)?)?;
             }
         }
         Ok(())
     }
 
     fn group_limit(&self) -> usize {
-        self.bootstrap
-            .as_ref()
-            .map_or(crate::MAX_GROUPS, Replicates::group_limit)
+        bootstrap::group_limit(&self.bootstrap)
     }
 
     fn merge(&mut self, other: &Self) {
-        if let (Some(mine), Some(theirs)) = (&mut self.bootstrap, &other.bootstrap) {
-            mine.merge(theirs);
-        }
+        bootstrap::merge(&mut self.bootstrap, &other.bootstrap);
         self.wins += other.wins;
         self.ties += other.ties;
         self.losses += other.losses;
