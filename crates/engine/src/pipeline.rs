@@ -251,6 +251,7 @@ fn score_batches(
     // prove that a panic becomes `error: internal error` and leaves no file behind.
     let inject_panic = std::env::var_os("EVALSCORE_TEST_PANIC").is_some_and(|v| v == "worker");
 
+    let copy_from = score::copy_from(units.len());
     let judges: Vec<_> = scorer.plan.judge.iter().cloned().collect();
     with_judge_progress(opts.judge_progress.as_deref(), &judges, || {
         scan_ordered(
@@ -268,6 +269,7 @@ fn score_batches(
                     &units[item.clone()],
                     encoders.encoder(),
                     budget,
+                    copy_from,
                 )
             },
             |mut result: score::UnitResult| {

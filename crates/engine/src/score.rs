@@ -69,8 +69,9 @@ pub(crate) fn score_units(
     units: &[Unit],
     encoder: ScoreEncoder,
     budget: &RowBudget,
+    copy_from: u64,
 ) -> Result<UnitResult, Error> {
-    let mut item = ItemScoring::new(plan, task, budget, encoder);
+    let mut item = ItemScoring::new(plan, task, budget, encoder, copy_from);
     for unit in units {
         let columns = item.start_unit(inputs, unit)?;
         // Rows of this unit done so far, for the file row number in messages.
@@ -96,19 +97,30 @@ pub(crate) struct ItemScoring<'a> {
     result: UnitResult,
     /// Per kept column, whether the encoder holds it for the current unit.
     copied: Vec<bool>,
-    /// Whether the inputs have more than [`MANY_UNITS`] units (known at the first unit).
-    many_units: Option<bool>,
+    /// Rows from which a unit's kept columns are copied as stored ([`copy_from`]).
+    copy_from: u64,
 }
 
 /// Inputs of more units than this have their small units' kept columns encoded instead of
 /// copied ([`SMALL_UNIT_ROWS`]).
-pub(crate) const MANY_UNITS: usize = 1_000;
+const MANY_UNITS: usize = 1_000;
 /// Rows below which a unit of many ([`MANY_UNITS`]) is small. A unit whose kept columns are
 /// copied as stored is a row group of scores.parquet of its own: thousands of small files
 /// would make a file of tiny row groups (and past 32,767 row groups, one Parquet cannot
 /// hold), each with a compression frame per page. Encoded, the kept columns go with the
 /// scores, and successive units share row groups of up to [`crate::output::MAX_ROW_GROUP_ROWS`].
-pub(crate) const SMALL_UNIT_ROWS: u64 = 65_536;
+const SMALL_UNIT_ROWS: u64 = 65_536;
+
+/// The rows from which a unit's kept columns are copied as stored, for a run of `units`
+/// units: every unit's with [`MANY_UNITS`] or fewer, else only those of
+/// [`SMALL_UNIT_ROWS`] or more. Decided once per run, from the whole run's units.
+pub(crate) fn copy_from(units: usize) -> u64 {
+    if units > MANY_UNITS {
+        SMALL_UNIT_ROWS
+    } else {
+        0
+    }
+}
 
 impl<'a> ItemScoring<'a> {
     pub fn new(
@@ -116,6 +128,7 @@ impl<'a> ItemScoring<'a> {
         task: &'a Task,
         budget: &'a RowBudget,
         encoder: ScoreEncoder,
+        copy_from: u64,
     ) -> Self {
         ItemScoring {
             plan,
@@ -132,7 +145,7 @@ impl<'a> ItemScoring<'a> {
                 row_error_list: Vec::new(),
             },
             copied: Vec::new(),
-            many_units: None,
+            copy_from,
         }
     }
 
@@ -142,10 +155,7 @@ impl<'a> ItemScoring<'a> {
         let plan = self.plan;
         // A unit whose kept columns are copied is a row group of its own (the encoder
         // closes the groups around it).
-        let many = *self
-            .many_units
-            .get_or_insert_with(|| inputs.unit_count() > MANY_UNITS);
-        let copy = plan.keep_only.contains(&true) && !(many && unit.rows < SMALL_UNIT_ROWS);
+        let copy = plan.keep_only.contains(&true) && unit.rows >= self.copy_from;
         self.copied = match copy {
             true => copy_kept(plan, inputs, unit, &mut self.encoder)?,
             false => vec![false; plan.keep.len()],

@@ -21,11 +21,6 @@ impl Inputs {
         self.files.iter().map(|f| f.rows).sum()
     }
 
-    /// How many units [`Inputs::units`] gives, without making them.
-    pub fn unit_count(&self) -> usize {
-        self.files.iter().map(|f| f.row_groups.len()).sum()
-    }
-
     /// Every unit of work, in input order.
     pub fn units(&self) -> Vec<Unit> {
         let mut units = Vec::new();

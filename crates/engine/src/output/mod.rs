@@ -3,7 +3,7 @@
 //! `run.json` ([`run_json`]), all through one [`OutDir`] (temporary names, commit with
 //! `run.json` last).
 
-mod remote;
+pub(crate) mod remote;
 pub(crate) mod run_json;
 mod scores;
 pub(crate) mod tables;

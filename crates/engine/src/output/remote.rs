@@ -26,8 +26,16 @@ pub(crate) struct RemoteOut {
     staging: tempfile::TempDir,
 }
 
-fn storage_error(e: StorageError) -> Error {
+pub(crate) fn storage_error(e: StorageError) -> Error {
     EngineError::Storage(e).into()
+}
+
+/// The output prefix `url` in its store; a web URL (`https://`) cannot be written.
+pub(crate) fn connect(url: &StoreUrl, options: &[(String, String)]) -> Result<StorePath, Error> {
+    if url.is_web() {
+        return Err(EngineError::WebOutput(url.to_string()).into());
+    }
+    url.as_prefix().connect(options).map_err(storage_error)
 }
 
 impl RemoteOut {
@@ -38,10 +46,7 @@ impl RemoteOut {
         overwrite: bool,
         options: &[(String, String)],
     ) -> Result<RemoteOut, Error> {
-        if url.is_web() {
-            return Err(EngineError::WebOutput(url.to_string()).into());
-        }
-        let loc = url.as_prefix().connect(options).map_err(storage_error)?;
+        let loc = connect(url, options)?;
         let out = RemoteOut {
             staging: tempfile::Builder::new()
                 .prefix(".evalscore-out-")

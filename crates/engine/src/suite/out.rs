@@ -7,17 +7,14 @@
 //! two runs.
 
 use super::SUITE_JSON;
-use crate::{EngineError, Error};
-use evalscore_storage::{Location, StorageError, StorePath};
+use crate::output::remote::{self, storage_error};
+use crate::Error;
+use evalscore_storage::{Location, StorePath};
 use std::path::Path;
 
 pub(super) enum SuiteOut {
     Local(crate::outdir::OutDir),
     Remote { loc: StorePath, overwrite: bool },
-}
-
-fn storage_error(e: StorageError) -> Error {
-    EngineError::Storage(e).into()
 }
 
 impl SuiteOut {
@@ -38,10 +35,7 @@ impl SuiteOut {
             }
             Location::Remote(url) => url,
         };
-        if url.is_web() {
-            return Err(EngineError::WebOutput(url.to_string()).into());
-        }
-        let loc = url.as_prefix().connect(options).map_err(storage_error)?;
+        let loc = remote::connect(&url, options)?;
         let out = SuiteOut::Remote { loc, overwrite };
         out.refuse_present("already holds")?;
         Ok(out)

@@ -47,6 +47,7 @@ pub(super) fn score_group(
 ) -> Result<Vec<LaneResult>, Error> {
     let total = inputs.rows();
     let units = inputs.units();
+    let copy_from = crate::score::copy_from(units.len());
     let work = pipeline::work_items(&units, total, threads);
     let scorers: Vec<&Scorer> = lanes.iter().map(|l| l.scorer).collect();
     let encoders: Vec<Encoders> = lanes.iter().map(|l| l.writer.encoders()).collect();
@@ -69,7 +70,7 @@ pub(super) fn score_group(
         |item| {
             check_interrupt()?;
             let units = &units[item.clone()];
-            let results = score_item(&scorers, &encoders, &failed, inputs, units)?;
+            let results = score_item(&scorers, &encoders, &failed, inputs, units, copy_from)?;
             Ok((results, units.iter().map(|u| u.rows).sum::<u64>()))
         },
         |(results, rows): (Vec<Option<Result<UnitResult, Error>>>, u64)| {
@@ -160,13 +161,21 @@ fn score_item(
     failed: &[AtomicBool],
     inputs: &Inputs,
     units: &[Unit],
+    copy_from: u64,
 ) -> Result<Vec<Option<Result<UnitResult, Error>>>, Error> {
     let n = scorers.len();
     let mut items: Vec<Option<ItemScoring<'_>>> = (0..n)
         .map(|i| {
             let s = scorers[i];
-            (!failed[i].load(Ordering::Relaxed))
-                .then(|| ItemScoring::new(&s.plan, &s.task, &s.budget, encoders[i].encoder()))
+            (!failed[i].load(Ordering::Relaxed)).then(|| {
+                ItemScoring::new(
+                    &s.plan,
+                    &s.task,
+                    &s.budget,
+                    encoders[i].encoder(),
+                    copy_from,
+                )
+            })
         })
         .collect();
     let mut out: Vec<Option<Result<UnitResult, Error>>> = (0..n).map(|_| None).collect();
