@@ -149,10 +149,35 @@ def ray_local():
     ray.shutdown()
 
 
+class Moto:
+    """A moto S3 server on 127.0.0.1: `env`, the variables that point evalscore at it (test
+    credentials), and `fs`, pyarrow's filesystem over it, holding the bucket `lake`."""
+
+    def __init__(self, port: int):
+        from pyarrow import fs
+
+        self.env = {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            "AWS_ALLOW_HTTP": "true",
+        }
+        self.fs = fs.S3FileSystem(
+            access_key="testing",
+            secret_key="testing",
+            region="us-east-1",
+            endpoint_override=f"127.0.0.1:{port}",
+            scheme="http",
+            allow_bucket_creation=True,
+        )
+        self.fs.create_dir("lake")
+
+
 @pytest.fixture
-def moto_port(tmp_path):
-    """The port of a moto S3 server started for the test (as scripts/setup/storage-servers.sh
-    installs it; the test is skipped without it), stopped after it."""
+def moto(tmp_path):
+    """A [`Moto`] started for the test (as scripts/setup/storage-servers.sh installs it; the
+    test is skipped without it), stopped after it."""
     found = sorted((Path.home() / ".cache" / "evalscore").glob("moto-*/bin/moto_server"))
     if not found:
         pytest.skip("moto is not installed (scripts/setup/storage-servers.sh)")
@@ -174,7 +199,7 @@ def moto_port(tmp_path):
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, "moto did not start"
                 time.sleep(0.2)
-        yield port
+        yield Moto(port)
     finally:
         proc.kill()
         proc.wait()

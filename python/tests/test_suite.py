@@ -68,26 +68,12 @@ def test_run_suite_raises_a_failing_task_unless_keep_going(tmp_path, parquet_fil
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["suite.json", "task=exact", "task=full"]
 
 
-def test_run_suite_writes_into_s3(tmp_path, parquet_file, moto_port, monkeypatch):
+def test_run_suite_writes_into_s3(tmp_path, parquet_file, moto, monkeypatch):
     from pyarrow import fs
 
-    for k, v in dict(
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY="testing",
-        AWS_REGION="us-east-1",
-        AWS_ENDPOINT_URL=f"http://127.0.0.1:{moto_port}",
-        AWS_ALLOW_HTTP="true",
-    ).items():
+    for k, v in moto.env.items():
         monkeypatch.setenv(k, v)
-    s3 = fs.S3FileSystem(
-        access_key="testing",
-        secret_key="testing",
-        region="us-east-1",
-        endpoint_override=f"127.0.0.1:{moto_port}",
-        scheme="http",
-        allow_bucket_creation=True,
-    )
-    s3.create_dir("lake")
+    s3 = moto.fs
     suite = write_suite(tmp_path, parquet_file)
     got = evalscore.run_suite(suite, "s3://lake/suites/m1/", run_id="r9")
     assert [(t["name"], t["status"], t["out"]) for t in got["tasks"]] == [

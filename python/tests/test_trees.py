@@ -201,29 +201,13 @@ def test_a_pyarrow_tree_matches_duckdb(tmp_path):
     assert "pass `--union-by-name`" in e.value.hint
 
 
-def test_a_tree_in_s3_matches_duckdb(tmp_path, moto_port):
-    base = tmp_path / "exports"
-    pyarrow_tree(base)
+def test_a_tree_in_s3_matches_duckdb(tmp_path, moto):
     from pyarrow import fs
 
-    s3 = fs.S3FileSystem(
-        access_key="testing",
-        secret_key="testing",
-        region="us-east-1",
-        endpoint_override=f"127.0.0.1:{moto_port}",
-        scheme="http",
-        allow_bucket_creation=True,
-    )
-    s3.create_dir("lake")
-    fs.copy_files(str(base), "lake/evals", destination_filesystem=s3)
-    env = dict(os.environ)
-    env.update(
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY="testing",
-        AWS_REGION="us-east-1",
-        AWS_ENDPOINT_URL=f"http://127.0.0.1:{moto_port}",
-        AWS_ALLOW_HTTP="true",
-    )
+    base = tmp_path / "exports"
+    pyarrow_tree(base)
+    fs.copy_files(str(base), "lake/evals", destination_filesystem=moto.fs)
+    env = {**os.environ, **moto.env}
     keep = ["id", "output", "answer", "weight", "judge_note", "model", "day"]
     got = run_cli(tmp_path, ["s3://lake/evals/"], keep, "--recursive", env=env)
     assert_same_as_duckdb(got, duckdb_reference(base, keep), keep)
