@@ -47,7 +47,7 @@ class _ScoreBatches:
                     [f.with_nullable(True) for f in scores.schema]
                     + [pa.field(STATES_COLUMN, pa.binary(), nullable=True)]
                 )
-            columns = list(scores.columns) + [pa.nulls(batch.num_rows, pa.binary())]
+            columns = list(scores.columns) + [pa.nulls(scores.num_rows, pa.binary())]
             parts.append(pa.RecordBatch.from_arrays(columns, schema=schema))
         columns = [pa.nulls(1, f.type) for f in schema][:-1]
         columns.append(pa.array([self.task._merge(states)], pa.binary()))

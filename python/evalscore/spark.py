@@ -72,7 +72,7 @@ def score(
             scores, st = task._score_batch(batch, keep_list, output_column, max_row_errors)
             states.append(st)
             columns = [c.cast(f.type) for c, f in zip(scores.columns, out_schema)]
-            columns.append(pa.nulls(batch.num_rows, pa.binary()))
+            columns.append(pa.nulls(scores.num_rows, pa.binary()))
             yield pa.RecordBatch.from_arrays(columns, schema=out_schema)
         merged = task._merge(states)
         columns = [pa.nulls(1, f.type) for f in out_schema][:-1]

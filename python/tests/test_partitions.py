@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import evalscore
+from conftest import without_run
 
 TASK = """definition:
   scorers:
@@ -72,5 +73,30 @@ def test_where_errors_carry_the_cli_text(exports: Path, tmp_path: Path):
         task.run([exports], tmp_path / "typo", recursive=True, hive_partitioning=True, where="modle = 'm1'")
     assert e.value.message == (
         "--where: unknown partition column `modle` at column 1; partition columns: model, day"
+    )
+    assert e.value.hint == "did you mean `model`?"
+
+
+def test_task_score_keeps_the_rows_its_filter_matches(exports: Path, tmp_path: Path):
+    """In memory there are no files to prune: the rows whose partition columns (read as
+    columns, as pyarrow's dataset gives them) match the task's `filter:` are scored, and the
+    figures are those of the run over the tree."""
+    text = "filter: \"model = 'm2' and day >= 2\"\n" + TASK
+    task = evalscore.Task.from_str(text)
+    assert task.run([exports], tmp_path / "tree", keep=["id"], recursive=True) == 2
+    table = ds.dataset(exports, format="parquet", partitioning="hive").to_table().sort_by("id")
+    assert str(table.schema.field("model").type) == "string"
+    assert str(table.schema.field("day").type) == "int32"
+    res = task.score(table, keep=["id"], threads=2)
+    assert res.scores.column("id").to_pylist() == [3, 4]
+    cli = pq.read_table(tmp_path / "tree" / "metrics.parquet")
+    assert without_run(res.metrics).to_pylist() == without_run(cli).to_pylist()
+    # A filter over a column the data lacks is refused before any row is scored.
+    bad = evalscore.Task.from_str("filter: \"modle = 'm2'\"\n" + TASK)
+    with pytest.raises(evalscore.TaskError) as e:
+        bad.score(table)
+    assert e.value.message == (
+        "the task's `filter`, line 1, column 9: unknown column `modle` at column 1; "
+        "columns: id, answer, output, model, day"
     )
     assert e.value.hint == "did you mean `model`?"

@@ -88,6 +88,24 @@ def test_ray_matches_the_cli(ray_local, task, table, cli_out):
         assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
 
 
+def test_ray_keeps_the_rows_a_task_filter_matches(ray_local, task, table):
+    """A `filter:` over a data column: Ray's blocks keep the rows it matches, and the figures
+    are those of the same task without the filter over those rows alone."""
+    import pyarrow.compute as pc
+
+    filtered = evalscore.Task.from_str('filter: "subject in (\'math\', \'law\')"\n' + task.text)
+    ds = ray_local.data.from_arrow(table).repartition(3)
+    scores_ds, res = evalscore.ray.score(ds, filtered, keep=["id"])
+    rows = table.filter(pc.field("subject") != "art")
+    assert 0 < rows.num_rows < table.num_rows
+    want = task.score(rows, keep=["id"])
+    got = pa.concat_tables(
+        [pa.table(b) for b in scores_ds.iter_batches(batch_format="pyarrow", batch_size=None)]
+    ).sort_by("id")
+    assert got.column("id").to_pylist() == want.scores.column("id").to_pylist()
+    assert without_run(res.metrics).to_pylist() == without_run(want.metrics).to_pylist()
+
+
 BOOTSTRAP = """definition:
   output_column: output
   scorers:

@@ -133,6 +133,32 @@ def test_a_spark_tree_matches_duckdb(spark, tmp_path):
     assert got.column("judge_note").null_count == 30 + 8
 
 
+def test_a_task_filter_scores_a_spark_table_as_a_run_over_its_tree(spark, tmp_path):
+    """Spark reads the tree as one table whose partition values are columns (`day` a date):
+    the task's `filter:` keeps the same rows in memory that the run over the tree reads."""
+    import evalscore.spark
+
+    base = tmp_path / "exports"
+    rows = [(i, ["m1", "m2", None][i % 3], ["2001-02-03", "2001-02-04"][i % 2], "ab"[i % 5 == 0], "a", "ok")
+            for i in range(60)]
+    spark.createDataFrame(rows, "id long, model string, day string, output string, answer string, "
+                          "judge_note string").write.partitionBy("model", "day").parquet(str(base))
+    text = "filter: \"model = 'm1' and day >= '2001-02-04'\"\n" + TASK
+    (tmp_path / "task.yaml").write_text(text)
+    out = tmp_path / "out"
+    subprocess.run([str(cli_binary()), "run", str(tmp_path / "task.yaml"), "--input", str(base), "--out",
+                    str(out), "--quiet", "--union-by-name", "--recursive", "--keep", "id"], check=True)
+    df = spark.read.parquet(str(base))
+    assert dict((f.name, f.dataType.simpleString()) for f in df.schema.fields)["day"] == "date"
+    scores_df, res = evalscore.spark.score(df, evalscore.Task.from_str(text), keep=["id"])
+    ids = sorted(r["id"] for r in scores_df.select("id").collect())
+    assert ids == [i for i in range(60) if i % 6 == 3]
+    assert ids == sorted(pq.read_table(out / "scores.parquet").column("id").to_pylist())
+    cli = pq.read_table(out / "metrics.parquet")
+    drop = ["run_id", "run_started_at", "labels"]
+    assert res.metrics.drop_columns(drop).to_pylist() == cli.drop_columns(drop).to_pylist()
+
+
 def pyarrow_tree(base: Path) -> None:
     """Two dataset writes into one folder, partitioned by `model` and an integer `day`: the
     second adds `judge_note`, has `weight` as doubles instead of int32, and `output` as large

@@ -67,7 +67,7 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
     }
     crate::outdir::refuse_url(&opts.out)?;
     let inputs = Inputs::open(&opts.inputs).map_err(Error::read)?;
-    let scorer = Scorer::with_source(
+    let scorer = Scorer::for_files(
         task,
         &inputs.schema,
         &BindOptions {

@@ -11,8 +11,8 @@
 //!
 //! `cargo run --example score_batches` runs a complete example.
 
-use crate::output::{ConfusionRow, MetricRow};
 use crate::plan::{Plan, PlanError, PlanOptions};
+pub use crate::report::Report;
 use crate::score::{score_batch, RowBudget, UnitResult};
 use crate::{EngineError, Error, RunIdentity};
 use arrow::array::{ArrayRef, RecordBatch};
@@ -52,6 +52,11 @@ pub struct Scorer {
     pub(crate) allow_row_errors: bool,
     /// The run identity the report's tables carry ([`Scorer::set_run`]).
     pub(crate) run: RunIdentity,
+    /// The task's `filter:` over the batches' columns; `None` for a run over files, which
+    /// prunes the files instead.
+    rows: Option<evalscore_reader::RowFilter>,
+    /// [`Scorer::input_columns`]: the plan's columns and the filter's, in schema order.
+    columns: Vec<String>,
 }
 
 /// Partial metric states: what [`Scorer::score`] folds from a batch, mergeable with
@@ -70,39 +75,6 @@ pub struct States {
     rows: u64,
     /// Per scorer: judge replies that could not be read.
     invalid: Vec<u64>,
-}
-
-/// The figures of merged states: the rows of metrics.parquet and confusion.parquet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Report {
-    pub metrics: Vec<MetricRow>,
-    pub confusion: Vec<ConfusionRow>,
-    /// The group-by columns, in the order of [`MetricRow::groups`].
-    pub group_columns: Vec<String>,
-    pub rows: u64,
-    /// The run identity of the scorer that made the report: the last columns of both tables.
-    pub run: RunIdentity,
-}
-
-impl Report {
-    /// metrics.parquet's table: the schema and rows the CLI writes, ending in the run
-    /// identity columns (`run_id`, `run_started_at`, `labels`) of [`Report::run`].
-    pub fn metrics_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::metrics_batch(&self.metrics, &self.group_columns, &self.run, false)
-            .map_err(|e| EngineError::Arrow(e).into())
-    }
-
-    /// confusion.parquet's table: the schema and rows the CLI writes, with the same run
-    /// identity columns.
-    pub fn confusion_batch(&self) -> Result<RecordBatch, Error> {
-        crate::output::tables::confusion_batch(
-            &self.confusion,
-            &self.group_columns,
-            &self.run,
-            false,
-        )
-        .map_err(|e| EngineError::Arrow(e).into())
-    }
 }
 
 /// The figures of `states` without an input schema: what [`Scorer::finish`] gives for the
@@ -207,8 +179,33 @@ impl Scorer {
         Scorer::with_source(task, schema, opts, None)
     }
 
-    /// [`Scorer::new`], naming the task file and the schema's file in messages.
+    /// [`Scorer::new`], naming the task file and the schema's file in messages. The task's
+    /// `filter:` keeps the rows of each batch whose columns match it (a column it names
+    /// must be in `schema`); the others are not scored.
     pub fn with_source(
+        task: Task,
+        schema: &Schema,
+        opts: &BindOptions,
+        source: Option<(&Path, &Path)>,
+    ) -> Result<Scorer, Error> {
+        let mut scorer = Scorer::for_files(task, schema, opts, source)?;
+        scorer.rows = crate::row_filter::bind(&scorer.task, schema, source.map(|(t, _)| t))?;
+        if let Some(rows) = &scorer.rows {
+            let named: Vec<&str> = rows.columns().collect();
+            scorer.columns = schema
+                .fields()
+                .iter()
+                .map(|f| f.name())
+                .filter(|n| scorer.plan.columns.contains(n) || named.contains(&n.as_str()))
+                .cloned()
+                .collect();
+        }
+        Ok(scorer)
+    }
+
+    /// [`Scorer::with_source`] for a run over files, whose `filter:` prunes the files
+    /// before they are read: batches are scored whole.
+    pub(crate) fn for_files(
         task: Task,
         schema: &Schema,
         opts: &BindOptions,
@@ -239,18 +236,21 @@ impl Scorer {
         )?
         .map(std::sync::Arc::new);
         Ok(Scorer {
+            columns: plan.columns.clone(),
             task,
             plan,
             budget: RowBudget::new(opts.max_row_errors),
             allow_row_errors: opts.max_row_errors > 0,
             run: RunIdentity::starting_now(),
+            rows: None,
         })
     }
 
     /// The input columns the task reads (templates, the model output, `group_by`, kept
-    /// columns), in schema order: a caller holding wider data can project to them first.
+    /// columns, those its `filter:` names), in schema order: a caller holding wider data can
+    /// project to them first.
     pub fn input_columns(&self) -> &[String] {
-        &self.plan.columns
+        &self.columns
     }
 
     /// The schema of the score batches: kept columns, then `<key>__<field>` per written
@@ -286,10 +286,25 @@ impl Scorer {
         }
     }
 
-    /// Scores one batch of the bound schema: its score batch (the rows in order) and its
-    /// folded states. Errors name the row (counted from 1 within the batch).
+    /// Scores one batch of the bound schema: its score batch (the rows in order; with a
+    /// `filter:`, those it keeps) and its folded states. Errors name the row (counted from 1
+    /// within the batch).
     pub fn score(&self, batch: &RecordBatch) -> Result<(RecordBatch, States), Error> {
         self.check_batch(batch)?;
+        if let Some(rows) = &self.rows {
+            if let Some((kept, index)) = crate::row_filter::keep(rows, batch)? {
+                return self.score_rows(&kept, Some(&index));
+            }
+        }
+        self.score_rows(batch, None)
+    }
+
+    /// [`Scorer::score`] of the rows kept; `index`: each one's row in the caller's batch.
+    fn score_rows(
+        &self,
+        batch: &RecordBatch,
+        index: Option<&[usize]>,
+    ) -> Result<(RecordBatch, States), Error> {
         let mut acc = UnitResult {
             row_groups: Vec::new(),
             states: self.plan.empty_states(),
@@ -315,7 +330,10 @@ impl Scorer {
             &mut bad,
         )
         .map_err(|e| EngineError::Row {
-            at: format!("row {}", e.row + 1),
+            at: format!(
+                "row {}",
+                index.and_then(|i| i.get(e.row).copied()).unwrap_or(e.row) + 1
+            ),
             message: e.message,
             kind: crate::ErrorKind::Other,
             hint: e.hint,
@@ -390,6 +408,11 @@ impl Scorer {
 
     /// Every column the plan reads must be in the batch with the bound type.
     fn check_batch(&self, batch: &RecordBatch) -> Result<(), Error> {
+        if let Some(rows) = &self.rows {
+            if let Some(name) = rows.columns().find(|n| batch.column_by_name(n).is_none()) {
+                return Err(EngineError::BatchColumnMissing(name.to_owned()).into());
+            }
+        }
         for name in &self.plan.columns {
             match (
                 batch.schema().field_with_name(name),

@@ -186,7 +186,7 @@ pub(crate) fn plan(
     inputs: &Inputs,
     run: &RunIdentity,
 ) -> Result<Scorer, Error> {
-    let mut scorer = Scorer::with_source(
+    let mut scorer = Scorer::for_files(
         task,
         &inputs.schema,
         &BindOptions {

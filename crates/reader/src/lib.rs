@@ -51,7 +51,7 @@ pub use inputs::{InputFile, Inputs, OpenOptions};
 pub use jsonl::{jsonl_kind, Compression};
 pub use opening::{FOOTERS_KEPT, LOCAL_OPENERS, REMOTE_OPENERS};
 pub use pages::DataPageSpan;
-pub use partition_filter::{PartitionFilter, Pruning};
+pub use partition_filter::{PartitionFilter, Pruning, RowFilter};
 pub use scan::scan_ordered;
 pub use tree::InputSource;
 pub use units::Unit;

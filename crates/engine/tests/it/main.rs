@@ -4,5 +4,6 @@
 mod functions;
 mod library;
 mod metric_data;
+mod row_filter;
 mod run_labels;
 mod suite_progress;

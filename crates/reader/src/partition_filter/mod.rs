@@ -25,7 +25,10 @@ use arrow::datatypes::{DataType, Date32Type, FieldRef, Int64Type};
 use evalscore_error::did_you_mean;
 use std::fmt;
 
+mod rows;
 mod syntax;
+
+pub use rows::RowFilter;
 
 /// A parsed filter, with where it came from for messages (`--where`, or the task file's
 /// line and column of `filter`) and its text as written.
@@ -125,13 +128,18 @@ impl PartitionFilter {
     /// The expression bound to the partition columns `fields`: an unknown column, or a
     /// literal that is not of its column's type, is an error naming its column in the text.
     pub(crate) fn bind(&self, fields: &[FieldRef]) -> Result<BoundFilter, ReadError> {
+        self.bind_as(fields, "partition column")
+    }
+
+    /// [`PartitionFilter::bind`], naming the columns `noun` in messages.
+    fn bind_as(&self, fields: &[FieldRef], noun: &str) -> Result<BoundFilter, ReadError> {
         let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
         let column = |n: &Name| -> Result<(usize, &DataType), ReadError> {
             match names.iter().position(|c| *c == n.text) {
                 Some(i) => Ok((i, fields[i].data_type())),
                 None => {
                     let e = ReadError::new(format!(
-                        "{}: unknown partition column `{}` at column {}; partition columns: {}",
+                        "{}: unknown {noun} `{}` at column {}; {noun}s: {}",
                         self.origin,
                         n.text,
                         n.at,
@@ -147,7 +155,7 @@ impl PartitionFilter {
         let value = |n: &Name, ty: &DataType, lit: &Lit| {
             typed(ty, lit).map_err(|(what, hint)| {
                 ReadError::new(format!(
-                    "{}: partition column `{}` is {what}: {} at column {} is not one",
+                    "{}: {noun} `{}` is {what}: {} at column {} is not one",
                     self.origin, n.text, lit, lit.at
                 ))
                 .with_hint(hint)
