@@ -13,19 +13,22 @@ use evalscore_text::{to_text, TextColumn};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// First bytes a cell that holds JSON (after optional whitespace) can start with: `{`, `[`,
-/// ASCII whitespace, and any non-ASCII byte (which may begin Unicode whitespace). One lookup
-/// per row instead of a chain of tests.
-const MAY_START_JSON: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = matches!(c, b'{' | b'[') || c.is_ascii_whitespace() || c >= 0x80;
-        b += 1;
+/// Whether a Utf8View cell may hold a chat completion, from its view alone. serde_json skips
+/// JSON whitespace only (space, tab, LF, CR), so the first other byte must be `{` or `[`. A
+/// view holds the cell's first four bytes (all of it up to 12), so most cells are decided
+/// here; one whose first four bytes are all JSON whitespace is looked at whole.
+fn may_be_chat(view: u128) -> bool {
+    let len = view as u32 as usize;
+    let prefix = ((view >> 32) as u32).to_le_bytes();
+    for &c in &prefix[..len.min(4)] {
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => continue,
+            b'{' | b'[' => return true,
+            _ => return false,
+        }
     }
-    t
-};
+    len > 4
+}
 
 pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, RowError> {
     match col.data_type() {
@@ -51,14 +54,10 @@ pub(crate) fn model_output_text(col: &ArrayRef, name: &str) -> Result<ArrayRef, 
                 let t = s.trim_start();
                 t.starts_with('{') || t.starts_with('[')
             };
-            // Over Utf8View a cell's first byte is in its view: only cells that start with
-            // `{`, `[`, whitespace or a non-ASCII byte (which may be Unicode whitespace)
-            // can be JSON, and only those are looked at.
-            let maybe_json = text.as_string_view_opt().map(|v| {
-                evalscore_text::view_bits(v.views(), |view| {
-                    (view as u32 > 0) & MAY_START_JSON[usize::from((view >> 32) as u8)]
-                })
-            });
+            // Over Utf8View only the cells whose view allows a chat completion are looked at.
+            let maybe_json = text
+                .as_string_view_opt()
+                .map(|v| evalscore_text::view_bits(v.views(), may_be_chat));
             let is_chat = |r: usize| {
                 tc.get(r).is_some_and(|s| {
                     looks_json(s)
@@ -188,9 +187,9 @@ mod tests {
         assert!(Arc::ptr_eq(&out, &col));
     }
 
-    /// Over Utf8View, cells are looked at only when their first byte allows JSON (`{`, `[`,
-    /// whitespace, non-ASCII); a chat cell behind ASCII or Unicode whitespace, long or short,
-    /// is still found, and the result is the one Utf8 gives.
+    /// Over Utf8View, cells are looked at only when their view allows a chat completion; a
+    /// chat cell behind whitespace, long or short, is still found, and the result is the one
+    /// Utf8 gives.
     #[test]
     fn views_find_chat_cells_behind_any_whitespace() {
         use arrow::array::StringViewArray;
@@ -222,5 +221,36 @@ mod tests {
         ]));
         let out = model_output_text(&views, "output").unwrap();
         assert_eq!(out.as_string::<i32>().value(1), "D");
+    }
+
+    /// Every cell of up to five characters over an alphabet of JSON and other whitespace,
+    /// brackets and other text: whenever serde_json could read the cell as an object or an
+    /// array, its view lets it be looked at; up to four bytes, the view decides exactly.
+    #[test]
+    fn the_view_test_misses_no_cell_serde_could_read_as_a_chat() {
+        use arrow::array::StringViewArray;
+        let alphabet = [
+            " ", "\t", "\n", "\r", "\u{b}", "\u{c}", "{", "[", "}", "a", "é", "\u{3000}",
+        ];
+        let mut cells = vec![String::new()];
+        let mut level = vec![String::new()];
+        for _ in 0..5 {
+            level = level
+                .iter()
+                .flat_map(|p| alphabet.iter().map(move |c| format!("{p}{c}")))
+                .collect();
+            cells.extend(level.iter().cloned());
+        }
+        let views = StringViewArray::from_iter_values(cells.iter());
+        for (cell, &view) in cells.iter().zip(views.views()) {
+            let readable = cell
+                .trim_start_matches([' ', '\t', '\n', '\r'])
+                .starts_with(['{', '[']);
+            if readable {
+                assert!(may_be_chat(view), "{cell:?}");
+            } else if cell.len() <= 4 {
+                assert!(!may_be_chat(view), "{cell:?}");
+            }
+        }
     }
 }
