@@ -131,25 +131,28 @@ impl PartitionFilter {
         self.bind_as(fields, "partition column")
     }
 
+    /// The error of a column `n` that is not among `names`, with the closest as a hint.
+    fn unknown(&self, n: &Name, names: &[&str], noun: &str) -> ReadError {
+        let e = ReadError::new(format!(
+            "{}: unknown {noun} `{}` at column {}; {noun}s: {}",
+            self.origin,
+            n.text,
+            n.at,
+            names.join(", ")
+        ));
+        match did_you_mean(&n.text, names) {
+            Some(s) => e.with_hint(format!("did you mean `{s}`?")),
+            None => e,
+        }
+    }
+
     /// [`PartitionFilter::bind`], naming the columns `noun` in messages.
     fn bind_as(&self, fields: &[FieldRef], noun: &str) -> Result<BoundFilter, ReadError> {
         let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
         let column = |n: &Name| -> Result<(usize, &DataType), ReadError> {
             match names.iter().position(|c| *c == n.text) {
                 Some(i) => Ok((i, fields[i].data_type())),
-                None => {
-                    let e = ReadError::new(format!(
-                        "{}: unknown {noun} `{}` at column {}; {noun}s: {}",
-                        self.origin,
-                        n.text,
-                        n.at,
-                        names.join(", ")
-                    ));
-                    Err(match did_you_mean(&n.text, &names) {
-                        Some(s) => e.with_hint(format!("did you mean `{s}`?")),
-                        None => e,
-                    })
-                }
+                None => Err(self.unknown(n, &names, noun)),
             }
         };
         let value = |n: &Name, ty: &DataType, lit: &Lit| {

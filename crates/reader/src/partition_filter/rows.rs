@@ -31,7 +31,12 @@ pub struct RowFilter {
 impl PartitionFilter {
     /// The columns the expression names, each once, in the order they first appear.
     pub fn columns(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
+        self.names().into_iter().map(|n| n.text.as_str()).collect()
+    }
+
+    /// The columns the expression names, each once (where it first appears).
+    fn names(&self) -> Vec<&super::Name> {
+        let mut out = Vec::new();
         names(&self.expr, &mut out);
         out
     }
@@ -40,13 +45,11 @@ impl PartitionFilter {
     /// is not in the schema, or not of a type it can compare, is an error naming it.
     pub fn for_rows(&self, schema: &Schema) -> Result<RowFilter, ReadError> {
         let mut fields: Vec<FieldRef> = Vec::new();
-        for name in self.columns() {
+        for n in self.names() {
+            let name = n.text.as_str();
             let Ok(field) = schema.field_with_name(name) else {
-                // Bound over every column, for the message that lists them (and its hint).
-                let all: Vec<FieldRef> = schema.fields().iter().cloned().collect();
-                return Err(self.bind_as(&all, "column").err().unwrap_or_else(|| {
-                    ReadError::new(format!("{}: unknown column `{name}`", self.origin))
-                }));
+                let all: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                return Err(self.unknown(n, &all, "column"));
             };
             let Some(ty) = compared_as(field.data_type()) else {
                 return Err(ReadError::new(format!(
@@ -116,11 +119,11 @@ fn compared_as(ty: &DataType) -> Option<DataType> {
     }
 }
 
-fn names<'a, V>(e: &'a Expr<super::Name, V>, out: &mut Vec<&'a str>) {
+fn names<'a, V>(e: &'a Expr<super::Name, V>, out: &mut Vec<&'a super::Name>) {
     match e {
         Expr::Leaf(Leaf::Cmp(n, ..) | Leaf::In(n, ..) | Leaf::IsNull(n, ..)) => {
-            if !out.contains(&n.text.as_str()) {
-                out.push(&n.text);
+            if !out.iter().any(|m| m.text == n.text) {
+                out.push(n);
             }
         }
         Expr::Not(a) => names(a, out),
@@ -208,6 +211,12 @@ mod tests {
         assert_eq!(
             refused("model = 'm1' and score > 1"),
             "`filter`: column `score` is Float64; a filter compares integer, date and text columns / hint: cast the column to one of those types before scoring"
+        );
+        // Columns before the missing one that are compared after a cast (`day` is Int32)
+        // do not change the message.
+        assert_eq!(
+            refused("day = 3 and modle = 'm1'"),
+            "`filter`: unknown column `modle` at column 13; columns: model, day, date, note, score / hint: did you mean `model`?"
         );
         assert_eq!(
             refused("day = 'x'"),
