@@ -1,6 +1,6 @@
 use crate::{Figure, MetricError};
 use arrow::array::{downcast_dictionary_array, Array, AsArray, PrimitiveArray};
-use arrow::datatypes::{ArrowDictionaryKeyType, ArrowNativeType, DataType};
+use arrow::datatypes::{ArrowDictionaryKeyType, ArrowNativeType, DataType, Int8Type};
 use std::collections::HashMap;
 
 /// Count of each distinct value of a field.
@@ -143,6 +143,15 @@ fn count_keys<K: ArrowDictionaryKeyType>(
     };
     match keys.nulls().filter(|n| n.null_count() > 0) {
         None => {
+            // Two-valued labels (`completion_validity`): keys 0 and 1, eight to a word.
+            let int8 = (keys as &dyn std::any::Any).downcast_ref::<PrimitiveArray<Int8Type>>();
+            if let (Some(k), true) = (int8, counts.len() >= 2) {
+                if let Some(ones) = zero_one_count(k.values()) {
+                    counts[1] += ones;
+                    counts[0] += k.len() as u64 - ones;
+                    return Ok(0);
+                }
+            }
             // Four counters per key, one per lane of four consecutive rows: a run of equal
             // keys (most rows `VALID`) would otherwise wait on each increment in turn.
             let mut lanes = [(); 4].map(|_| vec![0u64; counts.len()]);
@@ -173,5 +182,62 @@ fn count_keys<K: ArrowDictionaryKeyType>(
             }
             Ok(null_keys)
         }
+    }
+}
+
+/// The number of keys that are 1 when every key is 0 or 1 (`None` otherwise), eight keys to
+/// a 64-bit word: a word of 0/1 bytes has no bit set above each byte's lowest, and one
+/// multiplication sums its bytes into the top byte.
+fn zero_one_count(keys: &[i8]) -> Option<u64> {
+    const HIGH: u64 = 0xFEFE_FEFE_FEFE_FEFE;
+    const SUM: u64 = 0x0101_0101_0101_0101;
+    let (mut high, mut ones) = (0u64, 0u64);
+    let mut eights = keys.chunks_exact(8);
+    for e in &mut eights {
+        let w = u64::from_le_bytes(std::array::from_fn(|i| e[i] as u8));
+        high |= w & HIGH;
+        ones += w.wrapping_mul(SUM) >> 56;
+    }
+    for &k in eights.remainder() {
+        high |= u64::from(k as u8 & 0xFE);
+        ones += u64::from(k as u8 & 1);
+    }
+    (high == 0).then_some(ones)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-at-a-time count of 0/1 keys equals counting key by key, for keys of every
+    /// length up to 100, and any other key (-1, 2, 127, -128) at any position sends the
+    /// keys back to the key-by-key count.
+    #[test]
+    fn zero_one_keys_count_as_one_by_one() {
+        for len in 0..100usize {
+            let keys: Vec<i8> = (0..len).map(|i| ((i * 7 + len) % 3 == 0) as i8).collect();
+            let ones = keys.iter().filter(|&&k| k == 1).count() as u64;
+            assert_eq!(zero_one_count(&keys), Some(ones));
+            let array = PrimitiveArray::<Int8Type>::from(keys.clone());
+            let mut counts = vec![0u64; 2];
+            assert_eq!(count_keys(&array, &mut counts).unwrap(), 0);
+            assert_eq!(counts, [len as u64 - ones, ones]);
+            for at in 0..len {
+                for odd in [-1i8, 2, 127, -128] {
+                    let mut bad = keys.clone();
+                    bad[at] = odd;
+                    assert_eq!(zero_one_count(&bad), None, "{bad:?}");
+                }
+            }
+        }
+        // Keys 0 and 1 over three labels: the third's count stays 0.
+        let array = PrimitiveArray::<Int8Type>::from(vec![1i8, 0, 1, 1, 0, 1, 1, 1, 1]);
+        let mut counts = vec![0u64; 3];
+        count_keys(&array, &mut counts).unwrap();
+        assert_eq!(counts, [2, 7, 0]);
+        // A key past the labels is still an error.
+        let mut counts = vec![0u64; 2];
+        let array = PrimitiveArray::<Int8Type>::from(vec![0i8, 2]);
+        assert!(count_keys(&array, &mut counts).is_err());
     }
 }
