@@ -159,8 +159,17 @@ mod tests {
             ),
             (
                 "date",
-                // 2026-11-01 is day 20758
-                Arc::new(Date32Array::from(vec![20758, 20759, 20758, 20758, 20765])),
+                Arc::new(Date32Array::from(
+                    [
+                        "2026-11-01",
+                        "2026-11-02",
+                        "2026-11-01",
+                        "2026-11-01",
+                        "2026-11-08",
+                    ]
+                    .map(|d| crate::hive::date(d).unwrap())
+                    .to_vec(),
+                )),
             ),
             (
                 "note",
