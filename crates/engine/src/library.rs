@@ -292,18 +292,18 @@ impl Scorer {
     pub fn score(&self, batch: &RecordBatch) -> Result<(RecordBatch, States), Error> {
         self.check_batch(batch)?;
         if let Some(rows) = &self.rows {
-            if let Some((kept, index)) = crate::row_filter::keep(rows, batch)? {
-                return self.score_rows(&kept, Some(&index));
+            if let Some((kept, mask)) = crate::row_filter::keep(rows, batch)? {
+                return self.score_rows(&kept, Some(&mask));
             }
         }
         self.score_rows(batch, None)
     }
 
-    /// [`Scorer::score`] of the rows kept; `index`: each one's row in the caller's batch.
+    /// [`Scorer::score`] of the rows kept; `kept`: which rows of the caller's batch they are.
     fn score_rows(
         &self,
         batch: &RecordBatch,
-        index: Option<&[usize]>,
+        kept: Option<&arrow::buffer::BooleanBuffer>,
     ) -> Result<(RecordBatch, States), Error> {
         let mut acc = UnitResult {
             row_groups: Vec::new(),
@@ -332,7 +332,9 @@ impl Scorer {
         .map_err(|e| EngineError::Row {
             at: format!(
                 "row {}",
-                index.and_then(|i| i.get(e.row).copied()).unwrap_or(e.row) + 1
+                kept.and_then(|k| k.set_indices().nth(e.row))
+                    .unwrap_or(e.row)
+                    + 1
             ),
             message: e.message,
             kind: crate::ErrorKind::Other,

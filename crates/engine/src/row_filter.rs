@@ -5,6 +5,7 @@
 
 use crate::{Error, ErrorKind};
 use arrow::array::{BooleanArray, RecordBatch};
+use arrow::buffer::BooleanBuffer;
 use arrow::compute::filter_record_batch;
 use arrow::datatypes::Schema;
 use evalscore_reader::{PartitionFilter, RowFilter};
@@ -31,18 +32,17 @@ pub(crate) fn bind(
     parsed.for_rows(schema).map(Some).map_err(task_error)
 }
 
-/// The rows of `batch` that `filter` keeps, with each kept row's index in `batch`; `None`
-/// when it keeps them all.
+/// The rows of `batch` that `filter` keeps, with the mask that chose them (to name a kept
+/// row's place in `batch` in a message); `None` when it keeps them all.
 pub(crate) fn keep(
     filter: &RowFilter,
     batch: &RecordBatch,
-) -> Result<Option<(RecordBatch, Vec<usize>)>, Error> {
+) -> Result<Option<(RecordBatch, BooleanBuffer)>, Error> {
     let mask = filter.mask(batch).map_err(Error::from)?;
     if mask.count_set_bits() == batch.num_rows() {
         return Ok(None);
     }
-    let rows: Vec<usize> = mask.set_indices().collect();
-    let kept = filter_record_batch(batch, &BooleanArray::new(mask, None))
+    let kept = filter_record_batch(batch, &BooleanArray::new(mask.clone(), None))
         .map_err(|e| Error::new(format!("cannot filter a batch: {e}")).kind(ErrorKind::Internal))?;
-    Ok(Some((kept, rows)))
+    Ok(Some((kept, mask)))
 }
