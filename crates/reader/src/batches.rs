@@ -5,16 +5,22 @@
 //! columns exactly (module `union`).
 
 use crate::parquet_input::{guarded, view_options};
+use crate::string_lists::StringLists;
 use crate::units::damaged_unit;
 use crate::{
     hive, jsonl, pages, remote, union, Format, InputFile, Inputs, ReadError, Unit, BATCH_SIZE,
 };
-use arrow::array::{RecordBatch, RecordBatchReader};
-use arrow::datatypes::FieldRef;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
+use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow::datatypes::{FieldRef, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::reader::ChunkReader;
+use parquet::file::serialized_reader::SerializedPageReader;
 use std::fs::File;
+use std::sync::Arc;
 
 impl Inputs {
     /// Decodes one unit, projected to `columns` (names of the shared schema, in schema order),
@@ -63,9 +69,12 @@ impl Inputs {
                             .try_clone()
                             .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
                         let meta = file.reader_meta(|m| damaged_unit(file, unit, m))?;
-                        parquet_unit(file, unit, roots, handle, meta, |chunk| {
+                        let checks = |chunk: &ColumnChunkMetaData| {
                             pages::check_chunk(&check, chunk).map(|_| ())
-                        })?
+                        };
+                        // The pages of list columns read here (module `string_lists`).
+                        let again = || check.try_clone().map_err(|e| format!("cannot open: {e}"));
+                        parquet_unit(file, unit, roots, (handle, again), meta, checks)?
                     }
                     Some(remote) => remote::remote_unit(file, remote, unit, roots)?,
                 };
@@ -120,7 +129,7 @@ impl std::fmt::Debug for UnitBatches<'_> {
 }
 
 enum Source {
-    Parquet(Box<parquet::arrow::arrow_reader::ParquetRecordBatchReader>),
+    Parquet(Box<ParquetUnit>),
     Jsonl {
         reader: Box<jsonl::ChunkReader>,
         indices: Vec<usize>,
@@ -216,18 +225,19 @@ impl UnitBatches<'_> {
 }
 
 /// The decoder of one Parquet unit over `handle` (a local file, or a remote file's fetched
-/// ranges), projected to the top-level columns `roots`, starting from the parsed footer
-/// `meta` when there is one (else it reads the footer through `handle`). `check` first walks every page
-/// header of each needed column chunk (see `pages`): a damaged one fails here, at once,
-/// instead of sending the decoder astray.
-pub(crate) fn parquet_unit<R: parquet::file::reader::ChunkReader + 'static>(
+/// ranges; with a function that opens it again for each list column read by
+/// `string_lists`), projected to the top-level columns `roots`, starting from the parsed
+/// footer `meta` when there is one (else it reads the footer through `handle`). `check` first
+/// walks every page header of each needed column chunk (see `pages`): a damaged one fails
+/// here, at once, instead of sending the decoder astray.
+pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
     file: &InputFile,
     unit: &Unit,
     roots: Vec<usize>,
-    handle: R,
+    (handle, again): (R, impl Fn() -> Result<R, String>),
     meta: Option<ArrowReaderMetadata>,
     check: impl Fn(&ColumnChunkMetaData) -> Result<(), String>,
-) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
+) -> Result<ParquetUnit, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
     let ctx = |e: parquet::errors::ParquetError| damaged(&e);
     let builder = guarded(|| match meta {
@@ -242,7 +252,8 @@ pub(crate) fn parquet_unit<R: parquet::file::reader::ChunkReader + 'static>(
     .map_err(|m| damaged(&m))?
     .map_err(ctx)?;
     let schema = builder.parquet_schema();
-    if let Some(rg) = builder.metadata().row_groups().get(unit.row_group) {
+    let row_group = builder.metadata().row_groups().get(unit.row_group);
+    if let Some(rg) = row_group {
         for (leaf, chunk) in rg.columns().iter().enumerate() {
             if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf)) {
                 check(chunk).map_err(|m| {
@@ -251,14 +262,173 @@ pub(crate) fn parquet_unit<R: parquet::file::reader::ChunkReader + 'static>(
             }
         }
     }
-    guarded(|| {
-        let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-        builder
-            .with_projection(mask)
-            .with_row_groups(vec![unit.row_group])
-            .with_batch_size(BATCH_SIZE)
-            .build()
-    })
-    .map_err(|m| damaged(&m))?
-    .map_err(ctx)
+    // Lists of strings are read from their pages here; the other columns by parquet-rs.
+    let (mut lists, mut rest) = (Vec::new(), Vec::new());
+    for root in roots {
+        let leaves: Vec<usize> = (0..schema.num_columns())
+            .filter(|&l| schema.get_column_root_idx(l) == root)
+            .collect();
+        let chunk = match (leaves.as_slice(), row_group) {
+            ([leaf], Some(rg)) => rg.columns().get(*leaf),
+            _ => None,
+        };
+        let field = builder.schema().fields().get(root);
+        let shape = chunk
+            .zip(field)
+            .and_then(|(c, f)| StringLists::shape(schema, root, f.data_type(), c));
+        match (shape, chunk, field) {
+            (Some(shape), Some(chunk), Some(field)) => {
+                let handle = again().map_err(|m| ReadError::at(&file.path, m))?;
+                let rows = usize::try_from(unit.rows).unwrap_or(usize::MAX);
+                let pages =
+                    guarded(|| SerializedPageReader::new(Arc::new(handle), chunk, rows, None))
+                        .map_err(|m| damaged(&m))?
+                        .map_err(ctx)?;
+                match StringLists::new(Box::new(pages), shape, field.clone()) {
+                    Some(l) => lists.push((root, l)),
+                    None => rest.push(root),
+                }
+            }
+            _ => rest.push(root),
+        }
+    }
+    let full = builder.schema().clone();
+    let reader = if rest.is_empty() && !lists.is_empty() {
+        None
+    } else {
+        let reader = guarded(|| {
+            let mask = ProjectionMask::roots(builder.parquet_schema(), rest.iter().copied());
+            builder
+                .with_projection(mask)
+                .with_row_groups(vec![unit.row_group])
+                .with_batch_size(BATCH_SIZE)
+                .build()
+        })
+        .map_err(|m| damaged(&m))?
+        .map_err(ctx)?;
+        Some(reader)
+    };
+    Ok(ParquetUnit::new(reader, rest, lists, &full, unit.rows))
+}
+
+/// One Parquet unit's batches: parquet-rs's for most columns, with the lists of strings
+/// decoded by `string_lists` put in their places.
+pub(crate) struct ParquetUnit {
+    reader: Option<ParquetRecordBatchReader>,
+    /// Where each list column goes among the batch's columns.
+    lists: Vec<(usize, StringLists)>,
+    schema: SchemaRef,
+    /// Rows not yet given, when no column is read by parquet-rs.
+    left: u64,
+}
+
+impl ParquetUnit {
+    fn new(
+        reader: Option<ParquetRecordBatchReader>,
+        rest: Vec<usize>,
+        lists: Vec<(usize, StringLists)>,
+        full: &SchemaRef,
+        rows: u64,
+    ) -> Self {
+        let mut roots: Vec<usize> = rest
+            .iter()
+            .chain(lists.iter().map(|(r, _)| r))
+            .copied()
+            .collect();
+        roots.sort_unstable();
+        let place = |root: usize| roots.iter().position(|&r| r == root).unwrap_or_default();
+        let lists = lists
+            .into_iter()
+            .map(|(root, l)| (place(root), l))
+            .collect();
+        let schema = match &reader {
+            // parquet-rs's own fields for its columns, as it would give them all.
+            Some(r) => {
+                let theirs = r.schema();
+                let fields: Vec<FieldRef> = roots
+                    .iter()
+                    .map(|root| match rest.iter().position(|r| r == root) {
+                        Some(i) => theirs.field(i).clone().into(),
+                        None => full.field(*root).clone().into(),
+                    })
+                    .collect();
+                Arc::new(Schema::new_with_metadata(fields, theirs.metadata().clone()))
+            }
+            None => Arc::new(full.project(&roots).unwrap_or_else(|_| Schema::empty())),
+        };
+        Self {
+            reader,
+            lists,
+            schema,
+            left: rows,
+        }
+    }
+
+    /// The batch's columns: `columns` (parquet-rs's) with the lists' next `rows` rows put in.
+    fn with_lists(&mut self, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch, String> {
+        let mut columns = columns;
+        for (place, lists) in &mut self.lists {
+            let l = lists.next_rows(rows).map_err(|m| in_column(lists, &m))?;
+            if l.len() != rows {
+                let got = l.len();
+                return Err(in_column(
+                    lists,
+                    &format!("{got} rows where {rows} were expected"),
+                ));
+            }
+            columns.insert(*place, Arc::new(l));
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)
+            .map_err(|e| e.to_string())
+    }
+
+    /// At the end: a list column with rows left over is an error.
+    fn ended(&mut self) -> Option<Result<RecordBatch, String>> {
+        for (_, lists) in &mut self.lists {
+            match lists.next_rows(1) {
+                Ok(l) if l.is_empty() => {}
+                Ok(_) => return Some(Err(in_column(lists, "more rows than the row group"))),
+                Err(m) => return Some(Err(in_column(lists, &m))),
+            }
+        }
+        None
+    }
+}
+
+fn in_column(lists: &StringLists, m: &str) -> String {
+    format!("column `{}`: {m}", lists.field().name())
+}
+
+impl Iterator for ParquetUnit {
+    type Item = Result<RecordBatch, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let theirs = match &mut self.reader {
+            Some(r) => match r.next() {
+                None => return self.ended(),
+                Some(Ok(b)) => Some(b),
+                Some(Err(e)) => return Some(Err(e.to_string())),
+            },
+            None => None,
+        };
+        if self.lists.is_empty() {
+            return theirs.map(Ok);
+        }
+        let (columns, rows) = match theirs {
+            Some(b) => {
+                let rows = b.num_rows();
+                (b.columns().to_vec(), rows)
+            }
+            None => {
+                let rows = self.left.min(BATCH_SIZE as u64) as usize;
+                if rows == 0 {
+                    return self.ended();
+                }
+                (Vec::new(), rows)
+            }
+        };
+        self.left = self.left.saturating_sub(rows as u64);
+        Some(self.with_lists(columns, rows))
+    }
 }

@@ -38,6 +38,7 @@ mod partition_filter;
 mod remote;
 mod scan;
 mod schema;
+mod string_lists;
 mod tree;
 mod union;
 mod units;

@@ -162,7 +162,7 @@ pub(crate) fn remote_unit(
     remote: &Remote,
     unit: &Unit,
     roots: Vec<usize>,
-) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, ReadError> {
+) -> Result<crate::batches::ParquetUnit, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
     let (footer, reader_meta) = unit_footer(file, remote)?.map_err(|m| damaged(&m))?;
     let meta = &footer.meta;
@@ -184,8 +184,9 @@ pub(crate) fn remote_unit(
     let mut pieces: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
     pieces.push((footer.tail_start, footer.tail.clone()));
     let check = Sparse::new(remote.object.size(), pieces.clone());
-    let sparse = Sparse::new(remote.object.size(), pieces);
-    parquet_unit(file, unit, roots, sparse, reader_meta, |chunk| {
+    let sparse = Sparse::new(remote.object.size(), pieces.clone());
+    let again = || Ok(Sparse::new(remote.object.size(), pieces.clone()));
+    parquet_unit(file, unit, roots, (sparse, again), reader_meta, |chunk| {
         let (start, len) = pages::checked_range(chunk)?;
         match check.piece(start, len) {
             Ok(b) => pages::check_chunk_bytes(&b, chunk).map(|_| ()),

@@ -1,0 +1,208 @@
+//! Parquet's RLE / bit-packed hybrid encoding, which holds a page's repetition and definition
+//! levels and its dictionary indices: runs of one repeated value, or groups of eight values
+//! packed at a fixed bit width, each run behind a ULEB128 header.
+
+use bytes::Bytes;
+
+/// A decoder of one hybrid-encoded stream of `width`-bit values.
+pub(super) struct Hybrid {
+    data: Bytes,
+    /// The next run header's byte.
+    pos: usize,
+    width: u32,
+    mask: u32,
+    run: Run,
+}
+
+enum Run {
+    /// `left` more copies of `value`.
+    Repeated { value: u32, left: usize },
+    /// `left` more packed values, the next at bit `bit` of `data`.
+    Packed { bit: usize, left: usize },
+}
+
+impl Hybrid {
+    /// A decoder of `width`-bit values (at most 32) from `data`.
+    pub(super) fn new(data: Bytes, width: u32) -> Result<Self, String> {
+        if width > 32 {
+            return Err(format!(
+                "a bit width of {width}, where at most 32 is allowed"
+            ));
+        }
+        let mask = u32::MAX.checked_shr(32 - width).unwrap_or(0);
+        let mask = if width == 0 { 0 } else { mask };
+        Ok(Self {
+            data,
+            pos: 0,
+            width,
+            mask,
+            run: Run::Repeated { value: 0, left: 0 },
+        })
+    }
+
+    /// Fills `out` with the next values; an error when the stream ends first.
+    pub(super) fn fill(&mut self, out: &mut [u32]) -> Result<(), String> {
+        let mut i = 0;
+        while i < out.len() {
+            match &mut self.run {
+                Run::Repeated { value, left } if *left > 0 => {
+                    let n = (*left).min(out.len() - i);
+                    out[i..i + n].fill(*value);
+                    *left -= n;
+                    i += n;
+                }
+                Run::Packed { bit, left } if *left > 0 => {
+                    let n = (*left).min(out.len() - i);
+                    let (width, mask) = (self.width as usize, self.mask);
+                    let mut at = *bit;
+                    for o in &mut out[i..i + n] {
+                        *o = unpack(&self.data, at) & mask;
+                        at += width;
+                    }
+                    *bit = at;
+                    *left -= n;
+                    i += n;
+                }
+                _ => self.next_run()?,
+            }
+        }
+        Ok(())
+    }
+
+    fn next_run(&mut self) -> Result<(), String> {
+        let header = self.varint()?;
+        let count = usize::try_from(header >> 1).map_err(|_| "a run too long".to_owned())?;
+        if header & 1 == 1 {
+            // `count` groups of eight values, `width` bytes per group; a stream may end inside
+            // its last group, whose missing values are padding.
+            let bytes = count.saturating_mul(self.width as usize);
+            let have = (self.data.len() - self.pos).min(bytes);
+            let left = match self.width {
+                0 => count.saturating_mul(8),
+                w => count.saturating_mul(8).min(have * 8 / w as usize),
+            };
+            self.run = Run::Packed {
+                bit: self.pos * 8,
+                left,
+            };
+            self.pos += have;
+        } else {
+            let bytes = self.width.div_ceil(8) as usize;
+            let v = self
+                .data
+                .get(self.pos..self.pos + bytes)
+                .ok_or_else(|| "a run's value past the end of its data".to_owned())?;
+            let mut le = [0u8; 4];
+            le[..bytes].copy_from_slice(v);
+            self.pos += bytes;
+            self.run = Run::Repeated {
+                value: u32::from_le_bytes(le) & self.mask,
+                left: count,
+            };
+        }
+        Ok(())
+    }
+
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self
+                .data
+                .get(self.pos)
+                .ok_or_else(|| "fewer values than the page holds".to_owned())?;
+            self.pos += 1;
+            v |= u64::from(b & 0x7F) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("a run header longer than ten bytes".to_owned())
+    }
+}
+
+/// The 32 bits of `data` from bit `bit` on (zeros past its end).
+fn unpack(data: &[u8], bit: usize) -> u32 {
+    let byte = bit / 8;
+    let word = match data.get(byte..byte + 8) {
+        Some(b) => u64::from_le_bytes(b.try_into().unwrap_or_default()),
+        None => {
+            let mut w = [0u8; 8];
+            let tail = data.get(byte..).unwrap_or_default();
+            w[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(w)
+        }
+    };
+    (word >> (bit % 8)) as u32
+}
+
+/// Bits needed for values up to `max`.
+pub(super) fn width_of(max: u32) -> u32 {
+    32 - max.leading_zeros()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(data: &[u8], width: u32, n: usize) -> Result<Vec<u32>, String> {
+        let mut h = Hybrid::new(Bytes::copy_from_slice(data), width)?;
+        let mut out = vec![0; n];
+        h.fill(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn repeated_and_packed_runs() {
+        // The Parquet spec's example: a bit-packed run of 0..=7 at width 3 (one group), then
+        // a run of five 4s.
+        let data = [0b0000_0011, 0b1000_1000, 0b1100_0110, 0b1111_1010, 10, 4];
+        assert_eq!(
+            decode(&data, 3, 13).unwrap(),
+            [0, 1, 2, 3, 4, 5, 6, 7, 4, 4, 4, 4, 4]
+        );
+        // Asking for fewer than a run holds, then for the rest, in two calls.
+        let mut h = Hybrid::new(Bytes::copy_from_slice(&data), 3).unwrap();
+        let (mut a, mut b) = ([0; 5], [0; 8]);
+        h.fill(&mut a).unwrap();
+        h.fill(&mut b).unwrap();
+        assert_eq!((a, b), ([0, 1, 2, 3, 4], [5, 6, 7, 4, 4, 4, 4, 4]));
+    }
+
+    #[test]
+    fn wide_values_and_width_zero() {
+        // A repeated run of 300 at width 9 (two value bytes), and of zeros at width 0.
+        assert_eq!(decode(&[6, 0x2C, 0x01], 9, 3).unwrap(), [300, 300, 300]);
+        assert_eq!(decode(&[8], 0, 4).unwrap(), [0, 0, 0, 0]);
+        // Width 32: one packed group of eight values.
+        let mut data = vec![3];
+        for v in [1u32, u32::MAX, 7, 0, 9, 10, 11, 12] {
+            data.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(
+            decode(&data, 32, 8).unwrap(),
+            [1, u32::MAX, 7, 0, 9, 10, 11, 12]
+        );
+    }
+
+    #[test]
+    fn a_stream_that_ends_early_is_an_error() {
+        assert_eq!(
+            decode(&[10, 4], 3, 6).unwrap_err(),
+            "fewer values than the page holds"
+        );
+        assert_eq!(
+            decode(&[6], 9, 1).unwrap_err(),
+            "a run's value past the end of its data"
+        );
+        // A packed run cut short gives only the values its bytes hold.
+        assert_eq!(
+            decode(&[0b0000_0011, 0xFF], 3, 3).unwrap_err(),
+            "fewer values than the page holds"
+        );
+        assert!(Hybrid::new(Bytes::new(), 33).is_err());
+        assert_eq!(width_of(0), 0);
+        assert_eq!(width_of(1), 1);
+        assert_eq!(width_of(3), 2);
+        assert_eq!(width_of(4), 3);
+    }
+}

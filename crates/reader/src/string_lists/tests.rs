@@ -1,0 +1,323 @@
+//! Lists of strings decoded from their pages against parquet-rs's own reading of the same
+//! files: every writer setting that changes the pages (dictionary or plain, a dictionary that
+//! overflows into plain pages mid-chunk, page versions 1 and 2, small pages, codecs), null
+//! and empty lists, null items, long and non-ASCII items, required lists and items.
+
+use super::*;
+use crate::parquet_input::view_type;
+use crate::{Inputs, BATCH_SIZE};
+use arrow::array::{Int64Array, ListBuilder, RecordBatch, StringBuilder};
+use arrow::datatypes::{Field, Schema};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::serialized_reader::SerializedPageReader;
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+const ROWS: usize = 20_000;
+
+/// A deterministic pseudo-random sequence (64-bit LCG), so the files are the same every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// `id` and `choices`: with `nulls`, 10% null lists and 3% null items; 5% empty lists; one to
+/// six items from a pool with long and non-ASCII entries, and with `distinct`, an item of its
+/// own in every fourth row (so that the dictionary overflows).
+fn batch(nulls: bool, distinct: bool) -> RecordBatch {
+    let pool = [
+        "A",
+        "B",
+        "C",
+        "D",
+        "É",
+        "日本",
+        "a choice longer than twelve bytes",
+        "",
+    ];
+    let mut rng = Lcg(7);
+    let mut lists = ListBuilder::new(StringBuilder::new());
+    for row in 0..ROWS {
+        match rng.next(100) {
+            r if nulls && r < 10 => lists.append_null(),
+            r if r < 15 => lists.append(true),
+            _ => {
+                for _ in 0..=rng.next(6) {
+                    if nulls && rng.next(100) < 3 {
+                        lists.values().append_null();
+                    } else if distinct && row % 4 == 0 {
+                        lists.values().append_value(format!("choice of row {row}"));
+                    } else {
+                        lists.values().append_value(pool[rng.next(8) as usize]);
+                    }
+                }
+                lists.append(true);
+            }
+        }
+    }
+    let lists = lists.finish();
+    let item = Field::new("item", DataType::Utf8, nulls);
+    let lists = ListArray::new(
+        Arc::new(item.clone()),
+        lists.offsets().clone(),
+        lists.values().clone(),
+        lists.nulls().cloned(),
+    );
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("choices", DataType::List(Arc::new(item)), nulls),
+    ]);
+    let ids = Int64Array::from_iter_values(0..ROWS as i64);
+    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ids), Arc::new(lists)]).unwrap()
+}
+
+fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
+    let mut w =
+        ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+/// The writer settings tried, by name.
+fn settings() -> Vec<(&'static str, WriterProperties)> {
+    let base = || WriterProperties::builder().set_max_row_group_row_count(Some(7_000));
+    vec![
+        ("dictionary", base().build()),
+        ("plain", base().set_dictionary_enabled(false).build()),
+        (
+            "v2, zstd",
+            base()
+                .set_writer_version(WriterVersion::PARQUET_2_0)
+                .set_encoding(Encoding::PLAIN)
+                .set_compression(Compression::ZSTD(ZstdLevel::default()))
+                .build(),
+        ),
+        (
+            "small pages, dictionary overflowing, snappy",
+            base()
+                .set_data_page_size_limit(512)
+                .set_write_batch_size(64)
+                .set_dictionary_page_size_limit(256)
+                .set_compression(Compression::SNAPPY)
+                .build(),
+        ),
+        (
+            "v2, small pages, plain",
+            base()
+                .set_writer_version(WriterVersion::PARQUET_2_0)
+                .set_encoding(Encoding::PLAIN)
+                .set_data_page_size_limit(512)
+                .set_write_batch_size(64)
+                .set_dictionary_enabled(false)
+                .build(),
+        ),
+    ]
+}
+
+/// parquet-rs's reading of the `choices` column of every row group, in batches.
+fn theirs(path: &Path) -> Vec<ArrayRef> {
+    let file = File::open(path).unwrap();
+    let plain = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let fields: Vec<Field> = plain
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_data_type(view_type(f.data_type())))
+        .collect();
+    let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)));
+    ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
+        .unwrap()
+        .with_batch_size(BATCH_SIZE)
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap().column(1).clone())
+        .collect()
+}
+
+/// The same column decoded here, a row group at a time, in `BATCH_SIZE` rows, with a check
+/// that the column has the shape decoded here.
+fn ours(path: &Path) -> Vec<ArrayRef> {
+    let file = Arc::new(File::open(path).unwrap());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let meta = builder.metadata().clone();
+    let schema = meta.file_metadata().schema_descr();
+    let field = builder.schema().field(1).clone();
+    let field = Arc::new(field.clone().with_data_type(view_type(field.data_type())));
+    let mut out = Vec::new();
+    for rg in meta.row_groups() {
+        let chunk = rg.column(1);
+        let shape = StringLists::shape(schema, 1, field.data_type(), chunk)
+            .expect("the shape decoded here");
+        let rows = rg.num_rows() as usize;
+        let pages = SerializedPageReader::new(file.clone(), chunk, rows, None).unwrap();
+        let mut lists = StringLists::new(Box::new(pages), shape, field.clone()).unwrap();
+        let mut left = rows;
+        while left > 0 {
+            let n = left.min(BATCH_SIZE);
+            let l = lists.next_rows(n).unwrap();
+            assert_eq!(l.len(), n);
+            out.push(Arc::new(l) as ArrayRef);
+            left -= n;
+        }
+        assert_eq!(
+            lists.next_rows(1).unwrap().len(),
+            0,
+            "rows past the row group"
+        );
+    }
+    out
+}
+
+/// Batches as one array: parquet-rs's batches run across row groups, ours do not.
+fn joined(batches: &[ArrayRef]) -> ArrayRef {
+    let parts: Vec<&dyn Array> = batches.iter().map(|a| a.as_ref()).collect();
+    arrow::compute::concat(&parts).unwrap()
+}
+
+#[test]
+fn every_writer_setting_reads_as_parquet_rs_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (nulls, distinct) in [(true, false), (true, true), (false, false), (false, true)] {
+        let batch = batch(nulls, distinct);
+        for (name, props) in settings() {
+            let path = dir.path().join("lists.parquet");
+            write(&path, &batch, props);
+            if name.contains("overflowing") && distinct {
+                // Dictionary pages first, plain pages after, within one chunk.
+                let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap());
+                let meta = b.unwrap().metadata().clone();
+                let used: Vec<Encoding> = meta.row_group(0).column(1).encodings().collect();
+                assert!(used.contains(&Encoding::PLAIN), "{used:?}");
+                assert!(used.contains(&Encoding::RLE_DICTIONARY), "{used:?}");
+            }
+            let (ours, theirs) = (ours(&path), theirs(&path));
+            assert_eq!(
+                &joined(&ours),
+                &joined(&theirs),
+                "{name}, nulls {nulls}, distinct {distinct}"
+            );
+        }
+    }
+}
+
+/// Through [`Inputs`]: the list column alone, and between other columns, gives the batches
+/// parquet-rs gives, schema included.
+#[test]
+fn inputs_splice_the_lists_among_the_other_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lists.parquet");
+    write(&path, &batch(true, true), settings().remove(3).1);
+    let inputs = Inputs::open(std::slice::from_ref(&path)).unwrap();
+    let theirs = theirs(&path);
+    for columns in [vec!["id", "choices"], vec!["choices"]] {
+        let columns: Vec<String> = columns.into_iter().map(String::from).collect();
+        let mut got = Vec::new();
+        for unit in inputs.units() {
+            inputs
+                .read_unit(&unit, &columns, |b: RecordBatch| {
+                    let schema = b.schema();
+                    let names: Vec<&str> =
+                        schema.fields().iter().map(|f| f.name().as_str()).collect();
+                    assert_eq!(names, columns);
+                    let field = b.schema().field(columns.len() - 1).clone();
+                    assert_eq!(
+                        field.data_type(),
+                        &DataType::List(Arc::new(Field::new("item", DataType::Utf8View, true)))
+                    );
+                    got.push(b.column(columns.len() - 1).clone());
+                    Ok::<_, crate::ReadError>(())
+                })
+                .unwrap();
+        }
+        assert_eq!(&joined(&got), &joined(&theirs));
+    }
+}
+
+/// A column in an encoding not decoded here (delta strings, page version 2's default) is
+/// left to parquet-rs, and reads the same.
+#[test]
+fn other_encodings_are_left_to_parquet_rs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("delta.parquet");
+    let props = WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_2_0)
+        .set_dictionary_enabled(false)
+        .build();
+    write(&path, &batch(true, true), props);
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+    let meta = builder.metadata();
+    let chunk = meta.row_group(0).column(1);
+    assert!(chunk.encodings().any(|e| e == Encoding::DELTA_BYTE_ARRAY));
+    let t = view_type(builder.schema().field(1).data_type());
+    assert_eq!(
+        StringLists::shape(meta.file_metadata().schema_descr(), 1, &t, chunk),
+        None
+    );
+    let inputs = Inputs::open(std::slice::from_ref(&path)).unwrap();
+    let mut got = Vec::new();
+    for unit in inputs.units() {
+        inputs
+            .read_unit(&unit, &["choices".to_owned()], |b: RecordBatch| {
+                got.push(b.column(0).clone());
+                Ok::<_, crate::ReadError>(())
+            })
+            .unwrap();
+    }
+    assert_eq!(&joined(&got), &joined(&theirs(&path)));
+}
+
+/// Damaged pages are errors naming the column, never a panic: every byte of the chunk's
+/// pages flipped in turn (page headers are checked before this decoder runs, so only
+/// values and levels are flipped here, through an uncompressed plain file).
+#[test]
+fn damaged_levels_and_values_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lists.parquet");
+    let small = batch(true, false).slice(0, 300);
+    write(
+        &path,
+        &small,
+        WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .build(),
+    );
+    let clean = std::fs::read(&path).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+    let chunk = builder.metadata().row_group(0).column(1).clone();
+    let (start, len) = chunk.byte_range();
+    let (mut errors, mut clean_reads) = (0, 0);
+    for at in (start + 20)..(start + len).min(start + 400) {
+        let mut bytes = clean.clone();
+        bytes[at as usize] ^= 0x5A;
+        let damaged = dir.path().join("damaged.parquet");
+        std::fs::write(&damaged, &bytes).unwrap();
+        let inputs = Inputs::open(&[damaged]).unwrap();
+        let unit = inputs.units()[0];
+        match inputs.read_unit(&unit, &["choices".to_owned()], |_| {
+            Ok::<_, crate::ReadError>(())
+        }) {
+            Ok(()) => clean_reads += 1,
+            Err(e) => {
+                errors += 1;
+                let text = e.to_string();
+                assert!(text.contains("damaged.parquet"), "{text}");
+            }
+        }
+    }
+    assert!(errors > 0, "no flipped byte was noticed");
+    assert!(
+        clean_reads > 0,
+        "every flipped byte failed, even inside strings' bytes"
+    );
+}
