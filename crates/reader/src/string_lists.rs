@@ -186,55 +186,41 @@ impl StringLists {
             null_items,
         } = self.shape;
         let max_def = self.shape.max_def();
-        let mut offsets: Vec<i32> = Vec::with_capacity(rows + 1);
-        offsets.push(0);
-        let mut valid = BooleanBufferBuilder::new(rows);
-        let (mut done, mut items, mut null_lists) = (0usize, 0usize, 0usize);
+        // Each row's first item and whether it is a list, written at every entry into the
+        // slot of the next row to start (which that row's first entry then overwrites), so
+        // that the loop does not branch on the lists' lengths.
+        let mut starts: Vec<i32> = vec![0; rows + 1];
+        let mut lists: Vec<bool> = vec![false; rows + 1];
+        let (mut done, mut items) = (0usize, 0usize);
         loop {
             if self.at == self.len && !self.refill()? {
                 break;
             }
             let start = self.piece.len();
-            let (mut values, mut nulls) = (0usize, 0usize);
-            let mut stop = false;
+            let (mut values, mut nulls, mut odd, mut stop) = (0usize, 0usize, false, false);
+            let (reps, defs) = (&self.rep[..self.len], &self.def[..self.len]);
             let mut k = self.at;
-            while k < self.len {
-                let (r, d) = (self.rep[k], self.def[k]);
-                if r == 0 {
-                    if done == rows {
-                        stop = true;
-                        break;
-                    }
-                    if done > 0 {
-                        offsets.push(item_offset(items)?);
-                    }
-                    done += 1;
-                    let is_list = d >= present;
-                    valid.append(is_list);
-                    null_lists += usize::from(!is_list);
-                } else if done == 0 {
-                    return Err("a page goes on with a list the row group did not start".into());
-                } else if r > 1 {
-                    return Err(format!(
-                        "a repetition level of {r}, where at most 1 is allowed"
-                    ));
-                } else if d <= present {
-                    return Err("a list goes on with a null or empty list".into());
+            while k < reps.len() {
+                let (r, d) = (reps[k], defs[k]);
+                let row_start = r == 0;
+                if row_start && done == rows {
+                    stop = true;
+                    break;
                 }
-                if d > present {
-                    if d == max_def {
-                        values += 1;
-                    } else if null_items && d == present + 1 && d < max_def {
-                        self.piece.nulls.push(start + values + nulls);
-                        nulls += 1;
-                    } else {
-                        return Err(format!(
-                            "a definition level of {d}, where at most {max_def} is allowed"
-                        ));
-                    }
-                    items += 1;
+                odd |= (r > 1) | (d > max_def) | (!row_start & ((d <= present) | (done == 0)));
+                starts[done] = items as i32;
+                lists[done] = d >= present;
+                done += usize::from(row_start);
+                items += usize::from(d > present);
+                values += usize::from(d == max_def);
+                if null_items && d == present + 1 {
+                    self.piece.nulls.push(start + values + nulls);
+                    nulls += 1;
                 }
                 k += 1;
+            }
+            if odd {
+                return Err(level_error(&reps[self.at..k], present, max_def));
             }
             self.at = k;
             self.take_values(values, nulls)?;
@@ -242,9 +228,9 @@ impl StringLists {
                 break;
             }
         }
-        if done > 0 {
-            offsets.push(item_offset(items)?);
-        }
+        starts[done] = item_offset(items)?;
+        starts.truncate(done + 1);
+        let lists = &lists[..done];
         self.flush()?;
         let values = match self.pieces.len() {
             0 | 1 => self
@@ -258,10 +244,10 @@ impl StringLists {
                 joined
             }
         };
-        let nulls = (null_lists > 0).then(|| NullBuffer::new(valid.finish()));
+        let nulls = lists.contains(&false).then(|| NullBuffer::from(lists));
         ListArray::try_new(
             self.item.clone(),
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            OffsetBuffer::new(ScalarBuffer::from(starts)),
             values,
             nulls,
         )
@@ -484,6 +470,17 @@ impl StringLists {
         };
         self.pieces.push(array);
         Ok(())
+    }
+}
+
+/// What is wrong with a run of level entries whose repetition levels are `reps`.
+fn level_error(reps: &[u32], present: u32, max_def: u32) -> String {
+    match reps.iter().find(|&&r| r > 1) {
+        Some(r) => format!("a repetition level of {r}, where at most 1 is allowed"),
+        None => format!(
+            "levels out of place: a list that goes on before it starts, a null or empty list \
+             inside one, or a definition level above {max_def} (null lists are below {present})"
+        ),
     }
 }
 
