@@ -11,7 +11,8 @@
 //! [`evalscore_storage::Location`] and how it is read (as given, as a tree, or a glob). The work is split into
 //! [`Unit`]s (a Parquet row group, or a chunk of lines of a JSONL file; module `units`);
 //! [`Inputs::read_unit`] decodes one unit, reading only the projected columns (module
-//! `batches`), and [`scan_ordered`] runs a function over all units on a rayon pool while
+//! `batches`; lists of strings, such as MCQA choices, straight from their pages in module
+//! `string_lists`), and [`scan_ordered`] runs a function over all units on a rayon pool while
 //! handing results back in input order, with a bounded number of units in flight so memory
 //! does not grow with the input.
 //!

@@ -20,7 +20,7 @@ mod tests;
 
 use arrow::array::BooleanBufferBuilder;
 use arrow::array::{make_view, Array, ArrayRef, ListArray, StringViewArray, UInt32Array};
-use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, FieldRef};
 use bytes::Bytes;
 use hybrid::{width_of, Hybrid};
@@ -55,8 +55,8 @@ pub(crate) struct StringLists {
     item: FieldRef,
     dictionary: Option<StringViewArray>,
     page: Option<DataPage>,
-    rep: Vec<u32>,
-    def: Vec<u32>,
+    rep: Vec<u8>,
+    def: Vec<u8>,
     /// The next unread entry of `rep` and `def`, and how many they hold.
     at: usize,
     len: usize,
@@ -181,48 +181,64 @@ impl StringLists {
 
     /// The next `rows` rows, fewer where the chunk ends first.
     pub(crate) fn next_rows(&mut self, rows: usize) -> Result<ListArray, String> {
-        let Shape {
-            present,
-            null_items,
-        } = self.shape;
-        let max_def = self.shape.max_def();
+        // Levels are at most 3 (`Shape::max_def`).
+        let (present, max_def) = (self.shape.present as u8, self.shape.max_def() as u8);
         // Each row's first item and whether it is a list, written at every entry into the
         // slot of the next row to start (which that row's first entry then overwrites), so
         // that the loop does not branch on the lists' lengths.
         let mut starts: Vec<i32> = vec![0; rows + 1];
         let mut lists: Vec<bool> = vec![false; rows + 1];
-        let (mut done, mut items) = (0usize, 0usize);
+        let (mut done, mut items, mut null_lists) = (0usize, 0usize, 0usize);
         loop {
             if self.at == self.len && !self.refill()? {
                 break;
             }
-            let start = self.piece.len();
-            let (mut values, mut nulls, mut odd, mut stop) = (0usize, 0usize, false, false);
-            let (reps, defs) = (&self.rep[..self.len], &self.def[..self.len]);
-            let mut k = self.at;
-            while k < reps.len() {
-                let (r, d) = (reps[k], defs[k]);
+            let (reps, defs) = (&self.rep[self.at..self.len], &self.def[self.at..self.len]);
+            // The entries of this batch: up to the start of row `rows`, found by a count
+            // first (which vectorizes) and a search only in the chunk where the batch ends.
+            let need = rows - done;
+            let (end, stop) = if reps.iter().filter(|&&r| r == 0).count() <= need {
+                (reps.len(), false)
+            } else {
+                let mut seen = 0;
+                let end = reps
+                    .iter()
+                    .position(|&r| {
+                        seen += usize::from(r == 0);
+                        seen > need
+                    })
+                    .unwrap_or(reps.len());
+                (end, true)
+            };
+            let (reps, defs) = (&reps[..end], &defs[..end]);
+            let odd = reps.iter().zip(defs).fold(false, |odd, (&r, &d)| {
+                odd | (r > 1) | (d > max_def) | ((r == 1) & (d <= present))
+            });
+            if odd || (done == 0 && reps.first().is_some_and(|&r| r != 0)) {
+                return Err(level_error(reps, present, max_def));
+            }
+            let first_item = items;
+            for (&r, &d) in reps.iter().zip(defs) {
                 let row_start = r == 0;
-                if row_start && done == rows {
-                    stop = true;
-                    break;
-                }
-                odd |= (r > 1) | (d > max_def) | (!row_start & ((d <= present) | (done == 0)));
                 starts[done] = items as i32;
                 lists[done] = d >= present;
+                null_lists += usize::from(row_start & (d < present));
                 done += usize::from(row_start);
                 items += usize::from(d > present);
-                values += usize::from(d == max_def);
-                if null_items && d == present + 1 {
-                    self.piece.nulls.push(start + values + nulls);
-                    nulls += 1;
+            }
+            let values = defs.iter().filter(|&&d| d == max_def).count();
+            let nulls = items - first_item - values;
+            if nulls > 0 {
+                // Null items: their places among this piece's items.
+                let mut at = self.piece.len();
+                for &d in defs {
+                    if d == present + 1 && d < max_def {
+                        self.piece.nulls.push(at);
+                    }
+                    at += usize::from(d > present);
                 }
-                k += 1;
             }
-            if odd {
-                return Err(level_error(&reps[self.at..k], present, max_def));
-            }
-            self.at = k;
+            self.at += end;
             self.take_values(values, nulls)?;
             if stop {
                 break;
@@ -230,7 +246,6 @@ impl StringLists {
         }
         starts[done] = item_offset(items)?;
         starts.truncate(done + 1);
-        let lists = &lists[..done];
         self.flush()?;
         let values = match self.pieces.len() {
             0 | 1 => self
@@ -244,7 +259,8 @@ impl StringLists {
                 joined
             }
         };
-        let nulls = lists.contains(&false).then(|| NullBuffer::from(lists));
+        let nulls = (null_lists > 0)
+            .then(|| NullBuffer::new(BooleanBuffer::collect_bool(done, |i| lists[i])));
         ListArray::try_new(
             self.item.clone(),
             OffsetBuffer::new(ScalarBuffer::from(starts)),
@@ -474,7 +490,7 @@ impl StringLists {
 }
 
 /// What is wrong with a run of level entries whose repetition levels are `reps`.
-fn level_error(reps: &[u32], present: u32, max_def: u32) -> String {
+fn level_error(reps: &[u8], present: u8, max_def: u8) -> String {
     match reps.iter().find(|&&r| r > 1) {
         Some(r) => format!("a repetition level of {r}, where at most 1 is allowed"),
         None => format!(

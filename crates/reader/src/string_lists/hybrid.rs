@@ -4,6 +4,24 @@
 
 use bytes::Bytes;
 
+/// What values are decoded into: `u32` for dictionary indices, `u8` for levels (a list
+/// column's levels are at most 3, so two bits wide).
+pub(super) trait Value: Copy {
+    fn of(v: u32) -> Self;
+}
+
+impl Value for u32 {
+    fn of(v: u32) -> Self {
+        v
+    }
+}
+
+impl Value for u8 {
+    fn of(v: u32) -> Self {
+        v as u8
+    }
+}
+
 /// A decoder of one hybrid-encoded stream of `width`-bit values.
 pub(super) struct Hybrid {
     data: Bytes,
@@ -41,13 +59,13 @@ impl Hybrid {
     }
 
     /// Fills `out` with the next values; an error when the stream ends first.
-    pub(super) fn fill(&mut self, out: &mut [u32]) -> Result<(), String> {
+    pub(super) fn fill<T: Value>(&mut self, out: &mut [T]) -> Result<(), String> {
         let mut i = 0;
         while i < out.len() {
             match &mut self.run {
                 Run::Repeated { value, left } if *left > 0 => {
                     let n = (*left).min(out.len() - i);
-                    out[i..i + n].fill(*value);
+                    out[i..i + n].fill(T::of(*value));
                     *left -= n;
                     i += n;
                 }
@@ -66,14 +84,14 @@ impl Hybrid {
                             let word = u64::from_le_bytes(b.try_into().unwrap_or_default());
                             let word = word >> (at % 8);
                             for (v, o) in out[j..j + 8].iter_mut().enumerate() {
-                                *o = (word >> (v * width)) as u32 & mask;
+                                *o = T::of((word >> (v * width)) as u32 & mask);
                             }
                             at += 8 * width;
                             j += 8;
                         }
                     }
                     for o in &mut out[j..i + n] {
-                        *o = unpack(&self.data, at) & mask;
+                        *o = T::of(unpack(&self.data, at) & mask);
                         at += width;
                     }
                     *bit = at;
@@ -163,7 +181,7 @@ mod tests {
 
     fn decode(data: &[u8], width: u32, n: usize) -> Result<Vec<u32>, String> {
         let mut h = Hybrid::new(Bytes::copy_from_slice(data), width)?;
-        let mut out = vec![0; n];
+        let mut out = vec![0u32; n];
         h.fill(&mut out)?;
         Ok(out)
     }
@@ -179,7 +197,7 @@ mod tests {
         );
         // Asking for fewer than a run holds, then for the rest, in two calls.
         let mut h = Hybrid::new(Bytes::copy_from_slice(&data), 3).unwrap();
-        let (mut a, mut b) = ([0; 5], [0; 8]);
+        let (mut a, mut b) = ([0u32; 5], [0u32; 8]);
         h.fill(&mut a).unwrap();
         h.fill(&mut b).unwrap();
         assert_eq!((a, b), ([0, 1, 2, 3, 4], [5, 6, 7, 4, 4, 4, 4, 4]));
@@ -236,7 +254,7 @@ mod tests {
                 let mut h = Hybrid::new(data.clone(), width).unwrap();
                 let mut got = Vec::new();
                 while got.len() < values.len() {
-                    let mut out = vec![0; piece.min(values.len() - got.len())];
+                    let mut out = vec![0u32; piece.min(values.len() - got.len())];
                     h.fill(&mut out).unwrap();
                     got.extend(out);
                 }
