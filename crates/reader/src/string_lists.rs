@@ -376,7 +376,8 @@ impl StringLists {
         if !matches!(encoding, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY) {
             return Err(format!("a dictionary page encoded as {encoding}"));
         }
-        let mut views = Vec::with_capacity(entries);
+        // Each entry takes at least its 4-byte length: a damaged count cannot reserve more.
+        let mut views = Vec::with_capacity(entries.min(buf.len() / 4));
         let mut at = 0;
         for _ in 0..entries {
             let (start, len) = plain_value(&buf, at)?;
