@@ -125,8 +125,8 @@ fn settings() -> Vec<(&'static str, WriterProperties)> {
     ]
 }
 
-/// parquet-rs's reading of the `choices` column of every row group, in batches.
-fn theirs(path: &Path) -> Vec<ArrayRef> {
+/// parquet-rs's reading of every column of every row group, in batches.
+fn their_batches(path: &Path) -> Vec<RecordBatch> {
     let file = File::open(path).unwrap();
     let plain = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
     let fields: Vec<Field> = plain
@@ -141,7 +141,15 @@ fn theirs(path: &Path) -> Vec<ArrayRef> {
         .with_batch_size(BATCH_SIZE)
         .build()
         .unwrap()
-        .map(|b| b.unwrap().column(1).clone())
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+/// parquet-rs's reading of the `choices` column of every row group, in batches.
+fn theirs(path: &Path) -> Vec<ArrayRef> {
+    their_batches(path)
+        .iter()
+        .map(|b| b.column(1).clone())
         .collect()
 }
 
@@ -275,6 +283,46 @@ fn other_encodings_are_left_to_parquet_rs() {
             .unwrap();
     }
     assert_eq!(&joined(&got), &joined(&theirs(&path)));
+}
+
+/// A file written by pyarrow (`list<element: string>`, a struct after it) reads, every
+/// column of it, as parquet-rs reads it, with the list decoded here.
+#[test]
+fn a_file_written_by_pyarrow_reads_as_parquet_rs_reads_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/seeds/parquet_input/types_zstd.parquet");
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+    let meta = builder.metadata();
+    let t = view_type(builder.schema().field(2).data_type());
+    let chunk = meta.row_group(0).column(2);
+    assert!(StringLists::shape(meta.file_metadata().schema_descr(), 2, &t, chunk).is_some());
+    let inputs = Inputs::open(std::slice::from_ref(&path)).unwrap();
+    let columns: Vec<String> = ["n", "x", "choices", "meta", "b"]
+        .map(String::from)
+        .to_vec();
+    let mut ours = Vec::new();
+    for unit in inputs.units() {
+        inputs
+            .read_unit(&unit, &columns, |b: RecordBatch| {
+                ours.push(b);
+                Ok::<_, crate::ReadError>(())
+            })
+            .unwrap();
+    }
+    assert_eq!(ours, their_batches(&path));
+    let choices = ours[0]
+        .column(2)
+        .as_any()
+        .downcast_ref::<ListArray>()
+        .unwrap();
+    assert_eq!(
+        (
+            choices.value_length(0),
+            choices.value_length(1),
+            choices.is_null(2)
+        ),
+        (2, 0, true)
+    );
 }
 
 /// Damaged pages are errors naming the column, never a panic: every byte of the chunk's
