@@ -284,10 +284,10 @@ pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
                     guarded(|| SerializedPageReader::new(Arc::new(handle), chunk, rows, None))
                         .map_err(|m| damaged(&m))?
                         .map_err(ctx)?;
-                match StringLists::new(Box::new(pages), shape, field.clone()) {
-                    Some(l) => lists.push((root, l)),
-                    None => rest.push(root),
-                }
+                lists.push((
+                    root,
+                    StringLists::new(Box::new(pages), shape, field.clone()),
+                ));
             }
             _ => rest.push(root),
         }
@@ -323,6 +323,8 @@ pub(crate) struct ParquetUnit {
 }
 
 impl ParquetUnit {
+    /// `reader` gives the columns `rest`, `lists` the others; `full` is the file's schema as
+    /// parquet-rs reads it.
     fn new(
         reader: Option<ParquetRecordBatchReader>,
         rest: Vec<usize>,
@@ -341,21 +343,12 @@ impl ParquetUnit {
             .into_iter()
             .map(|(root, l)| (place(root), l))
             .collect();
-        let schema = match &reader {
-            // parquet-rs's own fields for its columns, as it would give them all.
-            Some(r) => {
-                let theirs = r.schema();
-                let fields: Vec<FieldRef> = roots
-                    .iter()
-                    .map(|root| match rest.iter().position(|r| r == root) {
-                        Some(i) => theirs.field(i).clone().into(),
-                        None => full.field(*root).clone().into(),
-                    })
-                    .collect();
-                Arc::new(Schema::new_with_metadata(fields, theirs.metadata().clone()))
-            }
-            None => Arc::new(full.project(&roots).unwrap_or_else(|_| Schema::empty())),
-        };
+        // As parquet-rs gives a projection: the file's fields, without its metadata.
+        let fields: Vec<FieldRef> = roots
+            .iter()
+            .filter_map(|&r| full.fields().get(r).cloned())
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
         Self {
             reader,
             lists,

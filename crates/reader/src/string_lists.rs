@@ -32,17 +32,18 @@ use parquet::schema::types::SchemaDescriptor;
 /// Level entries decoded at a time.
 const LEVELS: usize = 1024;
 
-/// How a list column's definition levels read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a list column's definition levels read, and its items' field.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shape {
     /// A definition level below this is a null list; at it, an empty list.
     present: u32,
     /// Whether an item may be null (its level is `present + 1`).
     null_items: bool,
+    item: FieldRef,
 }
 
 impl Shape {
-    fn max_def(self) -> u32 {
+    fn max_def(&self) -> u32 {
         self.present + 1 + u32::from(self.null_items)
     }
 }
@@ -52,7 +53,6 @@ pub(crate) struct StringLists {
     pages: Box<dyn PageReader>,
     shape: Shape,
     field: FieldRef,
-    item: FieldRef,
     dictionary: Option<StringViewArray>,
     page: Option<DataPage>,
     rep: Vec<u8>,
@@ -79,13 +79,12 @@ enum Values {
     Plain { page: Bytes, at: usize },
 }
 
-/// Items of one kind: indices into the dictionary, or views into one plain page.
+/// Items of one kind, from the current data page: indices into the dictionary, or views
+/// into the page when it is plain.
 #[derive(Default)]
 struct Piece {
     indices: Vec<u32>,
     views: Vec<u128>,
-    /// The plain page the views point into; `None` for dictionary indices.
-    page: Option<Bytes>,
     /// Positions of null items in this piece.
     nulls: Vec<usize>,
 }
@@ -134,6 +133,7 @@ impl StringLists {
         let shape = Shape {
             present: u32::from(repetition(list) == Repetition::OPTIONAL),
             null_items: repetition(leaf) == Repetition::OPTIONAL,
+            item: item.clone(),
         };
         let descr = chunk.column_descr();
         let known = |e: Encoding| {
@@ -152,15 +152,12 @@ impl StringLists {
         .then_some(shape)
     }
 
-    /// The decoder of one chunk's `pages`, giving arrays of type `List(item)` for `field`.
-    pub(crate) fn new(pages: Box<dyn PageReader>, shape: Shape, field: FieldRef) -> Option<Self> {
-        let DataType::List(item) = field.data_type() else {
-            return None;
-        };
-        Some(Self {
+    /// The decoder of one chunk's `pages`, giving the arrays of `field` (whose shape
+    /// [`StringLists::shape`] gave).
+    pub(crate) fn new(pages: Box<dyn PageReader>, shape: Shape, field: FieldRef) -> Self {
+        Self {
             pages,
             shape,
-            item: item.clone(),
             field,
             dictionary: None,
             page: None,
@@ -171,7 +168,7 @@ impl StringLists {
             piece: Piece::default(),
             pieces: Vec::new(),
             scratch: Vec::new(),
-        })
+        }
     }
 
     /// The list field the arrays are for.
@@ -262,7 +259,7 @@ impl StringLists {
         let nulls = (null_lists > 0)
             .then(|| NullBuffer::new(BooleanBuffer::collect_bool(done, |i| lists[i])));
         ListArray::try_new(
-            self.item.clone(),
+            self.shape.item.clone(),
             OffsetBuffer::new(ScalarBuffer::from(starts)),
             values,
             nulls,
@@ -339,22 +336,19 @@ impl StringLists {
             }
         };
         let values = match encoding {
-            Encoding::PLAIN => {
-                // Views point into this page: items before it form their own array.
-                self.flush()?;
-                self.piece.page = Some(buf.clone());
-                Values::Plain { page: buf, at: 0 }
-            }
+            Encoding::PLAIN => Values::Plain { page: buf, at: 0 },
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
-                if self.piece.page.is_some() {
-                    self.flush()?;
-                    self.piece.page = None;
-                }
                 let width = *buf.first().ok_or("a data page without its index width")?;
                 Values::Dictionary(Hybrid::new(buf.slice(1..), u32::from(width))?)
             }
             e => return Err(format!("values encoded as {e}")),
         };
+        // Views point into their plain page: the items of a plain page, and those before
+        // one, form an array of their own. Dictionary indices run on across pages.
+        let plain = |v: &Values| matches!(v, Values::Plain { .. });
+        if plain(&values) || self.page.as_ref().is_some_and(|p| plain(&p.values)) {
+            self.flush()?;
+        }
         self.page = Some(DataPage {
             rep: Hybrid::new(rep, rep_w)?,
             def: Hybrid::new(def, def_w)?,
@@ -399,51 +393,36 @@ impl StringLists {
         let page = self.page.as_mut().ok_or("items before any data page")?;
         let piece = &mut self.piece;
         let first_null = piece.nulls.len() - nulls;
+        let nulls_at = &piece.nulls[first_null..];
         match &mut page.values {
+            Values::Dictionary(indices) if nulls == 0 => {
+                let at = piece.indices.len();
+                piece.indices.resize(at + values, 0);
+                indices.fill(&mut piece.indices[at..])?;
+            }
             Values::Dictionary(indices) => {
-                if nulls == 0 {
-                    let at = piece.indices.len();
-                    piece.indices.resize(at + values, 0);
-                    indices.fill(&mut piece.indices[at..])?;
-                } else {
-                    self.scratch.resize(values, 0);
-                    indices.fill(&mut self.scratch)?;
-                    let mut taken = self.scratch.iter();
-                    let start = piece.indices.len();
-                    let mut null_at = piece.nulls[first_null..].iter().peekable();
-                    for i in start..start + values + nulls {
-                        if null_at.next_if_eq(&&i).is_some() {
-                            piece.indices.push(0);
-                        } else {
-                            piece
-                                .indices
-                                .push(taken.next().copied().unwrap_or_default());
-                        }
-                    }
-                }
+                self.scratch.resize(values, 0);
+                indices.fill(&mut self.scratch)?;
+                let mut taken = self.scratch.iter().copied();
+                place(&mut piece.indices, values + nulls, nulls_at, || {
+                    Ok(taken.next().unwrap_or_default())
+                })?;
             }
             Values::Plain { page: buf, at } => {
-                let start = piece.views.len();
-                let mut null_at = piece.nulls[first_null..].iter().peekable();
-                for i in start..start + values + nulls {
-                    if null_at.next_if_eq(&&i).is_some() {
-                        piece.views.push(0);
-                    } else {
-                        let (s, len) = plain_value(buf, *at)?;
-                        piece.views.push(make_view(&buf[s..s + len], 0, s as u32));
-                        *at = s + len;
-                    }
-                }
+                place(&mut piece.views, values + nulls, nulls_at, || {
+                    let (s, len) = plain_value(buf, *at)?;
+                    *at = s + len;
+                    Ok(make_view(&buf[s..s + len], 0, s as u32))
+                })?;
             }
         }
         Ok(())
     }
 
-    /// Turns the piece being built into an array of the batch's items; the next piece reads
-    /// from the same page.
+    /// Turns the piece being built, from the current data page, into an array of the
+    /// batch's items.
     fn flush(&mut self) -> Result<(), String> {
         let piece = std::mem::take(&mut self.piece);
-        self.piece.page = piece.page.clone();
         if piece.len() == 0 {
             return Ok(());
         }
@@ -456,12 +435,16 @@ impl StringLists {
             }
             NullBuffer::new(valid.finish())
         });
-        let array: ArrayRef = match piece.page {
-            Some(page) => std::sync::Arc::new(
-                StringViewArray::try_new(piece.views.into(), vec![Buffer::from(page)], nulls)
-                    .map_err(|e| e.to_string())?,
+        let array: ArrayRef = match self.page.as_ref().map(|p| &p.values) {
+            Some(Values::Plain { page, .. }) => std::sync::Arc::new(
+                StringViewArray::try_new(
+                    piece.views.into(),
+                    vec![Buffer::from(page.clone())],
+                    nulls,
+                )
+                .map_err(|e| e.to_string())?,
             ),
-            None => {
+            _ => {
                 let dictionary = self
                     .dictionary
                     .as_ref()
@@ -488,6 +471,25 @@ impl StringLists {
         self.pieces.push(array);
         Ok(())
     }
+}
+
+/// Appends `n` items to `out`: the zero value at the positions `nulls` (counted from the
+/// start of `out`, in order), `next()` elsewhere.
+fn place<T: Default>(
+    out: &mut Vec<T>,
+    n: usize,
+    nulls: &[usize],
+    mut next: impl FnMut() -> Result<T, String>,
+) -> Result<(), String> {
+    let mut nulls = nulls.iter().peekable();
+    for i in out.len()..out.len() + n {
+        let item = match nulls.next_if_eq(&&i) {
+            Some(_) => T::default(),
+            None => next()?,
+        };
+        out.push(item);
+    }
+    Ok(())
 }
 
 /// What is wrong with a run of level entries whose repetition levels are `reps`.
