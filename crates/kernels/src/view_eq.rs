@@ -7,7 +7,6 @@
 //! verdict from the views is computed without branches, and only a row whose views cannot
 //! decide (the same length over 12 bytes and the same 4-byte prefix) reads its bytes.
 
-use arrow::array::BooleanBufferBuilder;
 use arrow::array::{Array, StringViewArray};
 use arrow::buffer::{BooleanBuffer, Buffer};
 
@@ -17,30 +16,31 @@ pub(crate) fn views_eq(l: &StringViewArray, r: &StringViewArray) -> BooleanBuffe
     let (lv, rv) = (l.views(), r.views());
     let (lb, rb) = (l.data_buffers(), r.data_buffers());
     let n = lv.len().min(rv.len());
-    // Strings up to 12 bytes are equal when their views are (the view holds every byte,
-    // zero-padded). A longer string's view points into its own array's buffers, so equal
-    // views of two arrays say nothing of its bytes.
-    let same = BooleanBuffer::collect_bool(n, |i| (lv[i] == rv[i]) & (lv[i] as u32 <= 12));
-    // The rows the views cannot decide, marked in a second pass rather than branched to
-    // from the first: whether a row's length and first four bytes match is unpredictable,
-    // and a branch on it missed on about a sixth of the rows.
-    let undecided = BooleanBuffer::collect_bool(n, |i| {
-        let (a, b) = (lv[i], rv[i]);
-        (a as u64 == b as u64) & (a as u32 > 12)
-    });
-    let values = match undecided.count_set_bits() {
-        0 => same,
-        _ => {
-            let mut values = BooleanBufferBuilder::new(n);
-            values.append_buffer(&same);
-            for i in undecided.set_indices() {
-                if long_eq(lb, rb, lv[i], rv[i]) {
-                    values.set_bit(i, true);
-                }
-            }
-            values.finish()
+    // Per 64 rows, one pass over the views: `same`, the rows they prove equal (strings up to
+    // 12 bytes, whose views hold every byte, zero-padded), and `undecided`, the longer ones
+    // of one length and first four bytes. A longer string's view points into its own
+    // array's buffers, so equal views of two arrays say nothing of its bytes. Whether a row
+    // is undecided is unpredictable (a branch on it missed on about a sixth of the rows), so
+    // it is marked here and the bytes are compared after the pass.
+    let (mut same, mut undecided) = (Vec::new(), Vec::new());
+    for (lc, rc) in lv[..n].chunks(64).zip(rv[..n].chunks(64)) {
+        let (mut s, mut u) = (0u64, 0u64);
+        for (j, (&a, &b)) in lc.iter().zip(rc).enumerate() {
+            let short = a as u32 <= 12;
+            s |= u64::from((a == b) & short) << j;
+            u |= u64::from((a as u64 == b as u64) & !short) << j;
         }
-    };
+        same.push(s);
+        undecided.push(u);
+    }
+    for (w, mut u) in undecided.into_iter().enumerate() {
+        while u != 0 {
+            let i = w * 64 + u.trailing_zeros() as usize;
+            same[w] |= u64::from(long_eq(lb, rb, lv[i], rv[i])) << (i % 64);
+            u &= u - 1;
+        }
+    }
+    let values = BooleanBuffer::new(Buffer::from_vec(same), 0, n);
     match (l.nulls(), r.nulls()) {
         (None, None) => values,
         (Some(n), None) | (None, Some(n)) => &values & n.inner(),
