@@ -319,6 +319,7 @@ impl Scorer {
         let given = crate::score::Given {
             copied: &copied,
             output_text: None,
+            memo: None,
         };
         let columns = score_batch(
             &self.plan,

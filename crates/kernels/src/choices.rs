@@ -4,7 +4,7 @@
 use crate::normalize::Normalizer;
 use crate::KernelError;
 use arrow::array::builder::make_view;
-use arrow::array::{Array, ArrayRef, AsArray, GenericListArray, OffsetSizeTrait, StringViewArray};
+use arrow::array::{Array, ArrayRef, AsArray, GenericListArray, OffsetSizeTrait};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::DataType;
 use evalscore_text::TextColumn;
@@ -156,21 +156,6 @@ impl<'a> ChoiceReader<'a> {
             views_next: 0,
             keys: Vec::new(),
         })
-    }
-
-    /// A list column's validity, offsets and items, for kernels with a path of their own
-    /// over the common list shapes; `None` for other sources.
-    pub fn view_lists(&self) -> Option<(Option<&NullBuffer>, &[usize], &StringViewArray)> {
-        match &self.source {
-            Source::List {
-                nulls,
-                offsets,
-                items,
-            } => items
-                .as_string_view_opt()
-                .map(|v| (nulls.as_ref(), offsets.as_slice(), v)),
-            _ => None,
-        }
     }
 
     pub fn row(&mut self, row: usize) -> Result<RowChoices<'_>, KernelError> {

@@ -47,8 +47,11 @@
 //! - [`normalize::Normalizer`] (`normalize:` steps) and [`extract::Extractor`] (`extract:`);
 //!   [`pattern::compile`]: every regular expression from a task file, with size limits;
 //! - [`judge`]: a judge model's reply read as a label or a grade (model-graded scorers);
+//! - [`BatchMemo`]: what several scorers of one batch (a suite's tasks) would each derive
+//!   again from the same column, made once;
 //! - [`KernelError`] names the row (within the batch) and the input that is at fault.
 
+mod batch_memo;
 mod choices;
 mod contract;
 mod exact;
@@ -69,6 +72,7 @@ mod side;
 mod string_equals;
 mod view_eq;
 
+pub use batch_memo::BatchMemo;
 pub use choices::{parse_choice_list, Choices};
 pub use contract::{missing_count, Batch, Scored};
 pub use evalscore_text::{

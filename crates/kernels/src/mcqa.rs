@@ -1,11 +1,14 @@
+use crate::batch_memo::{self, BatchMemo};
 use crate::choices::{single_char, ChoiceReader, RowChoices};
 use crate::normalize::Normalizer;
 use crate::{Choices, KernelError};
-use arrow::array::BooleanBufferBuilder;
-use arrow::array::{Array, BooleanArray, DictionaryArray, Int8Array, StringArray, StringViewArray};
+use arrow::array::{
+    Array, AsArray, BooleanArray, BooleanBufferBuilder, DictionaryArray, GenericListArray,
+    Int8Array, OffsetSizeTrait, StringArray, StringViewArray,
+};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
-use arrow::datatypes::Int8Type;
-use evalscore_text::TextColumn;
+use arrow::datatypes::{DataType, Int8Type};
+use evalscore_text::{pack_bytes, TextColumn};
 use std::sync::Arc;
 
 /// `completion_validity` of an output whose first character is one of the row's choices.
@@ -41,12 +44,13 @@ pub fn string_equals_mcqa(
     choices: Choices<'_>,
     len: usize,
 ) -> Result<McqaOutput, KernelError> {
-    string_equals_mcqa_with(output, ground_truth, choices, len, None, None)
+    string_equals_mcqa_with(output, ground_truth, choices, len, None, None, None)
 }
 
 /// [`string_equals_mcqa`] with the scorer's `normalize:` (applied to the output, the ground
-/// truth and every choice before the first character is taken) and the `found` mask of an
-/// `extract:` (a row whose extraction found nothing is `INVALID`).
+/// truth and every choice before the first character is taken), the `found` mask of an
+/// `extract:` (a row whose extraction found nothing is `INVALID`), and the batch's memo,
+/// where other scorers of the batch share what is derived from a `choices` list column.
 pub fn string_equals_mcqa_with(
     output: TextColumn<'_>,
     ground_truth: TextColumn<'_>,
@@ -54,6 +58,7 @@ pub fn string_equals_mcqa_with(
     len: usize,
     norm: Option<&Normalizer>,
     found: Option<&[bool]>,
+    memo: Option<&BatchMemo>,
 ) -> Result<McqaOutput, KernelError> {
     let apply = |s: &str| -> Option<char> {
         match norm {
@@ -67,14 +72,14 @@ pub fn string_equals_mcqa_with(
             None => truth_char(s, row),
         }
     };
-    let mut reader = ChoiceReader::new(choices, norm)?;
-    if let (None, None, TextColumn::Utf8View(o), TextColumn::Utf8View(t), Some(lists)) =
-        (norm, found, output, ground_truth, reader.view_lists())
+    if let (None, None, TextColumn::Utf8View(o), TextColumn::Utf8View(t), Choices::PerRow(l)) =
+        (norm, found, output, ground_truth, choices)
     {
-        if let Some(out) = mcqa_views(o, t, lists, len) {
+        if let Some(out) = mcqa_views(o, t, l, len, memo) {
             return Ok(out);
         }
     }
+    let mut reader = ChoiceReader::new(choices, norm)?;
     // Bit-packed as they are decided: no `Vec<bool>` to pack afterwards.
     let mut scores = BooleanBufferBuilder::new(len);
     let mut valid = BooleanBufferBuilder::new(len);
@@ -111,46 +116,45 @@ pub fn string_equals_mcqa_with(
 }
 
 /// [`string_equals_mcqa`] for the common shape, decided from the 16-byte views alone:
-/// output and ground truth Utf8View, choices a list column, every ground truth one ASCII
-/// character, every choice item one ASCII character. `None` (the caller takes the general
-/// path, which also reports any bad value) when the batch is not of that shape. Outputs may
-/// start with anything: a first character that is not ASCII begins with a byte >= 0x80,
-/// which equals no item and no ground truth, as its whole character does on the general
-/// path (fullwidth letters, CJK, a leading combining mark: `INVALID`).
+/// output and ground truth Utf8View, choices a list column of Utf8View items, every ground
+/// truth one ASCII character, every choice item one ASCII character. `None` (the caller
+/// takes the general path, which also reports any bad value) when the batch is not of that
+/// shape. Outputs may start with anything: a first character that is not ASCII begins with
+/// a byte >= 0x80, which equals no item and no ground truth, as its whole character does on
+/// the general path (fullwidth letters, CJK, a leading combining mark: `INVALID`).
 ///
-/// The items' first bytes are gathered into one byte array in one pass (which also checks
-/// their shape); the rows are then scored and checked together, 64 at a time: a row's first
-/// eight items are one 64-bit load, searched for the output's first byte with
-/// [`crate::bytes_equal`] under a mask of the row's item count.
+/// Each row's items are one 128-bit mask of their bytes ([`batch_memo::choice_masks`], made
+/// once per batch for every scorer reading the list through `memo`); the rows are then
+/// scored and checked together, 64 at a time, a row's choice test one bit of its mask.
 fn mcqa_views(
     output: &StringViewArray,
     truth: &StringViewArray,
-    (list_nulls, offsets, items): (Option<&NullBuffer>, &[usize], &StringViewArray),
+    list: &dyn Array,
     len: usize,
+    memo: Option<&BatchMemo>,
 ) -> Option<McqaOutput> {
-    if output.len() != len || truth.len() != len || offsets.len() != len + 1 {
+    fn masks_of<'l, O: OffsetSizeTrait>(
+        list: &'l GenericListArray<O>,
+        memo: Option<&BatchMemo>,
+    ) -> Option<(Option<&'l NullBuffer>, Arc<[u128]>)> {
+        let items = list.values().as_string_view_opt()?;
+        let masks = match memo {
+            Some(m) => m.choice_masks(list, items),
+            None => batch_memo::choice_masks(list, items),
+        }?;
+        Some((list.nulls(), masks))
+    }
+    if output.len() != len || truth.len() != len || list.len() != len {
         return None;
     }
-    if items.null_count() > 0 {
-        return None;
-    }
-    // Lengths and first bytes sit in the low 64 bits of a view: one ASCII character is
-    // length 1 with the high bit of the first byte clear. Non-zero when the view is not,
-    // so that a whole column folds with `|` and one test at the end.
+    let (list_nulls, masks) = match list.data_type() {
+        DataType::List(_) => masks_of(list.as_list::<i32>(), memo)?,
+        DataType::LargeList(_) => masks_of(list.as_list::<i64>(), memo)?,
+        _ => return None,
+    };
+    // Non-zero when a view is not one ASCII character (length 1, high bit of its first
+    // byte clear), as in the masks.
     let not_one_ascii = |v: u64| (v & 0x80_FFFF_FFFF) ^ 1;
-    // The items of the scored rows (those of null lists too, as the general path reads),
-    // as their first bytes, with eight bytes of padding so that every row can load eight.
-    let base = offsets[0];
-    let iv = items.views().get(base..offsets[len])?;
-    let mut firsts = vec![0u8; iv.len() + 8];
-    let mut bad = 0;
-    for (f, &v) in firsts.iter_mut().zip(iv) {
-        bad |= not_one_ascii(v as u64);
-        *f = (v >> 32) as u8;
-    }
-    if bad != 0 {
-        return None;
-    }
     let (o_valid, t_valid, l_valid) = (
         crate::valid_words(output.nulls(), len),
         crate::valid_words(truth.nulls(), len),
@@ -162,26 +166,29 @@ fn mcqa_views(
     // (`hit`), whether that byte is the ground truth's (`same`), and whether the row breaks
     // the shape (a ground truth that is not one ASCII character). Nulls are applied to the
     // words afterwards.
-    let (ov, tv) = (output.views().get(..len)?, truth.views().get(..len)?);
-    for (w, (ow, tw)) in ov.chunks(64).zip(tv.chunks(64)).enumerate() {
-        // This word's rows' list bounds: `ow.len() + 1` offsets.
-        let bounds = offsets.get(w * 64..w * 64 + ow.len() + 1)?.windows(2);
-        let (mut hit, mut same, mut t_bad) = (0u64, 0u64, 0u64);
-        for (j, ((&o, &t), b)) in ow.iter().zip(tw).zip(bounds).enumerate() {
+    let (ov, tv, mv) = (
+        output.views().get(..len)?,
+        truth.views().get(..len)?,
+        masks.get(..len)?,
+    );
+    for (w, ((ow, tw), mw)) in ov
+        .chunks(64)
+        .zip(tv.chunks(64))
+        .zip(mv.chunks(64))
+        .enumerate()
+    {
+        let (mut hit, mut same, mut t_bad) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+        for (j, ((&o, &t), &m)) in ow.iter().zip(tw).zip(mw).enumerate() {
             let (o, t) = (o as u64, t as u64);
             let first = (o >> 32) as u8;
-            let non_empty = o as u32 > 0;
-            let (start, n) = (b[0] - base, b[1] - b[0]);
-            let found = if n <= 8 {
-                let eight = u64::from_le_bytes(firsts.get(start..start + 8)?.try_into().ok()?);
-                crate::bytes_equal(eight, first) & crate::LOW_BYTES[n] != 0
-            } else {
-                firsts.get(start..start + n)?.contains(&first)
-            };
-            hit |= u64::from(non_empty & found) << j;
-            same |= u64::from(first == (t >> 32) as u8) << j;
-            t_bad |= u64::from(not_one_ascii(t) != 0) << j;
+            let non_empty = u8::from(o as u32 > 0);
+            // The items are ASCII: a byte >= 0x80 is none of them.
+            let found = (m >> (first & 127)) as u8 & u8::from(first < 0x80);
+            hit[j] = non_empty & found;
+            same[j] = u8::from(first == (t >> 32) as u8);
+            t_bad[j] = u8::from(not_one_ascii(t) != 0);
         }
+        let (hit, same, t_bad) = (pack_bytes(&hit), pack_bytes(&same), pack_bytes(&t_bad));
         if t_bad & t_valid[w] != 0 {
             return None;
         }

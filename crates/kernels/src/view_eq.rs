@@ -9,6 +9,7 @@
 
 use arrow::array::{Array, StringViewArray};
 use arrow::buffer::{BooleanBuffer, Buffer};
+use evalscore_text::pack_bytes;
 
 /// Whether each row of `l` equals the same row of `r`, byte for byte; a null on either side
 /// is false. The arrays have the same length.
@@ -24,14 +25,14 @@ pub(crate) fn views_eq(l: &StringViewArray, r: &StringViewArray) -> BooleanBuffe
     // it is marked here and the bytes are compared after the pass.
     let (mut same, mut undecided) = (Vec::new(), Vec::new());
     for (lc, rc) in lv[..n].chunks(64).zip(rv[..n].chunks(64)) {
-        let (mut s, mut u) = (0u64, 0u64);
+        let (mut s, mut u) = ([0u8; 64], [0u8; 64]);
         for (j, (&a, &b)) in lc.iter().zip(rc).enumerate() {
             let short = a as u32 <= 12;
-            s |= u64::from((a == b) & short) << j;
-            u |= u64::from((a as u64 == b as u64) & !short) << j;
+            s[j] = u8::from((a == b) & short);
+            u[j] = u8::from((a as u64 == b as u64) & !short);
         }
-        same.push(s);
-        undecided.push(u);
+        same.push(pack_bytes(&s));
+        undecided.push(pack_bytes(&u));
     }
     for (w, mut u) in undecided.into_iter().enumerate() {
         while u != 0 {

@@ -8,7 +8,7 @@ use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArra
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
-use evalscore_text::valid_words;
+use evalscore_text::{pack_bytes, valid_words};
 use std::collections::{BTreeSet, HashMap};
 
 /// Which figures a [`Confusion`] state reports.
@@ -576,13 +576,13 @@ fn pair_counts(
     let mut odd_rows = Vec::new();
     // One column at a time: two masks in flight instead of four keep the loop in registers.
     let masks = |views: &[u128]| {
-        let (mut pos, mut neg) = (0u64, 0u64);
+        let (mut pos, mut neg) = ([0u8; 64], [0u8; 64]);
         for (j, &v) in views.iter().enumerate() {
             let (a, b) = class(v);
-            pos |= u64::from(a) << j;
-            neg |= u64::from(b) << j;
+            pos[j] = u8::from(a);
+            neg[j] = u8::from(b);
         }
-        (pos, neg)
+        (pack_bytes(&pos), pack_bytes(&neg))
     };
     for (w, (gc, pc)) in g.views().chunks(64).zip(p.views().chunks(64)).enumerate() {
         let ((gp, gn), (pp, pn)) = (masks(gc), masks(pc));

@@ -3,6 +3,7 @@
 use crate::functions::UserFunctions;
 use crate::judge::runtime::JudgeCtx;
 use arrow::array::ArrayRef;
+use evalscore_kernels::BatchMemo;
 use evalscore_task::RowContext;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +19,8 @@ pub struct BatchInput<'a> {
     pub judge: Option<&'a JudgeCtx<'a>>,
     /// The user functions, for `custom` with `function:`.
     pub functions: Option<&'a dyn UserFunctions>,
+    /// What the batch's other scorers (a suite's other tasks) derive from its columns too.
+    pub memo: Option<&'a BatchMemo>,
 }
 
 impl BatchInput<'_> {

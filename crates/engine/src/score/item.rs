@@ -7,6 +7,7 @@ use crate::plan::Plan;
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::{EngineError, Error, ErrorExt, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
+use evalscore_kernels::BatchMemo;
 use evalscore_reader::{Inputs, Unit};
 use evalscore_scorers::Task;
 
@@ -28,7 +29,7 @@ pub(crate) fn score_units(
         let mut done = 0u64;
         inputs.read_unit(unit, &columns, |batch| -> Result<(), Error> {
             crate::check_interrupt()?;
-            item.score(inputs, unit, unit.first_row + done, &batch, None)?;
+            item.score(inputs, unit, unit.first_row + done, &batch, None, None)?;
             done += batch.num_rows() as u64;
             Ok(())
         })?;
@@ -132,7 +133,8 @@ impl<'a> ItemScoring<'a> {
 
     /// Scores one batch of the current unit (holding the columns [`ItemScoring::start_unit`]
     /// gave, in schema order) whose first row is row `first_row` of its file (0-based);
-    /// `output_text` is the model output's text when the caller has made it already.
+    /// `output_text` is the model output's text when the caller has made it already, and
+    /// `memo` what the caller's other tasks derive from the batch.
     pub fn score(
         &mut self,
         inputs: &Inputs,
@@ -140,6 +142,7 @@ impl<'a> ItemScoring<'a> {
         first_row: u64,
         batch: &RecordBatch,
         output_text: Option<&ArrayRef>,
+        memo: Option<&BatchMemo>,
     ) -> Result<(), Error> {
         let (plan, task, budget) = (self.plan, self.task, self.budget);
         let result = &mut self.result;
@@ -148,6 +151,7 @@ impl<'a> ItemScoring<'a> {
         let given = Given {
             copied: &self.copied,
             output_text,
+            memo,
         };
         let scored = score_batch(plan, task, batch, given, result, budget, &mut bad);
         for (scorer, row, e) in bad {

@@ -7,6 +7,7 @@ use crate::plan::Plan;
 use crate::row_error::{internal, RowError, RowErrorRecord};
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
+use evalscore_kernels::BatchMemo;
 use evalscore_metrics::{GroupKeys, Grouped};
 use evalscore_scorers::judge::{JudgeCtx, Memo};
 use evalscore_scorers::{BatchInput, ScoreColumns, ScorerSpec, Task, UserFunctions};
@@ -68,6 +69,8 @@ pub(crate) struct Given<'a> {
     /// The model output column as text, when a suite's other task has made it for this
     /// batch (else it is made here).
     pub output_text: Option<&'a ArrayRef>,
+    /// What the batch's other scorers (a suite's other tasks) derive from its columns too.
+    pub memo: Option<&'a BatchMemo>,
 }
 
 /// Scores one batch and folds it into `acc`'s metric states. Returns the score columns in
@@ -85,6 +88,7 @@ pub(crate) fn score_batch(
     let Given {
         copied,
         output_text,
+        memo,
     } = given;
     let raw_output = match &plan.output_column {
         Some(name) => Some(batch.column_by_name(name).ok_or_else(|| RowError {
@@ -176,6 +180,7 @@ pub(crate) fn score_batch(
                 raw_output,
                 judge: judge.as_ref(),
                 functions: plan.functions.as_deref(),
+                memo,
             };
             let mut errors = Vec::new();
             let scored =
@@ -260,6 +265,8 @@ struct ScorerInput<'a> {
     raw_output: Option<&'a ArrayRef>,
     judge: Option<&'a JudgeCtx<'a>>,
     functions: Option<&'a dyn UserFunctions>,
+    /// For the whole batch only: its slices are other arrays.
+    memo: Option<&'a BatchMemo>,
 }
 
 impl ScorerInput<'_> {
@@ -284,6 +291,7 @@ fn score_scorer(
     needed: &std::collections::BTreeSet<&'static str>,
     judge: Option<&JudgeCtx<'_>>,
     functions: Option<&dyn UserFunctions>,
+    memo: Option<&BatchMemo>,
 ) -> Result<ScoreColumns, RowError> {
     spec.scorer.score(&BatchInput {
         ctx,
@@ -291,6 +299,7 @@ fn score_scorer(
         needed,
         judge,
         functions,
+        memo,
     })
 }
 
@@ -318,7 +327,15 @@ fn score_rows(
         model_output: input.model_output,
         model_output_raw: input.raw_output,
     };
-    let first = match score_scorer(spec, &whole, rows, needed, input.judge, input.functions) {
+    let first = match score_scorer(
+        spec,
+        &whole,
+        rows,
+        needed,
+        input.judge,
+        input.functions,
+        input.memo,
+    ) {
         Ok(s) => return Ok(s),
         Err(e) if !e.per_row || budget.limit == 0 || e.row >= rows => {
             return Err(take_or_stop(e, budget))
@@ -346,6 +363,7 @@ fn score_rows(
                     needed,
                     input.judge,
                     input.functions,
+                    None,
                 ) {
                     Ok(s) => {
                         pieces.push(Some(s));
@@ -379,6 +397,7 @@ fn score_rows(
                 raw_output: r.as_ref(),
                 judge: input.judge,
                 functions: input.functions,
+                memo: None,
             };
             let mut sub_errors = Vec::new();
             let s = score_rows(spec, &sub, needed, budget, &mut sub_errors, depth + 1)?;
@@ -424,7 +443,7 @@ fn assemble(
                 model_output: m.as_ref(),
                 model_output_raw: r.as_ref(),
             };
-            empty = score_scorer(spec, &ctx, 0, needed, input.judge, input.functions)?;
+            empty = score_scorer(spec, &ctx, 0, needed, input.judge, input.functions, None)?;
             &empty
         }
     };

@@ -12,6 +12,7 @@ use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::score::{ItemScoring, UnitResult};
 use crate::{check_interrupt, Error, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
+use evalscore_kernels::BatchMemo;
 use evalscore_reader::{scan_ordered, Inputs, Unit};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -226,6 +227,7 @@ fn score_item(
                     texts.push((name, text));
                 }
             }
+            let memo = BatchMemo::new();
             // The tasks score the batch independently, as jobs of the scan's pool: a worker
             // with no work item of its own left (at the end of the scan) takes some of them
             // instead of idling. Each task's results are the same whichever thread runs it.
@@ -241,8 +243,8 @@ fn score_item(
                         .output_column()
                         .and_then(|name| texts.iter().find(|(n, _)| *n == name))
                         .map(|(_, t)| t);
-                    let scored =
-                        project(&batch, cols).and_then(|b| item.score(inputs, unit, row, &b, text));
+                    let scored = project(&batch, cols)
+                        .and_then(|b| item.score(inputs, unit, row, &b, text, Some(&memo)));
                     if let Err(e) = scored {
                         *slot = None;
                         *result = Some(Err(e));

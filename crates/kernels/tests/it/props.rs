@@ -1,11 +1,13 @@
 //! Property tests: the kernels never panic on random rows, and report bad values as errors.
 #![allow(clippy::unwrap_used)]
 
-use arrow::array::{Array, ArrayRef, ListBuilder, StringArray, StringBuilder, StringViewArray};
+use arrow::array::{
+    Array, ArrayRef, ListBuilder, StringArray, StringBuilder, StringViewArray, StringViewBuilder,
+};
 use evalscore_kernels::pattern::SearchPattern;
 use evalscore_kernels::{
     match_check, missing_count, parse_choice_list, regex_check, string_equals, string_equals_mcqa,
-    Batch, Choices, Expected, MatchMode, TextColumn,
+    string_equals_mcqa_with, Batch, BatchMemo, Choices, Expected, MatchMode, TextColumn,
 };
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -206,8 +208,10 @@ proptest! {
 
 type McqaRow = (Option<String>, Option<String>, Option<Vec<String>>);
 
-/// `string_equals_mcqa` over the rows (output, truth, choices) twice: output and truth as
-/// Utf8 (the general path) and as Utf8View (the view path), errors as their messages.
+/// `string_equals_mcqa` over the rows (output, truth, choices) twice: output, truth and
+/// choice items as Utf8 (the general path) and as Utf8View, as the reader gives them (the
+/// view path), errors as their messages. The view path is also run through one batch memo
+/// by two scorers, and must give the same both times.
 #[allow(clippy::type_complexity)]
 fn mcqa_both_paths(
     rows: &[McqaRow],
@@ -219,18 +223,25 @@ fn mcqa_both_paths(
     let out: Vec<Option<&str>> = rows.iter().map(|r| r.0.as_deref()).collect();
     let truth: Vec<Option<&str>> = rows.iter().map(|r| r.1.as_deref()).collect();
     let mut lists = ListBuilder::new(StringBuilder::new());
+    let mut view_lists = ListBuilder::new(StringViewBuilder::new());
     for r in rows {
         match &r.2 {
             Some(items) => {
                 for i in items {
                     lists.values().append_value(i);
+                    view_lists.values().append_value(i);
                 }
                 lists.append(true);
+                view_lists.append(true);
             }
-            None => lists.append(false),
+            None => {
+                lists.append(false);
+                view_lists.append(false);
+            }
         }
     }
     let lists: ArrayRef = Arc::new(lists.finish());
+    let view_lists: ArrayRef = Arc::new(view_lists.finish());
     let (o8, t8) = (
         StringArray::from(out.clone()),
         StringArray::from(truth.clone()),
@@ -242,12 +253,21 @@ fn mcqa_both_paths(
         Choices::PerRow(lists.as_ref()),
         n,
     );
-    let views = string_equals_mcqa(
-        TextColumn::new(&ov, "o").unwrap(),
-        TextColumn::new(&tv, "t").unwrap(),
-        Choices::PerRow(lists.as_ref()),
-        n,
-    );
+    let memo = BatchMemo::new();
+    let view_path = |memo| {
+        string_equals_mcqa_with(
+            TextColumn::new(&ov, "o").unwrap(),
+            TextColumn::new(&tv, "t").unwrap(),
+            Choices::PerRow(view_lists.as_ref()),
+            n,
+            None,
+            None,
+            memo,
+        )
+    };
+    let views = view_path(None);
+    assert_eq!(view_path(Some(&memo)), views);
+    assert_eq!(view_path(Some(&memo)), views);
     (
         general.map_err(|e| e.to_string()),
         views.map_err(|e| e.to_string()),

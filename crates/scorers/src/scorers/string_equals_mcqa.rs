@@ -129,7 +129,15 @@ impl Scorer for McqaScorer {
                     Choices::Fixed(&parsed)
                 }
             };
-            let out = string_equals_mcqa_with(v.column, gc, choice_arg, rows, v.normalize, v.found)
+            let out = string_equals_mcqa_with(
+                v.column,
+                gc,
+                choice_arg,
+                rows,
+                v.normalize,
+                v.found,
+                input.memo,
+            )
                 .map_err(|e| {
                     let t = match &e {
                         KernelError::Value { input, .. } if input == "choices" => {

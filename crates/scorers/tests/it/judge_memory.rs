@@ -76,6 +76,7 @@ fn score(task: &Task, batch: &RecordBatch, needed: &[&'static str]) -> (Memo, Sc
         needed: &needed,
         judge: Some(&judge),
         functions: None,
+        memo: None,
     };
     let got = task.scorers[0]
         .scorer

@@ -1,0 +1,180 @@
+//! What several scorers of one batch would each derive again from the same column: a suite
+//! scores every batch with each of its tasks, and tasks over the same export read the same
+//! `choices` list. The first scorer that needs a value makes it; the others wait for it and
+//! share it. A memo lives for one batch.
+//!
+//! Columns are recognised by their buffers: an entry holds clones of the buffers it was made
+//! from, so while it exists their memory can be neither freed nor written (an Arrow buffer
+//! is immutable while shared), and the same address and length mean the same bytes.
+
+use arrow::array::{Array, GenericListArray, OffsetSizeTrait, StringViewArray};
+use arrow::buffer::Buffer;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Values derived from one batch's columns, shared by the scorers that score it.
+#[derive(Debug, Default)]
+pub struct BatchMemo {
+    choice_masks: Mutex<Vec<MaskEntry>>,
+}
+
+/// The choice masks of one list (`None`: the list is not of the masks' shape).
+type Masks = Option<Arc<[u128]>>;
+
+#[derive(Debug)]
+struct MaskEntry {
+    offsets: Buffer,
+    views: Buffer,
+    masks: Arc<OnceLock<Masks>>,
+}
+
+impl BatchMemo {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// [`choice_masks`] of `list`, made once per list for all who ask.
+    pub(crate) fn choice_masks<O: OffsetSizeTrait>(
+        &self,
+        list: &GenericListArray<O>,
+        items: &StringViewArray,
+    ) -> Masks {
+        let (offsets, views) = (list.offsets().inner().inner(), items.views().inner());
+        let same = |b: &Buffer, c: &Buffer| b.as_ptr() == c.as_ptr() && b.len() == c.len();
+        let cell = {
+            // A poisoned lock only means another scorer panicked: the entries are whole.
+            let mut entries = self.choice_masks.lock().unwrap_or_else(|p| p.into_inner());
+            match entries
+                .iter()
+                .find(|e| same(&e.offsets, offsets) && same(&e.views, views))
+            {
+                Some(e) => Arc::clone(&e.masks),
+                None => {
+                    let cell = Arc::new(OnceLock::new());
+                    entries.push(MaskEntry {
+                        offsets: offsets.clone(),
+                        views: views.clone(),
+                        masks: Arc::clone(&cell),
+                    });
+                    cell
+                }
+            }
+        };
+        // Outside the lock: other lists' masks are made meanwhile; a scorer asking for this
+        // one waits for it.
+        cell.get_or_init(|| choice_masks(list, items)).clone()
+    }
+}
+
+/// Per row of `list`, the set of its items' bytes as a 128-bit mask (bit `b` for an item
+/// that is the one ASCII character `b`), the items of null lists included. `None` when an
+/// item in the rows' range is null or is not exactly one ASCII character: the scorer's
+/// general path then reads (and reports) them.
+pub(crate) fn choice_masks<O: OffsetSizeTrait>(
+    list: &GenericListArray<O>,
+    items: &StringViewArray,
+) -> Masks {
+    let offsets = list.value_offsets();
+    let base = offsets.first()?.as_usize();
+    let end = offsets.last()?.as_usize();
+    if items
+        .nulls()
+        .is_some_and(|n| n.slice(base, end - base).null_count() > 0)
+    {
+        return None;
+    }
+    let views = items.views().get(base..end)?;
+    let mut masks = Vec::with_capacity(list.len());
+    // Non-zero for a view that is not one ASCII character (length 1, high bit of its first
+    // byte clear), folded over the column with `|` and tested once at the end.
+    let mut bad = 0u64;
+    for bounds in offsets.windows(2) {
+        let row = views.get(bounds[0].as_usize() - base..bounds[1].as_usize() - base)?;
+        let mut mask = 0u128;
+        for &v in row {
+            let v = v as u64;
+            bad |= (v & 0x80_FFFF_FFFF) ^ 1;
+            mask |= 1u128 << ((v >> 32) & 127);
+        }
+        masks.push(mask);
+    }
+    (bad == 0).then(|| masks.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ListArray, ListBuilder, StringViewBuilder};
+
+    fn list(rows: &[Option<&[Option<&str>]>]) -> ListArray {
+        let mut b = ListBuilder::new(StringViewBuilder::new());
+        for row in rows {
+            match row {
+                Some(items) => {
+                    for i in *items {
+                        b.values().append_option(*i);
+                    }
+                    b.append(true);
+                }
+                None => b.append(false),
+            }
+        }
+        b.finish()
+    }
+
+    fn masks_of(l: &ListArray) -> Masks {
+        choice_masks(l, l.values().as_any().downcast_ref().unwrap())
+    }
+
+    fn bits(chars: &str) -> u128 {
+        chars.bytes().fold(0, |m, b| m | 1u128 << b)
+    }
+
+    #[test]
+    fn masks_hold_each_rows_items() {
+        let l = list(&[
+            Some(&[Some("A"), Some("B"), Some("C"), Some("D")]),
+            Some(&[]),
+            None,
+            Some(&[Some(" "), Some("~"), Some("\0"), Some("a")]),
+        ]);
+        let m = masks_of(&l).unwrap();
+        assert_eq!(&m[..], &[bits("ABCD"), 0, 0, bits(" ~\0a")]);
+        // A slice of the list: its own rows only, from its offsets.
+        let s = l.slice(3, 1);
+        assert_eq!(&masks_of(&s).unwrap()[..], &[bits(" ~\0a")]);
+    }
+
+    #[test]
+    fn items_of_another_shape_give_none() {
+        for items in [
+            &[Some("A"), Some("BC")][..],
+            &[Some("A"), Some("")],
+            &[Some("É")],
+            &[Some("A"), None],
+        ] {
+            let l = list(&[Some(&[Some("A")]), Some(items)]);
+            assert_eq!(masks_of(&l), None, "{items:?}");
+            // Outside the rows' range they do not count.
+            assert!(masks_of(&l.slice(0, 1)).is_some(), "{items:?}");
+        }
+    }
+
+    #[test]
+    fn a_memo_makes_each_lists_masks_once() {
+        let memo = BatchMemo::new();
+        let rows: &[Option<&[Option<&str>]>] = &[Some(&[Some("A"), Some("B")]), Some(&[Some("C")])];
+        let (a, b) = (list(rows), list(rows));
+        let items = |l: &ListArray| l.values().as_any().downcast_ref().cloned().unwrap();
+        let first = memo.choice_masks(&a, &items(&a)).unwrap();
+        let again = memo.choice_masks(&a.clone(), &items(&a)).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        // Equal contents in other buffers are another list.
+        let other = memo.choice_masks(&b, &items(&b)).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert_eq!(first, other);
+        // A slice starts elsewhere in the offsets: its own entry.
+        let sliced = memo.choice_masks(&a.slice(1, 1), &items(&a)).unwrap();
+        assert_eq!(&sliced[..], &[bits("C")]);
+        assert_eq!(memo.choice_masks.lock().unwrap().len(), 3);
+    }
+}
