@@ -17,8 +17,9 @@ pub struct BatchMemo {
     choice_masks: Mutex<Vec<MaskEntry>>,
 }
 
-/// The choice masks of one list (`None`: the list is not of the masks' shape).
-type Masks = Option<Arc<[u128]>>;
+/// The choice masks of one list (`None`: the list is not of the masks' shape). A `Vec`
+/// behind the `Arc`, as made: an `Arc<[u128]>` would copy it.
+type Masks = Option<Arc<Vec<u128>>>;
 
 #[derive(Debug)]
 struct MaskEntry {
@@ -73,6 +74,38 @@ pub(crate) fn choice_masks<O: OffsetSizeTrait>(
     list: &GenericListArray<O>,
     items: &StringViewArray,
 ) -> Masks {
+    let firsts = first_bytes(list, items)?;
+    let offsets = list.value_offsets();
+    let base = offsets.first()?.as_usize();
+    // A row of up to eight items (the common case) is one 64-bit load with the bytes past
+    // its items set to 0x80: no branch on its length, which varies from row to row.
+    const NONE: u64 = 0x8080_8080_8080_8080;
+    let mask_of = |bytes: &[u8]| bytes.iter().fold(0u128, |m, &b| m | BIT[usize::from(b)]);
+    let mut masks = Vec::with_capacity(list.len());
+    for bounds in offsets.windows(2) {
+        let (start, n) = (
+            bounds[0].as_usize() - base,
+            bounds[1].as_usize() - bounds[0].as_usize(),
+        );
+        let mask = if n <= 8 {
+            let eight = u64::from_le_bytes(firsts.get(start..start + 8)?.try_into().ok()?);
+            let keep = crate::LOW_BYTES[n];
+            mask_of(&((eight & keep) | (NONE & !keep)).to_le_bytes())
+        } else {
+            mask_of(firsts.get(start..start + n)?)
+        };
+        masks.push(mask);
+    }
+    Some(Arc::new(masks))
+}
+
+/// The first bytes of the items of `list`'s rows (those of null lists too), with eight bytes
+/// of padding that are no item (0x80) so that every row can load eight. `None` when an item
+/// in the rows' range is null or is not exactly one ASCII character.
+pub(crate) fn first_bytes<O: OffsetSizeTrait>(
+    list: &GenericListArray<O>,
+    items: &StringViewArray,
+) -> Option<Vec<u8>> {
     let offsets = list.value_offsets();
     let base = offsets.first()?.as_usize();
     let end = offsets.last()?.as_usize();
@@ -83,22 +116,27 @@ pub(crate) fn choice_masks<O: OffsetSizeTrait>(
         return None;
     }
     let views = items.views().get(base..end)?;
-    let mut masks = Vec::with_capacity(list.len());
-    // Non-zero for a view that is not one ASCII character (length 1, high bit of its first
-    // byte clear), folded over the column with `|` and tested once at the end.
+    // Non-zero `bad` for a view that is not one ASCII character (length 1, high bit of its
+    // first byte clear), folded over the column with `|` and tested once at the end.
+    let mut firsts = vec![0x80u8; views.len() + 8];
     let mut bad = 0u64;
-    for bounds in offsets.windows(2) {
-        let row = views.get(bounds[0].as_usize() - base..bounds[1].as_usize() - base)?;
-        let mut mask = 0u128;
-        for &v in row {
-            let v = v as u64;
-            bad |= (v & 0x80_FFFF_FFFF) ^ 1;
-            mask |= 1u128 << ((v >> 32) & 127);
-        }
-        masks.push(mask);
+    for (f, &v) in firsts.iter_mut().zip(views) {
+        bad |= (v as u64 & 0x80_FFFF_FFFF) ^ 1;
+        *f = (v >> 32) as u8;
     }
-    (bad == 0).then(|| masks.into())
+    (bad == 0).then_some(firsts)
 }
+
+/// `BIT[b]` is the mask of the one-character item `b`: bit `b` for ASCII, none above.
+static BIT: [u128; 256] = {
+    let mut t = [0u128; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = 1 << b;
+        b += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
@@ -136,12 +174,28 @@ mod tests {
             Some(&[]),
             None,
             Some(&[Some(" "), Some("~"), Some("\0"), Some("a")]),
+            Some(&["H", "G", "F", "E", "D", "C", "B", "A"].map(Some)),
+            Some(&["A", "B", "C", "D", "E", "F", "G", "H", "I"].map(Some)),
+            Some(&["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"].map(Some)),
+            Some(&[Some("Z")]),
         ]);
         let m = masks_of(&l).unwrap();
-        assert_eq!(&m[..], &[bits("ABCD"), 0, 0, bits(" ~\0a")]);
+        let want = [
+            bits("ABCD"),
+            0,
+            0,
+            bits(" ~\0a"),
+            bits("ABCDEFGH"),
+            bits("ABCDEFGHI"),
+            bits("abcdefghijkl"),
+            bits("Z"),
+        ];
+        assert_eq!(&m[..], &want);
         // A slice of the list: its own rows only, from its offsets.
-        let s = l.slice(3, 1);
-        assert_eq!(&masks_of(&s).unwrap()[..], &[bits(" ~\0a")]);
+        for k in 0..l.len() {
+            let s = l.slice(k, l.len() - k);
+            assert_eq!(&masks_of(&s).unwrap()[..], &want[k..]);
+        }
     }
 
     #[test]

@@ -122,10 +122,6 @@ pub fn string_equals_mcqa_with(
 /// shape. Outputs may start with anything: a first character that is not ASCII begins with
 /// a byte >= 0x80, which equals no item and no ground truth, as its whole character does on
 /// the general path (fullwidth letters, CJK, a leading combining mark: `INVALID`).
-///
-/// Each row's items are one 128-bit mask of their bytes ([`batch_memo::choice_masks`], made
-/// once per batch for every scorer reading the list through `memo`); the rows are then
-/// scored and checked together, 64 at a time, a row's choice test one bit of its mask.
 fn mcqa_views(
     output: &StringViewArray,
     truth: &StringViewArray,
@@ -133,27 +129,69 @@ fn mcqa_views(
     len: usize,
     memo: Option<&BatchMemo>,
 ) -> Option<McqaOutput> {
-    fn masks_of<'l, O: OffsetSizeTrait>(
-        list: &'l GenericListArray<O>,
-        memo: Option<&BatchMemo>,
-    ) -> Option<(Option<&'l NullBuffer>, Arc<[u128]>)> {
-        let items = list.values().as_string_view_opt()?;
-        let masks = match memo {
-            Some(m) => m.choice_masks(list, items),
-            None => batch_memo::choice_masks(list, items),
-        }?;
-        Some((list.nulls(), masks))
-    }
     if output.len() != len || truth.len() != len || list.len() != len {
         return None;
     }
-    let (list_nulls, masks) = match list.data_type() {
-        DataType::List(_) => masks_of(list.as_list::<i32>(), memo)?,
-        DataType::LargeList(_) => masks_of(list.as_list::<i64>(), memo)?,
-        _ => return None,
-    };
+    match list.data_type() {
+        DataType::List(_) => views_with_list(output, truth, list.as_list::<i32>(), memo),
+        DataType::LargeList(_) => views_with_list(output, truth, list.as_list::<i64>(), memo),
+        _ => None,
+    }
+}
+
+/// How a row's choices are searched for the output's first byte. With a memo (a suite's
+/// tasks), each row's items are one 128-bit mask ([`BatchMemo`]), made once for every
+/// scorer of the batch, and a row's test is one bit. Alone, a scorer searches the items'
+/// first bytes instead: a row's first eight items are one 64-bit load, searched with
+/// [`crate::bytes_equal`] under a mask of the row's item count, which costs less than
+/// making the masks for one use.
+fn views_with_list<O: OffsetSizeTrait>(
+    output: &StringViewArray,
+    truth: &StringViewArray,
+    list: &GenericListArray<O>,
+    memo: Option<&BatchMemo>,
+) -> Option<McqaOutput> {
+    let items = list.values().as_string_view_opt()?;
+    let nulls = list.nulls();
+    if let Some(memo) = memo {
+        let masks = memo.choice_masks(list, items)?;
+        return score_views(output, truth, nulls, |row, first| {
+            // The items are ASCII: a byte >= 0x80 is none of them.
+            (masks[row] >> (first & 127)) as u8 & u8::from(first < 0x80)
+        });
+    }
+    let firsts = batch_memo::first_bytes(list, items)?;
+    let offsets = list.value_offsets();
+    let base = offsets[0].as_usize();
+    score_views(output, truth, nulls, |row, first| {
+        let (start, end) = (
+            offsets[row].as_usize() - base,
+            offsets[row + 1].as_usize() - base,
+        );
+        let n = end - start;
+        let found = if n <= 8 {
+            let eight = firsts.get(start..start + 8).and_then(|b| b.try_into().ok());
+            eight.is_some_and(|e| {
+                crate::bytes_equal(u64::from_le_bytes(e), first) & crate::LOW_BYTES[n] != 0
+            })
+        } else {
+            firsts.get(start..end).is_some_and(|f| f.contains(&first))
+        };
+        u8::from(found)
+    })
+}
+
+/// Scores the rows 64 at a time, `found(row, first)` telling whether the output's first byte
+/// is one of the row's choices (in its low bit).
+fn score_views(
+    output: &StringViewArray,
+    truth: &StringViewArray,
+    list_nulls: Option<&NullBuffer>,
+    found: impl Fn(usize, u8) -> u8,
+) -> Option<McqaOutput> {
+    let len = output.len();
     // Non-zero when a view is not one ASCII character (length 1, high bit of its first
-    // byte clear), as in the masks.
+    // byte clear), as for the items.
     let not_one_ascii = |v: u64| (v & 0x80_FFFF_FFFF) ^ 1;
     let (o_valid, t_valid, l_valid) = (
         crate::valid_words(output.nulls(), len),
@@ -166,25 +204,13 @@ fn mcqa_views(
     // (`hit`), whether that byte is the ground truth's (`same`), and whether the row breaks
     // the shape (a ground truth that is not one ASCII character). Nulls are applied to the
     // words afterwards.
-    let (ov, tv, mv) = (
-        output.views().get(..len)?,
-        truth.views().get(..len)?,
-        masks.get(..len)?,
-    );
-    for (w, ((ow, tw), mw)) in ov
-        .chunks(64)
-        .zip(tv.chunks(64))
-        .zip(mv.chunks(64))
-        .enumerate()
-    {
+    let (ov, tv) = (output.views().get(..len)?, truth.views().get(..len)?);
+    for (w, (ow, tw)) in ov.chunks(64).zip(tv.chunks(64)).enumerate() {
         let (mut hit, mut same, mut t_bad) = ([0u8; 64], [0u8; 64], [0u8; 64]);
-        for (j, ((&o, &t), &m)) in ow.iter().zip(tw).zip(mw).enumerate() {
+        for (j, (&o, &t)) in ow.iter().zip(tw).enumerate() {
             let (o, t) = (o as u64, t as u64);
             let first = (o >> 32) as u8;
-            let non_empty = u8::from(o as u32 > 0);
-            // The items are ASCII: a byte >= 0x80 is none of them.
-            let found = (m >> (first & 127)) as u8 & u8::from(first < 0x80);
-            hit[j] = non_empty & found;
+            hit[j] = u8::from(o as u32 > 0) & found(w * 64 + j, first);
             same[j] = u8::from(first == (t >> 32) as u8);
             t_bad[j] = u8::from(not_one_ascii(t) != 0);
         }
