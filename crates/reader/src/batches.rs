@@ -5,10 +5,12 @@
 //! columns exactly (module `union`).
 
 use crate::parquet_input::{guarded, view_options};
+use crate::remote::Sparse;
 use crate::string_lists::StringLists;
 use crate::units::damaged_unit;
 use crate::{
-    hive, jsonl, pages, remote, union, Format, InputFile, Inputs, ReadError, Unit, BATCH_SIZE,
+    hive, jsonl, local, pages, remote, union, Format, InputFile, Inputs, ReadError, Unit,
+    BATCH_SIZE,
 };
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
@@ -61,20 +63,17 @@ impl Inputs {
                     .collect();
                 let reader = match &file.remote {
                     None => {
-                        let handle = File::open(&file.path)
-                            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                        // A second handle for the page-header checks; the decoder seeks before
-                        // every read.
-                        let check = handle
-                            .try_clone()
-                            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
                         let meta = file.reader_meta(|m| damaged_unit(file, unit, m))?;
-                        let checks = |chunk: &ColumnChunkMetaData| {
-                            pages::check_chunk(&check, chunk).map(|_| ())
+                        let small = match &meta {
+                            Some(m) => {
+                                local::small_unit(&file.path, m.metadata(), unit.row_group, &roots)?
+                            }
+                            None => None,
                         };
-                        // The pages of list columns read here (module `string_lists`).
-                        let again = || check.try_clone().map_err(|e| format!("cannot open: {e}"));
-                        parquet_unit(file, unit, roots, (handle, again), meta, checks)?
+                        match small {
+                            Some(read) => in_memory_unit(file, unit, roots, read, meta)?,
+                            None => local_unit(file, unit, roots, meta)?,
+                        }
                     }
                     Some(remote) => remote::remote_unit(file, remote, unit, roots)?,
                 };
@@ -222,6 +221,43 @@ impl UnitBatches<'_> {
             }
         }
     }
+}
+
+/// The decoder of one unit of a local Parquet file, read through a file handle, from its
+/// parsed footer `meta` when there is one.
+fn local_unit(
+    file: &InputFile,
+    unit: &Unit,
+    roots: Vec<usize>,
+    meta: Option<ArrowReaderMetadata>,
+) -> Result<ParquetUnit, ReadError> {
+    let handle = File::open(&file.path)
+        .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+    // A second handle for the page-header checks; the decoder seeks before every read.
+    let check = handle
+        .try_clone()
+        .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+    let checks = |chunk: &ColumnChunkMetaData| pages::check_chunk(&check, chunk).map(|_| ());
+    // The pages of list columns read here (module `string_lists`).
+    let again = || check.try_clone().map_err(|e| format!("cannot open: {e}"));
+    parquet_unit(file, unit, roots, (handle, again), meta, checks)
+}
+
+/// The decoder of a unit whose needed chunks are in memory: a remote file's fetched chunks
+/// (module `remote`), or a small local unit's, read at once (`local::small_unit`).
+pub(crate) fn in_memory_unit(
+    file: &InputFile,
+    unit: &Unit,
+    roots: Vec<usize>,
+    read: Sparse,
+    meta: Option<ArrowReaderMetadata>,
+) -> Result<ParquetUnit, ReadError> {
+    let again = || Ok(read.clone());
+    parquet_unit(file, unit, roots, (read.clone(), again), meta, |chunk| {
+        let (start, len) = pages::checked_range(chunk)?;
+        let bytes = read.piece(start, len).map_err(|e| e.to_string())?;
+        pages::check_chunk_bytes(&bytes, chunk).map(|_| ())
+    })
 }
 
 /// The decoder of one Parquet unit over `handle` (a local file, or a remote file's fetched

@@ -21,9 +21,13 @@ impl InputFile {
             return Ok(meta);
         }
         let read = || {
-            let handle = std::fs::File::open(&self.path)
+            let mut handle = std::fs::File::open(&self.path)
                 .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
-            Ok(load_view(&handle, &self.schema).map(|meta| (None, meta)))
+            let meta = match crate::local::whole_footer(&self.path, &mut handle)? {
+                Some((tail, _)) => load_view(&tail, &self.schema),
+                None => load_view(&handle, &self.schema),
+            };
+            Ok(meta.map(|meta| (None, meta)))
         };
         let (_, meta) = reread(id, read)?.map_err(|m| damaged(&m))?;
         Ok(Some(meta))

@@ -13,7 +13,7 @@
 //! temporary file when the input is opened (32 MiB at a time, never all in memory) and read
 //! from there; the copy is removed when the inputs are dropped.
 
-use crate::batches::parquet_unit;
+use crate::batches::in_memory_unit;
 use crate::parquet_input::{guarded, load_view, open_parquet, reread, Footer};
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
@@ -57,9 +57,11 @@ pub(crate) fn read_error(e: StorageError) -> ReadError {
     }
 }
 
-/// A file of which only some byte ranges were fetched: enough for the Parquet decoder, which
-/// reads only the footer and the chunks of the projected columns. Asking for bytes that were
-/// not fetched is an error (it would be a bug in the choice of ranges), never a fetch.
+/// A file of which only some byte ranges were fetched (or, for a small local unit, read at
+/// once): enough for the Parquet decoder, which reads only the footer and the chunks of the
+/// projected columns. Asking for bytes that were not fetched is an error (it would be a bug
+/// in the choice of ranges, or a damaged page reaching past its chunk), never a fetch.
+#[derive(Clone)]
 pub(crate) struct Sparse {
     len: u64,
     /// (first byte, bytes), sorted by first byte.
@@ -72,7 +74,7 @@ impl Sparse {
         Sparse { len, pieces }
     }
 
-    fn piece(&self, start: u64, length: u64) -> Result<Bytes, ParquetError> {
+    pub fn piece(&self, start: u64, length: u64) -> Result<Bytes, ParquetError> {
         // The last piece starting at or before `start` holds it, if any does.
         let i = self.pieces.partition_point(|p| p.0 <= start);
         if i > 0 {
@@ -83,7 +85,7 @@ impl Sparse {
             }
         }
         Err(ParquetError::General(format!(
-            "bytes {start} to {} of the remote file were not fetched",
+            "bytes {start} to {} of the file were not read",
             start.saturating_add(length)
         )))
     }
@@ -105,7 +107,7 @@ impl ChunkReader for Sparse {
             .and_then(|i| self.pieces.get(i))
             .filter(|(at, b)| start - at <= b.len() as u64)
             .ok_or_else(|| {
-                ParquetError::General(format!("byte {start} of the remote file was not fetched"))
+                ParquetError::General(format!("byte {start} of the file was not read"))
             })?;
         Ok(std::io::Cursor::new(b.slice((start - at) as usize..)))
     }
@@ -183,16 +185,8 @@ pub(crate) fn remote_unit(
     let fetched = remote.object.get_ranges(&ranges).map_err(read_error)?;
     let mut pieces: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
     pieces.push((footer.tail_start, footer.tail.clone()));
-    let check = Sparse::new(remote.object.size(), pieces.clone());
-    let sparse = Sparse::new(remote.object.size(), pieces.clone());
-    let again = || Ok(Sparse::new(remote.object.size(), pieces.clone()));
-    parquet_unit(file, unit, roots, (sparse, again), reader_meta, |chunk| {
-        let (start, len) = pages::checked_range(chunk)?;
-        match check.piece(start, len) {
-            Ok(b) => pages::check_chunk_bytes(&b, chunk).map(|_| ()),
-            Err(_) => Err(format!("bytes from {start} were not fetched")),
-        }
-    })
+    let fetched = Sparse::new(remote.object.size(), pieces);
+    in_memory_unit(file, unit, roots, fetched, reader_meta)
 }
 
 /// A remote Parquet file's tail and parsed footer (strings as Utf8View, `None` when they do
