@@ -5,7 +5,7 @@
 //! columns exactly (module `union`).
 
 use crate::parquet_input::{guarded, view_options};
-use crate::remote::Sparse;
+use crate::sparse::Sparse;
 use crate::string_lists::StringLists;
 use crate::units::damaged_unit;
 use crate::{
@@ -75,7 +75,10 @@ impl Inputs {
                             None => local_unit(file, unit, roots, meta)?,
                         }
                     }
-                    Some(remote) => remote::remote_unit(file, remote, unit, roots)?,
+                    Some(remote) => {
+                        let (fetched, meta) = remote::fetch_unit(file, remote, unit, &roots)?;
+                        in_memory_unit(file, unit, roots, fetched, meta)?
+                    }
                 };
                 Source::Parquet(Box::new(reader))
             }
@@ -245,7 +248,7 @@ fn local_unit(
 
 /// The decoder of a unit whose needed chunks are in memory: a remote file's fetched chunks
 /// (module `remote`), or a small local unit's, read at once (`local::small_unit`).
-pub(crate) fn in_memory_unit(
+fn in_memory_unit(
     file: &InputFile,
     unit: &Unit,
     roots: Vec<usize>,

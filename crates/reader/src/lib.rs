@@ -39,6 +39,7 @@ mod partition_filter;
 mod remote;
 mod scan;
 mod schema;
+mod sparse;
 mod string_lists;
 mod tree;
 mod union;

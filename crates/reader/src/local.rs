@@ -2,7 +2,7 @@
 //! local Parquet file's footer read and checked.
 
 use crate::parquet_input::open_parquet;
-use crate::remote::Sparse;
+use crate::sparse::Sparse;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError};
 use evalscore_error::file_kind;
 use parquet::file::reader::Length;

@@ -13,15 +13,13 @@
 //! temporary file when the input is opened (32 MiB at a time, never all in memory) and read
 //! from there; the copy is removed when the inputs are dropped.
 
-use crate::batches::in_memory_unit;
 use crate::parquet_input::{guarded, load_view, open_parquet, reread, Footer};
+use crate::sparse::Sparse;
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
 use evalscore_storage::{Object, StorageError, StoreUrl};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use parquet::errors::ParquetError;
-use parquet::file::reader::{ChunkReader, Length};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -54,66 +52,6 @@ pub(crate) fn read_error(e: StorageError) -> ReadError {
     match e.hint {
         Some(h) => err.with_hint(h),
         None => err,
-    }
-}
-
-/// A file of which only some byte ranges were fetched (or, for a small local unit, read at
-/// once): enough for the Parquet decoder, which reads only the footer and the chunks of the
-/// projected columns. Asking for bytes that were not fetched is an error (it would be a bug
-/// in the choice of ranges, or a damaged page reaching past its chunk), never a fetch.
-#[derive(Clone)]
-pub(crate) struct Sparse {
-    len: u64,
-    /// (first byte, bytes), sorted by first byte.
-    pieces: Vec<(u64, Bytes)>,
-}
-
-impl Sparse {
-    pub fn new(len: u64, mut pieces: Vec<(u64, Bytes)>) -> Sparse {
-        pieces.sort_by_key(|p| p.0);
-        Sparse { len, pieces }
-    }
-
-    pub fn piece(&self, start: u64, length: u64) -> Result<Bytes, ParquetError> {
-        // The last piece starting at or before `start` holds it, if any does.
-        let i = self.pieces.partition_point(|p| p.0 <= start);
-        if i > 0 {
-            let (at, b) = &self.pieces[i - 1];
-            let off = start - at;
-            if off.saturating_add(length) <= b.len() as u64 {
-                return Ok(b.slice(off as usize..(off + length) as usize));
-            }
-        }
-        Err(ParquetError::General(format!(
-            "bytes {start} to {} of the file were not read",
-            start.saturating_add(length)
-        )))
-    }
-}
-
-impl Length for Sparse {
-    fn len(&self) -> u64 {
-        self.len
-    }
-}
-
-impl ChunkReader for Sparse {
-    type T = std::io::Cursor<Bytes>;
-
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        let i = self.pieces.partition_point(|p| p.0 <= start);
-        let (at, b) = i
-            .checked_sub(1)
-            .and_then(|i| self.pieces.get(i))
-            .filter(|(at, b)| start - at <= b.len() as u64)
-            .ok_or_else(|| {
-                ParquetError::General(format!("byte {start} of the file was not read"))
-            })?;
-        Ok(std::io::Cursor::new(b.slice((start - at) as usize..)))
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.piece(start, length as u64)
     }
 }
 
@@ -157,14 +95,15 @@ impl InputFile {
     }
 }
 
-/// The decoder of one unit of a remote Parquet file: the needed column chunks of the row
-/// group are fetched (one ranged GET each, concurrently), then decoded from memory.
-pub(crate) fn remote_unit(
+/// One unit of a remote Parquet file as its decoder needs it: the needed column chunks of
+/// the row group, fetched (one ranged GET each, concurrently) beside the tail, and the parsed
+/// footer to decode them from memory with.
+pub(crate) fn fetch_unit(
     file: &InputFile,
     remote: &Remote,
     unit: &Unit,
-    roots: Vec<usize>,
-) -> Result<crate::batches::ParquetUnit, ReadError> {
+    roots: &[usize],
+) -> Result<(Sparse, Option<ArrowReaderMetadata>), ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
     let (footer, reader_meta) = unit_footer(file, remote)?.map_err(|m| damaged(&m))?;
     let meta = &footer.meta;
@@ -185,8 +124,7 @@ pub(crate) fn remote_unit(
     let fetched = remote.object.get_ranges(&ranges).map_err(read_error)?;
     let mut pieces: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
     pieces.push((footer.tail_start, footer.tail.clone()));
-    let fetched = Sparse::new(remote.object.size(), pieces);
-    in_memory_unit(file, unit, roots, fetched, reader_meta)
+    Ok((Sparse::new(remote.object.size(), pieces), reader_meta))
 }
 
 /// A remote Parquet file's tail and parsed footer (strings as Utf8View, `None` when they do
