@@ -20,7 +20,7 @@ use parquet::schema::types::{ColumnDescPtr, ColumnDescriptor, ColumnPath};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use super::props_builder;
 
@@ -35,11 +35,63 @@ pub(crate) struct ScoresWriter {
     writer: SerializedFileWriter<BufWriter<File>>,
     pub(super) shared: Encoders,
     rows: u64,
+    /// Writes the appended row groups to disk while the scan goes on.
+    writeback: Option<Writeback>,
+}
+
+/// A thread that makes the file's bytes so far durable (`sync_data` on a second handle of
+/// it) whenever the writer has appended a work item's row groups, so that the fsync that
+/// commits the file finds little left to write. Without it, a suite committing a
+/// `scores.parquet` per task at its end waited on the disk for all of their bytes at once,
+/// with the cores idle; writing them back during the scan overlaps the disk with the
+/// scoring. Requests that come while it syncs are served by one more sync.
+struct Writeback {
+    ask: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writeback {
+    /// `None` when the handle cannot be duplicated or the thread not started: the commit's
+    /// fsync then does all the writing, as it would anyway.
+    fn start(file: &File) -> Option<Writeback> {
+        let handle = file.try_clone().ok()?;
+        let (ask, asked) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("evalscore-writeback".to_owned())
+            .spawn(move || {
+                while asked.recv().is_ok() {
+                    while asked.try_recv().is_ok() {}
+                    // A failure here is the commit's fsync's to report.
+                    let _ = handle.sync_data();
+                }
+            })
+            .ok()?;
+        Some(Writeback {
+            ask: Some(ask),
+            thread: Some(thread),
+        })
+    }
+
+    fn ask(&self) {
+        if let Some(ask) = &self.ask {
+            let _ = ask.send(());
+        }
+    }
+}
+
+impl Drop for Writeback {
+    fn drop(&mut self) {
+        drop(self.ask.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl ScoresWriter {
     /// A writer of scores.parquet into `file` (`path` names it in messages).
     pub fn new(file: File, path: PathBuf, schema: SchemaRef) -> Result<ScoresWriter, Error> {
+        let writeback = Writeback::start(&file);
         // Score columns hold a few distinct floats: dictionary encoding turns them into
         // bit-packed indices, faster and smaller to compress than 8-byte plain values.
         // Integer columns kept from the input (ids, mostly unique and ascending) use
@@ -114,6 +166,7 @@ impl ScoresWriter {
                 run_id: None,
             },
             rows: 0,
+            writeback,
         })
     }
 
@@ -138,11 +191,18 @@ impl ScoresWriter {
                 .map_err(|e| parquet_error(&self.shared.path, e))?;
             self.rows += g.rows as u64;
         }
+        if let Some(w) = &self.writeback {
+            self.writer
+                .flush()
+                .map_err(|e| io_error("write", &self.shared.path, e))?;
+            w.ask();
+        }
         Ok(())
     }
 
     /// Closes the file and returns the rows written.
-    pub fn finish(self) -> Result<u64, Error> {
+    pub fn finish(mut self) -> Result<u64, Error> {
+        drop(self.writeback.take());
         let path = self.shared.path;
         let buf = self
             .writer
