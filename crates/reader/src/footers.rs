@@ -2,6 +2,7 @@
 //! again (fetched again in object storage) for a file that dropped it (module `opening`).
 
 use crate::parquet_input::{load_view, reread};
+use crate::sparse::Sparse;
 use crate::{InputFile, ReadError};
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
@@ -23,9 +24,11 @@ impl InputFile {
         let read = || {
             let mut handle = std::fs::File::open(&self.path)
                 .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
-            let meta = match crate::local::whole_footer(&self.path, &mut handle)? {
-                Some((tail, _)) => load_view(&tail, &self.schema),
-                None => load_view(&handle, &self.schema),
+            let meta = match crate::local::file_tail(&self.path, &mut handle)? {
+                (len, Ok((start, tail, _))) => {
+                    load_view(&Sparse::new(len, vec![(start, tail)]), &self.schema)
+                }
+                (_, Err(_)) => load_view(&handle, &self.schema),
             };
             Ok(meta.map(|meta| (None, meta)))
         };

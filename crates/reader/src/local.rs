@@ -1,14 +1,14 @@
 //! Local inputs: a path expanded into files (a directory into its `*.parquet` files), and a
 //! local Parquet file's footer read and checked.
 
-use crate::parquet_input::open_parquet;
+use crate::parquet_input::{not_parquet, open_from_tail, read_tail, Tail};
 use crate::sparse::Sparse;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError};
+use bytes::Bytes;
 use evalscore_error::file_kind;
-use parquet::file::reader::Length;
-use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The files `p` names, each with its format (from its name): `p` itself, or a directory's
@@ -58,23 +58,11 @@ pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<Input
         Format::Parquet => {
             let mut handle =
                 File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-            let mut file = match whole_footer(path, &mut handle)? {
-                Some((tail, meta_len)) => {
-                    // The footer: the metadata, its length and the magic.
-                    let data_end = tail.len() - 8 - meta_len;
-                    let bytes = tail.piece(data_end, meta_len + 8);
-                    let bytes = bytes.map_err(|e| ReadError::at(path, e.to_string()))?;
-                    depth_checked(path, &bytes[..bytes.len() - 8])?;
-                    let footer_sha256 = format!("{:x}", Sha256::digest(&bytes));
-                    open_parquet(path, &tail, footer_sha256, data_end)?
-                }
-                // Not the end of a Parquet file: the checks below, on their own, say so as
-                // they always have.
-                None => {
-                    check_schema_depth(path)?;
-                    let (footer_sha256, data_end) = footer(path)?;
-                    open_parquet(path, &handle, footer_sha256, data_end)?
-                }
+            let (len, tail) = file_tail(path, &mut handle)?;
+            let mut file = match tail {
+                Ok(tail) => open_from_tail(path, len, tail)?.0,
+                // Not the end of a Parquet file: parquet-rs, reading it, says what is wrong.
+                Err(_) => return Err(not_parquet(path, &handle)),
             };
             if !keep {
                 file.drop_footer();
@@ -84,88 +72,28 @@ pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<Input
     }
 }
 
-/// Refuses a schema nested deeper than `MAX_SCHEMA_DEPTH` (module `pages`), read from the footer's
-/// bytes before parquet-rs builds (recursively) its schema tree. A footer that does not look
-/// like one is left to the decoder, which says what is wrong.
-fn check_schema_depth(path: &Path) -> Result<(), ReadError> {
-    let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
-    let mut f = File::open(path).map_err(io)?;
-    let len = f.seek(SeekFrom::End(0)).map_err(io)?;
-    if len < 12 {
-        return Ok(());
-    }
-    let mut tail = [0u8; 8];
-    f.seek(SeekFrom::Start(len - 8)).map_err(io)?;
-    f.read_exact(&mut tail).map_err(io)?;
-    let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
-    if &tail[4..] != b"PAR1" || meta_len + 12 > len {
-        return Ok(());
-    }
-    f.seek(SeekFrom::Start(len - 8 - meta_len)).map_err(io)?;
-    let mut buf = Vec::with_capacity(meta_len as usize);
-    f.take(meta_len).read_to_end(&mut buf).map_err(io)?;
-    depth_checked(path, &buf)
-}
-
-fn depth_checked(path: &Path, metadata: &[u8]) -> Result<(), ReadError> {
-    pages::check_schema_depth(metadata).map_err(|m| {
-        ReadError::at(path, format!("unsupported schema: {m}"))
-            .with_hint("flatten the deepest columns, or drop those the task does not use")
-    })
-}
-
-/// Bytes read first from a local Parquet file's end: the footers of narrow tables fit, and
-/// a wide one costs a second read rather than copying bytes nobody needs (a small file's
-/// footer is read at open and, once dropped, by each unit).
+/// Bytes read first from a local Parquet file's end: the footers of narrow tables fit (a
+/// small file's footer is read at open and, once dropped, by each unit).
 const TAIL: u64 = 4 << 10;
 
-/// The end of a local Parquet file holding its whole footer, read at once (one read, or two
-/// for a footer longer than [`TAIL`]), with the footer's metadata length: what opening
-/// needs (the schema depth check, the footer's hash, parsing) from one read instead of one
-/// open and several reads each. `None` when the file does not end as Parquet does (too
-/// short, no magic, a footer longer than the file).
-pub(crate) fn whole_footer(path: &Path, f: &mut File) -> Result<Option<(Sparse, u64)>, ReadError> {
+/// A local Parquet file's length and its end holding the whole footer ([`read_tail`]): one
+/// read, or two for a footer longer than [`TAIL`].
+pub(crate) fn file_tail(
+    path: &Path,
+    f: &mut File,
+) -> Result<(u64, Result<Tail, String>), ReadError> {
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
     let len = f.metadata().map_err(io)?.len();
-    if len < 12 {
-        return Ok(None);
-    }
-    let mut start = len - len.min(TAIL);
-    let mut tail = vec![0u8; (len - start) as usize];
-    f.seek(SeekFrom::Start(start)).map_err(io)?;
-    f.read_exact(&mut tail).map_err(io)?;
-    let end = &tail[tail.len() - 8..];
-    let meta_len = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
-    if &end[4..] != b"PAR1" || meta_len + 12 > len {
-        return Ok(None);
-    }
-    if meta_len + 8 > tail.len() as u64 {
-        start = len - meta_len - 8;
-        tail = vec![0u8; (meta_len + 8) as usize];
-        f.seek(SeekFrom::Start(start)).map_err(io)?;
-        f.read_exact(&mut tail).map_err(io)?;
-    }
-    Ok(Some((
-        Sparse::new(len, vec![(start, tail.into())]),
-        meta_len,
-    )))
+    let tail = read_tail(len, TAIL, |r| read_range(f, r)).map_err(io)?;
+    Ok((len, tail))
 }
 
-/// SHA-256 of a Parquet file's footer (the metadata, its 4-byte length and the magic), and
-/// the offset where the footer starts, which ends the column chunks' data.
-fn footer(path: &Path) -> Result<(String, u64), ReadError> {
-    let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
-    let mut f = File::open(path).map_err(io)?;
-    let len = f.seek(SeekFrom::End(0)).map_err(io)?;
-    let mut tail = [0u8; 8];
-    f.seek(SeekFrom::Start(len.saturating_sub(8))).map_err(io)?;
-    f.read_exact(&mut tail).map_err(io)?;
-    let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
-    let start = len.saturating_sub(8 + meta_len);
-    f.seek(SeekFrom::Start(start)).map_err(io)?;
-    let mut buf = Vec::with_capacity((len - start) as usize);
-    f.take(len - start).read_to_end(&mut buf).map_err(io)?;
-    Ok((format!("{:x}", Sha256::digest(&buf)), start))
+/// Bytes `r` of `f`.
+fn read_range(f: &mut File, r: Range<u64>) -> std::io::Result<Bytes> {
+    let mut buf = vec![0u8; (r.end - r.start) as usize];
+    f.seek(SeekFrom::Start(r.start))?;
+    f.read_exact(&mut buf)?;
+    Ok(buf.into())
 }
 
 /// Up to this span of bytes, the needed column chunks of a local unit are read into memory at
@@ -210,10 +138,8 @@ pub(crate) fn small_unit(
     if end > len {
         return Ok(None);
     }
-    let mut buf = vec![0u8; (end - first) as usize];
-    f.seek(SeekFrom::Start(first)).map_err(io)?;
-    f.read_exact(&mut buf).map_err(io)?;
-    Ok(Some(Sparse::new(len, vec![(first, buf.into())])))
+    let span = read_range(&mut f, first..end).map_err(io)?;
+    Ok(Some(Sparse::new(len, vec![(first, span)])))
 }
 
 #[cfg(test)]
@@ -285,6 +211,32 @@ mod tests {
                 .collect()
         };
         (join(ours), join(theirs))
+    }
+
+    /// A file that does not end as Parquet does, however short, is refused in parquet-rs's
+    /// words with the usual hint (a file shorter than the 8-byte footer end included).
+    #[test]
+    fn files_that_do_not_end_as_parquet_are_unreadable() {
+        let dir = tempfile::tempdir().unwrap();
+        for bytes in [&b"abc"[..], b"", b"PAR1PAR1", b"id,answer\n1,Paris\n"] {
+            let path = dir.path().join("x.parquet");
+            std::fs::write(&path, bytes).unwrap();
+            let e = Inputs::open(std::slice::from_ref(&path)).unwrap_err();
+            let text = e.to_string();
+            let want = format!("{}: not a readable Parquet file: ", path.display());
+            assert!(text.starts_with(&want), "{bytes:?}: {text}");
+            if bytes == b"abc" {
+                assert_eq!(
+                    text,
+                    format!("{want}EOF: Parquet file too small. Size is 3 but need 8")
+                );
+            }
+            assert_eq!(
+                e.hint.as_deref(),
+                Some("the file may be truncated, still being written, or not Parquet at all"),
+                "{bytes:?}"
+            );
+        }
     }
 
     /// A unit whose chunks span at most [`IN_MEMORY_UNIT`] is read into memory at once, a

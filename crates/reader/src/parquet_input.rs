@@ -1,13 +1,99 @@
 //! A Parquet input from its footer, and the decoder's setup: strings read as Utf8View, and
 //! every call into the decoder on possibly damaged bytes made under a panic guard.
 
+use crate::sparse::Sparse;
 use crate::{pages, Format, InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use sha2::{Digest, Sha256};
 use std::cell::RefCell;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// A file that is not (or not all) Parquet, and why.
+pub(crate) fn unreadable(path: &Path, why: &dyn std::fmt::Display) -> ReadError {
+    ReadError::at(path, format!("not a readable Parquet file: {why}"))
+        .with_hint("the file may be truncated, still being written, or not Parquet at all")
+}
+
+/// A Parquet file's end holding its whole footer ([`read_tail`]): the first byte read, the
+/// bytes, and the footer's metadata length.
+pub(crate) type Tail = (u64, Bytes, u64);
+
+/// A local file that does not end as a Parquet file does ([`read_tail`]), in the words of
+/// parquet-rs reading it through `handle`.
+pub(crate) fn not_parquet<R: parquet::file::reader::ChunkReader>(
+    path: &Path,
+    handle: &R,
+) -> ReadError {
+    match guarded(|| ArrowReaderMetadata::load(handle, ArrowReaderOptions::new())) {
+        Err(m) => unreadable(path, &m),
+        Ok(Err(e)) => unreadable(path, &e),
+        // parquet-rs reads a footer with no room for the leading magic before it.
+        Ok(Ok(_)) => unreadable(
+            path,
+            &"its footer leaves no room for the leading magic `PAR1`",
+        ),
+    }
+}
+
+/// The end of a Parquet file of `len` bytes holding its whole footer, read through `read` (a
+/// byte range to its bytes): the last `first` bytes, then the whole footer when it is longer
+/// (one more read rather than bytes nobody needs). Gives the first byte read, the bytes and
+/// the footer's metadata length; `Ok(Err)` says why the file does not end as Parquet does.
+pub(crate) fn read_tail<E>(
+    len: u64,
+    first: u64,
+    mut read: impl FnMut(Range<u64>) -> Result<Bytes, E>,
+) -> Result<Result<Tail, String>, E> {
+    if len < 12 {
+        return Ok(Err(format!(
+            "the object has {len} bytes, too few for Parquet"
+        )));
+    }
+    let mut start = len - len.min(first);
+    let mut tail = read(start..len)?;
+    let end = &tail[tail.len() - 8..];
+    if &end[4..] != b"PAR1" {
+        return Ok(Err("it does not end with the Parquet magic `PAR1`".into()));
+    }
+    let meta_len = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
+    if meta_len + 12 > len {
+        return Ok(Err(format!(
+            "its footer claims {meta_len} bytes, more than the file holds"
+        )));
+    }
+    if meta_len + 8 > tail.len() as u64 {
+        start = len - meta_len - 8;
+        tail = read(start..len)?;
+    }
+    Ok(Ok((start, tail, meta_len)))
+}
+
+/// A Parquet input from its file's end ([`read_tail`]: `tail` from byte `tail_start` of a
+/// file of `len` bytes, holding the whole footer of `meta_len` bytes): the schema's depth
+/// checked on the footer's bytes, the footer hashed and parsed. Also gives the tail as a
+/// file the decoder reads.
+pub(crate) fn open_from_tail(
+    path: &Path,
+    len: u64,
+    (tail_start, tail, meta_len): Tail,
+) -> Result<(InputFile, Sparse), ReadError> {
+    // The footer: the metadata, its length and the magic.
+    let footer = &tail[tail.len() - 8 - meta_len as usize..];
+    pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
+        ReadError::at(path, format!("unsupported schema: {m}"))
+            .with_hint("flatten the deepest columns, or drop those the task does not use")
+    })?;
+    let footer_sha256 = format!("{:x}", Sha256::digest(footer));
+    let data_end = len - footer.len() as u64;
+    let sparse = Sparse::new(len, vec![(tail_start, tail)]);
+    let file = open_parquet(path, &sparse, footer_sha256, data_end)?;
+    Ok((file, sparse))
+}
 
 /// A Parquet input from its footer, read through `handle`; `data_end` is where the footer
 /// starts (the column chunks end before it).
@@ -17,13 +103,9 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
     footer_sha256: String,
     data_end: u64,
 ) -> Result<InputFile, ReadError> {
-    let unreadable = |e: &dyn std::fmt::Display| {
-        ReadError::at(path, format!("not a readable Parquet file: {e}"))
-            .with_hint("the file may be truncated, still being written, or not Parquet at all")
-    };
     let loaded = guarded(|| ArrowReaderMetadata::load(handle, ArrowReaderOptions::new()))
-        .map_err(|m| unreadable(&m))?
-        .map_err(|e| unreadable(&e))?;
+        .map_err(|m| unreadable(path, &m))?
+        .map_err(|e| unreadable(path, &e))?;
     let meta = loaded.metadata();
     pages::check_footer(meta, data_end).map_err(|m| {
         ReadError::at(path, format!("damaged footer: {m}"))

@@ -13,14 +13,15 @@
 //! temporary file when the input is opened (32 MiB at a time, never all in memory) and read
 //! from there; the copy is removed when the inputs are dropped.
 
-use crate::parquet_input::{guarded, load_view, open_parquet, reread, Footer};
+use crate::parquet_input::{
+    guarded, load_view, open_from_tail, read_tail, reread, unreadable, Footer, Tail,
+};
 use crate::sparse::Sparse;
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
 use evalscore_storage::{Object, StorageError, StoreUrl};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -55,34 +56,11 @@ pub(crate) fn read_error(e: StorageError) -> ReadError {
     }
 }
 
-/// The tail of a remote Parquet file: its first byte, the bytes (at least the whole footer),
-/// and the footer's metadata length. A file too short, without the magic, or whose footer
-/// length exceeds it is `Err` with what is wrong.
-pub(crate) fn fetch_tail(object: &Object) -> Result<Result<(u64, Bytes, u64), String>, ReadError> {
-    let size = object.size();
-    if size < 12 {
-        return Ok(Err(format!(
-            "the object has {size} bytes, too few for Parquet"
-        )));
-    }
-    let first = size - size.min(TAIL);
-    let mut tail = object.get_range(first..size).map_err(read_error)?;
-    let end = &tail[tail.len() - 8..];
-    if &end[4..] != b"PAR1" {
-        return Ok(Err("it does not end with the Parquet magic `PAR1`".into()));
-    }
-    let meta_len = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
-    if meta_len + 12 > size {
-        return Ok(Err(format!(
-            "its footer claims {meta_len} bytes, more than the file holds"
-        )));
-    }
-    let mut start = first;
-    if meta_len + 8 > tail.len() as u64 {
-        start = size - meta_len - 8;
-        tail = object.get_range(start..size).map_err(read_error)?;
-    }
-    Ok(Ok((start, tail, meta_len)))
+/// The tail of a remote Parquet file ([`read_tail`]), fetched.
+pub(crate) fn fetch_tail(object: &Object) -> Result<Result<Tail, String>, ReadError> {
+    read_tail(object.size(), TAIL, |r| {
+        object.get_range(r).map_err(read_error)
+    })
 }
 
 impl InputFile {
@@ -258,34 +236,22 @@ pub(crate) fn open_remote(
             Ok(file)
         }
         Format::Parquet => {
-            let unreadable = |e: &dyn std::fmt::Display| {
-                ReadError::at(&path, format!("not a readable Parquet file: {e}")).with_hint(
-                    "the file may be truncated, still being written, or not Parquet at all",
-                )
-            };
-            let (tail_start, tail, meta_len) = fetch_tail(&object)?.map_err(|m| unreadable(&m))?;
-            let footer = &tail[tail.len() - 8 - meta_len as usize..];
-            pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
-                ReadError::at(&path, format!("unsupported schema: {m}"))
-                    .with_hint("flatten the deepest columns, or drop those the task does not use")
-            })?;
-            let footer_sha256 = format!("{:x}", Sha256::digest(footer));
-            let data_end = object.size() - footer.len() as u64;
-            let sparse = Sparse::new(object.size(), vec![(tail_start, tail.clone())]);
-            let mut file = open_parquet(&path, &sparse, footer_sha256, data_end)?;
+            let tail = fetch_tail(&object)?.map_err(|m| unreadable(&path, &m))?;
+            let (tail_start, tail_bytes) = (tail.0, tail.1.clone());
+            let (mut file, sparse) = open_from_tail(&path, object.size(), tail)?;
             let meta = file.reader_meta.as_ref().map(|m| Arc::clone(m.metadata()));
             let meta = match meta {
                 Some(m) => m,
                 None => Arc::clone(
                     guarded(|| ArrowReaderMetadata::load(&sparse, ArrowReaderOptions::new()))
-                        .map_err(|m| unreadable(&m))?
-                        .map_err(|e| unreadable(&e))?
+                        .map_err(|m| unreadable(&path, &m))?
+                        .map_err(|e| unreadable(&path, &e))?
                         .metadata(),
                 ),
             };
             let footer = keep.then_some(Footer {
                 tail_start,
-                tail,
+                tail: tail_bytes,
                 meta,
             });
             if !keep {
