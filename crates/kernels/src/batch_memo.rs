@@ -116,15 +116,21 @@ pub(crate) fn first_bytes<O: OffsetSizeTrait>(
         return None;
     }
     let views = items.views().get(base..end)?;
-    // Non-zero `bad` for a view that is not one ASCII character (length 1, high bit of its
-    // first byte clear), folded over the column with `|` and tested once at the end.
+    // Folded over the column with `|` and tested once at the end.
     let mut firsts = vec![0x80u8; views.len() + 8];
     let mut bad = 0u64;
     for (f, &v) in firsts.iter_mut().zip(views) {
-        bad |= (v as u64 & 0x80_FFFF_FFFF) ^ 1;
+        bad |= not_one_ascii(v as u64);
         *f = (v >> 32) as u8;
     }
     (bad == 0).then_some(firsts)
+}
+
+/// Non-zero when the view whose low 64 bits are `low` is not one ASCII character: its
+/// length and first byte sit there, and one ASCII character is length 1 with the high bit
+/// of the first byte clear.
+pub(crate) fn not_one_ascii(low: u64) -> u64 {
+    (low & 0x80_FFFF_FFFF) ^ 1
 }
 
 /// `BIT[b]` is the mask of the one-character item `b`: bit `b` for ASCII, none above.

@@ -190,9 +190,6 @@ fn score_views(
     found: impl Fn(usize, u8) -> u8,
 ) -> Option<McqaOutput> {
     let len = output.len();
-    // Non-zero when a view is not one ASCII character (length 1, high bit of its first
-    // byte clear), as for the items.
-    let not_one_ascii = |v: u64| (v & 0x80_FFFF_FFFF) ^ 1;
     let (o_valid, t_valid, l_valid) = (
         crate::valid_words(output.nulls(), len),
         crate::valid_words(truth.nulls(), len),
@@ -212,7 +209,7 @@ fn score_views(
             let first = (o >> 32) as u8;
             hit[j] = u8::from(o as u32 > 0) & found(w * 64 + j, first);
             same[j] = u8::from(first == (t >> 32) as u8);
-            t_bad[j] = u8::from(not_one_ascii(t) != 0);
+            t_bad[j] = u8::from(batch_memo::not_one_ascii(t) != 0);
         }
         let (hit, same, t_bad) = (pack_bytes(&hit), pack_bytes(&same), pack_bytes(&t_bad));
         if t_bad & t_valid[w] != 0 {
