@@ -21,9 +21,10 @@ pub(crate) fn views_eq(l: &StringViewArray, r: &StringViewArray) -> BooleanBuffe
     // 12 bytes, whose views hold every byte, zero-padded), and `undecided`, the longer ones
     // of one length and first four bytes. A longer string's view points into its own
     // array's buffers, so equal views of two arrays say nothing of its bytes. Whether a row
-    // is undecided is unpredictable (a branch on it missed on about a sixth of the rows), so
+    // is undecided is unpredictable on export-shaped data (a branch on it mispredicts), so
     // it is marked here and the bytes are compared after the pass.
-    let (mut same, mut undecided) = (Vec::new(), Vec::new());
+    let words = n.div_ceil(64);
+    let (mut same, mut undecided) = (Vec::with_capacity(words), Vec::with_capacity(words));
     for (lc, rc) in lv[..n].chunks(64).zip(rv[..n].chunks(64)) {
         let (mut s, mut u) = ([0u8; 64], [0u8; 64]);
         for (j, (&a, &b)) in lc.iter().zip(rc).enumerate() {

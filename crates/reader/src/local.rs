@@ -98,11 +98,11 @@ fn read_range(f: &mut File, r: Range<u64>) -> std::io::Result<Bytes> {
 
 /// Up to this span of bytes, the needed column chunks of a local unit are read into memory at
 /// once. Through a file handle, parquet-rs duplicates the handle, seeks and reads for every
-/// column chunk and page reader, and the page-header checks read each header again: about a
-/// hundred system calls for a small file's row group, against four here. A larger unit (a
-/// large file's row group) stays on the handle, where those calls are few per byte and its
-/// chunks are not held in memory at once (at 4 MiB, the benchmark file's row groups came
-/// under the limit and the run's peak memory grew by a third).
+/// column chunk and page reader, and the page-header checks read each header again: many
+/// system calls for a small file's row group, against one open and one read here. A larger
+/// unit (a large file's row group) stays on the handle, where those calls are few per byte
+/// and its chunks are not held in memory at once; the limit is low enough that a large
+/// file's row groups stay under the run's memory bound (BENCHMARKS.md, "Many files").
 const IN_MEMORY_UNIT: u64 = 1 << 20;
 
 /// A small unit's needed column chunks (those of the columns `roots` in row group
