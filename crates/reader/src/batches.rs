@@ -4,6 +4,7 @@
 //! unit's row count checked at its end. With union by name, each batch holds the run's
 //! columns exactly (module `union`).
 
+use crate::decompressed::decompress_unit;
 use crate::parquet_input::{guarded, view_options};
 use crate::sparse::Sparse;
 use crate::string_lists::StringLists;
@@ -243,7 +244,8 @@ fn local_unit(
     let checks = |chunk: &ColumnChunkMetaData| pages::check_chunk(&check, chunk).map(|_| ());
     // The pages of list columns read here (module `string_lists`).
     let again = || check.try_clone().map_err(|e| format!("cannot open: {e}"));
-    parquet_unit(file, unit, roots, (handle, again), meta, checks)
+    let at = (meta, unit.row_group);
+    parquet_unit(file, unit, roots, (handle, again), at, checks)
 }
 
 /// The decoder of a unit whose needed chunks are in memory: a remote file's fetched chunks
@@ -255,8 +257,17 @@ fn in_memory_unit(
     read: Sparse,
     meta: Option<ArrowReaderMetadata>,
 ) -> Result<ParquetUnit, ReadError> {
+    // The zstd chunks decompressed first (module `decompressed`), into a footer of this row
+    // group alone.
+    let rewritten = meta
+        .as_ref()
+        .and_then(|m| decompress_unit(&read, m, unit.row_group, &roots));
+    let (read, at) = match rewritten {
+        Some((read, meta)) => (read, (Some(meta), 0)),
+        None => (read, (meta, unit.row_group)),
+    };
     let again = || Ok(read.clone());
-    parquet_unit(file, unit, roots, (read.clone(), again), meta, |chunk| {
+    parquet_unit(file, unit, roots, (read.clone(), again), at, |chunk| {
         let (start, len) = pages::checked_range(chunk)?;
         let bytes = read.piece(start, len).map_err(|e| e.to_string())?;
         pages::check_chunk_bytes(&bytes, chunk).map(|_| ())
@@ -268,13 +279,14 @@ fn in_memory_unit(
 /// `string_lists`), projected to the top-level columns `roots`, starting from the parsed
 /// footer `meta` when there is one (else it reads the footer through `handle`). `check` first
 /// walks every page header of each needed column chunk (see `pages`): a damaged one fails
-/// here, at once, instead of sending the decoder astray.
+/// here, at once, instead of sending the decoder astray. The unit's row group is `row_group`
+/// of `meta` (which may hold that row group alone).
 pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
     file: &InputFile,
     unit: &Unit,
     roots: Vec<usize>,
     (handle, again): (R, impl Fn() -> Result<R, String>),
-    meta: Option<ArrowReaderMetadata>,
+    (meta, row_group): (Option<ArrowReaderMetadata>, usize),
     check: impl Fn(&ColumnChunkMetaData) -> Result<(), String>,
 ) -> Result<ParquetUnit, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
@@ -291,7 +303,8 @@ pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
     .map_err(|m| damaged(&m))?
     .map_err(ctx)?;
     let schema = builder.parquet_schema();
-    let row_group = builder.metadata().row_groups().get(unit.row_group);
+    let index = row_group;
+    let row_group = builder.metadata().row_groups().get(index);
     if let Some(rg) = row_group {
         for (leaf, chunk) in rg.columns().iter().enumerate() {
             if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf)) {
@@ -339,7 +352,7 @@ pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
             let mask = ProjectionMask::roots(builder.parquet_schema(), rest.iter().copied());
             builder
                 .with_projection(mask)
-                .with_row_groups(vec![unit.row_group])
+                .with_row_groups(vec![index])
                 .with_batch_size(BATCH_SIZE)
                 .build()
         })

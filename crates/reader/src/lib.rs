@@ -26,6 +26,7 @@
 
 mod batches;
 mod chunks;
+mod decompressed;
 mod error;
 mod footers;
 mod hive;

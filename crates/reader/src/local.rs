@@ -9,6 +9,7 @@ use evalscore_error::file_kind;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// The files `p` names, each with its format (from its name): `p` itself, or a directory's
@@ -96,19 +97,25 @@ fn read_range(f: &mut File, r: Range<u64>) -> std::io::Result<Bytes> {
     Ok(buf.into())
 }
 
-/// Up to this span of bytes, the needed column chunks of a local unit are read into memory at
+/// Up to this many bytes, the needed column chunks of a local unit are read into memory at
 /// once. Through a file handle, parquet-rs duplicates the handle, seeks and reads for every
 /// column chunk and page reader, and the page-header checks read each header again: many
-/// system calls for a small file's row group, against one open and one read here. A larger
-/// unit (a large file's row group) stays on the handle, where those calls are few per byte
-/// and its chunks are not held in memory at once; the limit is low enough that a large
+/// system calls for a small file's row group, against one open and a read or two here. A
+/// larger unit (a large file's row group) stays on the handle, where those calls are few per
+/// byte and its chunks are not held in memory at once; the limit is low enough that a large
 /// file's row groups stay under the run's memory bound (BENCHMARKS.md, "Many files").
 const IN_MEMORY_UNIT: u64 = 1 << 20;
 
+/// Needed chunks closer than this are read with one read, the bytes between them included:
+/// copying a few KiB costs less than another system call. Farther apart (a wide column the
+/// run does not read, such as a prompt), each is read on its own.
+const READ_GAP: u64 = 8 << 10;
+
 /// A small unit's needed column chunks (those of the columns `roots` in row group
-/// `row_group` of `meta`), read with one read of the span that holds them. `None` when the span is larger than
-/// [`IN_MEMORY_UNIT`] or the footer places a chunk where no span can hold it (the decoder,
-/// reading through the handle, then says what is wrong).
+/// `row_group` of `meta`), read at once: one read per run of chunks closer than
+/// [`READ_GAP`]. `None` when they take more than [`IN_MEMORY_UNIT`] or the footer places a
+/// chunk where it cannot be (the decoder, reading through the handle, then says what is
+/// wrong).
 pub(crate) fn small_unit(
     path: &Path,
     meta: &parquet::file::metadata::ParquetMetaData,
@@ -119,27 +126,62 @@ pub(crate) fn small_unit(
     let Some(rg) = meta.row_groups().get(row_group) else {
         return Ok(None);
     };
-    let (mut first, mut end) = (u64::MAX, 0u64);
+    let mut chunks = Vec::new();
     for (leaf, chunk) in rg.columns().iter().enumerate() {
         if leaf < schema.num_columns() && roots.contains(&schema.get_column_root_idx(leaf)) {
             let Ok((start, len)) = pages::checked_range(chunk) else {
                 return Ok(None);
             };
-            first = first.min(start);
-            end = end.max(start.saturating_add(len));
+            chunks.push((start, start.saturating_add(len)));
         }
     }
-    if first >= end || end - first > IN_MEMORY_UNIT {
+    let reads = coalesce(chunks, READ_GAP);
+    let total: u64 = reads.iter().map(|r| r.end - r.start).sum();
+    let Some(last) = reads.last().map(|r| r.end) else {
+        return Ok(None);
+    };
+    if total == 0 || total > IN_MEMORY_UNIT {
         return Ok(None);
     }
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read: {e}"));
-    let mut f = File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+    let f = File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
     let len = f.metadata().map_err(io)?.len();
-    if end > len {
+    if last > len {
         return Ok(None);
     }
-    let span = read_range(&mut f, first..end).map_err(io)?;
-    Ok(Some(Sparse::new(len, vec![(first, span)])))
+    // One buffer for all the reads, each piece a slice of it.
+    let mut buf = vec![0u8; total as usize];
+    let mut at = 0usize;
+    for r in &reads {
+        let n = (r.end - r.start) as usize;
+        f.read_exact_at(&mut buf[at..at + n], r.start).map_err(io)?;
+        at += n;
+    }
+    let buf = Bytes::from(buf);
+    let mut at = 0usize;
+    let pieces = reads
+        .iter()
+        .map(|r| {
+            let n = (r.end - r.start) as usize;
+            at += n;
+            (r.start, buf.slice(at - n..at))
+        })
+        .collect();
+    Ok(Some(Sparse::new(len, pieces)))
+}
+
+/// The byte ranges `chunks` (start, end) sorted and joined where less than `gap` bytes lie
+/// between them.
+fn coalesce(mut chunks: Vec<(u64, u64)>, gap: u64) -> Vec<Range<u64>> {
+    chunks.sort_unstable();
+    let mut reads: Vec<Range<u64>> = Vec::with_capacity(chunks.len());
+    for (start, end) in chunks {
+        match reads.last_mut() {
+            Some(r) if start <= r.end.saturating_add(gap) => r.end = r.end.max(end),
+            _ => reads.push(start..end),
+        }
+    }
+    reads
 }
 
 #[cfg(test)]
@@ -211,6 +253,16 @@ mod tests {
                 .collect()
         };
         (join(ours), join(theirs))
+    }
+
+    /// Chunks less than the gap apart are read together; a wide chunk the unit does not
+    /// need, between two it needs, is not read.
+    #[test]
+    fn needed_chunks_are_read_in_runs() {
+        let chunks = vec![(20_000, 20_010), (4, 10), (100, 110), (110, 300)];
+        assert_eq!(coalesce(chunks, 8 << 10), vec![4..300, 20_000..20_010]);
+        assert_eq!(coalesce(vec![(4, 10), (10, 20)], 0), vec![4..20]);
+        assert_eq!(coalesce(vec![(4, 10), (11, 20)], 0), vec![4..10, 11..20]);
     }
 
     /// A file that does not end as Parquet does, however short, is refused in parquet-rs's

@@ -22,10 +22,12 @@
 //! `thrift`), field by field as parquet-rs reads them (module `header`); the footer's schema
 //! is measured for depth the same way before parquet-rs parses it (module `schema_depth`).
 
+mod decompress;
 mod header;
 mod schema_depth;
 mod thrift;
 
+pub(crate) use decompress::decompress_chunk;
 pub(crate) use schema_depth::check_schema_depth;
 
 use header::Kind;

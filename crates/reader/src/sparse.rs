@@ -22,6 +22,13 @@ impl Sparse {
         Sparse { len, pieces }
     }
 
+    /// This file with the pieces `more` added (past the others), `len` bytes long.
+    pub fn with(&self, len: u64, more: Vec<(u64, Bytes)>) -> Sparse {
+        let mut pieces = self.pieces.clone();
+        pieces.extend(more);
+        Sparse::new(len, pieces)
+    }
+
     pub fn piece(&self, start: u64, length: u64) -> Result<Bytes, ParquetError> {
         // The last piece starting at or before `start` holds it, if any does.
         let i = self.pieces.partition_point(|p| p.0 <= start);

@@ -20,6 +20,20 @@ pub(super) struct Page {
     pub(super) kind: Kind,
     pub(super) compressed: i32,
     pub(super) uncompressed: i32,
+    /// The header's own fields, in the order read: what a rewrite of it copies.
+    pub(super) fields: Vec<FieldAt>,
+    /// Bytes of a data page v2's levels, which are never compressed (0 for other pages).
+    pub(super) levels: i64,
+    /// Whether the codec applies to the page's bytes (after a v2 page's levels): a data page
+    /// v2 may say they are stored as they are.
+    pub(super) codec_applies: bool,
+}
+
+/// A field of a page header: its id, wire type and where its value lies in the file.
+pub(super) struct FieldAt {
+    pub(super) id: i16,
+    pub(super) ty: u8,
+    pub(super) value: std::ops::Range<u64>,
 }
 
 impl<R: Read + Seek> Bytes<R> {
@@ -29,8 +43,10 @@ impl<R: Read + Seek> Bytes<R> {
         const WHAT: &str = "page header";
         let (mut page_type, mut uncompressed, mut compressed) = (None, None, None);
         let (mut data, mut dictionary, mut data_v2) = (None, None, None);
+        let mut fields = Vec::with_capacity(6);
         let mut last = 0;
         while let Some((id, ty)) = self.field(last)? {
+            let at = self.pos;
             match id {
                 1..=4 => {
                     self.expect(WHAT, id, ty, I32)?;
@@ -53,6 +69,11 @@ impl<R: Read + Seek> Bytes<R> {
                 }
                 _ => self.skip_value(ty, 1)?,
             }
+            fields.push(FieldAt {
+                id,
+                ty,
+                value: at..self.pos,
+            });
             last = id;
         }
         let (Some(page_type), Some(uncompressed), Some(compressed)) =
@@ -60,6 +81,7 @@ impl<R: Read + Seek> Bytes<R> {
         else {
             return malformed("a required field (type or sizes) is missing");
         };
+        let (mut levels, mut codec_applies) = (0, page_type != INDEX_PAGE);
         let kind = match page_type {
             DATA_PAGE => Kind::Data {
                 values: data.ok_or_else(|| {
@@ -76,6 +98,7 @@ impl<R: Read + Seek> Bytes<R> {
                         v2.levels
                     ));
                 }
+                (levels, codec_applies) = (v2.levels, v2.compressed);
                 Kind::Data { values: v2.values }
             }
             DICTIONARY_PAGE => Kind::Dictionary {
@@ -90,6 +113,9 @@ impl<R: Read + Seek> Bytes<R> {
             kind,
             compressed,
             uncompressed,
+            fields,
+            levels,
+            codec_applies,
         })
     }
 
@@ -151,6 +177,7 @@ impl<R: Read + Seek> Bytes<R> {
     fn data_page_header_v2(&mut self) -> Result<V2, Bad> {
         const WHAT: &str = "data page header v2";
         let mut f = [None::<i32>; 6];
+        let mut compressed = true;
         let mut last = 0;
         while let Some((id, ty)) = self.field(last)? {
             match id {
@@ -158,7 +185,10 @@ impl<R: Read + Seek> Bytes<R> {
                     self.expect(WHAT, id, ty, I32)?;
                     f[(id - 1) as usize] = Some(self.i32()?);
                 }
-                7 => self.expect(WHAT, id, ty, BOOL_TRUE)?,
+                7 => {
+                    self.expect(WHAT, id, ty, BOOL_TRUE)?;
+                    compressed = ty == BOOL_TRUE;
+                }
                 8 => {
                     self.expect(WHAT, id, ty, STRUCT)?;
                     self.statistics()?;
@@ -185,6 +215,7 @@ impl<R: Read + Seek> Bytes<R> {
         Ok(V2 {
             values,
             levels: i64::from(def) + i64::from(rep),
+            compressed,
         })
     }
 
@@ -212,4 +243,6 @@ impl<R: Read + Seek> Bytes<R> {
 struct V2 {
     values: i32,
     levels: i64,
+    /// `is_compressed`, true when absent.
+    compressed: bool,
 }

@@ -1,0 +1,202 @@
+//! A unit in memory with its zstd column chunks decompressed first (`pages::decompress_chunk`),
+//! so that the decoder makes no codec for them: the rewritten chunks are placed past the
+//! file's end in the same [`Sparse`], and a footer of the one row group points at them,
+//! marked uncompressed.
+//!
+//! Only for units whose needed chunks are already in memory (small local units, fetched
+//! remote ones), and only up to [`DECOMPRESSED_UNIT`] bytes decompressed: a larger unit is
+//! decoded as parquet-rs decodes it, a page at a time.
+
+use crate::pages;
+use crate::sparse::Sparse;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::basic::Compression;
+use parquet::file::metadata::{FileMetaData, ParquetMetaData};
+use parquet::file::reader::Length;
+use std::sync::Arc;
+
+/// At most this many bytes of a unit's chunks are held decompressed at once.
+pub(crate) const DECOMPRESSED_UNIT: u64 = 4 << 20;
+
+/// Unit `row_group` of `meta`, read into `read`, with the zstd chunks of the columns `roots`
+/// decompressed: the bytes to decode and a footer holding only that row group (so it is row
+/// group 0 there). `None` when no chunk was rewritten (none is zstd, one does not read as
+/// `pages::decompress_chunk` requires, or they need more than [`DECOMPRESSED_UNIT`]); the
+/// unit is then decoded as it is.
+pub(crate) fn decompress_unit(
+    read: &Sparse,
+    meta: &ArrowReaderMetadata,
+    row_group: usize,
+    roots: &[usize],
+) -> Option<(Sparse, ArrowReaderMetadata)> {
+    let md = meta.metadata();
+    // A page index would still point into the file's own pages.
+    if md.offset_index().is_some() || md.column_index().is_some() {
+        return None;
+    }
+    let schema = md.file_metadata().schema_descr();
+    let rg = md.row_groups().get(row_group)?;
+    let mut room = DECOMPRESSED_UNIT;
+    let mut at = read.len();
+    let mut pieces = Vec::new();
+    let mut columns = Vec::with_capacity(rg.columns().len());
+    for (leaf, c) in rg.columns().iter().enumerate() {
+        let wanted = leaf < schema.num_columns()
+            && roots.contains(&schema.get_column_root_idx(leaf))
+            && matches!(c.compression(), Compression::ZSTD(_));
+        let rewritten = wanted
+            .then(|| {
+                let (start, len) = pages::checked_range(c).ok()?;
+                let data_page = u64::try_from(c.data_page_offset()).ok()?;
+                let bytes = read.piece(start, len).ok()?;
+                pages::decompress_chunk(&bytes, start, data_page, &mut room)
+            })
+            .flatten();
+        let Some(d) = rewritten else {
+            columns.push(c.clone());
+            continue;
+        };
+        let (start, len) = (i64::try_from(at).ok()?, i64::try_from(d.bytes.len()).ok()?);
+        let column = c
+            .clone()
+            .into_builder()
+            .set_compression(Compression::UNCOMPRESSED)
+            .set_dictionary_page_offset(c.dictionary_page_offset().map(|_| start))
+            .set_data_page_offset(start.checked_add(i64::try_from(d.first_data).ok()?)?)
+            .set_index_page_offset(None)
+            .set_total_compressed_size(len)
+            .build()
+            .ok()?;
+        columns.push(column);
+        pieces.push((at, bytes::Bytes::from(d.bytes)));
+        at = at.checked_add(len as u64)?;
+    }
+    if pieces.is_empty() {
+        return None;
+    }
+    let rg = rg
+        .clone()
+        .into_builder()
+        .set_column_metadata(columns)
+        .build()
+        .ok()?;
+    let f = md.file_metadata();
+    let file = FileMetaData::new(
+        f.version(),
+        rg.num_rows(),
+        f.created_by().map(str::to_owned),
+        f.key_value_metadata().cloned(),
+        f.schema_descr_ptr(),
+        f.column_orders().cloned(),
+    );
+    let options = ArrowReaderOptions::new().with_schema(meta.schema().clone());
+    let meta =
+        ArrowReaderMetadata::try_new(Arc::new(ParquetMetaData::new(file, vec![rg])), options)
+            .ok()?;
+    Some((read.with(at, pieces), meta))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::array::{
+        ArrayRef, Int64Array, ListBuilder, RecordBatch, StringArray, StringBuilder,
+    };
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::{WriterProperties, WriterVersion};
+
+    /// A file of 3,000 rows in pages of 500 (a text with nulls and repeats, an id, a list of
+    /// texts), zstd, with data pages of `version`, in memory.
+    fn file(version: WriterVersion, dictionary: bool) -> bytes::Bytes {
+        let rows = 3_000;
+        let ids = Int64Array::from_iter_values(0..rows);
+        let text: StringArray = (0..rows)
+            .map(|i| (i % 7 != 0).then(|| format!("answer {}", i % 41)))
+            .collect();
+        let mut lists = ListBuilder::new(StringBuilder::new());
+        for i in 0..rows {
+            for j in 0..(i % 4) {
+                lists.values().append_value(format!("{}", (i + j) % 5));
+            }
+            lists.append(i % 11 != 0);
+        }
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(ids) as ArrayRef),
+            ("text", Arc::new(text)),
+            ("choices", Arc::new(lists.finish())),
+        ])
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(Default::default()))
+            .set_writer_version(version)
+            .set_dictionary_enabled(dictionary)
+            .set_data_page_row_count_limit(500)
+            .set_write_batch_size(100)
+            .build();
+        let mut out = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        out.into()
+    }
+
+    /// Every batch of `meta`'s row group `row_group` over `read`, joined.
+    fn decode(read: Sparse, meta: ArrowReaderMetadata, row_group: usize) -> RecordBatch {
+        let schema = meta.schema().clone();
+        let batches: Vec<RecordBatch> =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(read, meta)
+                .with_row_groups(vec![row_group])
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect();
+        arrow::compute::concat_batches(&schema, &batches).unwrap()
+    }
+
+    #[test]
+    fn zstd_chunks_decompressed_decode_as_they_were() {
+        for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
+            for dictionary in [true, false] {
+                let bytes = file(version, dictionary);
+                let read = Sparse::new(bytes.len() as u64, vec![(0, bytes.clone())]);
+                let meta = ArrowReaderMetadata::load(&bytes, Default::default()).unwrap();
+                let (ours, theirs) = decompress_unit(&read, &meta, 0, &[0, 2]).unwrap();
+                // The columns asked for are rewritten, the other left compressed.
+                let columns = theirs.metadata().row_group(0).columns();
+                let codecs: Vec<Compression> = columns.iter().map(|c| c.compression()).collect();
+                assert_eq!(
+                    codecs,
+                    [
+                        Compression::UNCOMPRESSED,
+                        Compression::ZSTD(Default::default()),
+                        Compression::UNCOMPRESSED
+                    ],
+                    "{version:?}"
+                );
+                let want = decode(read, meta, 0);
+                assert_eq!(decode(ours, theirs, 0), want, "{version:?}, {dictionary}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_unit_larger_than_the_limit_is_left_as_it_is() {
+        let rows = (DECOMPRESSED_UNIT / 8) as i64 + 1;
+        let ids = Int64Array::from_iter_values(0..rows);
+        let batch = RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(Default::default()))
+            .set_dictionary_enabled(false)
+            .build();
+        let mut out = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let bytes = bytes::Bytes::from(out);
+        let read = Sparse::new(bytes.len() as u64, vec![(0, bytes.clone())]);
+        let meta = ArrowReaderMetadata::load(&bytes, Default::default()).unwrap();
+        assert!(decompress_unit(&read, &meta, 0, &[0]).is_none());
+    }
+}
