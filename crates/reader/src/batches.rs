@@ -64,16 +64,25 @@ impl Inputs {
                     .collect();
                 let reader = match &file.remote {
                     None => {
-                        let meta = file.reader_meta(|m| damaged_unit(file, unit, m))?;
+                        // One handle for the footer read again, if it was dropped, and the
+                        // unit's chunks.
+                        let handle = File::open(&file.path)
+                            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+                        let meta =
+                            file.reader_meta_from(Some(&handle), |m| damaged_unit(file, unit, m))?;
                         let small = match &meta {
-                            Some(m) => {
-                                local::small_unit(&file.path, m.metadata(), unit.row_group, &roots)?
-                            }
+                            Some(m) => local::small_unit(
+                                &file.path,
+                                &handle,
+                                m.metadata(),
+                                unit.row_group,
+                                &roots,
+                            )?,
                             None => None,
                         };
                         match small {
                             Some(read) => in_memory_unit(file, unit, roots, read, meta)?,
-                            None => local_unit(file, unit, roots, meta)?,
+                            None => local_unit(file, unit, roots, meta, handle)?,
                         }
                     }
                     Some(remote) => {
@@ -227,16 +236,15 @@ impl UnitBatches<'_> {
     }
 }
 
-/// The decoder of one unit of a local Parquet file, read through a file handle, from its
-/// parsed footer `meta` when there is one.
+/// The decoder of one unit of a local Parquet file, read through its handle `handle`, from
+/// its parsed footer `meta` when there is one.
 fn local_unit(
     file: &InputFile,
     unit: &Unit,
     roots: Vec<usize>,
     meta: Option<ArrowReaderMetadata>,
+    handle: File,
 ) -> Result<ParquetUnit, ReadError> {
-    let handle = File::open(&file.path)
-        .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
     // A second handle for the page-header checks; the decoder seeks before every read.
     let check = handle
         .try_clone()

@@ -35,12 +35,11 @@ pub(crate) fn decompress_unit(
         return None;
     }
     let schema = md.file_metadata().schema_descr();
-    let rg = md.row_groups().get(row_group)?;
+    let mut rg = md.row_groups().get(row_group)?.clone();
     let mut room = DECOMPRESSED_UNIT;
     let mut at = read.len();
     let mut pieces = Vec::new();
-    let mut columns = Vec::with_capacity(rg.columns().len());
-    for (leaf, c) in rg.columns().iter().enumerate() {
+    for (leaf, c) in rg.columns_mut().iter_mut().enumerate() {
         let wanted = leaf < schema.num_columns()
             && roots.contains(&schema.get_column_root_idx(leaf))
             && matches!(c.compression(), Compression::ZSTD(_));
@@ -53,11 +52,10 @@ pub(crate) fn decompress_unit(
             })
             .flatten();
         let Some(d) = rewritten else {
-            columns.push(c.clone());
             continue;
         };
         let (start, len) = (i64::try_from(at).ok()?, i64::try_from(d.bytes.len()).ok()?);
-        let column = c
+        *c = c
             .clone()
             .into_builder()
             .set_compression(Compression::UNCOMPRESSED)
@@ -67,19 +65,12 @@ pub(crate) fn decompress_unit(
             .set_total_compressed_size(len)
             .build()
             .ok()?;
-        columns.push(column);
         pieces.push((at, bytes::Bytes::from(d.bytes)));
         at = at.checked_add(len as u64)?;
     }
     if pieces.is_empty() {
         return None;
     }
-    let rg = rg
-        .clone()
-        .into_builder()
-        .set_column_metadata(columns)
-        .build()
-        .ok()?;
     let f = md.file_metadata();
     let file = FileMetaData::new(
         f.version(),

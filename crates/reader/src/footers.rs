@@ -14,6 +14,16 @@ impl InputFile {
         &self,
         damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
     ) -> Result<Option<ArrowReaderMetadata>, ReadError> {
+        self.reader_meta_from(None, damaged)
+    }
+
+    /// [`InputFile::reader_meta`], a local file's footer read again through `handle` when
+    /// one is given (the caller's, open on the file).
+    pub(crate) fn reader_meta_from(
+        &self,
+        handle: Option<&std::fs::File>,
+        damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
+    ) -> Result<Option<ArrowReaderMetadata>, ReadError> {
         let Some(id) = self.dropped else {
             return Ok(self.reader_meta.clone());
         };
@@ -22,13 +32,20 @@ impl InputFile {
             return Ok(meta);
         }
         let read = || {
-            let mut handle = std::fs::File::open(&self.path)
-                .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
-            let meta = match crate::local::file_tail(&self.path, &mut handle)? {
+            let opened;
+            let handle = match handle {
+                Some(h) => h,
+                None => {
+                    opened = std::fs::File::open(&self.path)
+                        .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
+                    &opened
+                }
+            };
+            let meta = match crate::local::file_tail(&self.path, handle)? {
                 (len, Ok((start, tail, _))) => {
                     load_view(&Sparse::new(len, vec![(start, tail)]), &self.schema)
                 }
-                (_, Err(_)) => load_view(&handle, &self.schema),
+                (_, Err(_)) => load_view(handle, &self.schema),
             };
             Ok(meta.map(|meta| (None, meta)))
         };

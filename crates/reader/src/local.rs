@@ -7,7 +7,6 @@ use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError};
 use bytes::Bytes;
 use evalscore_error::file_kind;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -57,9 +56,9 @@ pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<Input
     match format {
         Format::Jsonl => jsonl::open(path, path, jsonl_kind(path).flatten()),
         Format::Parquet => {
-            let mut handle =
+            let handle =
                 File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-            let (len, tail) = file_tail(path, &mut handle)?;
+            let (len, tail) = file_tail(path, &handle)?;
             let mut file = match tail {
                 Ok(tail) => open_from_tail(path, len, tail)?.0,
                 // Not the end of a Parquet file: parquet-rs, reading it, says what is wrong.
@@ -79,10 +78,7 @@ const TAIL: u64 = 4 << 10;
 
 /// A local Parquet file's length and its end holding the whole footer ([`read_tail`]): one
 /// read, or two for a footer longer than [`TAIL`].
-pub(crate) fn file_tail(
-    path: &Path,
-    f: &mut File,
-) -> Result<(u64, Result<Tail, String>), ReadError> {
+pub(crate) fn file_tail(path: &Path, f: &File) -> Result<(u64, Result<Tail, String>), ReadError> {
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
     let len = f.metadata().map_err(io)?.len();
     let tail = read_tail(len, TAIL, |r| read_range(f, r)).map_err(io)?;
@@ -90,10 +86,9 @@ pub(crate) fn file_tail(
 }
 
 /// Bytes `r` of `f`.
-fn read_range(f: &mut File, r: Range<u64>) -> std::io::Result<Bytes> {
+fn read_range(f: &File, r: Range<u64>) -> std::io::Result<Bytes> {
     let mut buf = vec![0u8; (r.end - r.start) as usize];
-    f.seek(SeekFrom::Start(r.start))?;
-    f.read_exact(&mut buf)?;
+    f.read_exact_at(&mut buf, r.start)?;
     Ok(buf.into())
 }
 
@@ -112,12 +107,13 @@ const IN_MEMORY_UNIT: u64 = 1 << 20;
 const READ_GAP: u64 = 8 << 10;
 
 /// A small unit's needed column chunks (those of the columns `roots` in row group
-/// `row_group` of `meta`), read at once: one read per run of chunks closer than
+/// `row_group` of `meta`), read from `f` (the file at `path`) at once: one read per run of chunks closer than
 /// [`READ_GAP`]. `None` when they take more than [`IN_MEMORY_UNIT`] or the footer places a
 /// chunk where it cannot be (the decoder, reading through the handle, then says what is
 /// wrong).
 pub(crate) fn small_unit(
     path: &Path,
+    f: &File,
     meta: &parquet::file::metadata::ParquetMetaData,
     row_group: usize,
     roots: &[usize],
@@ -144,7 +140,6 @@ pub(crate) fn small_unit(
         return Ok(None);
     }
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read: {e}"));
-    let f = File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
     let len = f.metadata().map_err(io)?.len();
     if last > len {
         return Ok(None);
@@ -307,7 +302,7 @@ mod tests {
                 .unwrap()
                 .metadata()
                 .clone();
-            let read = small_unit(&path, &meta, 0, &[0, 1]).unwrap();
+            let read = small_unit(&path, &File::open(&path).unwrap(), &meta, 0, &[0, 1]).unwrap();
             assert_eq!(read.is_some(), at_once, "{name}");
             let (ours, theirs) = both(&path);
             assert_eq!(ours[0].len(), rows, "{name}");
