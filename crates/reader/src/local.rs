@@ -60,7 +60,7 @@ pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<Input
                 File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
             let (len, tail) = file_tail(path, &handle)?;
             let mut file = match tail {
-                Ok(tail) => open_from_tail(path, len, tail)?.0,
+                Ok(tail) => open_from_tail(path, len, tail, keep)?.0,
                 // Not the end of a Parquet file: parquet-rs, reading it, says what is wrong.
                 Err(_) => return Err(not_parquet(path, &handle)),
             };

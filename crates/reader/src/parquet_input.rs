@@ -6,6 +6,7 @@ use crate::{pages, Format, InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::file::metadata::ParquetMetaData;
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::ops::Range;
@@ -75,13 +76,15 @@ pub(crate) fn read_tail<E>(
 
 /// A Parquet input from its file's end ([`read_tail`]: `tail` from byte `tail_start` of a
 /// file of `len` bytes, holding the whole footer of `meta_len` bytes): the schema's depth
-/// checked on the footer's bytes, the footer hashed and parsed. Also gives the tail as a
-/// file the decoder reads.
+/// checked on the footer's bytes, the footer hashed and parsed (its Utf8View form made only
+/// when `keep`: a file that drops its footer makes it at each unit). Also gives the tail as a
+/// file the decoder reads, and the parsed footer.
 pub(crate) fn open_from_tail(
     path: &Path,
     len: u64,
     (tail_start, tail, meta_len): Tail,
-) -> Result<(InputFile, Sparse), ReadError> {
+    keep: bool,
+) -> Result<(InputFile, Sparse, Arc<ParquetMetaData>), ReadError> {
     // The footer: the metadata, its length and the magic.
     let footer = &tail[tail.len() - 8 - meta_len as usize..];
     pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
@@ -91,18 +94,20 @@ pub(crate) fn open_from_tail(
     let footer_sha256 = format!("{:x}", Sha256::digest(footer));
     let data_end = len - footer.len() as u64;
     let sparse = Sparse::new(len, vec![(tail_start, tail)]);
-    let file = open_parquet(path, &sparse, footer_sha256, data_end)?;
-    Ok((file, sparse))
+    let (file, meta) = open_parquet(path, &sparse, footer_sha256, data_end, keep)?;
+    Ok((file, sparse, meta))
 }
 
-/// A Parquet input from its footer, read through `handle`; `data_end` is where the footer
-/// starts (the column chunks end before it).
+/// A Parquet input from its footer, read through `handle`, and the parsed footer; `data_end`
+/// is where the footer starts (the column chunks end before it). The input keeps the
+/// footer's Utf8View form when `keep`.
 pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
     path: &Path,
     handle: &R,
     footer_sha256: String,
     data_end: u64,
-) -> Result<InputFile, ReadError> {
+    keep: bool,
+) -> Result<(InputFile, Arc<ParquetMetaData>), ReadError> {
     let loaded = guarded(|| ArrowReaderMetadata::load(handle, ArrowReaderOptions::new()))
         .map_err(|m| unreadable(path, &m))?
         .map_err(|e| unreadable(path, &e))?;
@@ -126,11 +131,14 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         ))
         .with_hint("rename one of them in the export"));
     }
-    let reader_meta =
-        guarded(|| ArrowReaderMetadata::try_new(Arc::clone(meta), view_options(&schema)).ok())
-            .ok()
-            .flatten();
-    Ok(InputFile {
+    let reader_meta = keep
+        .then(|| {
+            guarded(|| ArrowReaderMetadata::try_new(Arc::clone(meta), view_options(&schema)).ok())
+                .ok()
+                .flatten()
+        })
+        .flatten();
+    let file = InputFile {
         path: path.to_path_buf(),
         format: Format::Parquet,
         compression: None,
@@ -143,7 +151,8 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         dropped: None,
         remote: None,
         partitions: Vec::new(),
-    })
+    };
+    Ok((file, Arc::clone(meta)))
 }
 
 impl InputFile {

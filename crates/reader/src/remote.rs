@@ -14,14 +14,14 @@
 //! from there; the copy is removed when the inputs are dropped.
 
 use crate::parquet_input::{
-    guarded, load_view, open_from_tail, read_tail, reread, unreadable, Footer, Tail,
+    load_view, open_from_tail, read_tail, reread, unreadable, Footer, Tail,
 };
 use crate::sparse::Sparse;
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
 use evalscore_storage::{Object, StorageError, StoreUrl};
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -238,17 +238,7 @@ pub(crate) fn open_remote(
         Format::Parquet => {
             let tail = fetch_tail(&object)?.map_err(|m| unreadable(&path, &m))?;
             let (tail_start, tail_bytes) = (tail.0, tail.1.clone());
-            let (mut file, sparse) = open_from_tail(&path, object.size(), tail)?;
-            let meta = file.reader_meta.as_ref().map(|m| Arc::clone(m.metadata()));
-            let meta = match meta {
-                Some(m) => m,
-                None => Arc::clone(
-                    guarded(|| ArrowReaderMetadata::load(&sparse, ArrowReaderOptions::new()))
-                        .map_err(|m| unreadable(&path, &m))?
-                        .map_err(|e| unreadable(&path, &e))?
-                        .metadata(),
-                ),
-            };
+            let (mut file, _, meta) = open_from_tail(&path, object.size(), tail, keep)?;
             let footer = keep.then_some(Footer {
                 tail_start,
                 tail: tail_bytes,
