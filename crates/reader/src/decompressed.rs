@@ -4,8 +4,12 @@
 //! marked uncompressed.
 //!
 //! Only for units whose needed chunks are already in memory (small local units, fetched
-//! remote ones), and only up to [`DECOMPRESSED_UNIT`] bytes decompressed: a larger unit is
-//! decoded as parquet-rs decodes it, a page at a time.
+//! remote ones) and hold at most [`SMALL_CHUNKS`] bytes, and only up to [`DECOMPRESSED_UNIT`]
+//! bytes decompressed. A codec's setup weighs against a small chunk's decoding, not a large
+//! one's; and a large unit decompressed at once is decoded from memory where parquet-rs,
+//! decompressing a page at a time, decodes each page from the cache: the benchmark job over
+//! row groups of 100,000 rows ran slower that way (BENCHMARKS.md, "Many files"). A larger
+//! unit is decoded as parquet-rs decodes it.
 
 use crate::pages;
 use crate::sparse::Sparse;
@@ -17,6 +21,9 @@ use std::sync::Arc;
 
 /// At most this many bytes of a unit's chunks are held decompressed at once.
 pub(crate) const DECOMPRESSED_UNIT: u64 = 4 << 20;
+
+/// Units whose needed zstd chunks hold more bytes than this are left to parquet-rs.
+pub(crate) const SMALL_CHUNKS: u64 = 256 << 10;
 
 /// Unit `row_group` of `meta`, read into `read`, with the zstd chunks of the columns `roots`
 /// decompressed: the bytes to decode and a footer holding only that row group (so it is row
@@ -35,15 +42,29 @@ pub(crate) fn decompress_unit(
         return None;
     }
     let schema = md.file_metadata().schema_descr();
+    let wanted = |leaf: usize, c: &parquet::file::metadata::ColumnChunkMetaData| {
+        leaf < schema.num_columns()
+            && roots.contains(&schema.get_column_root_idx(leaf))
+            && matches!(c.compression(), Compression::ZSTD(_))
+    };
+    let stored: i64 = md
+        .row_groups()
+        .get(row_group)?
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(leaf, c)| wanted(*leaf, c))
+        .map(|(_, c)| c.compressed_size().max(0))
+        .sum();
+    if stored as u64 > SMALL_CHUNKS {
+        return None;
+    }
     let mut rg = md.row_groups().get(row_group)?.clone();
     let mut room = DECOMPRESSED_UNIT;
     let mut at = read.len();
     let mut pieces = Vec::new();
     for (leaf, c) in rg.columns_mut().iter_mut().enumerate() {
-        let wanted = leaf < schema.num_columns()
-            && roots.contains(&schema.get_column_root_idx(leaf))
-            && matches!(c.compression(), Compression::ZSTD(_));
-        let rewritten = wanted
+        let rewritten = wanted(leaf, c)
             .then(|| {
                 let (start, len) = pages::checked_range(c).ok()?;
                 let data_page = u64::try_from(c.data_page_offset()).ok()?;
@@ -173,9 +194,11 @@ mod tests {
     }
 
     #[test]
-    fn a_unit_larger_than_the_limit_is_left_as_it_is() {
-        let rows = (DECOMPRESSED_UNIT / 8) as i64 + 1;
-        let ids = Int64Array::from_iter_values(0..rows);
+    fn a_unit_of_large_chunks_is_left_as_it_is() {
+        // Random ids do not compress: 8 bytes a row stored.
+        let rows = (SMALL_CHUNKS / 8) as usize + 1_000;
+        let mut rng = fastrand::Rng::with_seed(5);
+        let ids = Int64Array::from_iter_values((0..rows).map(|_| rng.i64(..)));
         let batch = RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef)]).unwrap();
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(Default::default()))
@@ -188,6 +211,7 @@ mod tests {
         let bytes = bytes::Bytes::from(out);
         let read = Sparse::new(bytes.len() as u64, vec![(0, bytes.clone())]);
         let meta = ArrowReaderMetadata::load(&bytes, Default::default()).unwrap();
+        assert!(meta.metadata().row_group(0).column(0).compressed_size() as u64 > SMALL_CHUNKS);
         assert!(decompress_unit(&read, &meta, 0, &[0]).is_none());
     }
 }

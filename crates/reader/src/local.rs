@@ -92,13 +92,14 @@ fn read_range(f: &File, r: Range<u64>) -> std::io::Result<Bytes> {
     Ok(buf.into())
 }
 
-/// Up to this many bytes, the needed column chunks of a local unit are read into memory at
-/// once. Through a file handle, parquet-rs duplicates the handle, seeks and reads for every
-/// column chunk and page reader, and the page-header checks read each header again: many
-/// system calls for a small file's row group, against one open and a read or two here. A
-/// larger unit (a large file's row group) stays on the handle, where those calls are few per
-/// byte and its chunks are not held in memory at once; the limit is low enough that a large
-/// file's row groups stay under the run's memory bound (BENCHMARKS.md, "Many files").
+/// Up to this span of bytes, from its first needed column chunk to its last, a local unit's
+/// needed chunks are read into memory at once. Through a file handle, parquet-rs duplicates
+/// the handle, seeks and reads for every column chunk and page reader, and the page-header
+/// checks read each header again: many system calls for a small file's row group, against
+/// one open and a read or two here. A larger unit (a large file's row group) stays on the
+/// handle, where those calls are few per byte and its chunks are not held in memory at once;
+/// the limit is low enough that a large file's row groups stay under the run's memory bound
+/// (BENCHMARKS.md, "Many files").
 const IN_MEMORY_UNIT: u64 = 1 << 20;
 
 /// Needed chunks closer than this are read with one read, the bytes between them included:
@@ -108,7 +109,7 @@ const READ_GAP: u64 = 8 << 10;
 
 /// A small unit's needed column chunks (those of the columns `roots` in row group
 /// `row_group` of `meta`), read from `f` (the file at `path`) at once: one read per run of chunks closer than
-/// [`READ_GAP`]. `None` when they take more than [`IN_MEMORY_UNIT`] or the footer places a
+/// [`READ_GAP`]. `None` when they span more than [`IN_MEMORY_UNIT`] or the footer places a
 /// chunk where it cannot be (the decoder, reading through the handle, then says what is
 /// wrong).
 pub(crate) fn small_unit(
@@ -133,10 +134,11 @@ pub(crate) fn small_unit(
     }
     let reads = coalesce(chunks, READ_GAP);
     let total: u64 = reads.iter().map(|r| r.end - r.start).sum();
-    let Some(last) = reads.last().map(|r| r.end) else {
+    let (Some(first), Some(last)) = (reads.first(), reads.last()) else {
         return Ok(None);
     };
-    if total == 0 || total > IN_MEMORY_UNIT {
+    let last = last.end;
+    if total == 0 || last - first.start > IN_MEMORY_UNIT {
         return Ok(None);
     }
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read: {e}"));
