@@ -5,6 +5,7 @@
 //! columns exactly (module `union`).
 
 use crate::decompressed::decompress_unit;
+use crate::footers::UnitFooter;
 use crate::parquet_input::{guarded, view_options};
 use crate::sparse::Sparse;
 use crate::string_lists::StringLists;
@@ -68,26 +69,26 @@ impl Inputs {
                         // unit's chunks.
                         let handle = File::open(&file.path)
                             .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                        let meta =
-                            file.reader_meta_from(Some(&handle), |m| damaged_unit(file, unit, m))?;
-                        let small = match &meta {
-                            Some(m) => local::small_unit(
-                                &file.path,
-                                &handle,
-                                m.metadata(),
-                                unit.row_group,
-                                &roots,
-                            )?,
+                        let footer = file.local_footer(&handle, |m| damaged_unit(file, unit, m))?;
+                        let small = match footer.metadata() {
+                            Some(m) => {
+                                local::small_unit(&file.path, &handle, m, unit.row_group, &roots)?
+                            }
                             None => None,
                         };
                         match small {
-                            Some(read) => in_memory_unit(file, unit, roots, read, meta)?,
-                            None => local_unit(file, unit, roots, meta, handle)?,
+                            Some(read) => in_memory_unit(file, unit, roots, read, footer)?,
+                            None => {
+                                let meta = footer
+                                    .into_view(&file.schema)
+                                    .map_err(|m| damaged_unit(file, unit, &m))?;
+                                local_unit(file, unit, roots, meta, handle)?
+                            }
                         }
                     }
                     Some(remote) => {
                         let (fetched, meta) = remote::fetch_unit(file, remote, unit, &roots)?;
-                        in_memory_unit(file, unit, roots, fetched, meta)?
+                        in_memory_unit(file, unit, roots, fetched, UnitFooter::View(meta))?
                     }
                 };
                 Source::Parquet(Box::new(reader))
@@ -263,16 +264,22 @@ fn in_memory_unit(
     unit: &Unit,
     roots: Vec<usize>,
     read: Sparse,
-    meta: Option<ArrowReaderMetadata>,
+    footer: UnitFooter,
 ) -> Result<ParquetUnit, ReadError> {
     // The zstd chunks decompressed first (module `decompressed`), into a footer of this row
     // group alone.
-    let rewritten = meta
-        .as_ref()
-        .and_then(|m| decompress_unit(&read, m, unit.row_group, &roots));
+    let rewritten = footer.metadata().and_then(|m| {
+        let schema = footer.view_schema(&file.schema);
+        decompress_unit(&read, m, &schema, unit.row_group, &roots)
+    });
     let (read, at) = match rewritten {
         Some((read, meta)) => (read, (Some(meta), 0)),
-        None => (read, (meta, unit.row_group)),
+        None => {
+            let meta = footer
+                .into_view(&file.schema)
+                .map_err(|m| damaged_unit(file, unit, &m))?;
+            (read, (meta, unit.row_group))
+        }
     };
     let again = || Ok(read.clone());
     parquet_unit(file, unit, roots, (read.clone(), again), at, |chunk| {

@@ -13,6 +13,7 @@
 
 use crate::pages;
 use crate::sparse::Sparse;
+use arrow::datatypes::SchemaRef;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::basic::Compression;
 use parquet::file::metadata::{FileMetaData, ParquetMetaData};
@@ -25,26 +26,26 @@ pub(crate) const DECOMPRESSED_UNIT: u64 = 4 << 20;
 /// Units whose needed zstd chunks hold more bytes than this are left to parquet-rs.
 pub(crate) const SMALL_CHUNKS: u64 = 256 << 10;
 
-/// Unit `row_group` of `meta`, read into `read`, with the zstd chunks of the columns `roots`
-/// decompressed: the bytes to decode and a footer holding only that row group (so it is row
-/// group 0 there). `None` when no chunk was rewritten (none is zstd, one does not read as
+/// Unit `row_group` of footer `md`, read into `read`, with the zstd chunks of the columns
+/// `roots` decompressed: the bytes to decode and a footer holding only that row group (so it
+/// is row group 0 there), its columns typed as `schema` gives (the decoder's). `None` when no chunk was rewritten (none is zstd, one does not read as
 /// `pages::decompress_chunk` requires, or they need more than [`DECOMPRESSED_UNIT`]); the
 /// unit is then decoded as it is.
 pub(crate) fn decompress_unit(
     read: &Sparse,
-    meta: &ArrowReaderMetadata,
+    md: &ParquetMetaData,
+    schema: &SchemaRef,
     row_group: usize,
     roots: &[usize],
 ) -> Option<(Sparse, ArrowReaderMetadata)> {
-    let md = meta.metadata();
     // A page index would still point into the file's own pages.
     if md.offset_index().is_some() || md.column_index().is_some() {
         return None;
     }
-    let schema = md.file_metadata().schema_descr();
+    let leaves = md.file_metadata().schema_descr();
     let wanted = |leaf: usize, c: &parquet::file::metadata::ColumnChunkMetaData| {
-        leaf < schema.num_columns()
-            && roots.contains(&schema.get_column_root_idx(leaf))
+        leaf < leaves.num_columns()
+            && roots.contains(&leaves.get_column_root_idx(leaf))
             && matches!(c.compression(), Compression::ZSTD(_))
     };
     let stored: i64 = md
@@ -101,7 +102,7 @@ pub(crate) fn decompress_unit(
         f.schema_descr_ptr(),
         f.column_orders().cloned(),
     );
-    let options = ArrowReaderOptions::new().with_schema(meta.schema().clone());
+    let options = ArrowReaderOptions::new().with_schema(schema.clone());
     let meta =
         ArrowReaderMetadata::try_new(Arc::new(ParquetMetaData::new(file, vec![rg])), options)
             .ok()?;
@@ -174,7 +175,8 @@ mod tests {
                 let bytes = file(version, dictionary);
                 let read = Sparse::new(bytes.len() as u64, vec![(0, bytes.clone())]);
                 let meta = ArrowReaderMetadata::load(&bytes, Default::default()).unwrap();
-                let (ours, theirs) = decompress_unit(&read, &meta, 0, &[0, 2]).unwrap();
+                let (ours, theirs) =
+                    decompress_unit(&read, meta.metadata(), meta.schema(), 0, &[0, 2]).unwrap();
                 // The columns asked for are rewritten, the other left compressed.
                 let columns = theirs.metadata().row_group(0).columns();
                 let codecs: Vec<Compression> = columns.iter().map(|c| c.compression()).collect();
@@ -212,6 +214,6 @@ mod tests {
         let read = Sparse::new(bytes.len() as u64, vec![(0, bytes.clone())]);
         let meta = ArrowReaderMetadata::load(&bytes, Default::default()).unwrap();
         assert!(meta.metadata().row_group(0).column(0).compressed_size() as u64 > SMALL_CHUNKS);
-        assert!(decompress_unit(&read, &meta, 0, &[0]).is_none());
+        assert!(decompress_unit(&read, meta.metadata(), meta.schema(), 0, &[0]).is_none());
     }
 }

@@ -1,10 +1,53 @@
 //! A file's parsed footer when a unit is decoded: as kept when the file was opened, or read
 //! again (fetched again in object storage) for a file that dropped it (module `opening`).
 
-use crate::parquet_input::{load_view, reread};
+use crate::parquet_input::{guarded, load_view, reread, reread_hit, view_options, view_schema};
 use crate::sparse::Sparse;
 use crate::{InputFile, ReadError};
+use arrow::datatypes::SchemaRef;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use std::sync::Arc;
+
+/// A local unit's footer ([`InputFile::local_footer`]): its Utf8View form, or a footer read
+/// again and only parsed. A unit that rewrites its chunks (module `decompressed`) makes the
+/// form from its own footer, so the form of the file's is made only when needed.
+pub(crate) enum UnitFooter {
+    View(Option<ArrowReaderMetadata>),
+    Parsed(Arc<ParquetMetaData>),
+}
+
+impl UnitFooter {
+    pub(crate) fn metadata(&self) -> Option<&ParquetMetaData> {
+        match self {
+            UnitFooter::View(m) => m.as_ref().map(|m| m.metadata().as_ref()),
+            UnitFooter::Parsed(m) => Some(m),
+        }
+    }
+
+    /// The schema the decoder gives (strings as Utf8View), of a file of schema `schema`.
+    pub(crate) fn view_schema(&self, schema: &SchemaRef) -> SchemaRef {
+        match self {
+            UnitFooter::View(Some(m)) => m.schema().clone(),
+            _ => view_schema(schema),
+        }
+    }
+
+    /// The Utf8View form, of a file of schema `schema`; `Err` with what is wrong.
+    pub(crate) fn into_view(
+        self,
+        schema: &SchemaRef,
+    ) -> Result<Option<ArrowReaderMetadata>, String> {
+        match self {
+            UnitFooter::View(m) => Ok(m),
+            UnitFooter::Parsed(m) => {
+                guarded(|| ArrowReaderMetadata::try_new(m, view_options(schema)))?
+                    .map(Some)
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+}
 
 impl InputFile {
     /// The parsed footer, strings as Utf8View: as kept at open, or read again from the file
@@ -51,5 +94,32 @@ impl InputFile {
         };
         let (_, meta) = reread(id, read)?.map_err(|m| damaged(&m))?;
         Ok(Some(meta))
+    }
+
+    /// A local unit's footer, through `handle` (open on the file): as kept at open, this
+    /// thread's last one read again if it is this file's, else read again and parsed.
+    pub(crate) fn local_footer(
+        &self,
+        handle: &std::fs::File,
+        damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
+    ) -> Result<UnitFooter, ReadError> {
+        let Some(id) = self.dropped else {
+            return Ok(UnitFooter::View(self.reader_meta.clone()));
+        };
+        if let Some((_, meta)) = reread_hit(id) {
+            return Ok(UnitFooter::View(Some(meta)));
+        }
+        match crate::local::file_tail(&self.path, handle)? {
+            (len, Ok((start, tail, _))) => {
+                let sparse = Sparse::new(len, vec![(start, tail)]);
+                let meta = guarded(|| ParquetMetaDataReader::new().parse_and_finish(&sparse))
+                    .map_err(|m| damaged(&m))?
+                    .map_err(|e| damaged(&e))?;
+                Ok(UnitFooter::Parsed(Arc::new(meta)))
+            }
+            (_, Err(_)) => self
+                .reader_meta_from(Some(handle), damaged)
+                .map(UnitFooter::View),
+        }
     }
 }

@@ -183,17 +183,21 @@ thread_local! {
     static LAST_REREAD: RefCell<Option<(u64, Reread)>> = const { RefCell::new(None) };
 }
 
+/// This thread's last footer read again, if it is the file numbered `id`'s.
+pub(crate) fn reread_hit(id: u64) -> Option<Reread> {
+    LAST_REREAD.with(|last| match &*last.borrow() {
+        Some((at, r)) if *at == id => Some(r.clone()),
+        _ => None,
+    })
+}
+
 /// The footer of the file numbered `id`: this thread's last one read again if it is that
 /// file's, else `read()`, then kept as the last one.
 pub(crate) fn reread(
     id: u64,
     read: impl FnOnce() -> Result<Result<Reread, String>, ReadError>,
 ) -> Result<Result<Reread, String>, ReadError> {
-    let hit = LAST_REREAD.with(|last| match &*last.borrow() {
-        Some((at, r)) if *at == id => Some(r.clone()),
-        _ => None,
-    });
-    if let Some(hit) = hit {
+    if let Some(hit) = reread_hit(id) {
         return Ok(Ok(hit));
     }
     let read = read()?;
@@ -247,7 +251,7 @@ pub(crate) fn view_options(schema: &SchemaRef) -> ArrowReaderOptions {
 }
 
 /// `schema` with top-level Utf8 and LargeUtf8 columns read as Utf8View.
-fn view_schema(schema: &SchemaRef) -> SchemaRef {
+pub(crate) fn view_schema(schema: &SchemaRef) -> SchemaRef {
     let fields: Vec<Field> = schema
         .fields()
         .iter()
