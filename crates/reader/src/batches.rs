@@ -21,7 +21,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ColumnChunkMetaData;
-use parquet::file::reader::ChunkReader;
+use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::serialized_reader::SerializedPageReader;
 use std::fs::File;
 use std::sync::Arc;
@@ -268,6 +268,7 @@ fn in_memory_unit(
 ) -> Result<ParquetUnit, ReadError> {
     // The zstd chunks decompressed first (module `decompressed`), into a footer of this row
     // group alone.
+    let file_len = read.len();
     let rewritten = footer.metadata().and_then(|m| {
         let schema = footer.view_schema(&file.schema);
         decompress_unit(&read, m, &schema, unit.row_group, &roots)
@@ -284,6 +285,10 @@ fn in_memory_unit(
     let again = || Ok(read.clone());
     parquet_unit(file, unit, roots, (read.clone(), again), at, |chunk| {
         let (start, len) = pages::checked_range(chunk)?;
+        if start >= file_len {
+            // Placed past the file's end: rewritten, its pages checked as they were read.
+            return Ok(());
+        }
         let bytes = read.piece(start, len).map_err(|e| e.to_string())?;
         pages::check_chunk_bytes(&bytes, chunk).map(|_| ())
     })

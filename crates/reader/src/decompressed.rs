@@ -68,9 +68,8 @@ pub(crate) fn decompress_unit(
         let rewritten = wanted(leaf, c)
             .then(|| {
                 let (start, len) = pages::checked_range(c).ok()?;
-                let data_page = u64::try_from(c.data_page_offset()).ok()?;
                 let bytes = read.piece(start, len).ok()?;
-                pages::decompress_chunk(&bytes, start, data_page, &mut room)
+                pages::decompress_chunk(&bytes, c, &mut room)
             })
             .flatten();
         let Some(d) = rewritten else {

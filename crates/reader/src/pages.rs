@@ -136,26 +136,68 @@ fn check_pages<R: Read + Seek>(
     c: &ColumnChunkMetaData,
 ) -> Result<Vec<DataPageSpan>, String> {
     let (start, len) = checked_range(c)?;
-    let io = |e: std::io::Error| format!("cannot read the column chunk: {e}");
     let mut h = Bytes {
         reader,
         pos: start,
         end: start.saturating_add(len),
     };
-    let chunk_values = c.num_values();
-    let end = h.end;
-    let mut values: i64 = 0;
+    let mut values = PageValues::new(c);
     let mut spans = Vec::new();
-    while h.pos < end {
+    while h.pos < h.end {
         let at = h.pos;
-        let page = h.page_header().map_err(|b| match b {
-            Bad::Overrun => format!(
-                "the page header at byte {at} runs past the end of the column chunk at byte {end}"
-            ),
-            Bad::Malformed(m) => format!("the page header at byte {at} is malformed: {m}"),
-            Bad::Io(e) => io(e),
+        let page = h.page_header().map_err(|b| header_error(b, at, h.end))?;
+        if let Some(span) = values.check(&page, at, h.pos, h.end)? {
+            spans.push(span);
+        }
+        h.skip(page.compressed as u64).map_err(|b| match b {
+            Bad::Io(e) => io_error(e),
+            _ => format!("the page at byte {at} runs past the end of the column chunk"),
         })?;
-        let left = h.end - h.pos;
+    }
+    Ok(spans)
+}
+
+fn io_error(e: std::io::Error) -> String {
+    format!("cannot read the column chunk: {e}")
+}
+
+/// What is wrong with the page header at byte `at` of a chunk ending at byte `end`.
+fn header_error(b: Bad, at: u64, end: u64) -> String {
+    match b {
+        Bad::Overrun => format!(
+            "the page header at byte {at} runs past the end of the column chunk at byte {end}"
+        ),
+        Bad::Malformed(m) => format!("the page header at byte {at} is malformed: {m}"),
+        Bad::Io(e) => io_error(e),
+    }
+}
+
+/// The checks of each page of a column chunk against the chunk and the footer: the page fits
+/// in what is left of the chunk, and the data pages together hold no more values than the
+/// footer gives the chunk.
+struct PageValues {
+    chunk_values: i64,
+    values: i64,
+}
+
+impl PageValues {
+    fn new(c: &ColumnChunkMetaData) -> PageValues {
+        PageValues {
+            chunk_values: c.num_values(),
+            values: 0,
+        }
+    }
+
+    /// Checks `page`, whose header starts at byte `at` and ends at byte `body` of a chunk
+    /// ending at byte `end`; gives where it is when it is a data page.
+    fn check(
+        &mut self,
+        page: &header::Page,
+        at: u64,
+        body: u64,
+        end: u64,
+    ) -> Result<Option<DataPageSpan>, String> {
+        let left = end - body;
         if page.compressed < 0 || page.uncompressed < 0 {
             return Err(format!(
                 "the page at byte {at} claims a negative size ({} bytes compressed, {} uncompressed)",
@@ -170,17 +212,18 @@ fn check_pages<R: Read + Seek>(
         }
         match page.kind {
             Kind::Data { values: n } => {
-                values = values.saturating_add(i64::from(n));
-                spans.push(DataPageSpan {
-                    offset: at,
-                    size: (h.pos - at).saturating_add(page.compressed as u64),
-                    values: i64::from(n),
-                });
-                if values > chunk_values {
+                self.values = self.values.saturating_add(i64::from(n));
+                if self.values > self.chunk_values {
                     return Err(format!(
-                        "the data pages up to byte {at} hold {values} values, more than the {chunk_values} the footer gives the column chunk"
+                        "the data pages up to byte {at} hold {} values, more than the {} the footer gives the column chunk",
+                        self.values, self.chunk_values
                     ));
                 }
+                Ok(Some(DataPageSpan {
+                    offset: at,
+                    size: (body - at).saturating_add(page.compressed as u64),
+                    values: i64::from(n),
+                }))
             }
             Kind::Dictionary { entries } => {
                 // Every dictionary entry takes at least one bit (bit-packed booleans).
@@ -190,15 +233,11 @@ fn check_pages<R: Read + Seek>(
                         page.uncompressed
                     ));
                 }
+                Ok(None)
             }
-            Kind::Index => {}
+            Kind::Index => Ok(None),
         }
-        h.skip(page.compressed as u64).map_err(|b| match b {
-            Bad::Io(e) => io(e),
-            _ => format!("the page at byte {at} runs past the end of the column chunk"),
-        })?;
     }
-    Ok(spans)
 }
 
 #[cfg(test)]

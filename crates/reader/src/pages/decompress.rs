@@ -7,12 +7,15 @@
 //! group that is nothing; for a small file's, it is a good part of the work (BENCHMARKS.md,
 //! "Many files"). Here one decompression context per thread serves every chunk.
 //!
-//! The pages are walked with the strict reader of module `header`, so a page that would not
-//! pass the checks is never decompressed: the chunk is then left as it is, and the usual
-//! checks and the decoder say what is wrong with it.
+//! The pages are walked with the strict reader of module `header` and checked as
+//! [`super::check_chunk`] checks them, so a page that would not pass is never decompressed:
+//! the chunk is then left as it is, and the usual checks and the decoder say what is wrong
+//! with it. A rewritten chunk has passed them, and is not checked again.
 
 use super::header::{FieldAt, Page};
 use super::thrift::Bytes;
+use super::{checked_range, PageValues};
+use parquet::file::metadata::ColumnChunkMetaData;
 use std::cell::RefCell;
 use std::io::Cursor;
 
@@ -34,18 +37,21 @@ pub(crate) struct Decompressed {
     pub first_data: u64,
 }
 
-/// The zstd chunk `chunk` (its bytes, from its first page on, at file offset `start`, with
-/// its first data page at file offset `data_page`) rewritten uncompressed, using at most
-/// `room` bytes (less what it takes on return). `None` when a page header does not read,
-/// a page does not decompress to the size its header gives, `data_page` is not where a page
-/// starts, or the pages need more than `room`.
+/// The zstd column chunk `c` (its bytes `chunk`, from its first page on) rewritten
+/// uncompressed, using at most `room` bytes (less what it takes on return). `None` when a
+/// page does not pass the checks, does not decompress to the size its header gives, the
+/// footer's first data page is not where a page starts, or the pages need more than `room`.
 pub(crate) fn decompress_chunk(
     chunk: &[u8],
-    start: u64,
-    data_page: u64,
+    c: &ColumnChunkMetaData,
     room: &mut u64,
 ) -> Option<Decompressed> {
-    let end = start.checked_add(chunk.len() as u64)?;
+    let (start, len) = checked_range(c).ok()?;
+    let data_page = u64::try_from(c.data_page_offset()).ok()?;
+    if len != chunk.len() as u64 {
+        return None;
+    }
+    let end = start.checked_add(len)?;
     let mut h = Bytes {
         reader: Cursor::new(chunk),
         pos: start,
@@ -53,10 +59,12 @@ pub(crate) fn decompress_chunk(
     };
     let mut out = Vec::with_capacity(chunk.len().saturating_mul(4).min(*room as usize));
     let mut first_data = None;
+    let mut values = PageValues::new(c);
     ZSTD.with_borrow_mut(|zstd| {
         while h.pos < end {
             let at = h.pos;
             let page = h.page_header().ok()?;
+            values.check(&page, at, h.pos, end).ok()?;
             let body_at = usize::try_from(h.pos - start).ok()?;
             let stored = usize::try_from(page.compressed).ok()?;
             let body = chunk.get(body_at..body_at.checked_add(stored)?)?;
@@ -155,6 +163,8 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use parquet::schema::parser::parse_message_type;
+    use parquet::schema::types::SchemaDescriptor;
 
     const TEXT: &[u8] = b"the same forty bytes, the same forty byt";
 
@@ -172,11 +182,25 @@ mod tests {
         page
     }
 
+    /// The footer's view of `page` as a chunk at byte 4 of 5 values, its first data page at
+    /// byte `data_page`.
+    fn chunk(page: &[u8], data_page: i64) -> ColumnChunkMetaData {
+        let t = parse_message_type("message m { required binary id (UTF8); }").unwrap();
+        let schema = SchemaDescriptor::new(std::sync::Arc::new(t));
+        ColumnChunkMetaData::builder(schema.column(0))
+            .set_dictionary_page_offset(Some(4))
+            .set_data_page_offset(data_page)
+            .set_total_compressed_size(page.len() as i64)
+            .set_num_values(5)
+            .build()
+            .unwrap()
+    }
+
     #[test]
     fn a_page_is_written_again_decompressed_without_its_checksum() {
         let page = page_with_crc();
         let mut room = 1000;
-        let d = decompress_chunk(&page, 4, 4, &mut room).unwrap();
+        let d = decompress_chunk(&page, &chunk(&page, 4), &mut room).unwrap();
         // Field 3 now gives the 40 bytes; field 5 follows field 3, two ids on.
         let mut want = vec![0x15, 0x00, 0x15, 80, 0x15, 80, 0x2c];
         want.extend_from_slice(&[0x15, 10, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]);
@@ -197,18 +221,28 @@ mod tests {
     #[test]
     fn a_page_that_does_not_decompress_or_fit_leaves_the_chunk_alone() {
         let page = page_with_crc();
+        let c = chunk(&page, 4);
         // Not room for the 40 bytes.
-        assert!(decompress_chunk(&page, 4, 4, &mut 39).is_none());
+        assert!(decompress_chunk(&page, &c, &mut 39).is_none());
         // The footer's first data page is not where a page starts.
-        assert!(decompress_chunk(&page, 4, 5, &mut 1000).is_none());
+        assert!(decompress_chunk(&page, &chunk(&page, 5), &mut 1000).is_none());
+        // More values than the footer gives the chunk.
+        let few = c.clone().into_builder().set_num_values(4).build().unwrap();
+        assert!(decompress_chunk(&page, &few, &mut 1000).is_none());
         // Damaged compressed bytes.
         let mut damaged = page.clone();
         let n = damaged.len();
         for b in &mut damaged[n - 8..] {
             *b ^= 0x5a;
         }
-        assert!(decompress_chunk(&damaged, 4, 4, &mut 1000).is_none());
+        assert!(decompress_chunk(&damaged, &c, &mut 1000).is_none());
         // A header cut short.
-        assert!(decompress_chunk(&page[..10], 4, 4, &mut 1000).is_none());
+        let short = c
+            .clone()
+            .into_builder()
+            .set_total_compressed_size(10)
+            .build()
+            .unwrap();
+        assert!(decompress_chunk(&page[..10], &short, &mut 1000).is_none());
     }
 }
