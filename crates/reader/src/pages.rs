@@ -240,6 +240,26 @@ impl PageValues {
     }
 }
 
+/// The field ids of each page header of a column chunk's bytes `chunk` (at file offset
+/// `start`), for tests of rewritten headers.
+#[cfg(test)]
+pub(crate) fn header_fields(chunk: &[u8], start: u64) -> Vec<Vec<i16>> {
+    let mut h = Bytes {
+        reader: std::io::Cursor::new(chunk),
+        pos: start,
+        end: start + chunk.len() as u64,
+    };
+    let mut pages = Vec::new();
+    while h.pos < h.end {
+        let Ok(page) = h.page_header() else { break };
+        pages.push(page.fields.iter().map(|f| f.id).collect());
+        if h.skip(page.compressed as u64).is_err() {
+            break;
+        }
+    }
+    pages
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
