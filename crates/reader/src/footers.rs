@@ -6,7 +6,9 @@ use crate::sparse::Sparse;
 use crate::{InputFile, ReadError};
 use arrow::datatypes::SchemaRef;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{
+    ParquetMetaData, ParquetMetaDataOptions, ParquetMetaDataReader, ParquetStatisticsPolicy,
+};
 use std::sync::Arc;
 
 /// A local unit's footer ([`InputFile::local_footer`]): its Utf8View form, or a footer read
@@ -112,7 +114,13 @@ impl InputFile {
         match crate::local::file_tail(&self.path, handle)? {
             (len, Ok((start, tail, _))) => {
                 let sparse = Sparse::new(len, vec![(start, tail)]);
-                let meta = guarded(|| ParquetMetaDataReader::new().parse_and_finish(&sparse))
+                // Only for decoding: the columns' statistics are skipped. (A unit whose kept
+                // columns are copied as stored reads the footer with them, `reader_meta`.)
+                let options = ParquetMetaDataOptions::new()
+                    .with_column_stats_policy(ParquetStatisticsPolicy::SkipAll)
+                    .with_size_stats_policy(ParquetStatisticsPolicy::SkipAll);
+                let reader = ParquetMetaDataReader::new().with_metadata_options(Some(options));
+                let meta = guarded(|| reader.parse_and_finish(&sparse))
                     .map_err(|m| damaged(&m))?
                     .map_err(|e| damaged(&e))?;
                 Ok(UnitFooter::Parsed(Arc::new(meta)))

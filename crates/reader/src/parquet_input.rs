@@ -6,7 +6,7 @@ use crate::{pages, Format, InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use parquet::file::metadata::ParquetMetaData;
+use parquet::file::metadata::{ParquetMetaData, ParquetStatisticsPolicy};
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::ops::Range;
@@ -108,7 +108,15 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
     data_end: u64,
     keep: bool,
 ) -> Result<(InputFile, Arc<ParquetMetaData>), ReadError> {
-    let loaded = guarded(|| ArrowReaderMetadata::load(handle, ArrowReaderOptions::new()))
+    // A footer not kept serves only the schema and the checks below: its statistics are
+    // skipped (a unit that reads the footer again parses what it needs).
+    let options = match keep {
+        true => ArrowReaderOptions::new(),
+        false => ArrowReaderOptions::new()
+            .with_column_stats_policy(ParquetStatisticsPolicy::SkipAll)
+            .with_size_stats_policy(ParquetStatisticsPolicy::SkipAll),
+    };
+    let loaded = guarded(|| ArrowReaderMetadata::load(handle, options))
         .map_err(|m| unreadable(path, &m))?
         .map_err(|e| unreadable(path, &e))?;
     let meta = loaded.metadata();

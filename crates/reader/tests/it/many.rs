@@ -24,14 +24,15 @@ fn open_kept(input: &str, options: &[(String, String)], kept: usize) -> Result<I
     Inputs::open_sources_kept(&[source], &opts, kept)
 }
 
-/// Every unit's stored `answer` chunk, as bytes.
-fn stored(inputs: &Inputs) -> Vec<Vec<u8>> {
+/// Every unit's stored `answer` chunk: its bytes and its footer metadata (statistics
+/// included, which a copy of the chunk carries over), as text.
+fn stored(inputs: &Inputs) -> Vec<(Vec<u8>, String)> {
     inputs
         .units()
         .iter()
         .map(|u| {
             let chunk = inputs.stored_chunk(u, "answer").unwrap().unwrap();
-            chunk.bytes.to_vec()
+            (chunk.bytes.to_vec(), format!("{:?}", chunk.meta))
         })
         .collect()
 }
@@ -83,6 +84,45 @@ fn many_local_files_open_in_order_with_or_without_footers() {
     let base = dir.path().to_str().unwrap();
     same_either_way(base, &[], &names);
     same_either_way(&format!("{base}/**/*.parquet"), &[], &names);
+}
+
+/// Files whose footers hold statistics, zstd: a file that dropped its footer (parsed at
+/// open without statistics) gives its units the same values, and a copy of a stored chunk
+/// the same footer metadata, statistics included, as a file that kept it.
+#[test]
+fn a_dropped_footer_still_gives_copies_their_statistics() {
+    use arrow::array::{RecordBatch, StringArray};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..12).map(name).collect();
+    for n in &names {
+        let column = StringArray::from(vec![n.as_str(); 100]);
+        let batch =
+            RecordBatch::try_from_iter([("answer", std::sync::Arc::new(column) as _)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+            .build();
+        let mut out = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        std::fs::write(dir.path().join(n), out).unwrap();
+    }
+    let base = dir.path().to_str().unwrap();
+    let all = open_kept(base, &[], usize::MAX).unwrap();
+    let none = open_kept(base, &[], 0).unwrap();
+    let values: Vec<String> = names
+        .iter()
+        .flat_map(|n| std::iter::repeat_n(n.clone(), 100))
+        .collect();
+    assert_eq!(answers(&none).unwrap(), values);
+    let (kept, dropped) = (stored(&all), stored(&none));
+    assert_eq!(dropped, kept);
+    for u in none.units() {
+        let chunk = none.stored_chunk(&u, "answer").unwrap().unwrap();
+        assert!(chunk.meta.statistics().is_some());
+    }
 }
 
 /// A file that is not Parquet: too short for a footer.
