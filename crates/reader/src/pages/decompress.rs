@@ -96,18 +96,26 @@ fn page_body(
 ) -> Option<()> {
     let levels = usize::try_from(page.levels).ok()?;
     let uncompressed = usize::try_from(page.uncompressed).ok()?;
-    // parquet-rs leaves a page of no values' bytes alone (nothing to decompress).
-    let decompress = page.codec_applies && uncompressed > levels;
-    let size = if decompress { uncompressed } else { body.len() };
-    *room = room.checked_sub(size as u64)?;
-    write_header(out, page, chunk, start, i32::try_from(size).ok()?)?;
-    if !decompress {
+    if !page.codec_applies {
+        *room = room.checked_sub(body.len() as u64)?;
+        write_header(out, page, chunk, start, i32::try_from(body.len()).ok()?)?;
         out.extend_from_slice(body);
         return Some(());
     }
-    out.reserve(size);
+    // Levels that do not fit are parquet-rs's to report.
+    if levels > body.len() || levels > uncompressed {
+        return None;
+    }
+    *room = room.checked_sub(uncompressed as u64)?;
+    write_header(out, page, chunk, start, i32::try_from(uncompressed).ok()?)?;
+    out.reserve(uncompressed);
     let first = out.len();
-    out.extend_from_slice(body.get(..levels)?);
+    out.extend_from_slice(&body[..levels]);
+    // As parquet-rs: a page with nothing after its levels (no values) is not decompressed,
+    // and keeps only its levels.
+    if uncompressed == levels {
+        return Some(());
+    }
     let zstd = match zstd {
         Some(z) => z,
         None => zstd.insert(zstd::bulk::Decompressor::new().ok()?),
@@ -171,15 +179,30 @@ mod tests {
     /// A data page (v1) of 5 values holding `TEXT` compressed, its header with a checksum
     /// (field 4) between the sizes and the data page header.
     fn page_with_crc() -> Vec<u8> {
-        let body = zstd::bulk::compress(TEXT, 3).unwrap();
+        page_of(TEXT)
+    }
+
+    /// [`page_with_crc`] holding `text`.
+    fn page_of(text: &[u8]) -> Vec<u8> {
+        let body = zstd::bulk::compress(text, 3).unwrap();
         let mut page = vec![0x15, 0x00, 0x15];
-        varint(&mut page, zigzag(TEXT.len() as i64));
+        varint(&mut page, zigzag(text.len() as i64));
         page.push(0x15);
         varint(&mut page, zigzag(body.len() as i64));
         page.extend_from_slice(&[0x15, 14]); // crc 7
         page.extend_from_slice(&[0x1c, 0x15, 10, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]);
         page.extend_from_slice(&body);
         page
+    }
+
+    #[test]
+    fn a_page_of_no_bytes_keeps_none() {
+        // As parquet-rs: nothing to decompress, so the page's (compressed) bytes are dropped.
+        let page = page_of(b"");
+        let d = decompress_chunk(&page, &chunk(&page, 4), &mut 1000).unwrap();
+        let mut want = vec![0x15, 0x00, 0x15, 0, 0x15, 0, 0x2c];
+        want.extend_from_slice(&[0x15, 10, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]);
+        assert_eq!(d.bytes, want);
     }
 
     /// The footer's view of `page` as a chunk at byte 4 of 5 values, its first data page at
