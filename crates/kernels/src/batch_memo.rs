@@ -7,25 +7,63 @@
 //! from, so while it exists their memory can be neither freed nor written (an Arrow buffer
 //! is immutable while shared), and the same address and length mean the same bytes.
 
-use arrow::array::{Array, GenericListArray, OffsetSizeTrait, StringViewArray};
+use arrow::array::{Array, DictionaryArray, GenericListArray, OffsetSizeTrait, StringViewArray};
 use arrow::buffer::Buffer;
+use arrow::datatypes::Int8Type;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Values derived from one batch's columns, shared by the scorers that score it.
 #[derive(Debug, Default)]
 pub struct BatchMemo {
-    choice_masks: Mutex<Vec<MaskEntry>>,
+    choice_masks: Mutex<Vec<Entry<Masks>>>,
+    validity: Mutex<Vec<Entry<Validity>>>,
 }
 
 /// The choice masks of one list (`None`: the list is not of the masks' shape). A `Vec`
 /// behind the `Arc`, as made: an `Arc<[u128]>` would copy it.
 type Masks = Option<Arc<Vec<u128>>>;
 
+/// MCQA's `completion_validity` of one output column against one `choices` list.
+type Validity = Option<DictionaryArray<Int8Type>>;
+
+/// A value made from the columns whose buffers are `key`: each with the bit it starts at (a
+/// validity bitmap's offset; 0 for other buffers), `None` where a column has no validity.
 #[derive(Debug)]
-struct MaskEntry {
-    offsets: Buffer,
-    views: Buffer,
-    masks: Arc<OnceLock<Masks>>,
+struct Entry<T> {
+    key: Vec<Option<(Buffer, usize)>>,
+    value: Arc<OnceLock<T>>,
+}
+
+type Key<'a> = Option<(&'a Buffer, usize)>;
+
+/// A validity bitmap as a key: its buffer and the bit it starts at.
+fn nulls(n: Option<&arrow::buffer::NullBuffer>) -> Key<'_> {
+    n.map(|n| (n.buffer(), n.offset()))
+}
+
+/// The cell of the value made from the buffers `key` in `entries`, added when new.
+fn cell<T>(entries: &Mutex<Vec<Entry<T>>>, key: &[Key]) -> Arc<OnceLock<T>> {
+    let same = |b: &Option<(Buffer, usize)>, c: &Key| match (b, c) {
+        (Some((b, i)), Some((c, j))) => b.as_ptr() == c.as_ptr() && b.len() == c.len() && i == j,
+        (None, None) => true,
+        _ => false,
+    };
+    // A poisoned lock only means another scorer panicked: the entries are whole.
+    let mut entries = entries.lock().unwrap_or_else(|p| p.into_inner());
+    let found = entries
+        .iter()
+        .find(|e| e.key.len() == key.len() && e.key.iter().zip(key).all(|(b, c)| same(b, c)));
+    match found {
+        Some(e) => Arc::clone(&e.value),
+        None => {
+            let value = Arc::new(OnceLock::new());
+            entries.push(Entry {
+                key: key.iter().map(|b| b.map(|(b, i)| (b.clone(), i))).collect(),
+                value: Arc::clone(&value),
+            });
+            value
+        }
+    }
 }
 
 impl BatchMemo {
@@ -39,30 +77,35 @@ impl BatchMemo {
         list: &GenericListArray<O>,
         items: &StringViewArray,
     ) -> Masks {
-        let (offsets, views) = (list.offsets().inner().inner(), items.views().inner());
-        let same = |b: &Buffer, c: &Buffer| b.as_ptr() == c.as_ptr() && b.len() == c.len();
-        let cell = {
-            // A poisoned lock only means another scorer panicked: the entries are whole.
-            let mut entries = self.choice_masks.lock().unwrap_or_else(|p| p.into_inner());
-            match entries
-                .iter()
-                .find(|e| same(&e.offsets, offsets) && same(&e.views, views))
-            {
-                Some(e) => Arc::clone(&e.masks),
-                None => {
-                    let cell = Arc::new(OnceLock::new());
-                    entries.push(MaskEntry {
-                        offsets: offsets.clone(),
-                        views: views.clone(),
-                        masks: Arc::clone(&cell),
-                    });
-                    cell
-                }
-            }
-        };
+        let key = [
+            Some((list.offsets().inner().inner(), 0)),
+            Some((items.views().inner(), 0)),
+        ];
         // Outside the lock: other lists' masks are made meanwhile; a scorer asking for this
         // one waits for it.
-        cell.get_or_init(|| choice_masks(list, items)).clone()
+        cell(&self.choice_masks, &key)
+            .get_or_init(|| choice_masks(list, items))
+            .clone()
+    }
+
+    /// MCQA's `completion_validity` of `output` against `list` (with its `items`), which
+    /// depends on them alone (not on the ground truth): `make()` once per pair of columns
+    /// for all who ask.
+    pub(crate) fn validity<O: OffsetSizeTrait>(
+        &self,
+        output: &StringViewArray,
+        list: &GenericListArray<O>,
+        items: &StringViewArray,
+        make: impl FnOnce() -> Validity,
+    ) -> Validity {
+        let key = [
+            Some((output.views().inner(), 0)),
+            nulls(output.nulls()),
+            Some((list.offsets().inner().inner(), 0)),
+            nulls(list.nulls()),
+            Some((items.views().inner(), 0)),
+        ];
+        cell(&self.validity, &key).get_or_init(make).clone()
     }
 }
 

@@ -155,15 +155,21 @@ fn views_with_list<O: OffsetSizeTrait>(
     let nulls = list.nulls();
     if let Some(memo) = memo {
         let masks = memo.choice_masks(list, items)?;
-        return score_views(output, truth, nulls, |row, first| {
+        let found = |row: usize, first: u8| {
             // The items are ASCII: a byte >= 0x80 is none of them.
             (masks[row] >> (first & 127)) as u8 & u8::from(first < 0x80)
-        });
+        };
+        // The labels depend on the output and the choices only: made once for the tasks
+        // that score the same two columns.
+        let labels = |valid: &BooleanBuffer| {
+            memo.validity(output, list, items, || validity_labels(valid).ok())
+        };
+        return score_views(output, truth, nulls, found, labels);
     }
     let firsts = batch_memo::first_bytes(list, items)?;
     let offsets = list.value_offsets();
     let base = offsets[0].as_usize();
-    score_views(output, truth, nulls, |row, first| {
+    let found = |row: usize, first: u8| {
         let (start, end) = (
             offsets[row].as_usize() - base,
             offsets[row + 1].as_usize() - base,
@@ -178,16 +184,21 @@ fn views_with_list<O: OffsetSizeTrait>(
             firsts.get(start..end).is_some_and(|f| f.contains(&first))
         };
         u8::from(found)
+    };
+    score_views(output, truth, nulls, found, |valid| {
+        validity_labels(valid).ok()
     })
 }
 
 /// Scores the rows 64 at a time, `found(row, first)` telling whether the output's first byte
-/// is one of the row's choices (in its low bit).
+/// is one of the row's choices (in its low bit), `labels(valid)` giving
+/// `completion_validity` from the valid rows.
 fn score_views(
     output: &StringViewArray,
     truth: &StringViewArray,
     list_nulls: Option<&NullBuffer>,
     found: impl Fn(usize, u8) -> u8,
+    labels: impl FnOnce(&BooleanBuffer) -> Option<DictionaryArray<Int8Type>>,
 ) -> Option<McqaOutput> {
     let len = output.len();
     let (o_valid, t_valid, l_valid) = (
@@ -224,7 +235,7 @@ fn score_views(
     Some(McqaOutput {
         is_correct: BooleanArray::new(bits(correct), None),
         // Keys 0 and 1 over two labels: always a valid dictionary.
-        completion_validity: validity_labels(&valid).ok()?,
+        completion_validity: labels(&valid)?,
     })
 }
 
@@ -252,7 +263,9 @@ fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {
 mod tests {
     use super::*;
     use crate::missing_count;
-    use arrow::array::{Array, LargeStringArray, ListBuilder, StringBuilder, StringViewArray};
+    use arrow::array::{
+        Array, LargeStringArray, ListBuilder, StringBuilder, StringViewArray, StringViewBuilder,
+    };
 
     const OUTPUTS: [Option<&str>; 9] = [
         Some("B"),
@@ -460,6 +473,71 @@ mod tests {
         )
         .unwrap();
         assert_eq!(validity_strings(&r.completion_validity), expect);
+    }
+
+    /// Tasks of a suite scoring one output column against one `choices` list share its
+    /// `completion_validity` (it does not depend on the ground truth), and each still gets
+    /// what it gets alone; another output column gets its own.
+    #[test]
+    fn a_memo_shares_the_validity_of_one_output_and_list() {
+        let rows: Vec<Option<&[Option<&str>]>> = vec![
+            Some(&[Some("A"), Some("B")]),
+            Some(&[Some("C"), Some("D")]),
+            None,
+            Some(&[Some("A"), Some("C")]),
+        ];
+        let mut lists = ListBuilder::new(StringViewBuilder::new());
+        for r in &rows {
+            match r {
+                Some(items) => {
+                    for i in *items {
+                        lists.values().append_option(*i);
+                    }
+                    lists.append(true);
+                }
+                None => lists.append(false),
+            }
+        }
+        let lists = lists.finish();
+        let output = StringViewArray::from(vec![Some("B"), Some("x"), Some("A"), None]);
+        let other = StringViewArray::from(vec![Some("A"), Some("C"), Some("A"), Some("C")]);
+        let truths = [
+            StringViewArray::from(vec!["B", "C", "A", "A"]),
+            StringViewArray::from(vec!["A", "D", "B", "C"]),
+        ];
+        let memo = BatchMemo::new();
+        let score = |o: &StringViewArray, t: &StringViewArray, memo| {
+            string_equals_mcqa_with(
+                TextColumn::new(o, "o").unwrap(),
+                TextColumn::new(t, "t").unwrap(),
+                Choices::PerRow(&lists),
+                4,
+                None,
+                None,
+                memo,
+            )
+            .unwrap()
+        };
+        let keys = |d: &DictionaryArray<Int8Type>| d.keys().values().inner().as_ptr();
+        let first = score(&output, &truths[0], Some(&memo));
+        let second = score(&output, &truths[1], Some(&memo));
+        assert_eq!(
+            keys(&first.completion_validity),
+            keys(&second.completion_validity)
+        );
+        for (got, t) in [(&first, &truths[0]), (&second, &truths[1])] {
+            assert_eq!(*got, score(&output, t, None));
+        }
+        assert_eq!(
+            validity_strings(&first.completion_validity),
+            ["VALID", "INVALID", "INVALID", "INVALID"]
+        );
+        let theirs = score(&other, &truths[0], Some(&memo));
+        assert_ne!(
+            keys(&theirs.completion_validity),
+            keys(&first.completion_validity)
+        );
+        assert_eq!(theirs, score(&other, &truths[0], None));
     }
 
     #[test]
