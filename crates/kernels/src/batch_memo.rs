@@ -188,11 +188,12 @@ static BIT: [u128; 256] = {
 };
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use arrow::array::{ListArray, ListBuilder, StringViewBuilder};
 
-    fn list(rows: &[Option<&[Option<&str>]>]) -> ListArray {
+    /// A list column of Utf8View items, `None` rows null.
+    pub(crate) fn list(rows: &[Option<&[Option<&str>]>]) -> ListArray {
         let mut b = ListBuilder::new(StringViewBuilder::new());
         for row in rows {
             match row {

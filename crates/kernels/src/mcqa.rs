@@ -263,9 +263,7 @@ fn truth_char(s: &str, row: usize) -> Result<char, KernelError> {
 mod tests {
     use super::*;
     use crate::missing_count;
-    use arrow::array::{
-        Array, LargeStringArray, ListBuilder, StringBuilder, StringViewArray, StringViewBuilder,
-    };
+    use arrow::array::{Array, LargeStringArray, ListBuilder, StringBuilder, StringViewArray};
 
     const OUTPUTS: [Option<&str>; 9] = [
         Some("B"),
@@ -486,19 +484,7 @@ mod tests {
             None,
             Some(&[Some("A"), Some("C")]),
         ];
-        let mut lists = ListBuilder::new(StringViewBuilder::new());
-        for r in &rows {
-            match r {
-                Some(items) => {
-                    for i in *items {
-                        lists.values().append_option(*i);
-                    }
-                    lists.append(true);
-                }
-                None => lists.append(false),
-            }
-        }
-        let lists = lists.finish();
+        let lists = crate::batch_memo::tests::list(&rows);
         let output = StringViewArray::from(vec![Some("B"), Some("x"), Some("A"), None]);
         let other = StringViewArray::from(vec![Some("A"), Some("C"), Some("A"), Some("C")]);
         let truths = [
