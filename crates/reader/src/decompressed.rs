@@ -12,6 +12,7 @@
 //! unit is decoded as parquet-rs decodes it.
 
 use crate::pages;
+use crate::parquet_input::guarded;
 use crate::sparse::Sparse;
 use arrow::datatypes::SchemaRef;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -28,9 +29,10 @@ pub(crate) const SMALL_CHUNKS: u64 = 256 << 10;
 
 /// Unit `row_group` of footer `md`, read into `read`, with the zstd chunks of the columns
 /// `roots` decompressed: the bytes to decode and a footer holding only that row group (so it
-/// is row group 0 there), its columns typed as `schema` gives (the decoder's). `None` when no chunk was rewritten (none is zstd, one does not read as
-/// `pages::decompress_chunk` requires, or they need more than [`DECOMPRESSED_UNIT`]); the
-/// unit is then decoded as it is.
+/// is row group 0 there), its columns typed as `schema` gives (the decoder's). `None` when
+/// no chunk was rewritten (none is zstd, one does not read as `pages::decompress_chunk`
+/// requires, or they need more than [`DECOMPRESSED_UNIT`]); the unit is then decoded as it
+/// is.
 pub(crate) fn decompress_unit(
     read: &Sparse,
     md: &ParquetMetaData,
@@ -102,9 +104,11 @@ pub(crate) fn decompress_unit(
         f.column_orders().cloned(),
     );
     let options = ArrowReaderOptions::new().with_schema(schema.clone());
-    let meta =
-        ArrowReaderMetadata::try_new(Arc::new(ParquetMetaData::new(file, vec![rg])), options)
-            .ok()?;
+    let md = Arc::new(ParquetMetaData::new(file, vec![rg]));
+    // As every parse of a footer: a panic in parquet-rs is not ours to pass on.
+    let meta = guarded(|| ArrowReaderMetadata::try_new(md, options))
+        .ok()?
+        .ok()?;
     Some((read.with(at, pieces), meta))
 }
 

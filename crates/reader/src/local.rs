@@ -108,10 +108,10 @@ const IN_MEMORY_UNIT: u64 = 1 << 20;
 const READ_GAP: u64 = 8 << 10;
 
 /// A small unit's needed column chunks (those of the columns `roots` in row group
-/// `row_group` of `meta`), read from `f` (the file at `path`) at once: one read per run of chunks closer than
-/// [`READ_GAP`]. `None` when they span more than [`IN_MEMORY_UNIT`] or the footer places a
-/// chunk where it cannot be (the decoder, reading through the handle, then says what is
-/// wrong).
+/// `row_group` of `meta`), read from `f` (the file at `path`) at once: one read per run of
+/// chunks closer than [`READ_GAP`]. `None` when they span more than [`IN_MEMORY_UNIT`] or
+/// the footer places a chunk where it cannot be (the decoder, reading through the handle,
+/// then says what is wrong).
 pub(crate) fn small_unit(
     path: &Path,
     f: &File,
