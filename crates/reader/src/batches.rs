@@ -299,14 +299,14 @@ fn in_memory_unit(
 /// `string_lists`), projected to the top-level columns `roots`, starting from the parsed
 /// footer `meta` when there is one (else it reads the footer through `handle`). `check` first
 /// walks every page header of each needed column chunk (see `pages`): a damaged one fails
-/// here, at once, instead of sending the decoder astray. The unit's row group is `row_group`
-/// of `meta` (which may hold that row group alone).
+/// here, at once, instead of sending the decoder astray. The unit's row group is row group
+/// `index` of `meta` (which may hold that row group alone).
 pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
     file: &InputFile,
     unit: &Unit,
     roots: Vec<usize>,
     (handle, again): (R, impl Fn() -> Result<R, String>),
-    (meta, row_group): (Option<ArrowReaderMetadata>, usize),
+    (meta, index): (Option<ArrowReaderMetadata>, usize),
     check: impl Fn(&ColumnChunkMetaData) -> Result<(), String>,
 ) -> Result<ParquetUnit, ReadError> {
     let damaged = |e: &dyn std::fmt::Display| damaged_unit(file, unit, e);
@@ -323,7 +323,6 @@ pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
     .map_err(|m| damaged(&m))?
     .map_err(ctx)?;
     let schema = builder.parquet_schema();
-    let index = row_group;
     let row_group = builder.metadata().row_groups().get(index);
     if let Some(rg) = row_group {
         for (leaf, chunk) in rg.columns().iter().enumerate() {

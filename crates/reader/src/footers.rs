@@ -59,16 +59,6 @@ impl InputFile {
         &self,
         damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
     ) -> Result<Option<ArrowReaderMetadata>, ReadError> {
-        self.reader_meta_from(None, damaged)
-    }
-
-    /// [`InputFile::reader_meta`], a local file's footer read again through `handle` when
-    /// one is given (the caller's, open on the file).
-    pub(crate) fn reader_meta_from(
-        &self,
-        handle: Option<&std::fs::File>,
-        damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
-    ) -> Result<Option<ArrowReaderMetadata>, ReadError> {
         let Some(id) = self.dropped else {
             return Ok(self.reader_meta.clone());
         };
@@ -77,20 +67,13 @@ impl InputFile {
             return Ok(meta);
         }
         let read = || {
-            let opened;
-            let handle = match handle {
-                Some(h) => h,
-                None => {
-                    opened = std::fs::File::open(&self.path)
-                        .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
-                    &opened
-                }
-            };
-            let meta = match crate::local::file_tail(&self.path, handle)? {
+            let handle = std::fs::File::open(&self.path)
+                .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
+            let meta = match crate::local::file_tail(&self.path, &handle)? {
                 (len, Ok((start, tail, _))) => {
                     load_view(&Sparse::new(len, vec![(start, tail)]), &self.schema)
                 }
-                (_, Err(_)) => load_view(handle, &self.schema),
+                (_, Err(_)) => load_view(&handle, &self.schema),
             };
             Ok(meta.map(|meta| (None, meta)))
         };
@@ -125,9 +108,10 @@ impl InputFile {
                     .map_err(|e| damaged(&e))?;
                 Ok(UnitFooter::Parsed(Arc::new(meta)))
             }
-            (_, Err(_)) => self
-                .reader_meta_from(Some(handle), damaged)
-                .map(UnitFooter::View),
+            // Not the end of a Parquet file: parquet-rs, reading it, says what is wrong.
+            (_, Err(_)) => load_view(handle, &self.schema)
+                .map(|m| UnitFooter::View(Some(m)))
+                .map_err(|m| damaged(&m)),
         }
     }
 }

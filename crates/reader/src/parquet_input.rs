@@ -77,14 +77,14 @@ pub(crate) fn read_tail<E>(
 /// A Parquet input from its file's end ([`read_tail`]: `tail` from byte `tail_start` of a
 /// file of `len` bytes, holding the whole footer of `meta_len` bytes): the schema's depth
 /// checked on the footer's bytes, the footer hashed and parsed (its Utf8View form made only
-/// when `keep`: a file that drops its footer makes it at each unit). Also gives the tail as a
-/// file the decoder reads, and the parsed footer.
+/// when `keep`: a file that drops its footer makes it at each unit). Also gives the parsed
+/// footer.
 pub(crate) fn open_from_tail(
     path: &Path,
     len: u64,
     (tail_start, tail, meta_len): Tail,
     keep: bool,
-) -> Result<(InputFile, Sparse, Arc<ParquetMetaData>), ReadError> {
+) -> Result<(InputFile, Arc<ParquetMetaData>), ReadError> {
     // The footer: the metadata, its length and the magic.
     let footer = &tail[tail.len() - 8 - meta_len as usize..];
     pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
@@ -94,8 +94,7 @@ pub(crate) fn open_from_tail(
     let footer_sha256 = format!("{:x}", Sha256::digest(footer));
     let data_end = len - footer.len() as u64;
     let sparse = Sparse::new(len, vec![(tail_start, tail)]);
-    let (file, meta) = open_parquet(path, &sparse, footer_sha256, data_end, keep)?;
-    Ok((file, sparse, meta))
+    open_parquet(path, &sparse, footer_sha256, data_end, keep)
 }
 
 /// A Parquet input from its footer, read through `handle`, and the parsed footer; `data_end`

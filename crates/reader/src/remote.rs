@@ -238,7 +238,7 @@ pub(crate) fn open_remote(
         Format::Parquet => {
             let tail = fetch_tail(&object)?.map_err(|m| unreadable(&path, &m))?;
             let (tail_start, tail_bytes) = (tail.0, tail.1.clone());
-            let (mut file, _, meta) = open_from_tail(&path, object.size(), tail, keep)?;
+            let (mut file, meta) = open_from_tail(&path, object.size(), tail, keep)?;
             let footer = keep.then_some(Footer {
                 tail_start,
                 tail: tail_bytes,

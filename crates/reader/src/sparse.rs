@@ -6,9 +6,10 @@ use bytes::Bytes;
 use parquet::errors::ParquetError;
 use parquet::file::reader::{ChunkReader, Length};
 
-/// A file of which only some byte ranges were fetched or read: enough for the Parquet decoder, which reads only the footer and the chunks of the
-/// projected columns. Asking for bytes that were not fetched is an error (it would be a bug
-/// in the choice of ranges, or a damaged page reaching past its chunk), never a fetch.
+/// A file of which only some byte ranges were fetched or read: enough for the Parquet
+/// decoder, which reads only the footer and the chunks of the projected columns. Asking for
+/// bytes that were not fetched is an error (it would be a bug in the choice of ranges, or a
+/// damaged page reaching past its chunk), never a fetch.
 #[derive(Clone)]
 pub(crate) struct Sparse {
     len: u64,

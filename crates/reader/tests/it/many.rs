@@ -125,6 +125,25 @@ fn a_dropped_footer_still_gives_copies_their_statistics() {
     }
 }
 
+/// A file that dropped its footer and no longer ends as Parquet when its unit reads the
+/// footer again: the unit's error names the file and row group, in parquet-rs's words.
+#[test]
+fn a_dropped_footer_that_no_longer_reads_is_the_units_error() {
+    let (dir, names) = folder();
+    let none = open_kept(dir.path().to_str().unwrap(), &[], 0).unwrap();
+    let path = dir.path().join(&names[1]);
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    std::fs::write(&path, vec![b'x'; len]).unwrap();
+    let e = answers(&none).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}: cannot decode row group 0 (rows 1 to 100): Parquet error: Invalid Parquet file. Corrupt footer",
+            path.display()
+        )
+    );
+}
+
 /// A file that is not Parquet: too short for a footer.
 const NOT_PARQUET: &[u8] = b"id,answer\n1,Paris\n";
 
