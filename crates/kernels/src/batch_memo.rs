@@ -3,20 +3,18 @@
 //! `choices` list. The first scorer that needs a value makes it; the others wait for it and
 //! share it. A memo lives for one batch.
 //!
-//! Columns are recognised by their buffers: an entry holds clones of the buffers it was made
-//! from, so while it exists their memory can be neither freed nor written (an Arrow buffer
-//! is immutable while shared), and the same address and length mean the same bytes.
+//! Columns are recognised by their buffers ([`evalscore_text::ByBuffers`]).
 
 use arrow::array::{Array, DictionaryArray, GenericListArray, OffsetSizeTrait, StringViewArray};
-use arrow::buffer::Buffer;
 use arrow::datatypes::Int8Type;
-use std::sync::{Arc, Mutex, OnceLock};
+use evalscore_text::{nulls_key as nulls, ByBuffers};
+use std::sync::Arc;
 
 /// Values derived from one batch's columns, shared by the scorers that score it.
 #[derive(Debug, Default)]
 pub struct BatchMemo {
-    choice_masks: Mutex<Vec<Entry<Masks>>>,
-    validity: Mutex<Vec<Entry<Validity>>>,
+    choice_masks: ByBuffers<Masks>,
+    validity: ByBuffers<Validity>,
 }
 
 /// The choice masks of one list (`None`: the list is not of the masks' shape). A `Vec`
@@ -25,46 +23,6 @@ type Masks = Option<Arc<Vec<u128>>>;
 
 /// MCQA's `completion_validity` of one output column against one `choices` list.
 type Validity = Option<DictionaryArray<Int8Type>>;
-
-/// A value made from the columns whose buffers are `key`: each with the bit it starts at (a
-/// validity bitmap's offset; 0 for other buffers), `None` where a column has no validity.
-#[derive(Debug)]
-struct Entry<T> {
-    key: Vec<Option<(Buffer, usize)>>,
-    value: Arc<OnceLock<T>>,
-}
-
-type Key<'a> = Option<(&'a Buffer, usize)>;
-
-/// A validity bitmap as a key: its buffer and the bit it starts at.
-fn nulls(n: Option<&arrow::buffer::NullBuffer>) -> Key<'_> {
-    n.map(|n| (n.buffer(), n.offset()))
-}
-
-/// The cell of the value made from the buffers `key` in `entries`, added when new.
-fn cell<T>(entries: &Mutex<Vec<Entry<T>>>, key: &[Key]) -> Arc<OnceLock<T>> {
-    let same = |b: &Option<(Buffer, usize)>, c: &Key| match (b, c) {
-        (Some((b, i)), Some((c, j))) => b.as_ptr() == c.as_ptr() && b.len() == c.len() && i == j,
-        (None, None) => true,
-        _ => false,
-    };
-    // A poisoned lock only means another scorer panicked: the entries are whole.
-    let mut entries = entries.lock().unwrap_or_else(|p| p.into_inner());
-    let found = entries
-        .iter()
-        .find(|e| e.key.len() == key.len() && e.key.iter().zip(key).all(|(b, c)| same(b, c)));
-    match found {
-        Some(e) => Arc::clone(&e.value),
-        None => {
-            let value = Arc::new(OnceLock::new());
-            entries.push(Entry {
-                key: key.iter().map(|b| b.map(|(b, i)| (b.clone(), i))).collect(),
-                value: Arc::clone(&value),
-            });
-            value
-        }
-    }
-}
 
 impl BatchMemo {
     pub fn new() -> Self {
@@ -83,7 +41,8 @@ impl BatchMemo {
         ];
         // Outside the lock: other lists' masks are made meanwhile; a scorer asking for this
         // one waits for it.
-        cell(&self.choice_masks, &key)
+        self.choice_masks
+            .cell(&key, "")
             .get_or_init(|| choice_masks(list, items))
             .clone()
     }
@@ -105,7 +64,7 @@ impl BatchMemo {
             nulls(list.nulls()),
             Some((items.views().inner(), 0)),
         ];
-        cell(&self.validity, &key).get_or_init(make).clone()
+        self.validity.cell(&key, "").get_or_init(make).clone()
     }
 }
 
@@ -279,6 +238,6 @@ pub(crate) mod tests {
         // A slice starts elsewhere in the offsets: its own entry.
         let sliced = memo.choice_masks(&a.slice(1, 1), &items(&a)).unwrap();
         assert_eq!(&sliced[..], &[bits("C")]);
-        assert_eq!(memo.choice_masks.lock().unwrap().len(), 3);
+        assert_eq!(memo.choice_masks.len(), 3);
     }
 }

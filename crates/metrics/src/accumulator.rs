@@ -6,7 +6,7 @@
 //! struct implementing [`State`]; every [`State`] is an [`Accumulator`]. [`MetricState`] owns
 //! one.
 
-use crate::{Cells, Figure, MetricError};
+use crate::{Cells, Figure, FoldMemo, MetricError};
 use arrow::array::Array;
 use std::any::Any;
 use std::fmt::Debug;
@@ -24,6 +24,12 @@ pub trait State:
     }
     /// Folds one batch of the metric's inputs: its field, or (ground truth, prediction).
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError>;
+    /// [`State::update`], taking from `memo` what another metric has folded from the same
+    /// columns of this batch (by default, nothing).
+    fn update_shared(&mut self, inputs: &[&dyn Array], memo: &FoldMemo) -> Result<(), MetricError> {
+        let _ = memo;
+        self.update(inputs)
+    }
     /// Folds another state of the same type (and name).
     fn merge(&mut self, other: &Self);
     /// The figures of the state as it stands.
@@ -50,6 +56,12 @@ pub trait State:
 pub trait Accumulator: Any + Debug + Send + Sync {
     /// Folds one batch: the metric's input arrays, in the order of its `inputs`.
     fn update_batch(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError>;
+    /// [`Accumulator::update_batch`] with the batch's [`FoldMemo`] ([`State::update_shared`]).
+    fn update_batch_shared(
+        &mut self,
+        inputs: &[&dyn Array],
+        memo: &FoldMemo,
+    ) -> Result<(), MetricError>;
     /// Folds `other`, a state of the same type; another type is an error naming both.
     fn merge_batch(&mut self, other: &dyn Accumulator) -> Result<(), MetricError>;
     /// The figures of the state as it stands.
@@ -76,6 +88,15 @@ pub trait Accumulator: Any + Debug + Send + Sync {
 impl<S: State> Accumulator for S {
     fn update_batch(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
         State::update(self, inputs)?;
+        self.check_size()
+    }
+
+    fn update_batch_shared(
+        &mut self,
+        inputs: &[&dyn Array],
+        memo: &FoldMemo,
+    ) -> Result<(), MetricError> {
+        State::update_shared(self, inputs, memo)?;
         self.check_size()
     }
 
@@ -158,6 +179,15 @@ impl MetricState {
     /// Folds one batch: the metric's field, or (ground truth, prediction) for classification.
     pub fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
         self.0.update_batch(inputs)
+    }
+
+    /// [`MetricState::update`] with the batch's [`FoldMemo`].
+    pub fn update_shared(
+        &mut self,
+        inputs: &[&dyn Array],
+        memo: &FoldMemo,
+    ) -> Result<(), MetricError> {
+        self.0.update_batch_shared(inputs, memo)
     }
 
     /// Folds another state of the same type into this one.

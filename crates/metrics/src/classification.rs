@@ -3,13 +3,15 @@
 
 use crate::intervals::wilson;
 use crate::labels::{answer_as, column, labels_as, LabelForm, SeenLabels};
+use crate::FoldMemo;
 use crate::{Figure, MetricError};
 use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
-use evalscore_text::{pack_bytes, valid_words};
+use evalscore_text::{array_key, borrowed, pack_bytes, valid_words};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Which figures a [`Confusion`] state reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -139,6 +141,17 @@ impl Confusion {
     }
 
     pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
+        self.update_with(gt, pred, None)
+    }
+
+    /// [`Confusion::update`]; the binary modes take the 2x2 counts of the same two columns
+    /// and labels from `memo` when another metric has counted them for this batch.
+    pub fn update_with(
+        &mut self,
+        gt: &dyn Array,
+        pred: &dyn Array,
+        memo: Option<&FoldMemo>,
+    ) -> Result<(), MetricError> {
         let form = LabelForm::of(gt.data_type()).max(LabelForm::of(pred.data_type()));
         self.widen(form);
         let (ga, pa) = (labels_as(gt, self.form)?, labels_as(pred, self.form)?);
@@ -146,7 +159,26 @@ impl Confusion {
         let expected = self.expected();
         if self.counts.mode != ClassMode::Multiclass {
             if let Some(neg) = &expected.negative {
-                return self.update_binary(&ga, &pa, len, &expected.positive, neg);
+                let (pos, neg) = (expected.positive.as_str(), neg.as_str());
+                let counts = match memo {
+                    None => Arc::new(binary_counts(&ga, &pa, len, pos, neg)?),
+                    Some(memo) => {
+                        let (mut key, mut tag) = array_key(gt);
+                        let (p_key, p_tag) = array_key(pred);
+                        key.extend(p_key);
+                        tag = format!("{tag}|{p_tag}|{:?}|{pos}|{neg}", self.form);
+                        let cell = memo.pair_counts.cell(&borrowed(&key), &tag);
+                        let made = cell.get_or_init(|| {
+                            binary_counts(&ga, &pa, len, pos, neg).ok().map(Arc::new)
+                        });
+                        match made {
+                            Some(c) => Arc::clone(c),
+                            // Counted again for its error.
+                            None => Arc::new(binary_counts(&ga, &pa, len, pos, neg)?),
+                        }
+                    }
+                };
+                return self.update_binary(&ga, &pa, &counts, pos, neg);
             }
         }
         let (g, p) = (column(&ga)?, column(&pa)?);
@@ -186,48 +218,26 @@ impl Confusion {
         }
     }
 
-    /// The two-label case without hashing: over two Utf8View columns and labels of at most
-    /// 12 bytes, one pass over the views ([`view_pair_counts`]); otherwise four comparisons
-    /// against a scalar (arrow's `eq` kernel) and bitmap intersections counted with popcount.
-    /// Both give the excluded rows with two non-null labels, whose labels alone are read.
+    /// Adds the two-label case's [`PairCounts`] of `ga` and `pa` ([`binary_counts`]), and
+    /// notes the labels of its excluded rows with two non-null labels, whose labels alone
+    /// are read.
     fn update_binary(
         &mut self,
         ga: &ArrayRef,
         pa: &ArrayRef,
-        len: usize,
+        counts: &PairCounts,
         pos: &str,
         neg: &str,
     ) -> Result<(), MetricError> {
-        let (g, p) = (ga.slice(0, len), pa.slice(0, len));
-        let counts = match (g.as_string_view_opt(), p.as_string_view_opt()) {
-            (Some(g), Some(p)) => view_pair_counts(g, p, pos, neg),
-            _ => None,
-        };
-        let (counts, two_labels) = match counts {
-            Some(c) => c,
-            None => {
-                let (g_pos, g_neg) = (equal_to(&g, pos)?, equal_to(&g, neg)?);
-                let (p_pos, p_neg) = (equal_to(&p, pos)?, equal_to(&p, neg)?);
-                let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
-                let mut odd = !&(&(&g_pos | &g_neg) & &(&p_pos | &p_neg));
-                if let Some(v) = NullBuffer::union(g.nulls(), p.nulls()) {
-                    odd = &odd & v.inner();
-                }
-                // counts[actual][predicted], 0 = negative, 1 = positive
-                let counts = [
-                    [count(&g_neg, &p_neg), count(&g_neg, &p_pos)],
-                    [count(&g_pos, &p_neg), count(&g_pos, &p_pos)],
-                ];
-                (counts, odd.set_indices().map(|r| r as u32).collect())
-            }
-        };
+        let (counts, two_labels) = counts;
+        let len = ga.len().min(pa.len());
         let included: u64 = counts.iter().flatten().sum();
         let excluded = len as u64 - included;
         self.counts.excluded += excluded;
         self.nulls += excluded - two_labels.len() as u64;
         if !two_labels.is_empty() {
-            let (gc, pc) = (column(&g)?, column(&p)?);
-            for r in two_labels {
+            let (gc, pc) = (column(ga)?, column(pa)?);
+            for &r in two_labels {
                 for col in [&gc, &pc] {
                     if let Some(l) = col.get(r as usize).filter(|l| *l != pos && *l != neg) {
                         self.seen.note(l);
@@ -498,6 +508,38 @@ impl Confusion {
     }
 }
 
+/// The two-label case's [`PairCounts`] of the first `len` rows of `ga` and `pa`, without
+/// hashing: over two Utf8View columns and labels of at most 12 bytes, one pass over the
+/// views ([`view_pair_counts`]); otherwise four comparisons against a scalar (arrow's `eq`
+/// kernel) and bitmap intersections counted with popcount.
+fn binary_counts(
+    ga: &ArrayRef,
+    pa: &ArrayRef,
+    len: usize,
+    pos: &str,
+    neg: &str,
+) -> Result<PairCounts, MetricError> {
+    let (g, p) = (ga.slice(0, len), pa.slice(0, len));
+    if let (Some(g), Some(p)) = (g.as_string_view_opt(), p.as_string_view_opt()) {
+        if let Some(c) = view_pair_counts(g, p, pos, neg) {
+            return Ok(c);
+        }
+    }
+    let (g_pos, g_neg) = (equal_to(&g, pos)?, equal_to(&g, neg)?);
+    let (p_pos, p_neg) = (equal_to(&p, pos)?, equal_to(&p, neg)?);
+    let count = |a: &BooleanBuffer, b: &BooleanBuffer| (a & b).count_set_bits() as u64;
+    let mut odd = !&(&(&g_pos | &g_neg) & &(&p_pos | &p_neg));
+    if let Some(v) = NullBuffer::union(g.nulls(), p.nulls()) {
+        odd = &odd & v.inner();
+    }
+    // counts[actual][predicted], 0 = negative, 1 = positive
+    let counts = [
+        [count(&g_neg, &p_neg), count(&g_neg, &p_pos)],
+        [count(&g_pos, &p_neg), count(&g_pos, &p_pos)],
+    ];
+    Ok((counts, odd.set_indices().map(|r| r as u32).collect()))
+}
+
 /// Which rows of a label column equal `v` (arrow's `eq` kernel); a null label is no class.
 fn equal_to(a: &ArrayRef, v: &str) -> Result<BooleanBuffer, MetricError> {
     let scalar = cast(&StringArray::from(vec![v]), a.data_type()).map_err(MetricError::Arrow)?;
@@ -541,7 +583,7 @@ fn view_key(v: &str) -> Option<(u128, u128)> {
 
 /// The 2x2 counts `[actual][predicted]` (0 = negative, 1 = positive) of two label columns,
 /// and the rows excluded with two non-null labels (one of them neither class).
-type PairCounts = ([[u64; 2]; 2], Vec<u32>);
+pub(crate) type PairCounts = ([[u64; 2]; 2], Vec<u32>);
 
 /// The [`PairCounts`] of two Utf8View label columns, in one pass over their views, 64 rows
 /// at a time; a null label is neither class. `None` when a label is longer than 12 bytes.

@@ -1,7 +1,7 @@
 //! Per-group metric states for `group_by`.
 
 use crate::metric_type::Setup;
-use crate::{registry, Figure, MetricError, MetricState, UserFold, UserState};
+use crate::{registry, Figure, FoldMemo, MetricError, MetricState, UserFold, UserState};
 use arrow::array::{Array, ArrayRef, UInt32Array};
 use arrow::compute::take;
 use evalscore_text::TextColumn;
@@ -136,7 +136,21 @@ impl Grouped {
         inputs: &[&dyn Array],
         keys: Option<&GroupKeys>,
     ) -> Result<(), MetricError> {
-        self.overall.update(inputs)?;
+        self.update_shared(inputs, keys, None)
+    }
+
+    /// [`Grouped::update`], the overall state taking from `memo` what another metric has
+    /// folded from the same columns (a group's rows are its own arrays: nothing to share).
+    pub fn update_shared(
+        &mut self,
+        inputs: &[&dyn Array],
+        keys: Option<&GroupKeys>,
+        memo: Option<&FoldMemo>,
+    ) -> Result<(), MetricError> {
+        match memo {
+            Some(memo) => self.overall.update_shared(inputs, memo)?,
+            None => self.overall.update(inputs)?,
+        }
         let Some(keys) = keys else { return Ok(()) };
         for (key, rows) in keys.keys.iter().zip(&keys.rows) {
             let idx = UInt32Array::from(rows.clone());

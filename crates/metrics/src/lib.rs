@@ -33,6 +33,7 @@ mod accumulator;
 pub mod bootstrap;
 pub mod bytes;
 mod classification;
+mod fold_memo;
 mod frequency;
 mod glm;
 mod grouped;
@@ -48,6 +49,7 @@ mod user;
 
 pub use accumulator::{read_state, Accumulator, MetricState, State};
 pub use classification::{ClassMode, Confusion};
+pub use fold_memo::FoldMemo;
 pub use frequency::Frequency;
 pub use grouped::{Cells, GroupKey, GroupKeys, Grouped};
 pub use metric_type::{About, Kind, MetricType, NoOptions, OptionDoc, ParseCx, Setup, Simple};

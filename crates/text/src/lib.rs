@@ -4,7 +4,11 @@
 //! [`to_text`] converts a column to a string array (numbers and booleans as their display
 //! text); [`TextColumn`] reads a row of any string layout (Utf8, LargeUtf8, Utf8View) or a
 //! broadcast scalar; [`valid_words`] and [`view_bits`] are the 64-rows-at-a-time helpers of
-//! the scoring loops.
+//! the scoring loops; [`ByBuffers`] holds what a suite's tasks derive once from a batch's
+//! columns.
+
+mod by_buffers;
+pub use by_buffers::{array_key, borrowed, nulls_key, BufferKey, ByBuffers};
 
 use arrow::array::{Array, ArrayRef, AsArray, GenericStringArray, StringArray, StringViewArray};
 use arrow::compute::cast;

@@ -558,3 +558,58 @@ fn tasks_reading_the_model_output_from_different_columns_score_as_alone() {
     assert_eq!(mean("chat_in"), 0.5);
     assert_eq!(mean("plain"), 14.0 / 40.0);
 }
+
+/// Tasks folding the same label columns into binary classifications share the batch's 2x2
+/// counts where their classes agree: each task's outputs are those of its run alone, the
+/// task whose classes are swapped included.
+#[test]
+fn tasks_classifying_the_same_labels_score_as_alone() {
+    let dir = workspace("");
+    let d = dir.path();
+    let same = std::fs::read_to_string(examples().join("classification.yaml")).unwrap();
+    std::fs::write(d.join("a.yaml"), &same).unwrap();
+    std::fs::write(d.join("b.yaml"), &same).unwrap();
+    let swapped = same
+        .replace("positive_answer: \"yes\"", "positive_answer: \"tmp\"")
+        .replace("negative_answer: \"no\"", "negative_answer: \"yes\"")
+        .replace("positive_answer: \"tmp\"", "positive_answer: \"no\"");
+    assert_ne!(swapped, same);
+    std::fs::write(d.join("swapped.yaml"), swapped).unwrap();
+    std::fs::write(
+        d.join("suite.yaml"),
+        "inputs: [qa.parquet]\ntasks:\n  - {name: a, task: a.yaml}\n  - {name: swapped, task: swapped.yaml}\n  - {name: b, task: b.yaml}\n",
+    )
+    .unwrap();
+    succeeded(run_in_dir(
+        d,
+        &["suite.yaml", "--out", "out", "--run-id", "r1"],
+    ));
+    for t in ["a", "swapped", "b"] {
+        let task_file = format!("{t}.yaml");
+        let args = [
+            task_file.as_str(),
+            "--input",
+            "qa.parquet",
+            "--out",
+            t,
+            "--run-id",
+            "r1",
+        ];
+        succeeded(run_in_dir(d, &args));
+        assert_same_outputs(&d.join(format!("out/task={t}")), &d.join(t), &[]);
+    }
+    // Precision of "yes" and of "no": the swap is the other class's figure.
+    let precision = |t: &str| {
+        let m = read_json(&d.join(format!("out/task={t}/metrics.json")));
+        m["scorers"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["type"] == "precision")
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(precision("a"), precision("b"));
+    assert_ne!(precision("a"), precision("swapped"));
+}

@@ -1,13 +1,12 @@
 //! One task's scoring of a work item: its units read in order, the kept columns a unit
 //! only keeps copied as stored, and every batch scored into one encoder ([`ItemScoring`]).
 
-use super::{score_batch, Given, RowBudget, UnitResult};
+use super::{score_batch, Given, Memos, RowBudget, UnitResult};
 use crate::output::ScoreEncoder;
 use crate::plan::Plan;
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::{EngineError, Error, ErrorExt, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
-use evalscore_kernels::BatchMemo;
 use evalscore_reader::{Inputs, Unit};
 use evalscore_scorers::Task;
 
@@ -142,7 +141,7 @@ impl<'a> ItemScoring<'a> {
         first_row: u64,
         batch: &RecordBatch,
         output_text: Option<&ArrayRef>,
-        memo: Option<&BatchMemo>,
+        memo: Option<&Memos>,
     ) -> Result<(), Error> {
         let (plan, task, budget) = (self.plan, self.task, self.budget);
         let result = &mut self.result;

@@ -8,7 +8,7 @@ use crate::row_error::{internal, RowError, RowErrorRecord};
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
 use evalscore_kernels::BatchMemo;
-use evalscore_metrics::{GroupKeys, Grouped};
+use evalscore_metrics::{FoldMemo, GroupKeys, Grouped};
 use evalscore_scorers::judge::{JudgeCtx, Memo};
 use evalscore_scorers::{BatchInput, ScoreColumns, ScorerSpec, Task, UserFunctions};
 use evalscore_task::RowContext;
@@ -69,8 +69,17 @@ pub(crate) struct Given<'a> {
     /// The model output column as text, when a suite's other task has made it for this
     /// batch (else it is made here).
     pub output_text: Option<&'a ArrayRef>,
-    /// What the batch's other scorers (a suite's other tasks) derive from its columns too.
-    pub memo: Option<&'a BatchMemo>,
+    /// What the batch's other scorers and metrics (a suite's other tasks) derive from its
+    /// columns too.
+    pub memo: Option<&'a Memos>,
+}
+
+/// What a suite's tasks derive from one batch's columns once for all: the scorers' values
+/// and the metrics' counts.
+#[derive(Debug, Default)]
+pub(crate) struct Memos {
+    pub batch: BatchMemo,
+    pub folds: FoldMemo,
 }
 
 /// Scores one batch and folds it into `acc`'s metric states. Returns the score columns in
@@ -180,7 +189,7 @@ pub(crate) fn score_batch(
                 raw_output,
                 judge: judge.as_ref(),
                 functions: plan.functions.as_deref(),
-                memo,
+                memo: memo.map(|m| &m.batch),
             };
             let mut errors = Vec::new();
             let scored =
@@ -234,7 +243,7 @@ pub(crate) fn score_batch(
                             spec,
                         },
                     ),
-                    None => state.update(&inputs, keys),
+                    None => state.update_shared(&inputs, keys, memo.map(|m| &m.folds)),
                 };
                 // A user function's failure is its own message; the built-in folds fail only
                 // on their bounds.

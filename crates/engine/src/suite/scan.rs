@@ -9,10 +9,9 @@ use crate::model_output::model_output_text;
 use crate::output::{Encoders, ScoresWriter};
 use crate::pipeline::{self, Scored};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
-use crate::score::{ItemScoring, UnitResult};
+use crate::score::{ItemScoring, Memos, UnitResult};
 use crate::{check_interrupt, Error, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
-use evalscore_kernels::BatchMemo;
 use evalscore_reader::{scan_ordered, Inputs, Unit};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -227,7 +226,7 @@ fn score_item(
                     texts.push((name, text));
                 }
             }
-            let memo = BatchMemo::new();
+            let memo = Memos::default();
             // The tasks score the batch independently, as jobs of the scan's pool: a worker
             // with no work item of its own left (at the end of the scan) takes some of them
             // instead of idling. Each task's results are the same whichever thread runs it.

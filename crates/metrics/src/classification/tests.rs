@@ -107,3 +107,77 @@ fn view_key_compare_agrees_with_arrow_eq() {
         }
     }
 }
+
+/// States folding the same columns through one memo share one count of them, and end as
+/// states folding alone do: each notes the odd labels itself. Other buffers (even with the
+/// same labels), another slice or other classes are counted again.
+#[test]
+fn a_memo_counts_each_pair_of_columns_once() {
+    let g: ArrayRef = Arc::new(StringViewArray::from(vec![
+        Some("yes"),
+        Some("no"),
+        None,
+        Some("maybe"),
+        Some("yes"),
+    ]));
+    let p: ArrayRef = Arc::new(StringViewArray::from(vec![
+        Some("yes"),
+        Some("yes"),
+        Some("no"),
+        Some("no"),
+        Some("other"),
+    ]));
+    let state = |pos: &str, neg: &str| {
+        Confusion::new(
+            ClassMode::Binary,
+            Some(pos.to_owned()),
+            Some(neg.to_owned()),
+            None,
+            0.95,
+        )
+    };
+    let memo = FoldMemo::new();
+    let mut alone = state("yes", "no");
+    alone.update(&g, &p).unwrap();
+    let mut shared = [state("yes", "no"), state("yes", "no")];
+    for s in &mut shared {
+        s.update_with(&g, &p, Some(&memo)).unwrap();
+        assert_eq!(*s, alone);
+    }
+    assert_eq!(memo.pair_counts.len(), 1);
+    assert_eq!(
+        alone.cells(),
+        vec![
+            ("no".to_owned(), "yes".to_owned(), 1),
+            ("yes".to_owned(), "yes".to_owned(), 1)
+        ]
+    );
+    assert_eq!(
+        alone.seen.labels().collect::<BTreeSet<_>>(),
+        BTreeSet::from(["maybe", "other"])
+    );
+    // The same labels in other buffers, a slice, other classes: each its own count.
+    let copy: ArrayRef = Arc::new(StringViewArray::from(vec![
+        Some("yes"),
+        Some("no"),
+        None,
+        Some("maybe"),
+        Some("yes"),
+    ]));
+    let mut s = state("yes", "no");
+    s.update_with(&copy, &p, Some(&memo)).unwrap();
+    assert_eq!(s, alone);
+    let mut sliced = state("yes", "no");
+    sliced
+        .update_with(&g.slice(1, 3), &p.slice(1, 3), Some(&memo))
+        .unwrap();
+    let mut sliced_alone = state("yes", "no");
+    sliced_alone.update(&g.slice(1, 3), &p.slice(1, 3)).unwrap();
+    assert_eq!(sliced, sliced_alone);
+    let mut flipped = state("no", "yes");
+    flipped.update_with(&g, &p, Some(&memo)).unwrap();
+    let mut flipped_alone = state("no", "yes");
+    flipped_alone.update(&g, &p).unwrap();
+    assert_eq!(flipped, flipped_alone);
+    assert_eq!(memo.pair_counts.len(), 4);
+}

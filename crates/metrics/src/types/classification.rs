@@ -4,7 +4,7 @@
 
 use crate::accumulator::{first, State};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
-use crate::{Cells, ClassMode, Confusion, Figure, MetricError, MAX_CONFUSION_CELLS};
+use crate::{Cells, ClassMode, Confusion, Figure, FoldMemo, MetricError, MAX_CONFUSION_CELLS};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
 
@@ -181,6 +181,14 @@ impl State for Confusion {
             .get(1)
             .ok_or_else(|| MetricError::Invalid("classification needs two inputs".to_owned()))?;
         Confusion::update(self, gt, *pred)
+    }
+
+    fn update_shared(&mut self, inputs: &[&dyn Array], memo: &FoldMemo) -> Result<(), MetricError> {
+        let gt = first(inputs)?;
+        let pred = inputs
+            .get(1)
+            .ok_or_else(|| MetricError::Invalid("classification needs two inputs".to_owned()))?;
+        Confusion::update_with(self, gt, *pred, Some(memo))
     }
 
     fn merge(&mut self, other: &Self) {
