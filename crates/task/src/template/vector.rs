@@ -48,6 +48,9 @@ pub fn vector_plan(expr: &str) -> Option<(String, Vec<TextFilter>)> {
 /// caller then evaluates the expression row by row, as minijinja would). Null rule: a null
 /// cell stays null.
 pub(super) fn filter_column(col: &ArrayRef, filters: &[TextFilter]) -> Option<ArrayRef> {
+    if let Some(out) = filter_views(col, filters) {
+        return Some(out);
+    }
     let text = evalscore_text::TextColumn::new(col.as_ref(), "").ok()?;
     let mut out = arrow::array::StringViewBuilder::with_capacity(col.len());
     for row in 0..col.len() {
@@ -62,4 +65,155 @@ pub(super) fn filter_column(col: &ArrayRef, filters: &[TextFilter]) -> Option<Ar
         }
     }
     Some(Arc::new(out.finish()))
+}
+
+/// [`filter_column`] over Utf8View when every row's result is a part of its text (`trim`,
+/// and `lower`/`upper` of ASCII text already in that case): the column itself when no row
+/// changes (clean data, the common case: its arrays stay the input's, which a suite's other
+/// tasks also read), else new views into the column's own buffers, no text copied. `None`
+/// as soon as a row's result is new text.
+fn filter_views(col: &ArrayRef, filters: &[TextFilter]) -> Option<ArrayRef> {
+    use arrow::array::{Array, StringViewArray};
+    use arrow::buffer::ScalarBuffer;
+    use std::borrow::Cow;
+    let text = col.as_any().downcast_ref::<StringViewArray>()?;
+    // Made at the first row that changes, with the views before it.
+    let mut changed: Option<Vec<u128>> = None;
+    for (row, &view) in text.views().iter().enumerate() {
+        if text.is_null(row) {
+            if let Some(v) = changed.as_mut() {
+                v.push(0);
+            }
+            continue;
+        }
+        let s = text.value(row);
+        let Cow::Borrowed(part) = filters.iter().fold(Cow::Borrowed(s), |v, f| f.apply(v)) else {
+            return None;
+        };
+        if part.len() == s.len() {
+            if let Some(v) = changed.as_mut() {
+                v.push(view);
+            }
+            continue;
+        }
+        let from = part.as_ptr() as usize - s.as_ptr() as usize;
+        let views = changed.get_or_insert_with(|| {
+            let mut v = Vec::with_capacity(text.len());
+            v.extend(text.views()[..row].iter().enumerate().map(|(r, &w)| {
+                if text.is_null(r) {
+                    0
+                } else {
+                    w
+                }
+            }));
+            v
+        });
+        views.push(part_view(view, s.len(), part, from));
+    }
+    let Some(views) = changed else {
+        return Some(Arc::clone(col));
+    };
+    StringViewArray::try_new(
+        ScalarBuffer::from(views),
+        text.data_buffers().to_vec(),
+        // As the builder gives it: no bitmap without a null.
+        text.nulls().filter(|n| n.null_count() > 0).cloned(),
+    )
+    .ok()
+    .map(|a| Arc::new(a) as ArrayRef)
+}
+
+/// The view of `part`, the bytes `from..` of the text of `view` (`len` bytes long).
+fn part_view(view: u128, len: usize, part: &str, from: usize) -> u128 {
+    use arrow::array::builder::make_view;
+    if len <= 12 {
+        // An inline text's bytes sit in its view, after the length: shift and mask them.
+        let bytes = (view >> (32 + 8 * from)) & ((1u128 << (8 * part.len())) - 1);
+        return part.len() as u128 | bytes << 32;
+    }
+    if part.len() <= 12 {
+        return make_view(part.as_bytes(), 0, 0);
+    }
+    // A part longer than 12 bytes stays in the text's buffer, further on.
+    let at = arrow::array::ByteView::from(view);
+    make_view(part.as_bytes(), at.buffer_index, at.offset + from as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, StringArray, StringViewArray};
+
+    /// Rows of every kind: inline and long, whitespace at either end, a long text trimmed to
+    /// an inline one and to a long one, non-ASCII, empty, null.
+    fn rows() -> Vec<Option<&'static str>> {
+        vec![
+            Some("  yes "),
+            None,
+            Some("no"),
+            Some("   a longer answer with spaces   "),
+            Some("          short         "),
+            Some(""),
+            Some(" \t\n "),
+            Some("  Ünïcode text that is long enough  "),
+            Some("UPPER CASE TEXT OVER TWELVE"),
+            Some("lower case text over twelve"),
+            Some("Mixed"),
+        ]
+    }
+
+    fn strings(a: &ArrayRef) -> Vec<Option<String>> {
+        let t = evalscore_text::TextColumn::new(a.as_ref(), "").unwrap();
+        (0..a.len()).map(|r| t.get(r).map(str::to_owned)).collect()
+    }
+
+    /// Over Utf8View (the views path, or its fallback) and over Utf8 (the copying path) the
+    /// same filters give the same rows, for slices too; and trim over views copies no text.
+    #[test]
+    fn views_give_what_copies_give() {
+        use TextFilter::*;
+        let views: ArrayRef = Arc::new(StringViewArray::from(rows()));
+        let utf8: ArrayRef = Arc::new(StringArray::from(rows()));
+        for filters in [
+            &[Trim][..],
+            &[Trim, Lower],
+            &[Upper, Trim],
+            &[Lower],
+            &[Trim, Trim],
+        ] {
+            for (offset, len) in [(0, rows().len()), (3, 5), (7, 0)] {
+                let (v, u) = (views.slice(offset, len), utf8.slice(offset, len));
+                let (fv, fu) = (
+                    filter_column(&v, filters).unwrap(),
+                    filter_column(&u, filters).unwrap(),
+                );
+                assert_eq!(strings(&fv), strings(&fu), "{filters:?} {offset}+{len}");
+            }
+        }
+        let trimmed = filter_views(&views, &[Trim]).unwrap();
+        let trimmed: &StringViewArray = trimmed.as_any().downcast_ref().unwrap();
+        let source: &StringViewArray = views.as_any().downcast_ref().unwrap();
+        assert_eq!(trimmed.data_buffers().len(), source.data_buffers().len());
+        assert!(trimmed
+            .data_buffers()
+            .iter()
+            .zip(source.data_buffers())
+            .all(|(a, b)| a.as_ptr() == b.as_ptr()));
+        assert_eq!(trimmed.value(3), "a longer answer with spaces");
+        assert_eq!(trimmed.value(4), "short");
+        // A row whose result is new text: no views path.
+        assert!(filter_views(&views, &[TextFilter::Lower]).is_none());
+        // No row changes: the column itself.
+        let clean: ArrayRef = Arc::new(StringViewArray::from(vec![
+            Some("a"),
+            None,
+            Some("a longer clean text"),
+        ]));
+        assert!(Arc::ptr_eq(
+            &filter_views(&clean, &[Trim, Lower]).unwrap(),
+            &clean
+        ));
+        let part = clean.slice(1, 2);
+        assert!(Arc::ptr_eq(&filter_column(&part, &[Trim]).unwrap(), &part));
+    }
 }
