@@ -79,10 +79,17 @@ fn filter_views(col: &ArrayRef, filters: &[TextFilter]) -> Option<ArrayRef> {
     let text = col.as_any().downcast_ref::<StringViewArray>()?;
     // Made at the first row that changes, with the views before it.
     let mut changed: Option<Vec<u128>> = None;
+    let trim_only = filters.iter().all(|f| *f == TextFilter::Trim);
     for (row, &view) in text.views().iter().enumerate() {
         if text.is_null(row) {
             if let Some(v) = changed.as_mut() {
                 v.push(0);
+            }
+            continue;
+        }
+        if trim_only && trim_keeps(view) {
+            if let Some(v) = changed.as_mut() {
+                v.push(view);
             }
             continue;
         }
@@ -123,6 +130,22 @@ fn filter_views(col: &ArrayRef, filters: &[TextFilter]) -> Option<ArrayRef> {
     .map(|a| Arc::new(a) as ArrayRef)
 }
 
+/// Whether `trim` keeps the text of `view` as it is, seen from the view alone: an inline
+/// text (at most 12 bytes, all in the view) whose first and last bytes are printable ASCII
+/// other than a space, or an empty one. `false` means "read the text".
+fn trim_keeps(view: u128) -> bool {
+    let len = view as u32;
+    if len == 0 {
+        return true;
+    }
+    if len > 12 {
+        return false;
+    }
+    let first = (view >> 32) as u8;
+    let last = (view >> (32 + 8 * (len - 1))) as u8;
+    (0x21..0x7F).contains(&first) && (0x21..0x7F).contains(&last)
+}
+
 /// The view of `part`, the bytes `from..` of the text of `view` (`len` bytes long).
 fn part_view(view: u128, len: usize, part: &str, from: usize) -> u128 {
     use arrow::array::builder::make_view;
@@ -160,6 +183,33 @@ mod tests {
             Some("lower case text over twelve"),
             Some("Mixed"),
         ]
+    }
+
+    /// `trim_keeps` says "kept" only of texts `str::trim` keeps: every first and last byte,
+    /// at every inline length, and long texts.
+    #[test]
+    fn trim_keeps_only_what_trim_keeps() {
+        let mut kept = 0;
+        for len in 1..=13usize {
+            for first in 0u8..=255 {
+                for last in [b' ', b'\t', b'a', b'~', 0x7F, 0x85, 0xA0, b'\r', first] {
+                    let mut bytes = vec![b'x'; len];
+                    bytes[0] = first;
+                    bytes[len - 1] = last;
+                    let Ok(text) = std::str::from_utf8(&bytes) else {
+                        continue;
+                    };
+                    let view = arrow::array::builder::make_view(text.as_bytes(), 0, 0);
+                    if trim_keeps(view) {
+                        assert_eq!(text.trim(), text, "{bytes:?}");
+                        kept += 1;
+                    }
+                }
+            }
+        }
+        // Printable ASCII at both ends, lengths 1 to 12.
+        assert!(kept > 12 * 94, "{kept}");
+        assert!(trim_keeps(0));
     }
 
     fn strings(a: &ArrayRef) -> Vec<Option<String>> {
