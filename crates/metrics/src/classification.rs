@@ -9,9 +9,8 @@ use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArra
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
-use evalscore_text::{array_key, borrowed, pack_bytes, valid_words};
+use evalscore_text::{pack_bytes, valid_words};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 
 /// Which figures a [`Confusion`] state reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -160,25 +159,21 @@ impl Confusion {
         if self.counts.mode != ClassMode::Multiclass {
             if let Some(neg) = &expected.negative {
                 let (pos, neg) = (expected.positive.as_str(), neg.as_str());
-                let counts = match memo {
-                    None => Arc::new(binary_counts(&ga, &pa, len, pos, neg)?),
-                    Some(memo) => {
-                        let (mut key, mut tag) = array_key(gt);
-                        let (p_key, p_tag) = array_key(pred);
-                        key.extend(p_key);
-                        tag = format!("{tag}|{p_tag}|{:?}|{pos}|{neg}", self.form);
-                        let cell = memo.pair_counts.cell(&borrowed(&key), &tag);
-                        let made = cell.get_or_init(|| {
-                            binary_counts(&ga, &pa, len, pos, neg).ok().map(Arc::new)
-                        });
-                        match made {
-                            Some(c) => Arc::clone(c),
-                            // Counted again for its error.
-                            None => Arc::new(binary_counts(&ga, &pa, len, pos, neg)?),
-                        }
+                let count = || binary_counts(&ga, &pa, len, pos, neg);
+                let shared = memo.and_then(|m| {
+                    let tag = format!("{:?}|{pos}|{neg}", self.form);
+                    m.pair_counts(gt, pred, &tag, || count().ok())
+                });
+                let own;
+                let counts = match &shared {
+                    Some(c) => c.as_ref(),
+                    // Alone, or counted again for its error.
+                    None => {
+                        own = count()?;
+                        &own
                     }
                 };
-                return self.update_binary(&ga, &pa, &counts, pos, neg);
+                return self.update_binary(&ga, &pa, counts, pos, neg);
             }
         }
         let (g, p) = (column(&ga)?, column(&pa)?);

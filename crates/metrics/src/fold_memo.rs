@@ -6,6 +6,7 @@
 //! ([`evalscore_text::ByBuffers`]).
 
 use crate::classification::PairCounts;
+use arrow::array::Array;
 use evalscore_text::ByBuffers;
 use std::sync::Arc;
 
@@ -20,5 +21,21 @@ pub struct FoldMemo {
 impl FoldMemo {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The counts `make()` gives of the label columns `gt` and `pred` under `tag` (the
+    /// classes and the form they are compared in), made once for all who ask; `None` when
+    /// they could not be counted.
+    pub(crate) fn pair_counts(
+        &self,
+        gt: &dyn Array,
+        pred: &dyn Array,
+        tag: &str,
+        make: impl FnOnce() -> Option<PairCounts>,
+    ) -> Option<Arc<PairCounts>> {
+        self.pair_counts
+            .cell_of(&[gt, pred], tag)
+            .get_or_init(|| make().map(Arc::new))
+            .clone()
     }
 }

@@ -9,6 +9,7 @@
 
 use arrow::array::Array;
 use arrow::buffer::{Buffer, NullBuffer};
+use std::fmt::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A column's buffer as part of a key: the buffer and the bit it starts at (a validity
@@ -74,6 +75,30 @@ impl<T> ByBuffers<T> {
         }
     }
 
+    /// The cell of the value made from the arrays `arrays` (every buffer of each, its
+    /// children's too, with its type, offset and length) and `tag`.
+    pub fn cell_of(&self, arrays: &[&dyn Array], tag: &str) -> Arc<OnceLock<T>> {
+        let mut parts: Vec<Option<(Buffer, usize)>> = Vec::new();
+        let mut full = String::new();
+        for a in arrays {
+            let mut stack = vec![a.to_data()];
+            while let Some(d) = stack.pop() {
+                // Writing to a String cannot fail.
+                let _ = write!(full, "{}:{}+{};", d.data_type(), d.offset(), d.len());
+                parts.extend(d.buffers().iter().map(|b| Some((b.clone(), 0))));
+                parts.push(d.nulls().map(|n| (n.buffer().clone(), n.offset())));
+                stack.extend(d.child_data().iter().cloned());
+            }
+            full.push('|');
+        }
+        full.push_str(tag);
+        let key: Vec<BufferKey> = parts
+            .iter()
+            .map(|p| p.as_ref().map(|(b, i)| (b, *i)))
+            .collect();
+        self.cell(&key, &full)
+    }
+
     /// How many values it holds.
     pub fn len(&self) -> usize {
         self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
@@ -82,27 +107,4 @@ impl<T> ByBuffers<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-/// Every buffer of `array` (its children's too), owned, and a tag of its type, offsets and
-/// lengths: two arrays with equal keys are the same rows of the same bytes.
-pub fn array_key(array: &dyn Array) -> (Vec<Option<(Buffer, usize)>>, String) {
-    let mut parts = Vec::new();
-    let mut tag = String::new();
-    let mut stack = vec![array.to_data()];
-    while let Some(d) = stack.pop() {
-        tag.push_str(&format!("{}:{}+{};", d.data_type(), d.offset(), d.len()));
-        parts.extend(d.buffers().iter().map(|b| Some((b.clone(), 0))));
-        parts.push(d.nulls().map(|n| (n.buffer().clone(), n.offset())));
-        stack.extend(d.child_data().iter().cloned());
-    }
-    (parts, tag)
-}
-
-/// An owned key as [`ByBuffers::cell`] takes it.
-pub fn borrowed(parts: &[Option<(Buffer, usize)>]) -> Vec<BufferKey<'_>> {
-    parts
-        .iter()
-        .map(|p| p.as_ref().map(|(b, i)| (b, *i)))
-        .collect()
 }

@@ -8,7 +8,7 @@
 //! columns.
 
 mod by_buffers;
-pub use by_buffers::{array_key, borrowed, nulls_key, BufferKey, ByBuffers};
+pub use by_buffers::{nulls_key, BufferKey, ByBuffers};
 
 use arrow::array::{Array, ArrayRef, AsArray, GenericStringArray, StringArray, StringViewArray};
 use arrow::compute::cast;

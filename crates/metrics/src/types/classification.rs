@@ -176,19 +176,13 @@ impl State for Confusion {
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let gt = first(inputs)?;
-        let pred = inputs
-            .get(1)
-            .ok_or_else(|| MetricError::Invalid("classification needs two inputs".to_owned()))?;
-        Confusion::update(self, gt, *pred)
+        let (gt, pred) = label_pair(inputs)?;
+        Confusion::update(self, gt, pred)
     }
 
     fn update_shared(&mut self, inputs: &[&dyn Array], memo: &FoldMemo) -> Result<(), MetricError> {
-        let gt = first(inputs)?;
-        let pred = inputs
-            .get(1)
-            .ok_or_else(|| MetricError::Invalid("classification needs two inputs".to_owned()))?;
-        Confusion::update_with(self, gt, *pred, Some(memo))
+        let (gt, pred) = label_pair(inputs)?;
+        Confusion::update_with(self, gt, pred, Some(memo))
     }
 
     fn merge(&mut self, other: &Self) {
@@ -215,4 +209,13 @@ impl State for Confusion {
     fn confusion(&self) -> Option<Cells> {
         self.has_matrix().then(|| self.cells())
     }
+}
+
+/// A classification's two inputs: (ground truth, prediction).
+fn label_pair<'a>(inputs: &[&'a dyn Array]) -> Result<(&'a dyn Array, &'a dyn Array), MetricError> {
+    let gt = first(inputs)?;
+    let pred = inputs
+        .get(1)
+        .ok_or_else(|| MetricError::Invalid("classification needs two inputs".to_owned()))?;
+    Ok((gt, *pred))
 }
