@@ -468,6 +468,26 @@ fn a_suite_writes_into_object_storage_what_it_writes_into_a_folder() {
     assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
 }
 
+/// Runs each task `NAME.yaml` of `tasks` alone over `input` with run id `r1` and `extra`,
+/// into `NAME/`, and checks its outputs equal the suite's `out/task=NAME/`.
+fn each_alone_as_in_suite(d: &Path, tasks: &[&str], input: &str, extra: &[&str]) {
+    for t in tasks {
+        let task_file = format!("{t}.yaml");
+        let mut args = vec![
+            task_file.as_str(),
+            "--input",
+            input,
+            "--out",
+            t,
+            "--run-id",
+            "r1",
+        ];
+        args.extend(extra);
+        succeeded(run_in_dir(d, &args));
+        assert_same_outputs(&d.join(format!("out/task={t}")), &d.join(t), &[]);
+    }
+}
+
 /// Tasks of one group read the model output from different columns, one of them JSON chat
 /// completions: the text a suite makes once per column is each task's own.
 #[test]
@@ -531,22 +551,12 @@ fn tasks_reading_the_model_output_from_different_columns_score_as_alone() {
             "id",
         ],
     ));
-    for t in ["chat", "plain", "chat_in"] {
-        let task_file = format!("{t}.yaml");
-        let args = [
-            task_file.as_str(),
-            "--input",
-            "rows.parquet",
-            "--out",
-            t,
-            "--run-id",
-            "r1",
-            "--keep",
-            "id",
-        ];
-        succeeded(run_in_dir(d, &args));
-        assert_same_outputs(&d.join(format!("out/task={t}")), &d.join(t), &[]);
-    }
+    each_alone_as_in_suite(
+        d,
+        &["chat", "plain", "chat_in"],
+        "rows.parquet",
+        &["--keep", "id"],
+    );
     // The chat column's text is each completion's content: its even rows match.
     let mean = |t: &str| {
         read_json(&d.join(format!("out/task={t}/metrics.json")))["scorers"][0]["metrics"][0]
@@ -584,20 +594,7 @@ fn tasks_classifying_the_same_labels_score_as_alone() {
         d,
         &["suite.yaml", "--out", "out", "--run-id", "r1"],
     ));
-    for t in ["a", "swapped", "b"] {
-        let task_file = format!("{t}.yaml");
-        let args = [
-            task_file.as_str(),
-            "--input",
-            "qa.parquet",
-            "--out",
-            t,
-            "--run-id",
-            "r1",
-        ];
-        succeeded(run_in_dir(d, &args));
-        assert_same_outputs(&d.join(format!("out/task={t}")), &d.join(t), &[]);
-    }
+    each_alone_as_in_suite(d, &["a", "swapped", "b"], "qa.parquet", &[]);
     // Precision of "yes" and of "no": the swap is the other class's figure.
     let precision = |t: &str| {
         let m = read_json(&d.join(format!("out/task={t}/metrics.json")));
