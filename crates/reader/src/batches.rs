@@ -69,11 +69,17 @@ impl Inputs {
                         // unit's chunks.
                         let handle = File::open(&file.path)
                             .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                        let footer = file.local_footer(&handle, |m| damaged_unit(file, unit, m))?;
+                        let len = local::file_len(&file.path, &handle)?;
+                        let footer =
+                            file.local_footer((&handle, len), |m| damaged_unit(file, unit, m))?;
                         let small = match footer.metadata() {
-                            Some(m) => {
-                                local::small_unit(&file.path, &handle, m, unit.row_group, &roots)?
-                            }
+                            Some(m) => local::small_unit(
+                                &file.path,
+                                (&handle, len),
+                                m,
+                                unit.row_group,
+                                &roots,
+                            )?,
                             None => None,
                         };
                         match small {

@@ -85,7 +85,7 @@ impl InputFile {
     /// thread's last one read again if it is this file's, else read again and parsed.
     pub(crate) fn local_footer(
         &self,
-        handle: &std::fs::File,
+        (handle, len): (&std::fs::File, u64),
         damaged: impl Fn(&dyn std::fmt::Display) -> ReadError,
     ) -> Result<UnitFooter, ReadError> {
         let Some(id) = self.dropped else {
@@ -94,7 +94,7 @@ impl InputFile {
         if let Some((_, meta)) = reread_hit(id) {
             return Ok(UnitFooter::View(Some(meta)));
         }
-        match crate::local::file_tail(&self.path, handle)? {
+        match crate::local::tail_of(&self.path, handle, len)? {
             (len, Ok((start, tail, _))) => {
                 let sparse = Sparse::new(len, vec![(start, tail)]);
                 // Only for decoding: the columns' statistics are skipped. (A unit whose kept

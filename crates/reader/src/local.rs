@@ -79,8 +79,27 @@ const TAIL: u64 = 4 << 10;
 /// A local Parquet file's length and its end holding the whole footer ([`read_tail`]): one
 /// read, or two for a footer longer than [`TAIL`].
 pub(crate) fn file_tail(path: &Path, f: &File) -> Result<(u64, Result<Tail, String>), ReadError> {
+    let len = f
+        .metadata()
+        .map_err(|e| ReadError::at(path, format!("cannot read footer: {e}")))?
+        .len();
+    tail_of(path, f, len)
+}
+
+/// The length of `f`, the file at `path`.
+pub(crate) fn file_len(path: &Path, f: &File) -> Result<u64, ReadError> {
+    f.metadata()
+        .map(|m| m.len())
+        .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))
+}
+
+/// [`file_tail`] of a file whose length `len` is known.
+pub(crate) fn tail_of(
+    path: &Path,
+    f: &File,
+    len: u64,
+) -> Result<(u64, Result<Tail, String>), ReadError> {
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read footer: {e}"));
-    let len = f.metadata().map_err(io)?.len();
     let tail = read_tail(len, TAIL, |r| read_range(f, r)).map_err(io)?;
     Ok((len, tail))
 }
@@ -114,7 +133,7 @@ const READ_GAP: u64 = 8 << 10;
 /// then says what is wrong).
 pub(crate) fn small_unit(
     path: &Path,
-    f: &File,
+    (f, len): (&File, u64),
     meta: &parquet::file::metadata::ParquetMetaData,
     row_group: usize,
     roots: &[usize],
@@ -142,7 +161,6 @@ pub(crate) fn small_unit(
         return Ok(None);
     }
     let io = |e: std::io::Error| ReadError::at(path, format!("cannot read: {e}"));
-    let len = f.metadata().map_err(io)?.len();
     if last > len {
         return Ok(None);
     }
@@ -304,7 +322,9 @@ mod tests {
                 .unwrap()
                 .metadata()
                 .clone();
-            let read = small_unit(&path, &File::open(&path).unwrap(), &meta, 0, &[0, 1]).unwrap();
+            let f = File::open(&path).unwrap();
+            let len = f.metadata().unwrap().len();
+            let read = small_unit(&path, (&f, len), &meta, 0, &[0, 1]).unwrap();
             assert_eq!(read.is_some(), at_once, "{name}");
             let (ours, theirs) = both(&path);
             assert_eq!(ours[0].len(), rows, "{name}");
