@@ -18,14 +18,20 @@ pub(crate) fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
         ReadError::at(p, format!("cannot read input: {e}")).with_hint("check the `--input` path")
     })?;
     if meta.is_dir() {
+        // The entry's own type, as the listing gives it: a `stat` per entry only for a
+        // symbolic link (read when it leads to a file), not for each of thousands of files.
         let mut found: Vec<PathBuf> = std::fs::read_dir(p)
             .map_err(|e| ReadError::at(p, format!("cannot list directory: {e}")))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|q| {
-                q.is_file()
-                    && q.extension()
-                        .is_some_and(|x| x.eq_ignore_ascii_case("parquet"))
+            .filter_map(Result::ok)
+            .filter(|e| {
+                Path::new(&e.file_name())
+                    .extension()
+                    .is_some_and(|x| x.eq_ignore_ascii_case("parquet"))
+                    && e.file_type().is_ok_and(|t| {
+                        t.is_file() || (t.is_symlink() && e.path().is_file())
+                    })
             })
+            .map(|e| e.path())
             .collect();
         found.sort();
         if found.is_empty() {
@@ -268,6 +274,22 @@ mod tests {
                 .collect()
         };
         (join(ours), join(theirs))
+    }
+
+    /// A folder's `*.parquet` entries that are files, or links to files, in name order; a
+    /// folder named like one, a link to a folder and other names are not listed.
+    #[test]
+    fn a_folder_lists_its_parquet_files_and_links_to_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("b.parquet"), b"x").unwrap();
+        std::fs::write(d.join("a.txt"), b"x").unwrap();
+        std::fs::create_dir(d.join("c.parquet")).unwrap();
+        std::os::unix::fs::symlink(d.join("b.parquet"), d.join("a.PARQUET")).unwrap();
+        std::os::unix::fs::symlink(d.join("c.parquet"), d.join("d.parquet")).unwrap();
+        std::os::unix::fs::symlink(d.join("gone"), d.join("e.parquet")).unwrap();
+        let found: Vec<PathBuf> = expand(d).unwrap().into_iter().map(|(p, _)| p).collect();
+        assert_eq!(found, [d.join("a.PARQUET"), d.join("b.parquet")]);
     }
 
     /// Chunks less than the gap apart are read together; a wide chunk the unit does not

@@ -6,7 +6,12 @@ use crate::{pages, Format, InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use parquet::file::metadata::{ParquetMetaData, ParquetStatisticsPolicy};
+use parquet::arrow::parquet_to_arrow_schema;
+use parquet::file::metadata::{
+    KeyValue, ParquetMetaData, ParquetMetaDataOptions, ParquetMetaDataReader,
+    ParquetStatisticsPolicy,
+};
+use parquet::schema::types::SchemaDescPtr;
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::ops::Range;
@@ -107,18 +112,26 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
     data_end: u64,
     keep: bool,
 ) -> Result<(InputFile, Arc<ParquetMetaData>), ReadError> {
-    // A footer not kept serves only the schema and the checks below: its statistics are
-    // skipped (a unit that reads the footer again parses what it needs).
-    let options = match keep {
-        true => ArrowReaderOptions::new(),
-        false => ArrowReaderOptions::new()
+    let (meta, schema) = if keep {
+        let loaded = guarded(|| ArrowReaderMetadata::load(handle, ArrowReaderOptions::new()))
+            .map_err(|m| unreadable(path, &m))?
+            .map_err(|e| unreadable(path, &e))?;
+        (Arc::clone(loaded.metadata()), Arc::clone(loaded.schema()))
+    } else {
+        // A footer not kept serves only the schema and the checks below: its statistics are
+        // skipped (a unit that reads the footer again parses what it needs), and its Arrow
+        // schema is the last file's when their Parquet schemas are equal.
+        let options = ParquetMetaDataOptions::new()
             .with_column_stats_policy(ParquetStatisticsPolicy::SkipAll)
-            .with_size_stats_policy(ParquetStatisticsPolicy::SkipAll),
+            .with_size_stats_policy(ParquetStatisticsPolicy::SkipAll);
+        let reader = ParquetMetaDataReader::new().with_metadata_options(Some(options));
+        let meta = guarded(|| reader.parse_and_finish(handle))
+            .map_err(|m| unreadable(path, &m))?
+            .map_err(|e| unreadable(path, &e))?;
+        let schema = arrow_schema(&meta).map_err(|m| unreadable(path, &m))?;
+        (Arc::new(meta), schema)
     };
-    let loaded = guarded(|| ArrowReaderMetadata::load(handle, options))
-        .map_err(|m| unreadable(path, &m))?
-        .map_err(|e| unreadable(path, &e))?;
-    let meta = loaded.metadata();
+    let meta = &meta;
     pages::check_footer(meta, data_end).map_err(|m| {
         ReadError::at(path, format!("damaged footer: {m}"))
             .with_hint("the file is damaged; re-export it from its source")
@@ -129,7 +142,6 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         .map(|rg| rg.num_rows().max(0) as u64)
         .collect();
     let rows = row_groups.iter().sum();
-    let schema = Arc::clone(loaded.schema());
     if let Some(name) = repeated_name(schema.fields(), "") {
         // The engine's words for the same fault in a batch, kept for files too.
         return Err(ReadError::new(format!(
@@ -212,6 +224,34 @@ pub(crate) fn reread(
         LAST_REREAD.with(|last| *last.borrow_mut() = Some((id, r.clone())));
     }
     Ok(read)
+}
+
+thread_local! {
+    /// The Parquet schema and key-value metadata of the footer this thread last made an
+    /// Arrow schema of, and that schema: the files of a run mostly share one.
+    static LAST_SCHEMA: RefCell<Option<(SchemaDescPtr, Option<Vec<KeyValue>>, SchemaRef)>> =
+        const { RefCell::new(None) };
+}
+
+/// The Arrow schema of the file whose parsed footer is `meta`, as parquet-rs reads it (the
+/// embedded Arrow schema, if any, taken into account): this thread's last one when the
+/// Parquet schema and key-value metadata are equal to its file's, else made.
+fn arrow_schema(meta: &ParquetMetaData) -> Result<SchemaRef, String> {
+    let file = meta.file_metadata();
+    let (descr, kv) = (file.schema_descr_ptr(), file.key_value_metadata());
+    let hit = LAST_SCHEMA.with(|last| match &*last.borrow() {
+        Some((d, k, schema)) if k.as_ref() == kv && (Arc::ptr_eq(d, &descr) || **d == *descr) => {
+            Some(Arc::clone(schema))
+        }
+        _ => None,
+    });
+    if let Some(schema) = hit {
+        return Ok(schema);
+    }
+    let schema = guarded(|| parquet_to_arrow_schema(&descr, kv))?.map_err(|e| e.to_string())?;
+    let schema = Arc::new(schema);
+    LAST_SCHEMA.with(|last| *last.borrow_mut() = Some((descr, kv.cloned(), Arc::clone(&schema))));
+    Ok(schema)
 }
 
 /// The footer read through `handle` and parsed with strings as Utf8View (`schema` is the
