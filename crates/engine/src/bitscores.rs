@@ -39,7 +39,7 @@ use std::sync::Arc;
 const ONE: u64 = 0x3FF0_0000_0000_0000; // 1.0f64.to_bits()
 
 /// The zstd level of every page; the same as the file's writer properties (`ZstdLevel::default()`).
-const ZSTD_LEVEL: i32 = 1;
+pub(crate) const ZSTD_LEVEL: i32 = 1;
 
 /// Parquet's own writers cut bit-packed runs at 63 groups of 8 values, so the run header is
 /// one byte; readers are written against that, so this writer does the same.
@@ -378,7 +378,7 @@ fn too_big(_: std::num::TryFromIntError) -> ParquetError {
 
 /// Writes `bits` in Parquet's RLE/bit-packed hybrid encoding at bit width 1: one RLE run of
 /// `value` when `constant`, else bit-packed runs that are slices of the bitmap.
-fn put_bits(out: &mut Vec<u8>, bits: &BooleanBuffer, constant: bool, value: bool) {
+pub(crate) fn put_bits(out: &mut Vec<u8>, bits: &BooleanBuffer, constant: bool, value: bool) {
     let n = bits.len();
     if n == 0 {
         return;
@@ -402,7 +402,7 @@ fn put_bits(out: &mut Vec<u8>, bits: &BooleanBuffer, constant: bool, value: bool
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -419,7 +419,7 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
-fn compress(raw: &[u8]) -> Result<Bytes> {
+pub(crate) fn compress(raw: &[u8]) -> Result<Bytes> {
     let external = |e: std::io::Error| ParquetError::External(Box::new(e));
     COMPRESSOR.with(|cell| {
         let mut cell = cell.borrow_mut();

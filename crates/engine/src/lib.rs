@@ -20,6 +20,7 @@
 //!   them once, each task's outputs go to `DIR/task=NAME/`, and `DIR/suite.json` comes last.
 
 mod bitscores;
+mod delta_ints;
 mod error;
 pub mod export;
 pub mod functions;

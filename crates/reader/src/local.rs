@@ -27,9 +27,8 @@ pub(crate) fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
                 Path::new(&e.file_name())
                     .extension()
                     .is_some_and(|x| x.eq_ignore_ascii_case("parquet"))
-                    && e.file_type().is_ok_and(|t| {
-                        t.is_file() || (t.is_symlink() && e.path().is_file())
-                    })
+                    && e.file_type()
+                        .is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file()))
             })
             .map(|e| e.path())
             .collect();

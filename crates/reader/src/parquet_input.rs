@@ -226,11 +226,12 @@ pub(crate) fn reread(
     Ok(read)
 }
 
+/// The Parquet schema and key-value metadata of a footer, and its Arrow schema.
+type MadeSchema = (SchemaDescPtr, Option<Vec<KeyValue>>, SchemaRef);
+
 thread_local! {
-    /// The Parquet schema and key-value metadata of the footer this thread last made an
-    /// Arrow schema of, and that schema: the files of a run mostly share one.
-    static LAST_SCHEMA: RefCell<Option<(SchemaDescPtr, Option<Vec<KeyValue>>, SchemaRef)>> =
-        const { RefCell::new(None) };
+    /// The schema this thread last made from a footer: the files of a run mostly share one.
+    static LAST_SCHEMA: RefCell<Option<MadeSchema>> = const { RefCell::new(None) };
 }
 
 /// The Arrow schema of the file whose parsed footer is `meta`, as parquet-rs reads it (the

@@ -1,6 +1,7 @@
 //! scores.parquet: row groups encoded and compressed on the workers, appended in order.
 
 use crate::bitscores::{BitKind, BitScores};
+use crate::delta_ints::DeltaInts;
 use crate::outdir::{io_error, parquet_error};
 use crate::{EngineError, Error};
 use arrow::array::ArrayRef;
@@ -137,18 +138,20 @@ impl ScoresWriter {
         let leaves = writer.schema_descr().columns();
         let flat = leaves.len() == schema.fields().len();
         let field_leaves: Option<Arc<[ColumnDescPtr]>> = flat.then(|| leaves.into());
+        // Int64 columns (kept ids) go through [`DeltaInts`] likewise.
         let bit_columns = schema
             .fields()
             .iter()
             .zip(leaves)
             .map(|(f, leaf)| {
                 let kind = match f.data_type() {
-                    DataType::Float64 => BitKind::Scores,
+                    DataType::Float64 => Own::Bits(BitKind::Scores),
                     DataType::Dictionary(k, v)
                         if **k == DataType::Int8 && **v == DataType::Utf8 =>
                     {
-                        BitKind::Labels
+                        Own::Bits(BitKind::Labels)
                     }
+                    DataType::Int64 => Own::Ints,
                     _ => return None,
                 };
                 flat.then(|| (leaf.clone(), kind))
@@ -225,8 +228,8 @@ pub(crate) struct Encoders {
     /// Rows per row group at most: [`MAX_ROW_GROUP_ROWS`] (smaller in tests).
     pub(super) max_rows: usize,
     /// Per field: the Parquet column of a Float64 or two-label dictionary field, written by
-    /// [`BitScores`] while it is two-valued.
-    bit_columns: Arc<[Option<(ColumnDescPtr, BitKind)>]>,
+    /// [`BitScores`] while it is two-valued, or of an Int64 field, written by [`DeltaInts`].
+    bit_columns: Arc<[Option<(ColumnDescPtr, Own)>]>,
     /// Per field, its Parquet column, when the schema is flat (one leaf per field): what a
     /// stored input chunk must match to be copied ([`ScoreEncoder::copy_stored`]).
     leaves: Option<Arc<[ColumnDescPtr]>>,
@@ -274,12 +277,20 @@ impl EncodedChunk {
     }
 }
 
+/// Which of this module's own writers a column goes to while it can.
+#[derive(Debug, Clone, Copy)]
+enum Own {
+    Bits(BitKind),
+    Ints,
+}
+
 /// A column of the open row group: the generic writer, and while the column's values are
-/// all 0/1, the [`BitScores`] that holds them instead.
+/// all 0/1, the [`BitScores`] that holds them instead (for an Int64 column, [`DeltaInts`]).
 struct ColumnSink {
     /// Made when the column first needs it ([`OpenGroup::writer`]).
     generic: Option<ArrowColumnWriter>,
     bits: Option<BitScores>,
+    ints: Option<DeltaInts>,
 }
 
 impl ColumnSink {
@@ -298,6 +309,8 @@ impl ColumnSink {
             self.bits = None;
             self.generic = Some(writer()?);
             self.write_generic(field, &so_far)?;
+        } else if let Some(ints) = &mut self.ints {
+            return ints.append(column);
         } else if self.generic.is_none() {
             self.generic = Some(writer()?);
         }
@@ -325,13 +338,17 @@ impl ColumnSink {
     }
 
     fn close(self) -> parquet::errors::Result<EncodedChunk> {
-        match (self.bits, self.generic) {
-            (Some(bits), _) => {
+        match (self.bits, self.ints, self.generic) {
+            (Some(bits), _, _) => {
                 let (bytes, close) = bits.close()?;
                 Ok(EncodedChunk::Raw(bytes, close))
             }
-            (None, Some(generic)) => Ok(EncodedChunk::Arrow(generic.close()?)),
-            (None, None) => Err(parquet::errors::ParquetError::General(
+            (None, Some(ints), _) => {
+                let (bytes, close) = ints.close()?;
+                Ok(EncodedChunk::Raw(bytes, close))
+            }
+            (None, None, Some(generic)) => Ok(EncodedChunk::Arrow(generic.close()?)),
+            (None, None, None) => Err(parquet::errors::ParquetError::General(
                 "internal error: a column of the row group was never written".to_owned(),
             )),
         }
@@ -455,9 +472,22 @@ impl ScoreEncoder {
                     .shared
                     .bit_columns
                     .iter()
-                    .map(|bits| ColumnSink {
-                        generic: None,
-                        bits: bits.clone().map(|(d, kind)| BitScores::new(d, kind)),
+                    .map(|own| match own.clone() {
+                        Some((d, Own::Bits(kind))) => ColumnSink {
+                            generic: None,
+                            bits: Some(BitScores::new(d, kind)),
+                            ints: None,
+                        },
+                        Some((d, Own::Ints)) => ColumnSink {
+                            generic: None,
+                            bits: None,
+                            ints: Some(DeltaInts::new(d)),
+                        },
+                        None => ColumnSink {
+                            generic: None,
+                            bits: None,
+                            ints: None,
+                        },
                     })
                     .collect(),
                 rows: 0,
