@@ -243,9 +243,9 @@ impl InputSource {
             if found.is_empty() {
                 return Err(wanted.none_found(&base.to_string_lossy()));
             }
-            found.sort_by(|a, b| {
-                let bytes = |p: &PathBuf| p.as_os_str().as_encoded_bytes().to_vec();
-                bytes(&a.file).cmp(&bytes(&b.file))
+            found.sort_unstable_by(|a, b| {
+                let (a, b) = (a.file.as_os_str(), b.file.as_os_str());
+                a.as_encoded_bytes().cmp(b.as_encoded_bytes())
             });
             Ok(found)
         }))
