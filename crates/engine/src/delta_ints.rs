@@ -8,8 +8,9 @@
 //! whole blocks of deltas take no bits at all; here a block's deltas, their minimum and
 //! their bit width are found in one pass over plain integers.
 //!
-//! [`DeltaInts`] collects one row group's column and [`DeltaInts::close`] writes what
-//! parquet-rs writes for it, readable by any Parquet reader: v1 data pages of at most
+//! [`DeltaInts`] takes one row group's column, encoding and compressing each page as it
+//! fills, and [`DeltaInts::close`] writes the chunk as parquet-rs would, readable by any
+//! Parquet reader: v1 data pages of at most
 //! [`PAGE_ROWS`] rows (parquet-rs's default row limit per page), each with its definition
 //! levels when the column is nullable (RLE/bit-packed runs) and the non-null values
 //! DELTA_BINARY_PACKED (blocks of 128 values in 4 miniblocks, as parquet-rs writes them),
