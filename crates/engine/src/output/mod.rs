@@ -253,6 +253,35 @@ mod tests {
         assert_eq!(ids, (0..13).collect::<Vec<i64>>());
     }
 
+    /// An Int64 column given as another integer type is cast, as the generic writer did,
+    /// and its nulls kept: the ids read back as given, with their null count.
+    #[test]
+    fn ids_of_another_integer_type_are_cast() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+        let writer = outputs.scores_writer(Arc::clone(&schema), None).unwrap();
+        let ids: ArrayRef = Arc::new(arrow::array::Int32Array::from(vec![
+            Some(7),
+            None,
+            Some(-3),
+        ]));
+        let mut encoder = writer.encoders().encoder();
+        encoder.write(&[ids], 3).unwrap();
+        let mut writer = writer;
+        writer.append(encoder.finish().unwrap()).unwrap();
+        assert_eq!(writer.finish().unwrap(), 3);
+        let reader = SerializedFileReader::new(File::open(outputs.dir.temp(0)).unwrap()).unwrap();
+        let column = reader.metadata().row_group(0).column(0);
+        assert_eq!(column.statistics().unwrap().null_count_opt(), Some(1));
+        let ids: Vec<Option<i64>> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().get_long(0).ok())
+            .collect();
+        assert_eq!(ids, [Some(7), None, Some(-3)]);
+    }
+
     /// Float64 columns of 0/1 scores, given as Float64 or as pass masks (Boolean), are
     /// written as bits ([`BitScores`]); a column that turns out to hold other values (0.5,
     /// −0.0, NaN) part-way through a row group moves to the generic writer with the rows so

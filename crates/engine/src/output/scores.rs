@@ -310,7 +310,11 @@ impl ColumnSink {
             self.generic = Some(writer()?);
             self.write_generic(field, &so_far)?;
         } else if let Some(ints) = &mut self.ints {
-            return ints.append(column);
+            // As the generic writer does, a column of another type is cast to the field's.
+            if column.data_type() == field.data_type() {
+                return ints.append(column);
+            }
+            return ints.append(&arrow::compute::cast(column, field.data_type())?);
         } else if self.generic.is_none() {
             self.generic = Some(writer()?);
         }
