@@ -3,12 +3,16 @@
 
     python scripts/bench/many_objects.py [--objects 20000] [--rows 10] [--runs 2]
         [--bin new=target/release/evalscore --bin old=/path/to/older/evalscore]
-        [--keep-server]
+        [--keep-server] [--s3s-fs PATH]
 
 1. Starts moto's S3 server (scripts/setup/moto.sh installs it into ~/.cache/evalscore), makes
    a bucket `lake` and puts `--objects` Parquet objects of `--rows` rows each under
    `tiny/`, 32 PUTs at a time: rows of `--source` (bench-data/syn_10000000.parquet, the
    benchmark job's columns; run_bench.py makes it), written by pyarrow with zstd.
+   With `--s3s-fs PATH` (the `s3s-fs` binary: `cargo install s3s-fs --features binary`),
+   serves the objects from s3s-fs instead, an S3 server in Rust that answers requests
+   concurrently (moto's one Python process serializes them); its bucket is a folder, so the
+   objects are written there directly instead of PUT.
 2. Runs the job (scripts/bench/job.yaml) of every binary over `s3://lake/tiny/`, `--runs`
    rounds in alternation, each a fresh process under /usr/bin/time, and prints wall time and
    peak RSS per binary. A binary that takes longer than `--timeout` seconds is stopped and
@@ -67,6 +71,36 @@ def start_moto() -> tuple[subprocess.Popen, int]:
     sys.exit("moto did not start")
 
 
+def start_s3s_fs(binary: str, root: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    p = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--access-key",
+                          "testing", "--secret-key", "testing", str(root)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return p, port
+        except OSError:
+            time.sleep(0.1)
+    p.terminate()
+    sys.exit("s3s-fs did not start")
+
+
+def fill_folder(folder: Path, objects: int, rows: int, source: Path) -> None:
+    """The objects written straight into s3s-fs's folder of bucket `lake`."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(source).read_row_group(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    for i in range(objects):
+        at = (i * rows) % (table.num_rows - rows)
+        pq.write_table(table.slice(at, rows), folder / f"part-{i:06d}.parquet",
+                       compression="zstd")
+    print(f"wrote {objects} objects of {rows} rows in {time.perf_counter() - t0:.1f} s",
+          flush=True)
+
+
 def fill(port: int, objects: int, rows: int, source: Path) -> None:
     import pyarrow.parquet as pq
 
@@ -102,10 +136,19 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--bin", action="append", default=[])
     ap.add_argument("--keep-server", action="store_true")
+    ap.add_argument("--s3s-fs", default=None, help="serve the objects from this s3s-fs binary")
     a = ap.parse_args()
-    server, port = start_moto()
+    if a.s3s_fs:
+        import tempfile
+
+        root = Path(tempfile.mkdtemp(prefix="evalscore-s3s-"))
+        fill_folder(root / "lake" / "tiny", a.objects, a.rows, a.source)
+        server, port = start_s3s_fs(a.s3s_fs, root)
+    else:
+        server, port = start_moto()
     try:
-        fill(port, a.objects, a.rows, a.source)
+        if not a.s3s_fs:
+            fill(port, a.objects, a.rows, a.source)
         endpoint = f"http://127.0.0.1:{port}"
         env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                    AWS_REGION="us-east-1", AWS_ENDPOINT=endpoint, AWS_ALLOW_HTTP="true")

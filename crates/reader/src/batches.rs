@@ -11,7 +11,7 @@ use crate::sparse::Sparse;
 use crate::string_lists::StringLists;
 use crate::units::damaged_unit;
 use crate::{
-    hive, jsonl, local, pages, remote, union, Format, InputFile, Inputs, ReadError, Unit,
+    hive, jsonl, local, pages, prefetch, remote, union, Format, InputFile, Inputs, ReadError, Unit,
     BATCH_SIZE,
 };
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
@@ -59,10 +59,7 @@ impl Inputs {
                 }
             }
             Format::Parquet => {
-                let roots: Vec<usize> = columns
-                    .iter()
-                    .filter_map(|c| file.schema.index_of(c).ok())
-                    .collect();
+                let roots = prefetch::roots(file, columns);
                 let reader = match &file.remote {
                     None => {
                         // One handle for the footer read again, if it was dropped, and the
@@ -93,7 +90,11 @@ impl Inputs {
                         }
                     }
                     Some(remote) => {
-                        let (fetched, meta) = remote::fetch_unit(file, remote, unit, &roots)?;
+                        let (fetched, meta) =
+                            match prefetch::take(unit.file, unit.row_group, &roots) {
+                                Some(ahead) => ahead,
+                                None => remote::fetch_unit(file, remote, unit, &roots)?,
+                            };
                         in_memory_unit(file, unit, roots, fetched, UnitFooter::View(meta))?
                     }
                 };

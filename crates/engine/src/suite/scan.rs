@@ -9,7 +9,7 @@ use crate::model_output::model_output_text;
 use crate::output::{Encoders, ScoresWriter};
 use crate::pipeline::{self, Scored};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
-use crate::score::{ItemScoring, Memos, UnitResult};
+use crate::score::{ItemScoring, Memos, UnitResult, FETCH_AHEAD};
 use crate::{check_interrupt, Error, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
 use evalscore_reader::{scan_ordered, Inputs, Unit};
@@ -179,7 +179,19 @@ fn score_item(
         })
         .collect();
     let mut out: Vec<Option<Result<UnitResult, Error>>> = (0..n).map(|_| None).collect();
-    for unit in units {
+    // Every column some task reads, for fetching remote units ahead.
+    let mut wanted: Vec<String> = Vec::new();
+    for s in scorers {
+        for c in &s.plan.columns {
+            if !wanted.contains(c) {
+                wanted.push(c.clone());
+            }
+        }
+    }
+    for (u, unit) in units.iter().enumerate() {
+        if u % FETCH_AHEAD == 0 {
+            inputs.prefetch(&units[u..units.len().min(u + FETCH_AHEAD)], &wanted);
+        }
         let mut columns: Vec<Option<Vec<String>>> = vec![None; n];
         for i in 0..n {
             if let Some(item) = items[i].as_mut() {

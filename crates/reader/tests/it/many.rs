@@ -273,3 +273,54 @@ fn opening_figures() {
         drop(inputs);
     }
 }
+
+/// Units fetched ahead (`Inputs::prefetch`) are read from what was fetched, once: objects
+/// replaced after the fetch ahead still read as the version fetched, where a unit that was
+/// not fetched ahead, or was read already, fetches again and finds the object replaced.
+#[test]
+fn units_fetched_ahead_are_read_without_fetching_again() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    let names: Vec<String> = (0..40).map(name).collect();
+    for n in &names {
+        put_object(server.port, "lake", &format!("ahead/{n}"), &parquet_of(n));
+    }
+    let options = s3_options(server.port);
+    // No footer kept: every unit fetches its footer and chunks when read.
+    let inputs = open_kept("s3://lake/ahead/", &options, 0).unwrap();
+    let units = inputs.units();
+    let columns = ["answer".to_owned()];
+    let read = |i: usize| -> Result<Vec<String>, ReadError> {
+        let mut got = Vec::new();
+        inputs.read_unit(&units[i], &columns, |b| {
+            let a = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8).unwrap();
+            let a = a
+                .as_any()
+                .downcast_ref::<arrow::array::StringArray>()
+                .unwrap();
+            got.extend(a.iter().flatten().map(str::to_owned));
+            Ok::<(), ReadError>(())
+        })?;
+        Ok(got)
+    };
+    inputs.prefetch(&units[..30], &columns);
+    for n in &names {
+        put_object(
+            server.port,
+            "lake",
+            &format!("ahead/{n}"),
+            &parquet_of("Rome!"),
+        );
+    }
+    for (i, n) in names.iter().enumerate().take(30) {
+        assert_eq!(read(i).unwrap(), vec![n.clone(); 100], "unit {i}");
+    }
+    let replaced = |i: usize| {
+        format!(
+            "s3://lake/ahead/{}: the object was replaced while it was being read (its ETag changed since it was opened)",
+            names[i]
+        )
+    };
+    assert_eq!(read(30).unwrap_err().to_string(), replaced(30));
+    assert_eq!(read(0).unwrap_err().to_string(), replaced(0));
+}
