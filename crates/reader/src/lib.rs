@@ -14,7 +14,8 @@
 //! `batches`; lists of strings, such as MCQA choices, straight from their pages in module
 //! `string_lists`), and [`scan_ordered`] runs a function over all units on a rayon pool while
 //! handing results back in input order, with a bounded number of units in flight so memory
-//! does not grow with the input.
+//! does not grow with the input. [`Inputs::prefetch`] fetches the next remote units of small
+//! objects concurrently (module `prefetch`), so a worker does not wait a round trip per object.
 //!
 //! Damaged Parquet metadata is caught before the decoder runs (module `pages`): the footer's
 //! column chunks are checked against the file when it is opened, and every page header of a
