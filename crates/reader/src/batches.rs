@@ -90,11 +90,10 @@ impl Inputs {
                         }
                     }
                     Some(remote) => {
-                        let (fetched, meta) =
-                            match prefetch::take(unit.file, unit.row_group, &roots) {
-                                Some(ahead) => ahead,
-                                None => remote::fetch_unit(file, remote, unit, &roots)?,
-                            };
+                        let (fetched, meta) = match prefetch::take(remote, unit.row_group, &roots) {
+                            Some(ahead) => ahead,
+                            None => remote::fetch_unit(file, remote, unit, &roots)?,
+                        };
                         in_memory_unit(file, unit, roots, fetched, UnitFooter::View(meta))?
                     }
                 };

@@ -11,12 +11,13 @@
 //! ahead, or whose fetch failed (its read fetches it again and reports what is wrong), is
 //! read as before.
 
+use crate::remote::Remote;
 use crate::sparse::Sparse;
 use crate::{remote, Format, Inputs, Unit, REMOTE_OPENERS};
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use rayon::prelude::*;
 use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Objects larger than this are not fetched ahead.
 pub const PREFETCH_OBJECT: u64 = 1 << 20;
@@ -24,10 +25,11 @@ pub const PREFETCH_OBJECT: u64 = 1 << 20;
 /// At most this many bytes of objects are fetched ahead at a time, per worker.
 pub const PREFETCH_BYTES: u64 = 32 << 20;
 
-/// A unit fetched ahead: its file and row group, the top-level columns fetched, and what
+/// A unit fetched ahead: its object (held, so that no other object of a later run can take
+/// its place) and row group, the top-level columns fetched, and what
 /// [`remote::fetch_unit`] gave.
 type Fetched = (
-    (usize, usize),
+    (Arc<Remote>, usize),
     Vec<usize>,
     Sparse,
     Option<ArrowReaderMetadata>,
@@ -86,7 +88,7 @@ impl Inputs {
                     let remote = file.remote.as_ref()?;
                     let roots = roots(file, columns);
                     let (read, meta) = remote::fetch_unit(file, remote, u, &roots).ok()?;
-                    Some(((u.file, u.row_group), roots, read, meta))
+                    Some(((Arc::clone(remote), u.row_group), roots, read, meta))
                 })
                 .collect()
         });
@@ -102,17 +104,19 @@ pub(crate) fn roots(file: &crate::InputFile, columns: &[String]) -> Vec<usize> {
         .collect()
 }
 
-/// The unit (`file`, `row_group`) if this thread fetched it ahead with at least the columns
-/// `roots`; taken, so it is read once.
+/// Row group `row_group` of the object `remote` if this thread fetched it ahead with at
+/// least the columns `roots`; taken, so it is read once.
 pub(crate) fn take(
-    file: usize,
+    remote: &Arc<Remote>,
     row_group: usize,
     roots: &[usize],
 ) -> Option<(Sparse, Option<ArrowReaderMetadata>)> {
     AHEAD.with(|ahead| {
         let mut ahead = ahead.borrow_mut();
-        let at = ahead.iter().position(|(key, fetched, _, _)| {
-            *key == (file, row_group) && roots.iter().all(|r| fetched.contains(r))
+        let at = ahead.iter().position(|((object, group), fetched, _, _)| {
+            Arc::ptr_eq(object, remote)
+                && *group == row_group
+                && roots.iter().all(|r| fetched.contains(r))
         })?;
         let (_, _, read, meta) = ahead.swap_remove(at);
         Some((read, meta))

@@ -288,9 +288,11 @@ fn units_fetched_ahead_are_read_without_fetching_again() {
     let options = s3_options(server.port);
     // No footer kept: every unit fetches its footer and chunks when read.
     let inputs = open_kept("s3://lake/ahead/", &options, 0).unwrap();
+    // The same objects opened again: what the first inputs fetched ahead is not theirs.
+    let other = open_kept("s3://lake/ahead/", &options, 0).unwrap();
     let units = inputs.units();
     let columns = ["answer".to_owned()];
-    let read = |i: usize| -> Result<Vec<String>, ReadError> {
+    let read_from = |inputs: &Inputs, i: usize| -> Result<Vec<String>, ReadError> {
         let mut got = Vec::new();
         inputs.read_unit(&units[i], &columns, |b| {
             let a = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8).unwrap();
@@ -303,6 +305,7 @@ fn units_fetched_ahead_are_read_without_fetching_again() {
         })?;
         Ok(got)
     };
+    let read = |i: usize| read_from(&inputs, i);
     inputs.prefetch(&units[..30], &columns);
     for n in &names {
         put_object(
@@ -312,6 +315,10 @@ fn units_fetched_ahead_are_read_without_fetching_again() {
             &parquet_of("Rome!"),
         );
     }
+    assert_eq!(
+        read_from(&other, 1).unwrap_err().to_string(),
+        format!("s3://lake/ahead/{}: the object was replaced while it was being read (its ETag changed since it was opened)", names[1])
+    );
     for (i, n) in names.iter().enumerate().take(30) {
         assert_eq!(read(i).unwrap(), vec![n.clone(); 100], "unit {i}");
     }
