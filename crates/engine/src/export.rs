@@ -101,10 +101,11 @@ pub fn export_requests(opts: &ExportOptions) -> Result<ExportSummary, Error> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut rows = 0u64;
     let result = (|| -> Result<(), Error> {
-        for unit in inputs.units() {
+        let units = inputs.units();
+        for unit in inputs.fetching_ahead(&units, &plan.columns) {
             let path = inputs.files[unit.file].path.clone();
             let mut done = 0u64;
-            inputs.read_unit(&unit, &plan.columns, |batch| -> Result<(), Error> {
+            inputs.read_unit(unit, &plan.columns, |batch| -> Result<(), Error> {
                 crate::check_interrupt()?;
                 let model_output = match &plan.output_column {
                     Some(name) => match batch.column_by_name(name) {

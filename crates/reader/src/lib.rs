@@ -14,8 +14,9 @@
 //! `batches`; lists of strings, such as MCQA choices, straight from their pages in module
 //! `string_lists`), and [`scan_ordered`] runs a function over all units on a rayon pool while
 //! handing results back in input order, with a bounded number of units in flight so memory
-//! does not grow with the input. [`Inputs::prefetch`] fetches the next remote units of small
-//! objects concurrently (module `prefetch`), so a worker does not wait a round trip per object.
+//! does not grow with the input. [`Inputs::fetching_ahead`] hands out units with the next
+//! remote ones of small objects fetched concurrently (module `prefetch`), so a worker does not
+//! wait a round trip per object.
 //!
 //! Damaged Parquet metadata is caught before the decoder runs (module `pages`): the footer's
 //! column chunks are checked against the file when it is opened, and every page header of a
@@ -58,7 +59,7 @@ pub use jsonl::{jsonl_kind, Compression};
 pub use opening::{FOOTERS_KEPT, LOCAL_OPENERS, REMOTE_OPENERS};
 pub use pages::DataPageSpan;
 pub use partition_filter::{PartitionFilter, Pruning, RowFilter};
-pub use prefetch::{PREFETCH_BYTES, PREFETCH_OBJECT};
+pub use prefetch::{FETCH_AHEAD, PREFETCH_BYTES, PREFETCH_OBJECT};
 pub use scan::scan_ordered;
 pub use tree::InputSource;
 pub use units::Unit;

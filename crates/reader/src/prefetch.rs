@@ -4,7 +4,8 @@
 //! first [`crate::FOOTERS_KEPT`] dropped it) and its needed chunks. A worker reads its units
 //! one after another, so over thousands of small objects each worker waits a round trip or
 //! two per object: the opening phase fetches tails 48 at a time, the units did not.
-//! [`Inputs::prefetch`] fetches the next units of a worker at once, on [`REMOTE_OPENERS`]
+//! [`Inputs::prefetch`] fetches the next units of a worker at once ([`Inputs::fetching_ahead`]
+//! does so window by window as it hands out a run of units), on [`REMOTE_OPENERS`]
 //! threads shared by the run's workers, and leaves them to this thread's next reads of
 //! them. Only small objects are fetched ahead (at most [`PREFETCH_OBJECT`] bytes each, at
 //! most [`PREFETCH_BYTES`] in all at a time), so memory stays bounded; a unit not fetched
@@ -18,6 +19,10 @@ use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
+
+/// Units whose objects are fetched at once ([`Inputs::fetching_ahead`]): enough to keep the
+/// fetching threads busy for two workers.
+pub const FETCH_AHEAD: usize = 64;
 
 /// Objects larger than this are not fetched ahead.
 pub const PREFETCH_OBJECT: u64 = 1 << 20;
@@ -54,6 +59,22 @@ fn fetchers() -> Option<&'static rayon::ThreadPool> {
 }
 
 impl Inputs {
+    /// `units`, in order, each window of [`FETCH_AHEAD`] of them fetched ahead
+    /// ([`Inputs::prefetch`] with `columns`) before its first is given: a reader of many
+    /// small objects waits for a window's round trips at once, not one unit's after another.
+    pub fn fetching_ahead<'a>(
+        &'a self,
+        units: &'a [Unit],
+        columns: &'a [String],
+    ) -> impl Iterator<Item = &'a Unit> + 'a {
+        units.iter().enumerate().map(move |(i, unit)| {
+            if i % FETCH_AHEAD == 0 {
+                self.prefetch(&units[i..units.len().min(i + FETCH_AHEAD)], columns);
+            }
+            unit
+        })
+    }
+
     /// Fetches the remote Parquet units among `units` whose objects are small, concurrently,
     /// with the chunks of `columns` (names of the shared schema), for this thread's next
     /// [`Inputs::read_unit`] of each (module docs). Units fetched ahead earlier and not read

@@ -22,10 +22,7 @@ pub(crate) fn score_units(
     copy_from: u64,
 ) -> Result<UnitResult, Error> {
     let mut item = ItemScoring::new(plan, task, budget, encoder, copy_from);
-    for (u, unit) in units.iter().enumerate() {
-        if u % FETCH_AHEAD == 0 {
-            inputs.prefetch(&units[u..units.len().min(u + FETCH_AHEAD)], &plan.columns);
-        }
+    for unit in inputs.fetching_ahead(units, &plan.columns) {
         let columns = item.start_unit(inputs, unit)?;
         // Rows of this unit done so far, for the file row number in messages.
         let mut done = 0u64;
@@ -38,10 +35,6 @@ pub(crate) fn score_units(
     }
     item.finish()
 }
-
-/// Units of a work item whose remote objects are fetched at once, ahead of their reading
-/// (`Inputs::prefetch`): enough to keep the fetching threads busy for both workers.
-pub(crate) const FETCH_AHEAD: usize = 64;
 
 /// One task's scoring of one work item: its encoder and results, and for the unit being
 /// read, the kept columns it copies. A suite drives one per task

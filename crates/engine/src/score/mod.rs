@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod item;
-pub(crate) use item::{copy_from, score_units, ItemScoring, FETCH_AHEAD};
+pub(crate) use item::{copy_from, score_units, ItemScoring};
 
 /// What one work item produced: the score batches to write, partial metric states, missing
 /// counts.

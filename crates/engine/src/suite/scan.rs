@@ -9,7 +9,7 @@ use crate::model_output::model_output_text;
 use crate::output::{Encoders, ScoresWriter};
 use crate::pipeline::{self, Scored};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
-use crate::score::{ItemScoring, Memos, UnitResult, FETCH_AHEAD};
+use crate::score::{ItemScoring, Memos, UnitResult};
 use crate::{check_interrupt, Error, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
 use evalscore_reader::{scan_ordered, Inputs, Unit};
@@ -188,10 +188,7 @@ fn score_item(
             }
         }
     }
-    for (u, unit) in units.iter().enumerate() {
-        if u % FETCH_AHEAD == 0 {
-            inputs.prefetch(&units[u..units.len().min(u + FETCH_AHEAD)], &wanted);
-        }
+    for unit in inputs.fetching_ahead(units, &wanted) {
         let mut columns: Vec<Option<Vec<String>>> = vec![None; n];
         for i in 0..n {
             if let Some(item) = items[i].as_mut() {

@@ -3,7 +3,7 @@
 //! footer or its units read it again; locally and on a real S3 server (moto).
 
 use crate::remote::{answers, parquet_of, s3_options};
-use evalscore_reader::{InputSource, Inputs, OpenOptions, ReadError};
+use evalscore_reader::{InputSource, Inputs, OpenOptions, ReadError, Unit};
 use evalscore_test_support::stores::*;
 use std::path::{Path, PathBuf};
 
@@ -274,7 +274,7 @@ fn opening_figures() {
     }
 }
 
-/// Units fetched ahead (`Inputs::prefetch`) are read from what was fetched, once: objects
+/// Units fetched ahead (`Inputs::fetching_ahead`) are read from what was fetched, once: objects
 /// replaced after the fetch ahead still read as the version fetched, where a unit that was
 /// not fetched ahead, or was read already, fetches again and finds the object replaced.
 #[test]
@@ -292,9 +292,9 @@ fn units_fetched_ahead_are_read_without_fetching_again() {
     let other = open_kept("s3://lake/ahead/", &options, 0).unwrap();
     let units = inputs.units();
     let columns = ["answer".to_owned()];
-    let read_from = |inputs: &Inputs, i: usize| -> Result<Vec<String>, ReadError> {
+    let read_from = |inputs: &Inputs, unit: &Unit| -> Result<Vec<String>, ReadError> {
         let mut got = Vec::new();
-        inputs.read_unit(&units[i], &columns, |b| {
+        inputs.read_unit(unit, &columns, |b| {
             let a = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8).unwrap();
             let a = a
                 .as_any()
@@ -305,8 +305,16 @@ fn units_fetched_ahead_are_read_without_fetching_again() {
         })?;
         Ok(got)
     };
-    let read = |i: usize| read_from(&inputs, i);
-    inputs.prefetch(&units[..30], &columns);
+    let read = |i: usize| read_from(&inputs, &units[i]);
+    let replaced = |i: usize| {
+        format!(
+            "s3://lake/ahead/{}: the object was replaced while it was being read (its ETag changed since it was opened)",
+            names[i]
+        )
+    };
+    // Handing out the first of 30 units fetches all 30 ahead.
+    let mut ahead = inputs.fetching_ahead(&units[..30], &columns).enumerate();
+    let first = ahead.next().unwrap();
     for n in &names {
         put_object(
             server.port,
@@ -316,18 +324,16 @@ fn units_fetched_ahead_are_read_without_fetching_again() {
         );
     }
     assert_eq!(
-        read_from(&other, 1).unwrap_err().to_string(),
-        format!("s3://lake/ahead/{}: the object was replaced while it was being read (its ETag changed since it was opened)", names[1])
+        read_from(&other, &units[1]).unwrap_err().to_string(),
+        replaced(1)
     );
-    for (i, n) in names.iter().enumerate().take(30) {
-        assert_eq!(read(i).unwrap(), vec![n.clone(); 100], "unit {i}");
+    for (i, unit) in std::iter::once(first).chain(ahead) {
+        assert_eq!(
+            read_from(&inputs, unit).unwrap(),
+            vec![names[i].clone(); 100],
+            "unit {i}"
+        );
     }
-    let replaced = |i: usize| {
-        format!(
-            "s3://lake/ahead/{}: the object was replaced while it was being read (its ETag changed since it was opened)",
-            names[i]
-        )
-    };
     assert_eq!(read(30).unwrap_err().to_string(), replaced(30));
     assert_eq!(read(0).unwrap_err().to_string(), replaced(0));
 }
