@@ -48,16 +48,14 @@ pub(crate) struct DeltaInts {
     /// The open page's rows: one bit each, set when it is not null (nullable columns only).
     valid: BooleanBufferBuilder,
     page_rows: usize,
+    /// The pages written, each with its row count (its `num_values`).
     pages: Vec<CompressedPage>,
-    /// Rows per page written.
-    page_sizes: Vec<usize>,
     index: ColumnIndexBuilder,
     /// Whether the pages' min/max so far rise (fall), and the last page's.
     order: (bool, bool),
     last: Option<(i64, i64)>,
     min_max: Option<(i64, i64)>,
     nulls: usize,
-    rows: usize,
 }
 
 impl DeltaInts {
@@ -68,13 +66,11 @@ impl DeltaInts {
             valid: BooleanBufferBuilder::new(0),
             page_rows: 0,
             pages: Vec::new(),
-            page_sizes: Vec::new(),
             index: ColumnIndexBuilder::new(parquet::basic::Type::INT64),
             order: (true, true),
             last: None,
             min_max: None,
             nulls: 0,
-            rows: 0,
         }
     }
 
@@ -167,9 +163,7 @@ impl DeltaInts {
             },
             page.len(),
         ));
-        self.page_sizes.push(rows);
         self.nulls += nulls;
-        self.rows += rows;
         // The values' buffer serves the next page.
         self.values = values;
         self.values.clear();
@@ -187,10 +181,11 @@ impl DeltaInts {
         let mut offsets = OffsetIndexBuilder::new();
         let (mut written, mut raw, mut stored, mut first) = (0u64, 0usize, 0usize, None);
         let n_pages = self.pages.len();
-        for (page, rows) in self.pages.into_iter().zip(&self.page_sizes) {
+        let rows: usize = self.pages.iter().map(|p| p.num_values() as usize).sum();
+        for page in self.pages {
+            offsets.append_row_count(i64::from(page.num_values()));
             let spec = writer.write_page(page)?;
             first.get_or_insert(spec.offset);
-            offsets.append_row_count(*rows as i64);
             offsets.append_offset_and_size(spec.offset as i64, spec.compressed_size as i32);
             written += spec.bytes_written;
             raw += spec.uncompressed_size;
@@ -221,7 +216,7 @@ impl DeltaInts {
             }])
             .set_total_compressed_size(stored as i64)
             .set_total_uncompressed_size(raw as i64)
-            .set_num_values(self.rows as i64)
+            .set_num_values(rows as i64)
             .set_data_page_offset(first.unwrap_or(0) as i64)
             .set_statistics(statistics)
             .build()?;
@@ -229,7 +224,7 @@ impl DeltaInts {
             bytes,
             ColumnCloseResult {
                 bytes_written: written,
-                rows_written: self.rows as u64,
+                rows_written: rows as u64,
                 metadata,
                 bloom_filter: None,
                 column_index: Some(self.index.build()?),

@@ -139,7 +139,7 @@ impl ScoresWriter {
         let flat = leaves.len() == schema.fields().len();
         let field_leaves: Option<Arc<[ColumnDescPtr]>> = flat.then(|| leaves.into());
         // Int64 columns (kept ids) go through [`DeltaInts`] likewise.
-        let bit_columns = schema
+        let own_columns = schema
             .fields()
             .iter()
             .zip(leaves)
@@ -164,7 +164,7 @@ impl ScoresWriter {
                 schema,
                 path,
                 max_rows: MAX_ROW_GROUP_ROWS,
-                bit_columns,
+                own_columns,
                 leaves: field_leaves,
                 run_id: None,
             },
@@ -229,7 +229,7 @@ pub(crate) struct Encoders {
     pub(super) max_rows: usize,
     /// Per field: the Parquet column of a Float64 or two-label dictionary field, written by
     /// [`BitScores`] while it is two-valued, or of an Int64 field, written by [`DeltaInts`].
-    bit_columns: Arc<[Option<(ColumnDescPtr, Own)>]>,
+    own_columns: Arc<[Option<(ColumnDescPtr, Own)>]>,
     /// Per field, its Parquet column, when the schema is flat (one leaf per field): what a
     /// stored input chunk must match to be copied ([`ScoreEncoder::copy_stored`]).
     leaves: Option<Arc<[ColumnDescPtr]>>,
@@ -474,7 +474,7 @@ impl ScoreEncoder {
             let open = self.open.get_or_insert_with(|| OpenGroup {
                 sinks: self
                     .shared
-                    .bit_columns
+                    .own_columns
                     .iter()
                     .map(|own| match own.clone() {
                         Some((d, Own::Bits(kind))) => ColumnSink {
