@@ -57,25 +57,8 @@ def request(port: int, method: str, path: str, body: bytes = b"") -> None:
         sys.exit(f"{method} {path}: {r.status} {data[:200]!r}")
 
 
-def start_moto() -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    p = subprocess.Popen([str(MOTO), "-H", "127.0.0.1", "-p", str(port)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(600):  # a busy machine starts it slowly
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return p, port
-        except OSError:
-            time.sleep(0.1)
-    p.terminate()
-    sys.exit("moto did not start")
-
-
-def start_s3s_fs(binary: str, root: Path) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    p = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--access-key",
-                          "testing", "--secret-key", "testing", str(root)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def listening(p: subprocess.Popen, port: int, name: str) -> tuple[subprocess.Popen, int]:
+    """The server `p` once it accepts connections on `port` (a busy machine starts it slowly)."""
     for _ in range(600):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -83,7 +66,22 @@ def start_s3s_fs(binary: str, root: Path) -> tuple[subprocess.Popen, int]:
         except OSError:
             time.sleep(0.1)
     p.terminate()
-    sys.exit("s3s-fs did not start")
+    sys.exit(f"{name} did not start")
+
+
+def start_moto() -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    p = subprocess.Popen([str(MOTO), "-H", "127.0.0.1", "-p", str(port)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return listening(p, port, "moto")
+
+
+def start_s3s_fs(binary: str, root: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    p = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--access-key",
+                          "testing", "--secret-key", "testing", str(root)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return listening(p, port, "s3s-fs")
 
 
 def fill_folder(folder: Path, objects: int, rows: int, source: Path) -> None:
