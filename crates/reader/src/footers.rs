@@ -1,14 +1,14 @@
 //! A file's parsed footer when a unit is decoded: as kept when the file was opened, or read
 //! again (fetched again in object storage) for a file that dropped it (module `opening`).
 
-use crate::parquet_input::{guarded, load_view, reread, reread_hit, view_options, view_schema};
+use crate::parquet_input::{
+    guarded, load_view, reread, reread_hit, view_options, view_schema, without_statistics,
+};
 use crate::sparse::Sparse;
 use crate::{InputFile, ReadError};
 use arrow::datatypes::SchemaRef;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
-use parquet::file::metadata::{
-    ParquetMetaData, ParquetMetaDataOptions, ParquetMetaDataReader, ParquetStatisticsPolicy,
-};
+use parquet::file::metadata::ParquetMetaData;
 use std::sync::Arc;
 
 /// A local unit's footer ([`InputFile::local_footer`]): its Utf8View form, or a footer read
@@ -99,11 +99,7 @@ impl InputFile {
                 let sparse = Sparse::new(len, vec![(start, tail)]);
                 // Only for decoding: the columns' statistics are skipped. (A unit whose kept
                 // columns are copied as stored reads the footer with them, `reader_meta`.)
-                let options = ParquetMetaDataOptions::new()
-                    .with_column_stats_policy(ParquetStatisticsPolicy::SkipAll)
-                    .with_size_stats_policy(ParquetStatisticsPolicy::SkipAll);
-                let reader = ParquetMetaDataReader::new().with_metadata_options(Some(options));
-                let meta = guarded(|| reader.parse_and_finish(&sparse))
+                let meta = guarded(|| without_statistics().parse_and_finish(&sparse))
                     .map_err(|m| damaged(&m))?
                     .map_err(|e| damaged(&e))?;
                 Ok(UnitFooter::Parsed(Arc::new(meta)))

@@ -121,11 +121,7 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         // A footer not kept serves only the schema and the checks below: its statistics are
         // skipped (a unit that reads the footer again parses what it needs), and its Arrow
         // schema is the last file's when their Parquet schemas are equal.
-        let options = ParquetMetaDataOptions::new()
-            .with_column_stats_policy(ParquetStatisticsPolicy::SkipAll)
-            .with_size_stats_policy(ParquetStatisticsPolicy::SkipAll);
-        let reader = ParquetMetaDataReader::new().with_metadata_options(Some(options));
-        let meta = guarded(|| reader.parse_and_finish(handle))
+        let meta = guarded(|| without_statistics().parse_and_finish(handle))
             .map_err(|m| unreadable(path, &m))?
             .map_err(|e| unreadable(path, &e))?;
         let schema = arrow_schema(&meta).map_err(|m| unreadable(path, &m))?;
@@ -194,6 +190,15 @@ pub(crate) struct Footer {
 
 /// A footer read again: a remote file's tail with it, and the parsed footer.
 pub(crate) type Reread = (Option<Footer>, ArrowReaderMetadata);
+
+/// A footer reader that skips the columns' statistics: for footers read only for the
+/// schema, the row counts and decoding.
+pub(crate) fn without_statistics() -> ParquetMetaDataReader {
+    let options = ParquetMetaDataOptions::new()
+        .with_column_stats_policy(ParquetStatisticsPolicy::SkipAll)
+        .with_size_stats_policy(ParquetStatisticsPolicy::SkipAll);
+    ParquetMetaDataReader::new().with_metadata_options(Some(options))
+}
 
 thread_local! {
     /// The footer this thread last read again, under its file's [`InputFile::dropped`]
