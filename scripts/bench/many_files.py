@@ -3,7 +3,7 @@
 
     python scripts/bench/many_files.py [--one bench-data/syn_10000000.parquet]
         [--data /work/bench-data/many] [--files 10000] [--runs 3] [--threads 2]
-        [--bin new=target/release/evalscore --bin old=/path/to/older/evalscore]
+        [--bin new=target/release/evalscore --bin old=/path/to/older/evalscore] [--references]
 
 1. Splits the one file (made by `evalscore-gen synthetic`, as run_bench.py does; generated
    with it when absent) into `--files` Parquet files of equal rows (1,000 for 10M rows and
@@ -18,6 +18,11 @@
    ratio of the many files' rows/s to the one file's (the target is at least 0.8), and checks
    that both inputs give the same metrics.json figures (scores are equal row for row: the
    rows are the same, in the same order).
+4. With `--references`, other tools over the same two inputs in the same rounds, for how far
+   their per-row speed falls from one file to the 10,000: DuckDB and Polars running the same
+   job (scripts/bench/duckdb_job.py, polars_job.py, reading `FOLDER/*.parquet`; their
+   aggregates checked equal across the two inputs), and pyarrow only reading the job's
+   columns (pyarrow_floor.py, the folder as one pyarrow dataset).
 """
 from __future__ import annotations
 
@@ -60,6 +65,19 @@ def split(one: Path, files: int, out: Path) -> Path:
     return folder
 
 
+# --references: name -> (script in scripts/bench, whether it runs the job into an out folder).
+REFERENCES = {
+    "duckdb": ("duckdb_job.py", True),
+    "polars": ("polars_job.py", True),
+    "pyarrow-read": ("pyarrow_floor.py", False),
+}
+
+
+def slug(key: str) -> str:
+    """A job's name as a folder name."""
+    return key.replace(" ", "_").replace(":", "")
+
+
 def figures(out: Path) -> dict:
     m = json.loads((out / "metrics.json").read_text())
     return {"rows": m["rows"],
@@ -76,6 +94,9 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--references", action="store_true",
+                    help="also time DuckDB, Polars (the job) and pyarrow (reading only) over "
+                         "both inputs")
     ap.add_argument("--bin", action="append", default=[],
                     help="NAME=PATH of an evalscore binary (repeatable; default: "
                          "new=target/release/evalscore)")
@@ -93,17 +114,31 @@ def main() -> None:
         run_bench.EVALSCORE = Path(path)
         for name, src in inputs.items():
             key = f"{b}: {name}"
-            jobs[key] = (run_bench.evalscore_cmd("job.yaml")(src, out / key.replace(" ", "_")
-                                                             .replace(":", ""), a.threads), out)
+            jobs[key] = (run_bench.evalscore_cmd("job.yaml")(src, out / slug(key), a.threads), out)
+    refs = REFERENCES if a.references else {}
+    for tool, (script, with_out) in refs.items():
+        for name, src in inputs.items():
+            key = f"{tool}: {name}"
+            # DuckDB and Polars read a folder's files through a glob.
+            where = f"{src}/*.parquet" if src.is_dir() and with_out else src
+            jobs[key] = (run_bench.py_cmd(script, with_out)(where, out / slug(key), a.threads),
+                         out)
+            (out / slug(key)).mkdir(parents=True, exist_ok=True)
     res = run_bench.alternate("many", jobs, a.runs)
     for b in bins:
-        got = [figures(out / f"{b}: {name}".replace(" ", "_").replace(":", "")) for name in inputs]
+        got = [figures(out / slug(f"{b}: {name}")) for name in inputs]
         if got[0] != got[1]:
             sys.exit(f"{b}: the two inputs give different metrics:\n{got[0]}\n{got[1]}")
-    lines = ["| binary | input | rows | wall median (s) | min-max (s) | rows/s | peak RSS (MiB) "
+    for tool, (_, with_out) in refs.items():
+        if with_out:
+            got = [{k: v for k, v in run_bench.python_aggregates(out / slug(f"{tool}: {name}"))
+                    .items() if k != "phases_s"} for name in inputs]
+            if got[0] != got[1]:
+                sys.exit(f"{tool}: the two inputs give different aggregates:\n{got[0]}\n{got[1]}")
+    lines = ["| binary or tool | input | rows | wall median (s) | min-max (s) | rows/s | peak RSS (MiB) "
              "| rows/s vs one file |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for b in bins:
+    for b in list(bins) + list(refs):
         base = None
         for name in inputs:
             r = res[f"{b}: {name}"]
