@@ -27,8 +27,10 @@ use std::sync::{Arc, Mutex};
 pub const LOCAL_OPENERS: usize = 8;
 
 /// Threads opening files in object storage, so GETs in flight: each waits on a round trip
-/// of the network, not on a core.
-pub const REMOTE_OPENERS: usize = 48;
+/// of the network, not on a core. A prefix of tiny objects is opened at the pace of the
+/// requests in flight; 128 keeps the connections (one socket each) well under the usual
+/// limit of 256 open files of a process on macOS.
+pub const REMOTE_OPENERS: usize = 128;
 
 /// How many files of a run keep their parsed footer (module docs). A parsed footer of a
 /// narrow table with statistics takes about 12 KiB (the benchmark job's eight columns; a

@@ -3,7 +3,8 @@
 //! A unit of a remote file is fetched when it is read: its footer again (a file past the
 //! first [`crate::FOOTERS_KEPT`] dropped it) and its needed chunks. A worker reads its units
 //! one after another, so over thousands of small objects each worker waits a round trip or
-//! two per object: the opening phase fetches tails 48 at a time, the units did not.
+//! two per object: the opening phase fetches tails [`REMOTE_OPENERS`] at a time, the units
+//! did not.
 //! [`Inputs::prefetch`] fetches the next units of a worker at once ([`Inputs::fetching_ahead`]
 //! does so window by window as it hands out a run of units), on [`REMOTE_OPENERS`]
 //! threads shared by the run's workers, and leaves them to this thread's next reads of
@@ -20,9 +21,10 @@ use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
-/// Units whose objects are fetched at once ([`Inputs::fetching_ahead`]): enough to keep the
-/// fetching threads busy for two workers.
-pub const FETCH_AHEAD: usize = 64;
+/// Units whose objects are fetched at once ([`Inputs::fetching_ahead`]): two workers' windows
+/// are four rounds of the fetching threads, so the slowest fetches of a window (which it
+/// waits for) are a small part of it.
+pub const FETCH_AHEAD: usize = 256;
 
 /// Objects larger than this are not fetched ahead.
 pub const PREFETCH_OBJECT: u64 = 1 << 20;
@@ -97,7 +99,11 @@ impl Inputs {
                 fits
             })
             .collect();
-        let Some(pool) = fetchers().filter(|_| wanted.len() > 1) else {
+        // The threads start with the first remote run that fetches ahead, not for local ones.
+        if wanted.len() < 2 {
+            return;
+        }
+        let Some(pool) = fetchers() else {
             return;
         };
         let fetched: Vec<Fetched> = pool.install(|| {
