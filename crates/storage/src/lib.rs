@@ -28,7 +28,7 @@ mod store;
 mod write;
 
 pub use error::StorageError;
-pub use list::Listing;
+pub use list::{Listing, LISTERS};
 pub use location::{without_credentials, Location, StoreUrl, SCHEMES};
 pub use read::Object;
 pub use store::StorePath;

@@ -13,9 +13,18 @@ use crate::{Object, StorageError, StorePath};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as ObjectPath;
 use object_store::{ListResult, ObjectMeta, ObjectStore};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// Keys asked for per page when stepping over odd keys (S3's own page size).
 const PAGE: usize = 1000;
+
+/// Folders of a tree listed at once ([`StorePath::list_tree`]): each listing waits on a round
+/// trip of the network, not on a core.
+pub const LISTERS: usize = 32;
+
+/// A folder's `/`-delimited listing and the odd entries stepped over.
+type FolderListing = (ListResult, Vec<String>);
 
 /// What a listing found, and the entries it stepped over that it would have listed: keys,
 /// or folders (ending in `/`: every key under them), that are not valid object paths, as
@@ -82,28 +91,66 @@ impl StorePath {
                 .to_owned()
         };
         let (mut found, mut skipped) = (Vec::new(), Vec::new());
-        let mut folders = vec![(self.path.clone(), 0usize)];
-        while let Some((folder, depth)) = folders.pop() {
-            let (listed, odd) = self.folder_listing(&folder, "list the prefix")?;
-            skipped.extend(odd.into_iter().filter(|k| match k.strip_suffix('/') {
-                Some(sub) => descend(sub, depth + 1),
-                None => true,
-            }));
-            for sub in listed.common_prefixes {
-                if descend(&relative(&sub), depth + 1) {
-                    folders.push((sub, depth + 1));
+        // A level of the tree at a time, its folders listed concurrently: a partitioned tree
+        // (`model=*/date=*/`) is hundreds of folders, each a round trip. A failure is the
+        // first in the level's order.
+        let mut level = vec![self.path.clone()];
+        let mut depth = 0usize;
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for listing in self.folder_listings(&level) {
+                let (listed, odd) = listing?;
+                skipped.extend(odd.into_iter().filter(|k| match k.strip_suffix('/') {
+                    Some(sub) => descend(sub, depth + 1),
+                    None => true,
+                }));
+                for sub in listed.common_prefixes {
+                    if descend(&relative(&sub), depth + 1) {
+                        next.push(sub);
+                    }
+                }
+                for m in listed.objects {
+                    let rel = relative(&m.location);
+                    let mut loc = self.as_folder().child_url(&rel);
+                    loc.path = m.location.clone();
+                    found.push((rel, Object::new(loc, &m)));
                 }
             }
-            for m in listed.objects {
-                let rel = relative(&m.location);
-                let mut loc = self.as_folder().child_url(&rel);
-                loc.path = m.location.clone();
-                found.push((rel, Object::new(loc, &m)));
-            }
+            level = next;
+            depth += 1;
         }
         found.sort_by(|a, b| a.1.loc.path.as_ref().cmp(b.1.loc.path.as_ref()));
         skipped.sort();
         Ok(Listing { found, skipped })
+    }
+
+    /// [`Self::folder_listing`] of each of `folders`, in their order, at most [`LISTERS`]
+    /// at a time.
+    fn folder_listings(&self, folders: &[ObjectPath]) -> Vec<Result<FolderListing, StorageError>> {
+        let list = |f: &ObjectPath| self.folder_listing(f, "list the prefix");
+        let threads = LISTERS.min(folders.len());
+        if threads <= 1 {
+            return folders.iter().map(list).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let slots: Vec<OnceLock<Result<FolderListing, StorageError>>> =
+            folders.iter().map(|_| OnceLock::new()).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(folder) = folders.get(i) else { break };
+                    let _ = slots[i].set(list(folder));
+                });
+            }
+        });
+        slots
+            .into_iter()
+            .map(|slot| {
+                slot.into_inner()
+                    .unwrap_or_else(|| Err(StorageError::new(&self.url, "a listing thread failed")))
+            })
+            .collect()
     }
 
     /// One `/`-delimited listing of `folder` (the store's root when empty), and the odd
@@ -113,7 +160,7 @@ impl StorePath {
         &self,
         folder: &ObjectPath,
         what: &str,
-    ) -> Result<(ListResult, Vec<String>), StorageError> {
+    ) -> Result<FolderListing, StorageError> {
         let prefix = (!folder.as_ref().is_empty()).then_some(folder);
         let e = match block_on(self.store.list_with_delimiter(prefix)) {
             Ok(listed) => return Ok((listed, Vec::new())),

@@ -272,6 +272,42 @@ fn a_prefix_is_listed_with_a_glob_or_recursively_on_s3() {
     );
 }
 
+/// A tree wider than the folders listed at once (`LISTERS`) at each level, with odd keys in
+/// two of its folders: every object found, in byte order, and the warnings in order, however
+/// the listings of a level finish.
+#[test]
+fn a_wide_tree_is_listed_in_byte_order() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    let mut keys = Vec::new();
+    for m in 0..evalscore_storage::LISTERS + 8 {
+        for d in ["2026-11-01", "2026-11-02"] {
+            keys.push(format!("wide/model=m{m}/date={d}/part-0.parquet"));
+        }
+    }
+    for key in &keys {
+        put_object(server.port, "lake", key, b"PAR1");
+    }
+    for odd in [
+        "wide/model=m7/date=x//y.parquet",
+        "wide/model=m30/date=x//y.parquet",
+    ] {
+        put_object(server.port, "lake", odd, b"PAR1");
+    }
+    let options = s3_options(server.port);
+    let url = evalscore_storage::StoreUrl::parse("s3://lake/wide/").unwrap();
+    let listing = url
+        .connect(&options)
+        .unwrap()
+        .list_tree(|_, _| true)
+        .unwrap();
+    let found: Vec<&str> = listing.found.iter().map(|(rel, _)| rel.as_str()).collect();
+    keys.sort();
+    let want: Vec<&str> = keys.iter().map(|k| &k["wide/".len()..]).collect();
+    assert_eq!(found, want);
+    assert_eq!(listing.skipped, ["model=m30/date=x//", "model=m7/date=x//"]);
+}
+
 /// Keys no object path can hold (a `..`, `.` or empty part) under a listed prefix are
 /// stepped over, the other objects read, in order. Those that could have been read are
 /// named in a warning; a `.` or `..` folder is hidden, so never read, and an empty folder
