@@ -192,16 +192,25 @@ impl Inputs {
         sources: &[InputSource],
         opts: &OpenOptions,
     ) -> Result<Inputs, ReadError> {
-        Inputs::open_sources_kept(sources, opts, opening::footers_kept())
+        Inputs::open_sources_keeping(sources, opts, opening::footers_kept())
     }
 
     /// [`Inputs::open_sources_options`], where only the first `footers_kept` files keep their
-    /// parsed footer ([`crate::FOOTERS_KEPT`] and `EVALSCORE_FOOTERS_KEPT` otherwise): the
-    /// others read it again for each unit. The scores are the same either way.
+    /// parsed footer (otherwise `EVALSCORE_FOOTERS_KEPT`, else [`crate::FOOTERS_KEPT`] in
+    /// object storage and [`crate::LOCAL_FOOTERS_KEPT`] locally): the others read it again
+    /// for each unit. The scores are the same either way.
     pub fn open_sources_kept(
         sources: &[InputSource],
         opts: &OpenOptions,
         footers_kept: usize,
+    ) -> Result<Inputs, ReadError> {
+        Inputs::open_sources_keeping(sources, opts, Some(footers_kept))
+    }
+
+    fn open_sources_keeping(
+        sources: &[InputSource],
+        opts: &OpenOptions,
+        footers_kept: Option<usize>,
     ) -> Result<Inputs, ReadError> {
         let (hive, storage_options) = (opts.hive, opts.storage_options.as_slice());
         if sources.is_empty() {

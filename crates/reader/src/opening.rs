@@ -8,12 +8,16 @@
 //! seconds instead of one round trip per object after another. A remote JSON Lines file is
 //! staged one at a time (each download holds up to 32 MiB in memory).
 //!
-//! Memory per file is bounded: the first [`FOOTERS_KEPT`] files of a run keep their parsed
-//! footer (and, in object storage, the fetched tail), so that each unit's decoder starts
-//! from it; the files after them keep only what scoring needs (row counts per row group,
-//! the footer's SHA-256, the schema, shared by all files whose schema is equal) and each of
-//! their units reads (fetches) and parses the footer again. `EVALSCORE_FOOTERS_KEPT=N` sets
-//! the number (docs/inputs.md gives the memory per file either way).
+//! Memory per file is bounded: in object storage the first [`FOOTERS_KEPT`] files of a run
+//! keep their parsed footer and fetched tail, so that each unit's decoder starts from them;
+//! the files after them, and local files, keep only what scoring needs (row counts per row
+//! group, the footer's SHA-256, the schema, shared by all files whose schema is equal) and
+//! each of their units reads (fetches) and parses the footer again. A local footer is read
+//! again from the page cache for less than keeping it costs (the parsed footers of 1,000
+//! small files cost more in allocations and a larger heap than reading them again saved, and
+//! a large file's footer is read again once per unit and worker), so none is kept; a remote
+//! one costs a round trip. `EVALSCORE_FOOTERS_KEPT=N` sets the number for both
+//! (docs/storage.md gives the memory per file either way).
 
 use crate::{local, remote, Format, InputFile, ReadError};
 use arrow::datatypes::SchemaRef;
@@ -32,11 +36,14 @@ pub const LOCAL_OPENERS: usize = 8;
 /// limit of 256 open files of a process on macOS.
 pub const REMOTE_OPENERS: usize = 128;
 
-/// How many files of a run keep their parsed footer (module docs). A parsed footer of a
-/// narrow table with statistics takes about 12 KiB (the benchmark job's eight columns; a
-/// remote file's fetched tail 8 KiB more), so the footers kept hold some tens of MiB at most;
-/// a file without one holds about 3 KiB.
+/// How many files of a remote run keep their parsed footer (module docs). A parsed footer of
+/// a narrow table with statistics and its fetched tail take about 20 KiB (the benchmark
+/// job's eight columns), so the footers kept hold some tens of MiB at most; a file without
+/// one holds about 3 KiB.
 pub const FOOTERS_KEPT: usize = 1_000;
+
+/// How many files of a local run keep their parsed footer (module docs).
+pub const LOCAL_FOOTERS_KEPT: usize = 0;
 
 /// A file listed, to be opened.
 pub(crate) enum ToOpen {
@@ -54,20 +61,28 @@ impl ToOpen {
     }
 }
 
-/// The number of files whose parsed footer is kept: `EVALSCORE_FOOTERS_KEPT` when set to a
-/// number, else [`FOOTERS_KEPT`].
-pub(crate) fn footers_kept() -> usize {
+/// The number of files whose parsed footer is kept when `EVALSCORE_FOOTERS_KEPT` sets it;
+/// `None` for the defaults ([`FOOTERS_KEPT`] remotely, [`LOCAL_FOOTERS_KEPT`] locally).
+pub(crate) fn footers_kept() -> Option<usize> {
     std::env::var("EVALSCORE_FOOTERS_KEPT")
         .ok()
         .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(FOOTERS_KEPT)
 }
 
-/// Opens `jobs`, a run's files, concurrently (module docs); files from index `kept` on drop
-/// their parsed footer. The files come back in the order of `jobs`; on failure, the error
-/// of the first job (in that order) that failed.
-pub(crate) fn open_all(jobs: Vec<ToOpen>, kept: usize) -> Result<Vec<InputFile>, ReadError> {
+/// Opens `jobs`, a run's files, concurrently (module docs); files from index `kept` on
+/// (by default [`FOOTERS_KEPT`] when any is remote, else [`LOCAL_FOOTERS_KEPT`]) drop their
+/// parsed footer. The files come back in the order of `jobs`; on failure, the error of the
+/// first job (in that order) that failed.
+pub(crate) fn open_all(
+    jobs: Vec<ToOpen>,
+    kept: Option<usize>,
+) -> Result<Vec<InputFile>, ReadError> {
     let remote = jobs.iter().any(|j| matches!(j, ToOpen::Remote(..)));
+    let kept = kept.unwrap_or(if remote {
+        FOOTERS_KEPT
+    } else {
+        LOCAL_FOOTERS_KEPT
+    });
     let threads = if remote {
         REMOTE_OPENERS
     } else {
