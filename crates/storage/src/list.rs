@@ -13,7 +13,7 @@ use crate::{Object, StorageError, StorePath};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as ObjectPath;
 use object_store::{ListResult, ObjectMeta, ObjectStore};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Keys asked for per page when stepping over odd keys (S3's own page size).
@@ -125,30 +125,40 @@ impl StorePath {
     }
 
     /// [`Self::folder_listing`] of each of `folders`, in their order, at most [`LISTERS`]
-    /// at a time.
+    /// at a time. After a failure no further folder is started; every folder before it in
+    /// the order was started already (they are taken in order), so the first failure in the
+    /// order is the same whichever listing fails first.
     fn folder_listings(&self, folders: &[ObjectPath]) -> Vec<Result<FolderListing, StorageError>> {
         let list = |f: &ObjectPath| self.folder_listing(f, "list the prefix");
         let threads = LISTERS.min(folders.len());
         if threads <= 1 {
             return folders.iter().map(list).collect();
         }
-        let next = AtomicUsize::new(0);
+        let (next, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
         let slots: Vec<OnceLock<Result<FolderListing, StorageError>>> =
             folders.iter().map(|_| OnceLock::new()).collect();
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
+                    if failed.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(folder) = folders.get(i) else { break };
-                    let _ = slots[i].set(list(folder));
+                    let listed = list(folder);
+                    if listed.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    let _ = slots[i].set(listed);
                 });
             }
         });
         slots
             .into_iter()
             .map(|slot| {
+                // Not started: a listing before it failed, which is returned first.
                 slot.into_inner()
-                    .unwrap_or_else(|| Err(StorageError::new(&self.url, "a listing thread failed")))
+                    .unwrap_or_else(|| Err(StorageError::new(&self.url, "not listed")))
             })
             .collect()
     }
