@@ -1,11 +1,12 @@
-//! The run's progress line on stderr (indicatif): rows scored and their rate and, with
-//! model-graded scorers, the judge's counters. `run` shows it only when stderr is a terminal
-//! and `--quiet` is not given.
+//! The run's progress line on stderr (indicatif): until the first rows are scored, how
+//! listing and opening the inputs go (a prefix of 100,000 objects takes minutes); then rows
+//! scored and their rate and, with model-graded scorers, the judge's counters. `run` shows
+//! it only when stderr is a terminal and `--quiet` is not given.
 
-use evalscore_engine::JudgeProgress;
+use evalscore_engine::{JudgeProgress, OpenStep};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::fmt::Write as _;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 /// A run shorter than this prints no progress line.
@@ -21,6 +22,12 @@ pub struct Progress {
     target: Arc<dyn Fn() -> ProgressDrawTarget + Send + Sync>,
     show_after: Duration,
     shown: Arc<Once>,
+    /// What opening the inputs has got to, drawn instead of the rows until they start. Held
+    /// only to read or change it, never while the line is drawn (drawing reads it).
+    opening: Arc<Mutex<Option<String>>>,
+    /// Held by [`Progress::clear`] and by a listing's timer while they draw: the timer never
+    /// draws the line again once it is cleared.
+    gate: Arc<Mutex<()>>,
 }
 
 impl Progress {
@@ -37,12 +44,18 @@ impl Progress {
         show_after: Duration,
     ) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+        let opening: Arc<Mutex<Option<String>>> = Arc::default();
+        let drawn = Arc::clone(&opening);
         // The template is fixed: parsing cannot fail (the tests draw it).
         if let Ok(style) = ProgressStyle::with_template("{rows}{msg}") {
             bar.set_style(style.with_key(
                 "rows",
-                |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&rows_text(s.pos(), s.len().unwrap_or(0), s.elapsed()));
+                move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let text = match &*drawn.lock().unwrap_or_else(|e| e.into_inner()) {
+                        Some(opening) => opening.clone(),
+                        None => rows_text(s.pos(), s.len().unwrap_or(0), s.elapsed()),
+                    };
+                    let _ = w.write_str(&text);
                 },
             ));
         }
@@ -51,11 +64,42 @@ impl Progress {
             target: Arc::new(target),
             show_after,
             shown: Arc::new(Once::new()),
+            opening,
+            gate: Arc::default(),
+        }
+    }
+
+    /// How listing and opening the inputs go. A listing says so once, so the line is drawn
+    /// after the delay by a timer of its own if nothing else has drawn it by then.
+    pub fn opening(&self, step: OpenStep) {
+        let listing = matches!(step, OpenStep::Listing(_));
+        *self.opening.lock().unwrap_or_else(|e| e.into_inner()) = Some(opening_text(&step));
+        self.show_when_due();
+        self.bar.tick();
+        if listing {
+            let p = self.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(p.show_after.saturating_sub(p.bar.elapsed()));
+                let _gate = p.gate.lock().unwrap_or_else(|e| e.into_inner());
+                let opening = p
+                    .opening
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .is_some();
+                if opening && !p.bar.is_finished() {
+                    p.show_when_due();
+                    p.bar.tick();
+                }
+            });
         }
     }
 
     /// Rows scored so far, of all rows.
     pub fn rows(&self, done: u64, total: u64) {
+        self.opening
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         self.show_when_due();
         if self.bar.length() != Some(total) {
             self.bar.set_length(total);
@@ -76,6 +120,11 @@ impl Progress {
 
     /// Removes the line, if it was drawn.
     pub fn clear(&self) {
+        let _gate = self.gate.lock().unwrap_or_else(|e| e.into_inner());
+        self.opening
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         self.bar.finish_and_clear();
     }
 
@@ -96,6 +145,17 @@ fn rows_text(done: u64, total: u64, elapsed: Duration) -> String {
         100.0
     };
     format!("{done} / {total} rows ({pct:.0}%), {} rows/s", human(rate))
+}
+
+/// Listing an input, or files opened of all.
+fn opening_text(step: &OpenStep) -> String {
+    match step {
+        OpenStep::Listing(input) => format!("listing {input} ..."),
+        OpenStep::Opened { done, total } => {
+            let pct = 100.0 * *done as f64 / (*total).max(1) as f64;
+            format!("opened {done} / {total} files ({pct:.0}%)")
+        }
+    }
 }
 
 /// The judge's part: rows judged, requests in flight, requests sent, cache hits, retries and
@@ -229,6 +289,54 @@ mod tests {
         );
         p.clear();
         assert_eq!(screen.line(), "");
+    }
+
+    #[test]
+    fn opening_is_drawn_until_the_rows_start() {
+        assert_eq!(
+            opening_text(&OpenStep::Listing("s3://lake/evals/".into())),
+            "listing s3://lake/evals/ ..."
+        );
+        let screen = Screen::default();
+        let p = progress(&screen, Duration::ZERO);
+        p.opening(OpenStep::Opened {
+            done: 64,
+            total: 20_000,
+        });
+        assert_eq!(screen.line().trim_end(), "opened 64 / 20000 files (0%)");
+        p.opening(OpenStep::Opened {
+            done: 15_000,
+            total: 20_000,
+        });
+        assert_eq!(screen.line().trim_end(), "opened 15000 / 20000 files (75%)");
+        p.rows(5, 10);
+        let line = screen.line().trim_end().to_owned();
+        assert!(line.starts_with("5 / 10 rows (50%), "), "{line:?}");
+        p.clear();
+        assert_eq!(screen.line(), "");
+    }
+
+    /// A listing, which says so once, is drawn after the delay without another call; not
+    /// once the line is cleared.
+    #[test]
+    fn a_long_listing_is_drawn_after_the_delay() {
+        let screen = Screen::default();
+        let p = progress(&screen, Duration::from_millis(50));
+        p.opening(OpenStep::Listing("data/".into()));
+        assert_eq!(screen.writes(), 0);
+        let t = std::time::Instant::now();
+        while screen.line().is_empty() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(screen.line().trim_end(), "listing data/ ...");
+        p.clear();
+
+        let screen = Screen::default();
+        let p = progress(&screen, Duration::from_millis(50));
+        p.opening(OpenStep::Listing("data/".into()));
+        p.clear();
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(screen.writes(), 0);
     }
 
     #[test]

@@ -4,9 +4,12 @@ use crate::args::RunArgs;
 use crate::key_value::storage_options;
 use crate::progress::Progress;
 use crate::summary;
-use evalscore_engine::{Error, JudgeOptions, JudgeProgress, RunOptions, SuiteOptions};
+use evalscore_engine::{
+    Error, JudgeOptions, JudgeProgress, OpenProgress, RunOptions, SuiteOptions,
+};
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let suite = evalscore_engine::is_suite_file(&args.task);
@@ -44,6 +47,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         progress: show_progress.then(|| {
             let p = progress.clone();
             Box::new(move |done, total| p.rows(done, total)) as Box<dyn Fn(u64, u64) + Sync>
+        }),
+        open_progress: show_progress.then(|| {
+            let p = progress.clone();
+            OpenProgress(Arc::new(move |step| p.opening(step)))
         }),
         warn: (!args.quiet).then(|| {
             let p = progress.clone();

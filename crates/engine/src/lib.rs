@@ -43,7 +43,7 @@ pub use error::{
 };
 /// The output folder, written all or nothing (crate `evalscore-outdir`).
 pub use evalscore_outdir as outdir;
-pub use evalscore_reader::HivePartitioning;
+pub use evalscore_reader::{HivePartitioning, OpenProgress, OpenStep};
 pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 /// The scorer registry: every scorer type and its options.
 pub use evalscore_scorers::registry;
@@ -131,6 +131,8 @@ pub struct RunOptions {
     pub max_row_errors: RowErrorLimit,
     /// Called with (rows done, rows in all) as units finish, in input order.
     pub progress: Option<ProgressFn>,
+    /// Told how listing and opening the inputs go, before the first row is read.
+    pub open_progress: Option<evalscore_reader::OpenProgress>,
     /// Called once with each warning as soon as it is known.
     pub warn: Option<WarnFn>,
     /// The judge cache and `--offline`, for model-graded scorers.

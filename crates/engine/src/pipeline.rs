@@ -182,6 +182,7 @@ pub(crate) fn open_inputs(
         union_by_name: opts.union_by_name,
         storage_options: opts.storage_options.clone(),
         filters,
+        progress: opts.open_progress.clone(),
     };
     let inputs = Inputs::open_options(&opts.inputs, &open).map_err(Error::read)?;
     for w in &inputs.warnings {

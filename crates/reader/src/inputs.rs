@@ -62,6 +62,28 @@ pub struct OpenOptions {
     /// Partition filters (`--where`, a task's `filter:`), ANDed: only the listed files they
     /// match are opened (module `partition_filter`).
     pub filters: Vec<PartitionFilter>,
+    /// Told how listing and opening go, for a progress line: a prefix of 100,000 objects
+    /// takes minutes before the first row is read.
+    pub progress: Option<OpenProgress>,
+}
+
+/// How far opening the inputs has got ([`OpenOptions::progress`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenStep {
+    /// An input (a folder, prefix or glob's base, as messages show it) is being listed.
+    Listing(String),
+    /// `done` of the `total` files listed (and not pruned) are open.
+    Opened { done: usize, total: usize },
+}
+
+/// A callback told each [`OpenStep`], from the opening threads.
+#[derive(Clone)]
+pub struct OpenProgress(pub Arc<dyn Fn(OpenStep) + Send + Sync>);
+
+impl std::fmt::Debug for OpenProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OpenProgress")
+    }
 }
 
 /// The set of input files of a run.
@@ -225,10 +247,14 @@ impl Inputs {
         let mut jobs = Vec::new();
         let mut rels = Vec::new();
         let mut warnings = Vec::new();
+        let progress = opts.progress.as_ref();
         for source in sources {
+            if let Some(p) = progress {
+                (p.0)(OpenStep::Listing(source.shown()));
+            }
             let listed = list_source(source, storage_options, &mut jobs, &mut rels);
             if let Err(e) = listed.map(|w| warnings.extend(w)) {
-                opening::open_all(jobs, footers_kept)?;
+                opening::open_all(jobs, footers_kept, progress)?;
                 return Err(e);
             }
         }
@@ -242,7 +268,7 @@ impl Inputs {
             }
             None => None,
         };
-        let mut files = opening::open_all(jobs, footers_kept)?;
+        let mut files = opening::open_all(jobs, footers_kept, progress)?;
         let shared = if opts.union_by_name {
             union::union_schema(&files)?
         } else {

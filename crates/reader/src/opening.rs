@@ -19,11 +19,13 @@
 //! one costs a round trip. `EVALSCORE_FOOTERS_KEPT=N` sets the number for both
 //! (docs/storage.md gives the memory per file either way).
 
+use crate::inputs::{OpenProgress, OpenStep};
 use crate::{local, remote, Format, InputFile, ReadError};
 use arrow::datatypes::SchemaRef;
 use evalscore_storage::Object;
 use rayon::prelude::*;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Threads opening local files: reading a footer is a few small reads and a parse, so a
@@ -44,6 +46,9 @@ pub const FOOTERS_KEPT: usize = 1_000;
 
 /// How many files of a local run keep their parsed footer (module docs).
 pub const LOCAL_FOOTERS_KEPT: usize = 0;
+
+/// Files opened between two reports of [`OpenStep::Opened`] (and the last one).
+const PROGRESS_EVERY: usize = 64;
 
 /// A file listed, to be opened.
 pub(crate) enum ToOpen {
@@ -76,6 +81,7 @@ pub(crate) fn footers_kept() -> Option<usize> {
 pub(crate) fn open_all(
     jobs: Vec<ToOpen>,
     kept: Option<usize>,
+    progress: Option<&OpenProgress>,
 ) -> Result<Vec<InputFile>, ReadError> {
     let remote = jobs.iter().any(|j| matches!(j, ToOpen::Remote(..)));
     let kept = kept.unwrap_or(if remote {
@@ -90,16 +96,25 @@ pub(crate) fn open_all(
     }
     .min(jobs.len());
     let staging = Mutex::new(());
+    let (total, done) = (jobs.len(), AtomicUsize::new(0));
+    let opened = |file: Result<InputFile, ReadError>| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(p) = progress.filter(|_| n % PROGRESS_EVERY == 0 || n == total) {
+            (p.0)(OpenStep::Opened { done: n, total });
+        }
+        file
+    };
     let open = |(i, job): (usize, ToOpen)| {
         let keep = i < kept;
-        match job {
+        let file = match job {
             ToOpen::Local(path, format) => local::open_file(&path, format, keep),
             ToOpen::Remote(object, Format::Jsonl) => {
                 let _one_at_a_time = staging.lock().unwrap_or_else(|e| e.into_inner());
                 remote::open_remote(object, Format::Jsonl, keep)
             }
             ToOpen::Remote(object, format) => remote::open_remote(object, format, keep),
-        }
+        };
+        opened(file)
     };
     let opened: Vec<Result<InputFile, ReadError>> = if threads <= 1 {
         jobs.into_iter().enumerate().map(open).collect()

@@ -28,6 +28,17 @@ pub struct InputSource {
     pub(crate) select: Select,
 }
 
+impl InputSource {
+    /// The input's folder, prefix, file or glob base as messages show it (a URL without its
+    /// credentials).
+    pub(crate) fn shown(&self) -> String {
+        match &self.location {
+            Location::Local(p) => p.display().to_string(),
+            Location::Remote(url) => url.shown(),
+        }
+    }
+}
+
 /// How an input's location is read.
 #[derive(Debug, Clone)]
 pub(crate) enum Select {

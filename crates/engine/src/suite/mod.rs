@@ -424,6 +424,7 @@ fn member(
         overwrite: base.overwrite,
         max_row_errors: base.max_row_errors,
         progress: None,
+        open_progress: base.open_progress.clone(),
         warn: Some(Box::new(move |w: &str| {
             warnings
                 .lock()

@@ -86,6 +86,41 @@ fn many_local_files_open_in_order_with_or_without_footers() {
     same_either_way(&format!("{base}/**/*.parquet"), &[], &names);
 }
 
+/// A progress callback is told each input listed, then the files opened every 64 and at
+/// the last, whatever order the threads open them in.
+#[test]
+fn opening_reports_its_progress() {
+    use evalscore_reader::{OpenProgress, OpenStep};
+    use std::sync::{Arc, Mutex};
+    let (dir, _) = folder();
+    let base = dir.path().to_str().unwrap();
+    let steps: Arc<Mutex<Vec<OpenStep>>> = Arc::default();
+    let told = Arc::clone(&steps);
+    let opts = OpenOptions {
+        progress: Some(OpenProgress(Arc::new(move |s| {
+            told.lock().unwrap().push(s)
+        }))),
+        ..OpenOptions::default()
+    };
+    let source = InputSource::parse(Path::new(base), false).unwrap();
+    let inputs = Inputs::open_sources_options(&[source], &opts).unwrap();
+    assert_eq!(inputs.files.len(), FILES);
+    let steps = steps.lock().unwrap().clone();
+    assert_eq!(steps[0], OpenStep::Listing(base.to_owned()));
+    let mut opened: Vec<(usize, usize)> = steps[1..]
+        .iter()
+        .map(|s| match s {
+            OpenStep::Opened { done, total } => (*done, *total),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    opened.sort();
+    assert_eq!(
+        opened,
+        [(64, 300), (128, 300), (192, 300), (256, 300), (300, 300)]
+    );
+}
+
 /// Files whose footers hold statistics, zstd: a file that dropped its footer (parsed at
 /// open without statistics) gives its units the same values, and a copy of a stored chunk
 /// the same footer metadata, statistics included, as a file that kept it.
