@@ -3,7 +3,7 @@
 //! (modules `local`, `remote`, `tree`), every footer read, and one schema checked to be
 //! shared by all (module `schema`).
 
-use crate::opening::{self, ToOpen};
+use crate::opening::{self, OpenProgress, OpenStep, ToOpen};
 use crate::partition_filter::{self, PartitionFilter, Pruning};
 use crate::tree::{InputSource, Select};
 use crate::{hive, local, remote, schema, union, Compression, Format, HivePartitioning, ReadError};
@@ -65,25 +65,6 @@ pub struct OpenOptions {
     /// Told how listing and opening go, for a progress line: a prefix of 100,000 objects
     /// takes minutes before the first row is read.
     pub progress: Option<OpenProgress>,
-}
-
-/// How far opening the inputs has got ([`OpenOptions::progress`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpenStep {
-    /// An input (a folder, prefix or glob's base, as messages show it) is being listed.
-    Listing(String),
-    /// `done` of the `total` files listed (and not pruned) are open.
-    Opened { done: usize, total: usize },
-}
-
-/// A callback told each [`OpenStep`], from the opening threads.
-#[derive(Clone)]
-pub struct OpenProgress(pub Arc<dyn Fn(OpenStep) + Send + Sync>);
-
-impl std::fmt::Debug for OpenProgress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OpenProgress")
-    }
 }
 
 /// The set of input files of a run.

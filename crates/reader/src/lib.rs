@@ -54,9 +54,11 @@ pub use chunks::{portable_codec, StoredChunk};
 pub use error::ReadError;
 pub use evalscore_error::file_kind;
 pub use hive::HivePartitioning;
-pub use inputs::{InputFile, Inputs, OpenOptions, OpenProgress, OpenStep};
+pub use inputs::{InputFile, Inputs, OpenOptions};
 pub use jsonl::{jsonl_kind, Compression};
-pub use opening::{FOOTERS_KEPT, LOCAL_FOOTERS_KEPT, LOCAL_OPENERS, REMOTE_OPENERS};
+pub use opening::{
+    OpenProgress, OpenStep, FOOTERS_KEPT, LOCAL_FOOTERS_KEPT, LOCAL_OPENERS, REMOTE_OPENERS,
+};
 pub use pages::DataPageSpan;
 pub use partition_filter::{PartitionFilter, Pruning, RowFilter};
 pub use prefetch::{FETCH_AHEAD, PREFETCH_BYTES, PREFETCH_OBJECT};

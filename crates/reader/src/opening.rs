@@ -19,7 +19,6 @@
 //! one costs a round trip. `EVALSCORE_FOOTERS_KEPT=N` sets the number for both
 //! (docs/storage.md gives the memory per file either way).
 
-use crate::inputs::{OpenProgress, OpenStep};
 use crate::{local, remote, Format, InputFile, ReadError};
 use arrow::datatypes::SchemaRef;
 use evalscore_storage::Object;
@@ -46,6 +45,25 @@ pub const FOOTERS_KEPT: usize = 1_000;
 
 /// How many files of a local run keep their parsed footer (module docs).
 pub const LOCAL_FOOTERS_KEPT: usize = 0;
+
+/// How far opening the inputs has got ([`crate::OpenOptions::progress`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenStep {
+    /// An input (a folder, prefix or glob's base, as messages show it) is being listed.
+    Listing(String),
+    /// `done` of the `total` files listed (and not pruned) are open.
+    Opened { done: usize, total: usize },
+}
+
+/// A callback told each [`OpenStep`], from the opening threads.
+#[derive(Clone)]
+pub struct OpenProgress(pub Arc<dyn Fn(OpenStep) + Send + Sync>);
+
+impl std::fmt::Debug for OpenProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OpenProgress")
+    }
+}
 
 /// Files opened between two reports of [`OpenStep::Opened`] (and the last one).
 const PROGRESS_EVERY: usize = 64;
