@@ -1,5 +1,5 @@
 //! The run's progress line on stderr (indicatif): until the first rows are scored, how
-//! listing and opening the inputs go (a prefix of 100,000 objects takes minutes); then rows
+//! listing and opening the inputs go (a large prefix takes minutes); then rows
 //! scored and their rate and, with model-graded scorers, the judge's counters. `run` shows
 //! it only when stderr is a terminal and `--quiet` is not given.
 

@@ -62,8 +62,8 @@ pub struct OpenOptions {
     /// Partition filters (`--where`, a task's `filter:`), ANDed: only the listed files they
     /// match are opened (module `partition_filter`).
     pub filters: Vec<PartitionFilter>,
-    /// Told how listing and opening go, for a progress line: a prefix of 100,000 objects
-    /// takes minutes before the first row is read.
+    /// Told how listing and opening go, for a progress line: a large prefix takes minutes
+    /// before the first row is read.
     pub progress: Option<OpenProgress>,
 }
 
