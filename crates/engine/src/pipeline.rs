@@ -48,7 +48,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
 /// Drops `value` on a thread of its own: the inputs of thousands of files hold as many
 /// parsed footers, whose freeing would otherwise add to the run's serial end, while
 /// committing the outputs mostly waits on the disk.
-pub(crate) fn drop_aside<T: Send + 'static>(value: T) {
+fn drop_aside<T: Send + 'static>(value: T) {
     let spawned = std::thread::Builder::new()
         .name("evalscore-drop".into())
         .spawn(move || drop(value));

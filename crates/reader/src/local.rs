@@ -32,13 +32,7 @@ pub(crate) fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
             })
             .map(|e| e.path())
             .collect();
-        // By name, as bytes: one folder's entries share their parent, so this is the order
-        // of whole paths, without comparing them component by component.
-        found.sort_unstable_by(|a, b| {
-            a.as_os_str()
-                .as_encoded_bytes()
-                .cmp(b.as_os_str().as_encoded_bytes())
-        });
+        found.sort_unstable_by(|a, b| crate::tree::byte_order(a, b));
         if found.is_empty() {
             return Err(
                 ReadError::at(p, "directory holds no Parquet files (*.parquet)")

@@ -115,7 +115,7 @@ pub(crate) fn open_all(
     .min(jobs.len());
     let staging = Mutex::new(());
     let (total, done) = (jobs.len(), AtomicUsize::new(0));
-    let opened = |file: Result<InputFile, ReadError>| {
+    let report = |file: Result<InputFile, ReadError>| {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(p) = progress.filter(|_| n % PROGRESS_EVERY == 0 || n == total) {
             (p.0)(OpenStep::Opened { done: n, total });
@@ -132,7 +132,7 @@ pub(crate) fn open_all(
             }
             ToOpen::Remote(object, format) => remote::open_remote(object, format, keep),
         };
-        opened(file)
+        report(file)
     };
     let opened: Vec<Result<InputFile, ReadError>> = if threads <= 1 {
         jobs.into_iter().enumerate().map(open).collect()

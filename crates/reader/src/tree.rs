@@ -28,15 +28,12 @@ pub struct InputSource {
     pub(crate) select: Select,
 }
 
-impl InputSource {
-    /// The input's folder, prefix, file or glob base as messages show it (a URL without its
-    /// credentials).
-    pub(crate) fn shown(&self) -> String {
-        match &self.location {
-            Location::Local(p) => p.display().to_string(),
-            Location::Remote(url) => url.shown(),
-        }
-    }
+/// The order of inputs read from a tree or a folder: the bytes of the whole path, as an
+/// object store lists keys, compared without copying them.
+pub(crate) fn byte_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    a.as_os_str()
+        .as_encoded_bytes()
+        .cmp(b.as_os_str().as_encoded_bytes())
 }
 
 /// How an input's location is read.
@@ -61,6 +58,15 @@ pub(crate) struct Glob {
 }
 
 impl InputSource {
+    /// The input's folder, prefix, file or glob base as messages show it (a URL without its
+    /// credentials).
+    pub(crate) fn shown(&self) -> String {
+        match &self.location {
+            Location::Local(p) => p.display().to_string(),
+            Location::Remote(url) => url.shown(),
+        }
+    }
+
     /// `p` as an input: a glob when a segment holds a wildcard (`*`, `[`, `{`, and for a
     /// local path `?`; in a URL `?` starts a query) and, for a local path, nothing exists at
     /// `p` as written; else the path or URL as given, read at any depth when `recursive` and
@@ -254,10 +260,7 @@ impl InputSource {
             if found.is_empty() {
                 return Err(wanted.none_found(&base.to_string_lossy()));
             }
-            found.sort_unstable_by(|a, b| {
-                let (a, b) = (a.file.as_os_str(), b.file.as_os_str());
-                a.as_encoded_bytes().cmp(b.as_encoded_bytes())
-            });
+            found.sort_unstable_by(|a, b| byte_order(&a.file, &b.file));
             Ok(found)
         }))
     }
