@@ -281,13 +281,18 @@ def run_suite(
     max_row_errors: "int | str" = 0,
     keep_going: bool = False,
     run_id: Optional[str] = None,
+    recursive: bool = False,
+    hive_partitioning: Optional[bool] = None,
+    where: Optional[str] = None,
+    union_by_name: bool = False,
 ) -> Dict[str, Any]:
     """The CLI's `evalscore run SUITE.yaml --out OUT`: every task of the suite file, its shared
     inputs read once, each task's five files in `out/task=NAME/`. `inputs` replace the suite's
     shared inputs, `labels` go over its labels, `sets` apply to every task (over its `set:`).
     Returns suite.json's content. A failing task raises its error (nothing is written) unless
     `keep_going`: then the other tasks are written and the failure is in the result's
-    `tasks` (`status: "failed"`, `error`)."""
+    `tasks` (`status: "failed"`, `error`). `recursive`, `hive_partitioning`, `where` and
+    `union_by_name` are as for `Task.run`, for every task's inputs."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     text = _run_suite(
@@ -303,6 +308,10 @@ def run_suite(
         str(max_row_errors),
         bool(keep_going),
         run_id,
+        recursive=bool(recursive),
+        hive_partitioning=None if hive_partitioning is None else bool(hive_partitioning),
+        where_filter=where,
+        union_by_name=bool(union_by_name),
     )
     return json.loads(text)
 

@@ -76,4 +76,8 @@ def run_suite(
     max_row_errors: str,
     keep_going: bool,
     run_id: Optional[str],
+    recursive: bool = ...,
+    hive_partitioning: Optional[bool] = ...,
+    where_filter: Optional[str] = ...,
+    union_by_name: bool = ...,
 ) -> str: ...

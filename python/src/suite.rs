@@ -2,14 +2,18 @@
 //! (as written, also into object storage).
 
 use crate::errors::py_err;
-use evalscore_engine::{Error, ErrorKind, RowErrorLimit, RunOptions, SuiteOptions};
+use evalscore_engine::{
+    Error, ErrorKind, HivePartitioning, RowErrorLimit, RunOptions, SuiteOptions,
+};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
 /// Runs a suite file into `out`: each task into `out/task=NAME/`, `out/suite.json` last.
 /// Raises the first failing task's error unless `keep_going`; returns suite.json's text.
 #[pyfunction]
-#[pyo3(signature = (path, out, inputs, labels, sets, keep, output_column, threads, overwrite, max_row_errors, keep_going, run_id))]
+/// `recursive`, `hive_partitioning`, `where_filter` and `union_by_name` are as for a task's
+/// run, and apply to every task's inputs.
+#[pyo3(signature = (path, out, inputs, labels, sets, keep, output_column, threads, overwrite, max_row_errors, keep_going, run_id, recursive=false, hive_partitioning=None, where_filter=None, union_by_name=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_suite(
     py: Python<'_>,
@@ -25,6 +29,10 @@ pub(crate) fn run_suite(
     max_row_errors: String,
     keep_going: bool,
     run_id: Option<String>,
+    recursive: bool,
+    hive_partitioning: Option<bool>,
+    where_filter: Option<String>,
+    union_by_name: bool,
 ) -> PyResult<String> {
     let limit = RowErrorLimit::parse(&max_row_errors)
         .map_err(|m| py_err(Error::new(format!("max_row_errors: {m}")).kind(ErrorKind::Other)))?;
@@ -43,6 +51,14 @@ pub(crate) fn run_suite(
                 max_row_errors: limit,
                 run_id,
                 labels,
+                recursive,
+                hive_partitioning: match hive_partitioning {
+                    None => HivePartitioning::Auto,
+                    Some(true) => HivePartitioning::On,
+                    Some(false) => HivePartitioning::Off,
+                },
+                where_filter,
+                union_by_name,
                 ..RunOptions::default()
             },
             keep_going,

@@ -90,3 +90,40 @@ def test_run_suite_writes_into_s3(tmp_path, parquet_file, moto, monkeypatch):
     with s3.open_input_stream("lake/suites/m1/task=full/scores.parquet") as f:
         assert f.read() == (tmp_path / "local" / "task=full" / "scores.parquet").read_bytes()
     assert [t["rows"] for t in local["tasks"]] == [t["rows"] for t in got["tasks"]]
+
+
+def test_run_suite_reads_trees_as_a_task_run_does(tmp_path):
+    import pyarrow as pa
+
+    # m1's export has `id` and `answer` and `output`; m2's adds `note`.
+    for model, rows, extra in [("m1", 2, {}), ("m2", 3, {"note": ["x", None, "z"]})]:
+        folder = tmp_path / "exports" / "deep" / f"model={model}"
+        folder.mkdir(parents=True)
+        cols = {"id": list(range(rows)), "answer": ["a"] * rows, "output": ["a", "b", "a"][:rows]}
+        pq.write_table(pa.table({**cols, **extra}), folder / "part-0.parquet")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        f"inputs: [{json.dumps(str(tmp_path / 'exports'))}]\n"
+        "tasks:\n"
+        "  - name: exact\n"
+        "    definition:\n"
+        "      scorers:\n"
+        "        - type: string_equals\n"
+        '          ground_truth: "{{ sample.answer }}"\n'
+    )
+    with pytest.raises(evalscore.EvalscoreError):
+        evalscore.run_suite(suite, tmp_path / "flat")
+    got = evalscore.run_suite(
+        suite, tmp_path / "all", recursive=True, union_by_name=True, keep=["id", "model", "note"]
+    )
+    assert [(t["name"], t["status"], t["rows"]) for t in got["tasks"]] == [("exact", "ok", 5)]
+    scores = pq.read_table(tmp_path / "all" / "task=exact" / "scores.parquet")
+    assert scores.column("model").to_pylist() == ["m1", "m1", "m2", "m2", "m2"]
+    assert scores.column("note").to_pylist() == [None, None, "x", None, "z"]
+    got = evalscore.run_suite(
+        suite, tmp_path / "m2", recursive=True, union_by_name=True, where="model = 'm2'"
+    )
+    assert [t["rows"] for t in got["tasks"]] == [3]
+    with pytest.raises(evalscore.EvalscoreError) as e:
+        evalscore.run_suite(suite, tmp_path / "off", recursive=True, hive_partitioning=False, where="model = 'm2'")
+    assert "no partition columns" in e.value.message

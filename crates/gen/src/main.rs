@@ -20,6 +20,7 @@
 mod battles;
 mod examples;
 mod export;
+mod format_floor;
 mod judge_server;
 mod rng;
 mod rows;
@@ -44,6 +45,7 @@ const USAGE: &str = "usage:
   evalscore-gen examples --out DIR
   evalscore-gen inspect FILE [--ids 1,2,3] [--checksum true]
   evalscore-gen read FILE... --columns a,b,c [--threads 2]   (evalscore's reader, no scoring)
+  evalscore-gen format-floor PATH... --columns a,b,c [--threads 2] [--hash true]   (open, footer, decompress: no decoding)
   evalscore-gen judge-server [--port 0] [--delay-ms 0]   (an instant OpenAI-compatible judge, for the judge benchmark)";
 
 /// Writer settings shared by all outputs: zstd, fixed `created_by` so the bytes
@@ -266,6 +268,19 @@ fn main() -> Result<(), Error> {
         }
         "inspect" => inspect(&Args::parse(argv, &["ids", "checksum"])?),
         "read" => read_floor(&Args::parse(argv, &["columns", "threads"])?),
+        "format-floor" => {
+            let args = Args::parse(argv, &["columns", "threads", "hash"])?;
+            let columns: String = args.get("columns", None)?;
+            let columns: Vec<String> = columns.split(',').map(|c| c.trim().to_owned()).collect();
+            let paths: Vec<PathBuf> = args.positional.iter().map(PathBuf::from).collect();
+            format_floor::run(
+                &paths,
+                &columns,
+                args.get("threads", Some(2))?,
+                args.get("hash", Some(false))?,
+            )
+            .map_err(|e| e as Error)
+        }
         "judge-server" => {
             let args = Args::parse(argv, &["port", "delay-ms"])?;
             judge_server::serve(

@@ -3,8 +3,8 @@
 //!
 //! A value is URL-decoded as Spark escapes it (`%3D` is `=`), and `__HIVE_DEFAULT_PARTITION__`
 //! (Spark's null) is null. A key's type is inferred from its values in every file listed,
-//! as DuckDB infers it: Int64 when every value is an integer, else Date32 when every value is
-//! a date `YYYY-MM-DD`, else Utf8 (nulls aside; a key whose values are all null is Utf8). The
+//! as DuckDB infers it: Int64 when every value is an integer ([`integer`]: not `01` or `+5`),
+//! else Date32 when every value is a date ([`date`]: `2026-11-25`, `2026-1-5`), else Utf8 (nulls aside; a key whose values are all null is Utf8). The
 //! columns follow the files' own, in the order of the first file's folders. A key repeated in
 //! one path takes its deepest value.
 //!
@@ -225,15 +225,13 @@ fn different_keys(
 }
 
 /// One key's values (one per file) as a column of the type DuckDB infers: Int64 when every
-/// value parses as one, else Date32 when every value is a date `YYYY-MM-DD`, else Utf8.
+/// value reads as one ([`integer`]), else Date32 when every value is a date ([`date`]), else
+/// Utf8.
 fn typed(values: &[Option<&str>]) -> ArrayRef {
     let present = || values.iter().flatten();
     let any = present().next().is_some();
-    if any && present().all(|v| v.parse::<i64>().is_ok()) {
-        let ints: Int64Array = values
-            .iter()
-            .map(|v| v.and_then(|v| v.parse().ok()))
-            .collect();
+    if any && present().all(|v| integer(v).is_some()) {
+        let ints: Int64Array = values.iter().map(|v| v.and_then(integer)).collect();
         return Arc::new(ints);
     }
     if any && present().all(|v| date(v).is_some()) {
@@ -243,21 +241,40 @@ fn typed(values: &[Option<&str>]) -> ArrayRef {
     Arc::new(values.iter().copied().collect::<StringArray>())
 }
 
-/// Days since 1970-01-01 of a date written exactly `YYYY-MM-DD`.
-pub(crate) fn date(v: &str) -> Option<i32> {
+/// A partition value read as an integer as DuckDB (2.0) reads one: blanks around it ignored,
+/// decimal digits with an optional `-`, or `0x`/`0b` digits; a leading `+`, or a `0` before
+/// more digits (`01`, `007`), is text, since the integer would not give the folder's name
+/// back. Out of the Int64 range is text.
+pub(crate) fn integer(v: &str) -> Option<i64> {
+    let v = v.trim_ascii();
     let b = v.as_bytes();
-    let shape = b.len() == 10
-        && b.iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        });
-    if !shape {
+    match b {
+        [b'0', b'x' | b'X', digits @ ..] if !digits.is_empty() => {
+            i64::from_str_radix(&v[2..], 16).ok()
+        }
+        [b'0', b'b' | b'B', digits @ ..] if !digits.is_empty() => {
+            i64::from_str_radix(&v[2..], 2).ok()
+        }
+        [b'0', _, ..] | [b'+', ..] => None,
+        [b'-', digits @ ..] | digits if digits.iter().all(u8::is_ascii_digit) => v.parse().ok(),
+        _ => None,
+    }
+}
+
+/// Days since 1970-01-01 of a date as DuckDB reads one from a folder's name: blanks around it
+/// ignored, a year of one to six digits, a month and a day of one or two digits, separated by
+/// two `-` or two spaces (`2026-11-25`, `2026-1-5`), a real day of the calendar.
+pub(crate) fn date(v: &str) -> Option<i32> {
+    let v = v.trim_ascii();
+    let sep = if v.contains('-') { '-' } else { ' ' };
+    let mut parts = v.split(sep);
+    let (year, month, day) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits =
+        |p: &str, max: usize| (1..=max).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit());
+    if parts.next().is_some() || !digits(year, 6) || !digits(month, 2) || !digits(day, 2) {
         return None;
     }
-    let d = NaiveDate::parse_from_str(v, "%Y-%m-%d").ok()?;
+    let d = NaiveDate::from_ymd_opt(year.parse().ok()?, month.parse().ok()?, day.parse().ok()?)?;
     Some(d.num_days_from_ce() - UNIX_EPOCH_DAYS_FROM_CE)
 }
 
@@ -328,11 +345,64 @@ mod tests {
     }
 
     #[test]
-    fn dates_must_be_written_in_full() {
+    fn dates_read_as_duckdb_reads_them() {
         assert_eq!(date("1970-01-02"), Some(1));
         assert_eq!(date("2001-02-03"), Some(11_356));
-        for bad in ["2001-2-03", "2001-02-30", "20010203", "2001-02-03T00"] {
+        assert_eq!(date("2001-2-3"), Some(11_356));
+        assert_eq!(date(" 2001 02 03 "), Some(11_356));
+        for bad in [
+            "2001-02-30",
+            "20010203",
+            "2001-02-03T00",
+            "2001.02.03",
+            "2001-002-03",
+            "2001-02 03",
+            "",
+        ] {
             assert_eq!(date(bad), None, "{bad}");
+        }
+    }
+
+    /// What DuckDB 2.0 read each value of a `k=VALUE` folder as (`typeof(k)` with
+    /// `hive_partitioning=true`): BIGINT for these ...
+    #[test]
+    fn integers_read_as_duckdb_reads_them() {
+        let ints = [
+            ("1", 1),
+            ("0", 0),
+            ("-5", -5),
+            ("-0", 0),
+            ("-05", -5),
+            (" 5", 5),
+            ("5 ", 5),
+            ("0x1F", 31),
+            ("0X1F", 31),
+            ("0b101", 5),
+            ("20261125", 20_261_125),
+            ("9223372036854775807", i64::MAX),
+            ("-9223372036854775808", i64::MIN),
+        ];
+        for (v, i) in ints {
+            assert_eq!(integer(v), Some(i), "{v:?}");
+        }
+        // ... and VARCHAR for these.
+        for v in [
+            "01",
+            "007",
+            "00",
+            "+5",
+            "+0",
+            "1e3",
+            "1.5",
+            "1_000",
+            "0x",
+            "0o7",
+            "- 5",
+            "abc",
+            "",
+            "9223372036854775808",
+        ] {
+            assert_eq!(integer(v), None, "{v:?}");
         }
     }
 }

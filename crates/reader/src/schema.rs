@@ -3,12 +3,14 @@
 
 use crate::union::{logical, widen};
 use crate::{InputFile, ReadError};
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::sync::Arc;
 
 /// The schema `files` share (the first file's), or an error naming two files that differ.
-/// A column is nullable in the shared schema when it is in any file, so what is built from it
-/// (a kept column's output field) holds every file's rows.
+/// A column is nullable in the shared schema when it is in any file, and a number column (or
+/// list of numbers) takes the widest of the files' widths, so what is built from it (a kept
+/// column's output field) holds every file's values: Int32 in one file and Int64 in the next
+/// is Int64, not the first file's Int32 with the larger values lost.
 pub(crate) fn shared_schema(files: &[InputFile]) -> Result<SchemaRef, ReadError> {
     let first = &files[0];
     for f in &files[1..] {
@@ -24,7 +26,16 @@ pub(crate) fn shared_schema(files: &[InputFile]) -> Result<SchemaRef, ReadError>
                     .field_with_name(f.name())
                     .map_or(true, |g| g.is_nullable())
             });
-            f.as_ref().clone().with_nullable(nullable)
+            let widest = files[1..]
+                .iter()
+                .filter_map(|g| g.schema.field_with_name(f.name()).ok())
+                .fold(f.data_type().clone(), |t, g| {
+                    wider_number(&t, g.data_type())
+                });
+            f.as_ref()
+                .clone()
+                .with_data_type(widest)
+                .with_nullable(nullable)
         })
         .collect();
     Ok(Arc::new(Schema::new_with_metadata(
@@ -72,6 +83,21 @@ fn check_same_schema(a: &InputFile, b: &InputFile) -> Result<(), ReadError> {
         )).with_hint(UNION));
     }
     Ok(())
+}
+
+/// `a` widened to hold `b` when both are numbers (or lists of numbers) of one logical type and
+/// different widths; else `a` (text and other layouts stay the first file's: the decoder reads
+/// them all alike).
+fn wider_number(a: &DataType, b: &DataType) -> DataType {
+    let number = |t: &DataType| match t {
+        DataType::List(f) | DataType::LargeList(f) => f.data_type().is_numeric(),
+        t => t.is_numeric(),
+    };
+    if a != b && number(a) && number(b) && logical(a) == logical(b) {
+        widen(a, b).unwrap_or_else(|| a.clone())
+    } else {
+        a.clone()
+    }
 }
 
 fn same_type(a: &Field, b: &Field) -> bool {

@@ -8,7 +8,7 @@ use crate::raw::{MapNode, Node, Tree};
 use crate::{Location, TaskError};
 
 const SUITE_KEYS: &[&str] = &["inputs", "labels", "tasks"];
-const TASK_KEYS: &[&str] = &["name", "task", "definition", "inputs", "set"];
+const TASK_KEYS: &[&str] = &["name", "task", "definition", "filter", "inputs", "set"];
 
 /// The longest task name, in bytes (it names a folder).
 pub const MAX_TASK_NAME_BYTES: usize = 128;
@@ -135,17 +135,30 @@ fn suite_task(source: &str, node: &Node<'_>, number: usize) -> Result<SuiteTask,
                 ))
                 .with_hint("give a task file (`task: qa.yaml`, relative to the suite file) or an inline `definition: {scorers: [...]}`"))
         }
-        (Some(t), None) => TaskSource::File(t.scalar_string("task")?),
+        (Some(t), None) => {
+            if let Some(f) = map.get("filter") {
+                return Err(f
+                    .err(format!("task `{name_text}` has `filter:` beside `task:`"))
+                    .with_hint("a task file gives its own `filter:`; or filter every task with `--where`"));
+            }
+            TaskSource::File(t.scalar_string("task")?)
+        }
         (None, Some(d)) => {
             d.map("`definition`")?;
-            let key = map
-                .keys()
-                .find(|(k, _)| *k == "definition")
-                .and_then(|(_, l)| l);
-            let text = match (key, d.location) {
-                (Some(key), Some(value)) => inline_text(source, key, value),
-                _ => serde_json::to_string_pretty(&serde_json::json!({ "definition": d.to_json() }))
-                    .unwrap_or_default(),
+            let key_of = |name: &str| map.keys().find(|(k, _)| *k == name).and_then(|(_, l)| l);
+            let filter = match map.get("filter").filter(|n| !n.is_null()) {
+                Some(f) => Some((f.scalar_string("filter")?, key_of("filter"))),
+                None => None,
+            };
+            let text = match (key_of("definition"), d.location) {
+                (Some(key), Some(value)) => inline_text(source, key, value, filter.as_ref()),
+                _ => {
+                    let mut doc = serde_json::json!({ "definition": d.to_json() });
+                    if let Some((f, _)) = &filter {
+                        doc["filter"] = serde_json::Value::String(f.clone());
+                    }
+                    serde_json::to_string_pretty(&doc).unwrap_or_default()
+                }
             };
             TaskSource::Inline {
                 text,
@@ -170,7 +183,14 @@ fn suite_task(source: &str, node: &Node<'_>, number: usize) -> Result<SuiteTask,
 /// The text of an inline task: the suite file's lines of its `definition:` block where they
 /// are, the key's line rewritten to start with `definition:`, every other line blank. A
 /// block ends at the first line (not blank, not a comment) indented no deeper than its key.
-fn inline_text(source: &str, key: Location, value: Location) -> String {
+/// The entry's `filter:` (its text and key) becomes the task's own, on its line when that
+/// line is free (else after the block).
+fn inline_text(
+    source: &str,
+    key: Location,
+    value: Location,
+    filter: Option<&(String, Option<Location>)>,
+) -> String {
     let lines: Vec<&str> = source.lines().collect();
     let key_line = key.line as usize;
     let indent = (key.column as usize).saturating_sub(1);
@@ -181,7 +201,11 @@ fn inline_text(source: &str, key: Location, value: Location) -> String {
         let at = (value.column as usize).saturating_sub(1);
         let line = lines.get(key_line - 1).copied().unwrap_or_default();
         out.push_str(&" ".repeat(at.saturating_sub("definition:".len()).max(1)));
-        out.extend(line.chars().skip(at));
+        let rest: String = line.chars().skip(at).collect();
+        // In a flow entry (`- {name: x, definition: {...}, filter: ...}`) the value ends
+        // at its closing bracket, not with the line.
+        let end = flow_end(&rest).unwrap_or(rest.len());
+        out.push_str(&rest[..end]);
     }
     out.push('\n');
     for line in lines.iter().skip(key_line) {
@@ -192,7 +216,52 @@ fn inline_text(source: &str, key: Location, value: Location) -> String {
         out.push_str(line);
         out.push('\n');
     }
-    out
+    let Some((text, at)) = filter else {
+        return out;
+    };
+    let line = format!("filter: {}", serde_json::Value::String(text.clone()));
+    let mut lines: Vec<String> = out.lines().map(str::to_owned).collect();
+    match at.map(|l| (l.line as usize).saturating_sub(1)) {
+        Some(i) if lines.get(i).is_none_or(|l| l.trim().is_empty()) => {
+            if lines.len() <= i {
+                lines.resize(i + 1, String::new());
+            }
+            lines[i] = line;
+        }
+        _ => lines.push(line),
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Where the flow collection opening `text` (`{...}` or `[...]`) ends: the byte just past its
+/// closing bracket, quotes heeded; `None` when it is not one or does not close on this line.
+fn flow_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some('\''), '\'') if chars.peek().is_some_and(|&(_, n)| n == '\'') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') if depth > 0 => quote = Some(c),
+            (None, '{' | '[') => depth += 1,
+            (None, '}' | ']') if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            (None, _) if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A task name names its output folder `task=NAME`: letters, digits, `_`, `-` and `.`,
@@ -235,4 +304,19 @@ fn pairs(node: Node<'_>, what: &str) -> Result<Vec<(String, String)>, TaskError>
     map.iter()
         .map(|(k, v)| Ok((k.to_owned(), v.scalar_string(&format!("{what}.{k}"))?)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flow_end;
+
+    #[test]
+    fn a_flow_value_ends_at_its_closing_bracket() {
+        assert_eq!(flow_end("{a: [1, 2]}, b: 3}"), Some(11));
+        assert_eq!(flow_end("{a: \"}\", b: 'it''s ]'} x"), Some(22));
+        assert_eq!(flow_end("{a: \"\\\"}\"} x"), Some(10));
+        assert_eq!(flow_end("[x, {y: z}]"), Some(11));
+        assert_eq!(flow_end("{a: [1,"), None);
+        assert_eq!(flow_end("plain"), None);
+    }
 }

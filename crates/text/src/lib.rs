@@ -19,7 +19,7 @@ use std::sync::Arc;
 ///
 /// Utf8, LargeUtf8 and Utf8View pass through unchanged. Dictionaries are unpacked to their
 /// values' type. Integers, floats, booleans and decimals become their Arrow display text
-/// (`3`, `0.5`, `true`), so a numeric ground-truth column compares as its printed form.
+/// (`3`, `0.5`, `true`), dates theirs (`2026-11-25`), so a numeric ground-truth column compares as its printed form.
 /// Nested and binary types are an error naming `input` and the type. Nulls stay null.
 pub fn to_text(array: &ArrayRef, input: &str) -> Result<ArrayRef, TextError> {
     match array.data_type() {
@@ -44,8 +44,8 @@ pub fn to_text(array: &ArrayRef, input: &str) -> Result<ArrayRef, TextError> {
     }
 }
 
-/// Whether [`to_text`] reads columns of type `t`: strings, numbers, booleans, dictionaries of
-/// them, and the null type. Nested and binary types are not, so a task can be checked against
+/// Whether [`to_text`] reads columns of type `t`: strings, numbers, booleans, dates,
+/// dictionaries of them, and the null type. Nested and binary types are not, so a task can be checked against
 /// the input's schema before any row is read.
 pub fn readable_as_text(t: &DataType) -> bool {
     match t {
@@ -59,7 +59,13 @@ fn is_textual(t: &DataType) -> bool {
     t.is_numeric()
         || matches!(
             t,
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Boolean
+            DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+                | DataType::Boolean
+                // As `YYYY-MM-DD`: a Hive `date=` folder is a Date32 column.
+                | DataType::Date32
+                | DataType::Date64
         )
 }
 
@@ -175,6 +181,14 @@ mod tests {
     }
 
     #[test]
+    fn dates_become_their_iso_text() {
+        let a: ArrayRef = Arc::new(arrow::array::Date32Array::from(vec![Some(20_417), None]));
+        let t = to_text(&a, "x").unwrap();
+        let c = TextColumn::new(t.as_ref(), "x").unwrap();
+        assert_eq!((c.get(0), c.get(1)), (Some("2025-11-25"), None));
+    }
+
+    #[test]
     fn dictionaries_unpack() {
         let d: DictionaryArray<Int8Type> = vec![Some("a"), None, Some("b"), Some("a")]
             .into_iter()
@@ -198,6 +212,7 @@ mod tests {
             DataType::Boolean,
             DataType::Decimal128(10, 2),
             DataType::Null,
+            DataType::Date32,
             DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
             DataType::Binary,
             DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),

@@ -160,3 +160,53 @@ fn a_partition_that_is_also_a_column_is_an_error() {
          hint: rename the column or the `answer=` folders, or pass `--no-hive-partitioning` to read the file's column and ignore the folders\n"
     );
 }
+
+/// A `date=` folder (Date32) reads as its `YYYY-MM-DD` text in a template, alone or within
+/// other text; zero-padded `month=` folders stay text, as DuckDB reads them.
+#[test]
+fn date_partitions_read_as_text_in_templates() {
+    let case = Case::quiet().task(
+        r#"definition:
+  scorers:
+    - type: string_equals
+      key: day
+      value: "{{ sample.date }}"
+      ground_truth: "2001-02-03"
+      metrics:
+        - {type: mean, field: is_correct}
+    - type: string_equals
+      key: both
+      value: "{{ sample.model }}@{{ sample.date }}/{{ sample.month }}"
+      ground_truth: "m2@2001-02-04/11"
+      metrics:
+        - {type: mean, field: is_correct}
+"#,
+    );
+    write_part(
+        &case,
+        "e/model=m1/date=2001-02-03/month=01/p.parquet",
+        &[0],
+        &["a"],
+        &["a"],
+    );
+    write_part(
+        &case,
+        "e/model=m2/date=2001-02-04/month=11/p.parquet",
+        &[1],
+        &["b"],
+        &["b"],
+    );
+    case.succeeds(&["t.yaml", "--input", "e/**/*.parquet", "--keep", "month"]);
+    let scores = read_parquet(&case.path("out").join("scores.parquet"));
+    assert_eq!(
+        typed_columns(&scores),
+        [
+            "month: Utf8",
+            "day__is_correct: Float64",
+            "both__is_correct: Float64"
+        ]
+    );
+    assert_eq!(column_text(&scores, "month"), "01 | 11");
+    assert_eq!(column_text(&scores, "day__is_correct"), "1.0 | 0.0");
+    assert_eq!(column_text(&scores, "both__is_correct"), "0.0 | 1.0");
+}

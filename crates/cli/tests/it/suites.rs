@@ -399,6 +399,41 @@ fn each_task_of_a_suite_reads_the_partitions_its_filter_selects() {
     assert_eq!(run["input_partitions"]["files_matched"], 1, "{run}");
 }
 
+/// An inline task takes its `filter:` beside its `definition:` (block or flow style); beside
+/// `task:` it is an error, the task file giving its own.
+#[test]
+fn an_inline_task_filters_its_partitions_as_a_task_file_does() {
+    let case = crate::hive::exports();
+    case.write(
+        "suite.yaml",
+        "inputs: [\"exports/**/*.parquet\"]\ntasks:\n  - name: m2\n    filter: \"model = 'm2'\"\n    definition:\n      scorers:\n        - type: string_equals\n          ground_truth: \"{{ sample.answer }}\"\n  - {name: m1, definition: {scorers: [{type: string_equals, ground_truth: \"{{ sample.answer }}\"}]}, filter: \"model = 'm1'\"}\n",
+    );
+    let (code, out, err) = case.run(&["suite.yaml", "--keep", "id"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let ids = |name: &str| {
+        ints(
+            &read_parquet(&case.path(&format!("out/task={name}/scores.parquet"))),
+            "id",
+        )
+    };
+    assert_eq!(ids("m2"), vec![2, 3, 4]);
+    assert_eq!(ids("m1"), vec![0, 1]);
+    let run = read_json(&case.path("out/task=m2/run.json"));
+    assert_eq!(run["input_partitions"]["filter"], "model = 'm2'", "{run}");
+
+    case.write("all.yaml", "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n");
+    case.write(
+        "bad.yaml",
+        "inputs: [\"exports/**/*.parquet\"]\ntasks:\n  - name: all\n    task: all.yaml\n    filter: \"model = 'm2'\"\n",
+    );
+    let err = case.fails(&["bad.yaml"]);
+    assert_eq!(
+        err,
+        "error: suite file `bad.yaml`, line 5, column 13: task `all` has `filter:` beside `task:`\n\
+         hint: a task file gives its own `filter:`; or filter every task with `--where`\n"
+    );
+}
+
 #[test]
 fn a_suite_writes_into_object_storage_what_it_writes_into_a_folder() {
     use evalscore_test_support::stores::*;

@@ -138,3 +138,36 @@ fn incompatible_columns_stop_the_run_naming_both_files() {
          hint: `--union-by-name` widens integer widths, integers to floats, string and list layouts, and timestamp units; other types must match: cast the column in the exports, or run them separately\n"
     );
 }
+
+/// Without the option, integer widths still count as one type: the kept column takes the
+/// widest, so a value only the later, wider file can hold is kept, not made null.
+#[test]
+fn without_the_option_integer_widths_widen_to_the_widest() {
+    let case = Case::quiet().task(TASK);
+    case.write_parquet(
+        "exports/model=m1/part-0.parquet",
+        vec![
+            ("id", Arc::new(Int32Array::from(vec![1])) as ArrayRef),
+            ("answer", Arc::new(StringArray::from(vec!["a"]))),
+            ("output", Arc::new(StringArray::from(vec!["a"]))),
+        ],
+    );
+    case.write_parquet(
+        "exports/model=m2/part-0.parquet",
+        vec![
+            (
+                "id",
+                Arc::new(Int64Array::from(vec![(1 << 40) + 7])) as ArrayRef,
+            ),
+            ("answer", Arc::new(StringArray::from(vec!["b"]))),
+            ("output", Arc::new(StringArray::from(vec!["c"]))),
+        ],
+    );
+    case.succeeds(&["t.yaml", "--input", "exports/**/*.parquet", "--keep", "id"]);
+    let scores = read_parquet(&case.path("out").join("scores.parquet"));
+    assert_eq!(
+        scores.schema().field_with_name("id").unwrap().data_type(),
+        &arrow::datatypes::DataType::Int64
+    );
+    assert_eq!(column_text(&scores, "id"), "1 | 1099511627783");
+}

@@ -25,6 +25,12 @@ use std::sync::{mpsc, Arc};
 
 use super::props_builder;
 
+/// Casts that fail on a value the target cannot hold instead of making it null.
+const STRICT: arrow::compute::CastOptions<'static> = arrow::compute::CastOptions {
+    safe: false,
+    format_options: arrow::util::display::FormatOptions::new(),
+};
+
 /// The most rows an encoder puts in one row group of scores.parquet (ArrowWriter's default).
 /// Row groups otherwise follow the work items (see `work_items` in lib.rs).
 pub const MAX_ROW_GROUP_ROWS: usize = 1024 * 1024;
@@ -314,7 +320,11 @@ impl ColumnSink {
             if column.data_type() == field.data_type() {
                 return ints.append(column);
             }
-            return ints.append(&arrow::compute::cast(column, field.data_type())?);
+            return ints.append(&arrow::compute::cast_with_options(
+                column,
+                field.data_type(),
+                &STRICT,
+            )?);
         } else if self.generic.is_none() {
             self.generic = Some(writer()?);
         }
@@ -332,7 +342,7 @@ impl ColumnSink {
         let column = if column.data_type() == field.data_type() {
             column
         } else {
-            cast_column = arrow::compute::cast(column, field.data_type())?;
+            cast_column = arrow::compute::cast_with_options(column, field.data_type(), &STRICT)?;
             &cast_column
         };
         for leaf in compute_leaves(field, column)? {

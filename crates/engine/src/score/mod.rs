@@ -128,11 +128,18 @@ pub(crate) fn score_batch(
         let col = if col.data_type() == field.data_type() {
             Arc::clone(col)
         } else {
-            cast(col, field.data_type()).map_err(|e| RowError {
-                row: 0,
-                message: format!("cannot convert kept column `{name}`: {e}"),
-                hint: None,
-                ..RowError::default()
+            // A value the field cannot hold is an error, never a silent null.
+            let strict = arrow::compute::CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            arrow::compute::cast_with_options(col, field.data_type(), &strict).map_err(|e| {
+                RowError {
+                    row: 0,
+                    message: format!("cannot convert kept column `{name}`: {e}"),
+                    hint: None,
+                    ..RowError::default()
+                }
             })?
         };
         columns.push(col);

@@ -151,11 +151,29 @@ struct Parser {
     pos: usize,
 }
 
+/// The most `and`, `or`, `not` and `(` an expression holds: each nests the tree one level,
+/// and the parser, the checks and the evaluation all recurse over it.
+pub(super) const MAX_OPERATORS: usize = 1_000;
+
 pub(super) fn parse(text: &str) -> Result<Expr<Name, Lit>, SyntaxError> {
-    let mut p = Parser {
-        toks: tokens(text)?,
-        pos: 0,
-    };
+    let toks = tokens(text)?;
+    let operators = toks
+        .iter()
+        .filter(|(t, _)| match t {
+            Tok::Open => true,
+            Tok::Word(w, false) => ["and", "or", "not"]
+                .iter()
+                .any(|k| w.eq_ignore_ascii_case(k)),
+            _ => false,
+        })
+        .count();
+    if operators > MAX_OPERATORS {
+        return Err((
+            format!("the expression holds {operators} of `and`, `or`, `not` and `(`; at most {MAX_OPERATORS} are read"),
+            Some("list the values a column may take with `column in ('a', 'b', ...)`".to_owned()),
+        ));
+    }
+    let mut p = Parser { toks, pos: 0 };
     if p.peek() == &Tok::End {
         return Err((
             "the expression is empty".to_owned(),

@@ -212,6 +212,9 @@ fn errors_name_the_column_of_the_expression() {
     let d = dir.path();
     let syntax = "a filter compares partition columns with values: `model = 'm1' and date >= '2001-02-03'`, `run in (1, 2)`, `model is not null`, with `and`, `or`, `not` and parentheses";
     let date_hint = "compare it with a date written `'YYYY-MM-DD'`, such as `'2001-02-03'`";
+    // Nested or chained past what the parser reads: an error, not a stack overflow.
+    let deep = format!("{}n = 1{}", "(".repeat(10_000), ")".repeat(10_000));
+    let long = vec!["n = 1"; 20_000].join(" and ");
     for (expr, message, hint) in [
         (
             "mm = 'a'",
@@ -304,6 +307,16 @@ fn errors_name_the_column_of_the_expression() {
             Some("numbers are integers such as `7` or `-3`; quote anything else: `'1.5'`"),
         ),
         ("  ", "the expression is empty", Some(syntax)),
+        (
+            deep.as_str(),
+            "the expression holds 10000 of `and`, `or`, `not` and `(`; at most 1000 are read",
+            Some("list the values a column may take with `column in ('a', 'b', ...)`"),
+        ),
+        (
+            long.as_str(),
+            "the expression holds 19999 of `and`, `or`, `not` and `(`; at most 1000 are read",
+            Some("list the values a column may take with `column in ('a', 'b', ...)`"),
+        ),
     ] {
         assert_eq!(
             error(d, expr),
