@@ -7,7 +7,7 @@ use crate::plan::Plan;
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::{EngineError, Error, ErrorExt, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
-use evalscore_reader::{Inputs, Unit};
+use evalscore_reader::{Inputs, StoredChunk, Unit};
 use evalscore_scorers::Task;
 
 /// Scores a work item's units in order into one encoder, so they make one row group of
@@ -23,7 +23,7 @@ pub(crate) fn score_units(
 ) -> Result<UnitResult, Error> {
     let mut item = ItemScoring::new(plan, task, budget, encoder, copy_from);
     for unit in inputs.fetching_ahead(units, &plan.columns) {
-        let columns = item.start_unit(inputs, unit)?;
+        let columns = item.start_unit(inputs, unit, &mut UnitChunks::default())?;
         // Rows of this unit done so far, for the file row number in messages.
         let mut done = 0u64;
         inputs.read_unit(unit, &columns, |batch| -> Result<(), Error> {
@@ -101,13 +101,21 @@ impl<'a> ItemScoring<'a> {
 
     /// Starts a unit: copies the kept columns it can; gives the columns to decode (the
     /// plan's less the copied ones), which the unit's batches must hold.
-    pub fn start_unit(&mut self, inputs: &Inputs, unit: &Unit) -> Result<Vec<String>, Error> {
+    ///
+    /// `chunks` holds the unit's stored chunks already read for another task of a suite, and
+    /// takes those read here, so each is read once however many tasks copy it.
+    pub fn start_unit(
+        &mut self,
+        inputs: &Inputs,
+        unit: &Unit,
+        chunks: &mut UnitChunks,
+    ) -> Result<Vec<String>, Error> {
         let plan = self.plan;
         // A unit whose kept columns are copied is a row group of its own (the encoder
         // closes the groups around it).
         let copy = plan.keep_only.contains(&true) && unit.rows >= self.copy_from;
         self.copied = match copy {
-            true => copy_kept(plan, inputs, unit, &mut self.encoder)?,
+            true => copy_kept(plan, inputs, unit, &mut self.encoder, chunks)?,
             false => vec![false; plan.keep.len()],
         };
         let copied = &self.copied;
@@ -218,6 +226,7 @@ fn copy_kept(
     inputs: &Inputs,
     unit: &Unit,
     encoder: &mut ScoreEncoder,
+    chunks: &mut UnitChunks,
 ) -> Result<Vec<bool>, Error> {
     let mut copied = vec![false; plan.keep.len()];
     if plan.columns.len() <= plan.keep_only.iter().filter(|&&o| o).count() {
@@ -227,9 +236,33 @@ fn copy_kept(
         if !only {
             continue;
         }
-        if let Some(chunk) = inputs.stored_chunk(unit, name).map_err(Error::read)? {
+        if let Some(chunk) = chunks.get(inputs, unit, name).map_err(Error::read)? {
             copied[j] = encoder.copy_stored(j, chunk)?;
         }
     }
     Ok(copied)
+}
+
+/// The stored chunks of one unit's kept columns read so far (by name; `None`: the column
+/// cannot be copied as stored), shared by the tasks of a suite that score the unit.
+#[derive(Default)]
+pub(crate) struct UnitChunks {
+    held: Vec<(String, Option<StoredChunk>)>,
+}
+
+impl UnitChunks {
+    /// Column `name`'s stored chunk in `unit`, read on first asking.
+    fn get(
+        &mut self,
+        inputs: &Inputs,
+        unit: &Unit,
+        name: &str,
+    ) -> Result<Option<StoredChunk>, evalscore_reader::ReadError> {
+        if let Some((_, chunk)) = self.held.iter().find(|(n, _)| n == name) {
+            return Ok(chunk.clone());
+        }
+        let chunk = inputs.stored_chunk(unit, name)?;
+        self.held.push((name.to_owned(), chunk.clone()));
+        Ok(chunk)
+    }
 }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod item;
-pub(crate) use item::{copy_from, score_units, ItemScoring};
+pub(crate) use item::{copy_from, score_units, ItemScoring, UnitChunks};
 
 /// What one work item produced: the score batches to write, partial metric states, missing
 /// counts.

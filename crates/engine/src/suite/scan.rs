@@ -9,7 +9,7 @@ use crate::model_output::model_output_text;
 use crate::output::{Encoders, ScoresWriter};
 use crate::pipeline::{self, Scored};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
-use crate::score::{ItemScoring, Memos, UnitResult};
+use crate::score::{ItemScoring, Memos, UnitChunks, UnitResult};
 use crate::{check_interrupt, Error, ErrorKind};
 use arrow::array::{ArrayRef, RecordBatch};
 use evalscore_reader::{scan_ordered, Inputs, Unit};
@@ -190,9 +190,11 @@ fn score_item(
     }
     for unit in inputs.fetching_ahead(units, &wanted) {
         let mut columns: Vec<Option<Vec<String>>> = vec![None; n];
+        // A kept column's stored chunk, read once for all the tasks that copy it.
+        let mut chunks = UnitChunks::default();
         for i in 0..n {
             if let Some(item) = items[i].as_mut() {
-                match item.start_unit(inputs, unit) {
+                match item.start_unit(inputs, unit, &mut chunks) {
                     Ok(c) => columns[i] = Some(c),
                     Err(e) => {
                         items[i] = None;
