@@ -4,7 +4,7 @@
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
-use evalscore_engine::{Error, ErrorKind};
+use evalscore_engine::{Error, ErrorKind, HivePartitioning};
 use pyo3::prelude::*;
 use pyo3_arrow::PyArray;
 use std::sync::Arc;
@@ -50,4 +50,14 @@ pub(crate) fn plain(batch: RecordBatch) -> Result<RecordBatch, Error> {
         &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
     )
     .map_err(|e| Error::new(format!("internal error: {e}")).kind(ErrorKind::Internal))
+}
+
+/// `hive_partitioning=` of the Python API: `None` reads the keys when every file has the same
+/// ones, `True` requires them, `False` reads none (`--hive-partitioning`, `--no-...`).
+pub(crate) fn hive_partitioning(v: Option<bool>) -> HivePartitioning {
+    match v {
+        None => HivePartitioning::Auto,
+        Some(true) => HivePartitioning::On,
+        Some(false) => HivePartitioning::Off,
+    }
 }

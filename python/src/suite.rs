@@ -2,9 +2,7 @@
 //! (as written, also into object storage).
 
 use crate::errors::py_err;
-use evalscore_engine::{
-    Error, ErrorKind, HivePartitioning, RowErrorLimit, RunOptions, SuiteOptions,
-};
+use evalscore_engine::{Error, ErrorKind, RowErrorLimit, RunOptions, SuiteOptions};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
@@ -52,11 +50,7 @@ pub(crate) fn run_suite(
                 run_id,
                 labels,
                 recursive,
-                hive_partitioning: match hive_partitioning {
-                    None => HivePartitioning::Auto,
-                    Some(true) => HivePartitioning::On,
-                    Some(false) => HivePartitioning::Off,
-                },
+                hive_partitioning: crate::convert::hive_partitioning(hive_partitioning),
                 where_filter,
                 union_by_name,
                 ..RunOptions::default()

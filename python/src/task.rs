@@ -8,8 +8,8 @@ use crate::scoring::score_stream;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use evalscore_engine::{
-    library, read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions,
-    HivePartitioning, RowErrorLimit, RunOptions, Scorer, States, Task,
+    library, read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions, RowErrorLimit,
+    RunOptions, Scorer, States, Task,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -356,11 +356,7 @@ impl PyTask {
                     union_by_name,
                     functions,
                     recursive,
-                    hive_partitioning: match hive_partitioning {
-                        None => HivePartitioning::Auto,
-                        Some(true) => HivePartitioning::On,
-                        Some(false) => HivePartitioning::Off,
-                    },
+                    hive_partitioning: crate::convert::hive_partitioning(hive_partitioning),
                     where_filter,
                     ..RunOptions::default()
                 })

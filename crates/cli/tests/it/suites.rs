@@ -369,6 +369,14 @@ fn suite_mistakes_are_located_and_task_options_keep_their_messages() {
     );
 }
 
+/// The kept ids of task `name`'s scores.parquet under `case`'s `out/`.
+fn task_ids(case: &Case, name: &str) -> Vec<i64> {
+    ints(
+        &read_parquet(&case.path(&format!("out/task={name}/scores.parquet"))),
+        "id",
+    )
+}
+
 #[test]
 fn each_task_of_a_suite_reads_the_partitions_its_filter_selects() {
     let case = crate::hive::exports();
@@ -384,12 +392,7 @@ fn each_task_of_a_suite_reads_the_partitions_its_filter_selects() {
     );
     let (code, out, err) = case.run(&["suite.yaml", "--keep", "id"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    let ids = |name: &str| {
-        ints(
-            &read_parquet(&case.path(&format!("out/task={name}/scores.parquet"))),
-            "id",
-        )
-    };
+    let ids = |name: &str| task_ids(&case, name);
     assert_eq!(ids("all"), vec![0, 1, 2, 3, 4]);
     assert_eq!(ids("m1"), vec![0, 1]);
     assert_eq!(ids("also_m1"), vec![0, 1]);
@@ -410,12 +413,7 @@ fn an_inline_task_filters_its_partitions_as_a_task_file_does() {
     );
     let (code, out, err) = case.run(&["suite.yaml", "--keep", "id"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    let ids = |name: &str| {
-        ints(
-            &read_parquet(&case.path(&format!("out/task={name}/scores.parquet"))),
-            "id",
-        )
-    };
+    let ids = |name: &str| task_ids(&case, name);
     assert_eq!(ids("m2"), vec![2, 3, 4]);
     assert_eq!(ids("m1"), vec![0, 1]);
     let run = read_json(&case.path("out/task=m2/run.json"));
