@@ -266,12 +266,16 @@ fn value_at(column: &ArrayRef, row: usize) -> Option<Value> {
 fn typed(ty: &DataType, lit: &Lit) -> Result<Value, (&'static str, String)> {
     match (ty, &lit.kind) {
         (DataType::Int64, LitKind::Int(i)) => Ok(Value::Int(*i)),
-        (DataType::Int64, LitKind::Str(s)) => s.trim().parse().map(Value::Int).map_err(|_| {
-            (
-                "an integer (Int64)",
-                "compare it with an integer such as `7`".to_owned(),
-            )
-        }),
+        // Read as the folders' values are (`' 7'`, `'0x1F'`), or as any decimal (`'07'`).
+        (DataType::Int64, LitKind::Str(s)) => crate::hive::integer(s)
+            .or_else(|| s.trim().parse().ok())
+            .map(Value::Int)
+            .ok_or_else(|| {
+                (
+                    "an integer (Int64)",
+                    "compare it with an integer such as `7`".to_owned(),
+                )
+            }),
         (DataType::Date32, LitKind::Str(s)) => {
             crate::hive::date(s).map(Value::Date).ok_or_else(|| {
                 (

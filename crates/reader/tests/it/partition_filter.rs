@@ -86,6 +86,10 @@ fn filters_compare_as_the_columns_are_typed() {
         ("n > 1", vec!["n=10", "n=2"]),
         ("n >= -3 and n <= 2", vec!["n=1", "n=2"]),
         ("n = '10'", vec!["n=10"]),
+        // A quoted integer as the folders' values read (hex too), or with leading zeros.
+        ("n = '0xA'", vec!["n=10"]),
+        ("n = '010'", vec!["n=10"]),
+        ("d = '2001-2-4'", vec!["n=2"]),
         ("n in (2, 10, 99)", vec!["n=10", "n=2"]),
         ("d >= '2001-02-04'", vec!["n=2", NULL_N]),
         ("d < \"2001-02-04\"", vec!["n=1"]),
