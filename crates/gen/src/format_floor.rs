@@ -346,3 +346,70 @@ impl Compact<'_> {
         (self.at <= self.b.len()).then_some(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::ZstdLevel;
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    /// The walk finds every page of the needed chunks, as parquet-rs's page reader does, and
+    /// decompresses each to the size its header gives.
+    #[test]
+    fn every_page_of_the_needed_chunks_is_decompressed() {
+        let dir = std::env::temp_dir().join(format!("format-floor-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.parquet");
+        let rows = 5_000;
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..rows));
+        let text: ArrayRef = Arc::new(
+            (0..rows)
+                .map(|i| (i % 9 != 0).then(|| format!("answer {}", i % 53)))
+                .collect::<StringArray>(),
+        );
+        let batch = RecordBatch::try_from_iter([("id", ids), ("text", text)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_data_page_row_count_limit(700)
+            .set_write_batch_size(700)
+            .set_max_row_group_row_count(Some(2_000))
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props))
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+
+        // parquet-rs's count of the `text` chunks' pages and their uncompressed bytes.
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let (mut pages, mut bytes) = (0u64, 0u64);
+        for g in 0..reader.num_row_groups() {
+            let mut p = reader
+                .get_row_group(g)
+                .unwrap()
+                .get_column_page_reader(1)
+                .unwrap();
+            while let Some(page) = p.get_next_page().unwrap() {
+                pages += 1;
+                bytes += page.buffer().len() as u64;
+            }
+        }
+        assert!(pages > 2 * reader.num_row_groups() as u64, "{pages}");
+
+        let f = File::open(&path).unwrap();
+        let md = ParquetMetaDataReader::new().parse_and_finish(&f).unwrap();
+        let counts = Counts::default();
+        let mut w = Worker::new().unwrap();
+        for g in 0..md.num_row_groups() {
+            w.row_group(&f, &md, g, &["text".to_owned()], (&[], 0), &counts)
+                .unwrap();
+        }
+        assert_eq!(counts.row_groups.load(Ordering::Relaxed), 3);
+        assert_eq!(counts.pages.load(Ordering::Relaxed), pages);
+        assert_eq!(counts.decompressed.load(Ordering::Relaxed), bytes);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
