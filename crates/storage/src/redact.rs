@@ -85,15 +85,46 @@ fn finish(mut all: Vec<String>, min: usize) -> Vec<String> {
     all
 }
 
-/// `text` with every one of `secrets` replaced by `<redacted>`.
+/// `text` with every one of `secrets` replaced by `<redacted>`, and every URL in it without
+/// its password (`http://user:PASSWORD@host` as `http://user@host`, as an endpoint may be
+/// given; the way every URL is shown).
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
-    let mut text = text.to_owned();
+    let mut text = without_url_passwords(text);
     for s in secrets {
         if text.contains(s.as_str()) {
             text = text.replace(s.as_str(), "<redacted>");
         }
     }
     text
+}
+
+/// `text` with each `scheme://user:password@host` in it as `scheme://user@host`: the user
+/// info ends at the last `@` before the authority's end (`/`, `?`,
+/// `#`, a blank or a quote).
+fn without_url_passwords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | '`') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority
+            .rfind('@')
+            .and_then(|a| Some((a, authority[..a].find(':')?)))
+        {
+            Some((a, colon)) => {
+                out.push_str(&authority[..colon]);
+                out.push_str(&authority[a..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -124,6 +155,26 @@ mod tests {
             ),
             "GET /b?<redacted> failed; key <redacted>, region eu-west-1-long-enough"
         );
+    }
+
+    /// An endpoint's password is never shown, whatever the setting that gave it.
+    #[test]
+    fn url_passwords_are_blanked() {
+        assert_eq!(
+            redact(
+                "Error performing GET http://admin:PassW0rdSecret@127.0.0.1:1/bkt?list-type=2 in 1s; see `https://u:p@h`",
+                &[]
+            ),
+            "Error performing GET http://admin@127.0.0.1:1/bkt?list-type=2 in 1s; see `https://u@h`"
+        );
+        for kept in [
+            "s3://bucket/key@v1/x.parquet",
+            "http://user@host/x",
+            "http://host:9000/a:b@c",
+            "no url: a:b@c",
+        ] {
+            assert_eq!(redact(kept, &[]), kept);
+        }
     }
 
     /// A service account's JSON given where its file's path was expected: the whole value,

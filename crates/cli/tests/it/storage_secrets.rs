@@ -166,6 +166,38 @@ fn a_service_account_json_in_the_environment_is_never_shown() {
     );
 }
 
+/// An endpoint holding a password (in the environment or a `--storage-option`) that cannot
+/// be reached: the failed request's URL is shown without it.
+#[test]
+fn an_endpoint_password_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let qa = examples().join("qa.yaml");
+    let qa = qa.to_str().unwrap();
+    // Nothing listens on port 1.
+    let endpoint = format!("http://admin:{SECRET}@127.0.0.1:1");
+    let env = s3_env(&endpoint);
+    let option = format!("aws_endpoint={endpoint}");
+    for (env, extra) in [
+        (env, vec![]),
+        (
+            s3_env("http://127.0.0.1:2"),
+            vec!["--storage-option", option.as_str()],
+        ),
+    ] {
+        let mut args = vec!["run", qa, "--input", "s3://evals/order/", "--out", "out"];
+        args.extend(extra);
+        let o = evalscore_in(dir.path(), &env, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(!err.contains(SECRET), "{err}");
+        assert!(
+            err.starts_with("error: s3://evals/order/: cannot list the prefix: ")
+                && err.contains(" GET http://admin@127.0.0.1:1/evals?"),
+            "{err}"
+        );
+    }
+}
+
 /// The reply to the `run.json` PUT is lost after the store committed it (the connection cut;
 /// a gateway's 503, retried into a 412 against our own `run.json`): the run is checked
 /// against the object, succeeds, and leaves its complete set, never a `run.json` without its
