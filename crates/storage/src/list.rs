@@ -172,8 +172,16 @@ impl StorePath {
         what: &str,
     ) -> Result<FolderListing, StorageError> {
         let prefix = (!folder.as_ref().is_empty()).then_some(folder);
+        // A folder's marker (a key `folder/` of no bytes, as consoles and some Hadoop writers
+        // make) lists as an object at the folder's own path: it is the folder, not a file.
+        let without_marker = |mut listed: ListResult| {
+            if prefix.is_some() {
+                listed.objects.retain(|m| m.location != *folder);
+            }
+            listed
+        };
         let e = match block_on(self.store.list_with_delimiter(prefix)) {
-            Ok(listed) => return Ok((listed, Vec::new())),
+            Ok(listed) => return Ok((without_marker(listed), Vec::new())),
             Err(e) => e,
         };
         let Some(pages) = self.pages.as_ref().filter(|_| odd_key(&e).is_some()) else {
@@ -190,7 +198,7 @@ impl StorePath {
             let rel = key.get(base..).unwrap_or(&key).trim_start_matches('/');
             rel.to_owned()
         };
-        Ok((listed, odd.into_iter().map(rel).collect()))
+        Ok((without_marker(listed), odd.into_iter().map(rel).collect()))
     }
 
     /// A failed listing: an odd key named, anything else as the store says.

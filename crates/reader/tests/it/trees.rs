@@ -383,3 +383,42 @@ fn odd_keys_under_a_prefix_are_skipped_with_a_warning() {
         format!("`--recursive` reads the `*.parquet` files at any depth under the folder or prefix; names starting with `.` or `_` (`_SUCCESS`, `.hidden`) and `.crc` files are skipped; skipped the objects under `s3://lake/only/m//`: {why}; rename them to read them")
     );
 }
+
+/// A folder's marker object (`data.parquet/`, no bytes, beside a Spark output folder of that
+/// name) is the folder: its files are read, the marker is not, whether the folder is given
+/// or reached by a recursive listing or a glob.
+#[test]
+fn a_folder_marker_is_not_a_file() {
+    let server = moto();
+    create_bucket(server.port, "lake");
+    put_object(server.port, "lake", "sp/data.parquet/", b"");
+    put_object(server.port, "lake", "sp/", b"");
+    for key in ["sp/data.parquet/part-00000.parquet", "sp/top.parquet"] {
+        put_object(server.port, "lake", key, &parquet_of(key));
+    }
+    put_object(server.port, "lake", "sp/data.parquet/_SUCCESS", b"");
+    let options = s3_options(server.port);
+    let open =
+        |input: &str, recursive| Inputs::open_tree(&[PathBuf::from(input)], recursive, &options);
+    let paths = |i: &Inputs| -> Vec<String> {
+        i.files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect()
+    };
+    let part = "s3://lake/sp/data.parquet/part-00000.parquet";
+    assert_eq!(
+        paths(&open("s3://lake/sp/data.parquet/", false).unwrap()),
+        [part]
+    );
+    let both = [part, "s3://lake/sp/top.parquet"];
+    assert_eq!(paths(&open("s3://lake/sp/", true).unwrap()), both);
+    assert_eq!(
+        paths(&open("s3://lake/sp/**/*.parquet", false).unwrap()),
+        both
+    );
+    assert_eq!(
+        paths(&open("s3://lake/sp/", false).unwrap()),
+        ["s3://lake/sp/top.parquet"]
+    );
+}
