@@ -194,9 +194,10 @@ impl StorePath {
         let (listed, odd) =
             block_on(list_skipping(pages.as_ref(), &raw)).map_err(|e| self.list_error(what, e))?;
         let base = self.path.as_ref().len();
+        // One `/` after the base, not all: `//` directly under it is an empty folder's name.
         let rel = |key: String| {
-            let rel = key.get(base..).unwrap_or(&key).trim_start_matches('/');
-            rel.to_owned()
+            let rel = key.get(base..).unwrap_or(&key);
+            rel.strip_prefix('/').unwrap_or(rel).to_owned()
         };
         Ok((without_marker(listed), odd.into_iter().map(rel).collect()))
     }

@@ -323,6 +323,8 @@ fn odd_keys_under_a_prefix_are_skipped_with_a_warning() {
         "odd/k/z.parquet",
         "odd/m//x.parquet",
         "odd/..",
+        "near/m//x.parquet",
+        "near/m/ok.parquet",
         "only/w/../x.parquet",
         "only/m//x.parquet",
     ] {
@@ -368,6 +370,20 @@ fn odd_keys_under_a_prefix_are_skipped_with_a_warning() {
             .collect();
         assert_eq!(answers(&inputs).unwrap(), values);
     }
+    // The empty folder directly under the prefix given.
+    let e = open("s3://lake/only/m/", true).unwrap_err();
+    assert_eq!(
+        e.hint.unwrap(),
+        format!("`--recursive` reads the `*.parquet` files at any depth under the folder or prefix; names starting with `.` or `_` (`_SUCCESS`, `.hidden`) and `.crc` files are skipped; skipped the objects under `s3://lake/only/m//`: {why}; rename them to read them")
+    );
+    let beside = open("s3://lake/near/m/", true).unwrap();
+    assert_eq!(beside.files.len(), 1);
+    assert_eq!(
+        beside.warnings,
+        [format!(
+            "skipped the objects under `s3://lake/near/m//`: {why}; rename them to read them"
+        )]
+    );
     // One level: no folder is read, so none is reported; nor is `odd/..`, not a Parquet name.
     let flat = open("s3://lake/odd/", false).unwrap();
     assert_eq!(flat.files.len(), 1);
