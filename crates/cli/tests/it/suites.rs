@@ -277,6 +277,48 @@ fn keep_going_commits_the_other_tasks_and_records_the_failures() {
     assert_eq!(run["run_id"], suite["run_id"]);
 }
 
+/// With `--overwrite`, a task that fails now leaves no folder, though an earlier suite wrote
+/// one: no reader of the tree finds the earlier run's rows under the new suite.json. A file
+/// of the user's in that folder stays, and so does the folder.
+#[test]
+fn keep_going_with_overwrite_clears_the_earlier_run_of_a_failed_task() {
+    // The same tasks, all scoring, then `badrow` and `badcol` failing.
+    let passing = FAILING
+        .replace(
+            "string_equals_mcqa\n          ground_truth_choice: \"{{ sample.answer }}\"\n          choices: [A, B]",
+            "string_equals\n          ground_truth: \"{{ sample.answer }}\"",
+        )
+        .replace("{{ sample.nope }}", "{{ sample.answer }}");
+    assert!(
+        !passing.contains("mcqa") && !passing.contains("nope"),
+        "{passing}"
+    );
+    let dir = workspace(&passing);
+    let d = dir.path();
+    let out = run_in_dir(d, &["suite.yaml", "--out", "out", "--run-id", "RUN1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(files_in(&d.join("out/task=badcol")), OUTPUT_FILES);
+    std::fs::write(d.join("out/task=badrow/notes.txt"), "mine").unwrap();
+    std::fs::write(d.join("suite.yaml"), FAILING).unwrap();
+    let args = [
+        "suite.yaml",
+        "--out",
+        "out",
+        "--keep-going",
+        "--overwrite",
+        "--run-id",
+        "RUN2",
+    ];
+    failed(run_in_dir(d, &args), 3);
+    assert_eq!(
+        files_in(&d.join("out")),
+        ["suite.json", "task=badrow", "task=qa"]
+    );
+    assert_eq!(files_in(&d.join("out/task=badrow")), ["notes.txt"]);
+    assert_eq!(read_json(&d.join("out/task=qa/run.json"))["run_id"], "RUN2");
+    assert_eq!(read_json(&d.join("out/suite.json"))["run_id"], "RUN2");
+}
+
 #[test]
 fn input_on_the_command_line_replaces_the_shared_inputs() {
     let suite = "inputs: [nowhere.parquet]\ntasks:\n  - name: qa\n    task: qa.yaml\n  - name: mcqa\n    task: mcqa.yaml\n    inputs: [mcqa.parquet]\n";
@@ -498,6 +540,15 @@ fn a_suite_writes_into_object_storage_what_it_writes_into_a_folder() {
         serde_json::from_slice(&get_object(s3.port, "evals", "suites/m1/suite.json").unwrap())
             .unwrap();
     assert_eq!(suite["run_id"], "r8");
+    assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
+    // The inline task failing now, with --keep-going: the earlier run's objects are gone.
+    let failing = SUITE.replace("{{ sample.answer }}", "{{ sample.nope }}");
+    std::fs::write(d.join("suite.yaml"), failing).unwrap();
+    assert_eq!(
+        remote(&["--overwrite", "--keep-going"]).status.code(),
+        Some(3)
+    );
+    expected.retain(|k| !k.starts_with("suites/m1/task=inline/"));
     assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
 }
 

@@ -197,6 +197,11 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
             }
         }
     }
+    if base.overwrite {
+        for m in members.iter().filter(|m| m.failure.is_some()) {
+            suite_out.clear_failed(&base.out_dir, &m.name)?;
+        }
+    }
     let tasks: Vec<SuiteTaskSummary> = members
         .into_iter()
         .map(|m| SuiteTaskSummary {

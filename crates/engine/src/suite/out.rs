@@ -70,6 +70,40 @@ impl SuiteOut {
         Ok(())
     }
 
+    /// With `--overwrite`, what an earlier run left in the folder `task=NAME` of a task that
+    /// failed now (its run's files, `run.json` first, so that no reader takes them for a
+    /// finished run meanwhile): the folder of a failed task holds no run, and a reader of the
+    /// tree finds no rows of the earlier one under a suite.json that records the failure.
+    pub fn clear_failed(&self, suite_dir: &Path, name: &str) -> Result<(), Error> {
+        let folder = format!("task={name}");
+        let files = crate::output::OUTPUT_FILES.iter().rev();
+        match self {
+            SuiteOut::Local(_) => {
+                let dir = suite_dir.join(&folder);
+                for f in files {
+                    let path = dir.join(f);
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(crate::outdir::io_error("remove the earlier", &path, e))
+                        }
+                    }
+                }
+                // Only when nothing else is in it (a file of the user's stays).
+                let _ = std::fs::remove_dir(&dir);
+                Ok(())
+            }
+            SuiteOut::Remote { loc, .. } => {
+                let task = loc.child(&folder);
+                for f in files {
+                    task.child(f).delete().map_err(storage_error)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Writes suite.json, last.
     pub fn write(self, json: String) -> Result<(), Error> {
         match self {
