@@ -27,6 +27,7 @@ mod robustness;
 mod run_identity;
 mod storage;
 mod storage_secrets;
+mod suite_inputs;
 mod suites;
 mod trees;
 mod union;
