@@ -73,7 +73,11 @@ impl InputSource {
     /// it is a folder or a prefix (a URL ending in `/`). An invalid pattern is an error
     /// naming it.
     pub fn parse(p: &Path, recursive: bool) -> Result<InputSource, ReadError> {
-        let location = Location::from_path(p);
+        let location = match Location::from_path(p) {
+            // `s3://bucket` names no object: the bucket's root, as `s3://bucket/`.
+            Location::Remote(url) if bucket_only(url.as_str()) => Location::Remote(url.as_prefix()),
+            location => location,
+        };
         let literal = |location: Location| {
             let tree = recursive
                 && match &location {
@@ -352,6 +356,12 @@ fn walk(base: &Path, wanted: &Wanted) -> Result<Vec<Listed<PathBuf>>, ReadError>
         }
     }
     Ok(found)
+}
+
+/// Whether `url` names a bucket (or container) and no key: `s3://bucket`, not an HTTP URL.
+fn bucket_only(url: &str) -> bool {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    !scheme.starts_with("http") && !rest.is_empty() && !rest.contains('/')
 }
 
 #[cfg(test)]

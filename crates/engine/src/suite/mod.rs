@@ -226,7 +226,8 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
         suite_json: String::new(),
     };
     summary.suite_json = record::suite_json(&path, &suite_sha, &summary, started_at(&summary.run));
-    suite_out.write(summary.suite_json.clone())?;
+    let committed = summary.tasks.iter().filter(|t| t.result.is_ok()).count();
+    suite_out.write(summary.suite_json.clone(), committed)?;
     Ok(summary)
 }
 

@@ -104,8 +104,12 @@ impl SuiteOut {
         }
     }
 
-    /// Writes suite.json, last.
-    pub fn write(self, json: String) -> Result<(), Error> {
+    /// Writes suite.json, last; `committed` tasks' outputs are in place before it.
+    pub fn write(self, json: String, committed: usize) -> Result<(), Error> {
+        let in_place = match committed {
+            0 => "no task's outputs were written (each failed)",
+            _ => "the tasks' outputs are in place",
+        };
         match self {
             SuiteOut::Local(dir) => {
                 dir.write_bytes(0, json.as_bytes())?;
@@ -116,7 +120,7 @@ impl SuiteOut {
                 .put(json.into_bytes(), overwrite)
                 .map_err(|e| match (e.unknown_outcome, e.already_exists) {
                     (true, _) => storage_error(e).with_hint(format!(
-                        "whether `{SUITE_JSON}` was written could not be checked; the tasks' outputs are in place: check the prefix, and run again with `--overwrite` if it is missing"
+                        "whether `{SUITE_JSON}` was written could not be checked; {in_place}: check the prefix, and run again with `--overwrite` if it is missing"
                     )),
                     (false, true) => storage_error(e).with_hint(
                         "another suite finished into this prefix meanwhile; pass `--overwrite` to replace it, or choose another `--out` prefix",

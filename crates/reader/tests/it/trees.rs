@@ -438,3 +438,27 @@ fn a_folder_marker_is_not_a_file() {
         ["s3://lake/sp/top.parquet"]
     );
 }
+
+/// A bucket's URL without a key (`s3://bucket`) is its root, as `s3://bucket/`: one level,
+/// or every level with `--recursive`.
+#[test]
+fn a_bucket_alone_is_its_root() {
+    let server = moto();
+    create_bucket(server.port, "root");
+    for key in ["top.parquet", "deep/x.parquet"] {
+        put_object(server.port, "root", key, &parquet_of(key));
+    }
+    let options = s3_options(server.port);
+    let open = |recursive| Inputs::open_tree(&[PathBuf::from("s3://root")], recursive, &options);
+    let paths = |i: Inputs| -> Vec<String> {
+        i.files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect()
+    };
+    assert_eq!(paths(open(false).unwrap()), ["s3://root/top.parquet"]);
+    assert_eq!(
+        paths(open(true).unwrap()),
+        ["s3://root/deep/x.parquet", "s3://root/top.parquet"]
+    );
+}
