@@ -237,3 +237,45 @@ def test_a_tree_in_s3_matches_duckdb(tmp_path, moto):
     keep = ["id", "output", "answer", "weight", "judge_note", "model", "day"]
     got = run_cli(tmp_path, ["s3://lake/evals/"], keep, "--recursive", env=env)
     assert_same_as_duckdb(got, duckdb_reference(base, keep), keep)
+
+
+def test_partition_values_are_typed_as_duckdb_types_them(tmp_path):
+    # Folder names of the shapes exports hold: zero-padded months (text), loose dates, signed
+    # and hexadecimal integers, a `+` (text).
+    folders = [
+        ("01", "2026-1-5", "-3", "+5"),
+        ("11", "2026-11-25", "0x1F", "7"),
+    ]
+    base = tmp_path / "t"
+    for i, (month, d, n, s) in enumerate(folders):
+        folder = base / f"month={month}" / f"d={d}" / f"n={n}" / f"s={s}"
+        folder.mkdir(parents=True)
+        pq.write_table(
+            pa.table({"id": [i], "output": ["a"], "answer": ["a"]}), folder / "part-0.parquet"
+        )
+    keep = ["id", "month", "d", "n", "s"]
+    glob = (base / "**" / "*.parquet").as_posix()
+    con = duckdb.connect()
+    try:
+        want = con.sql(
+            f"SELECT {', '.join(keep)} FROM read_parquet('{glob}', hive_partitioning = true) ORDER BY id"
+        ).to_arrow_table()
+    finally:
+        con.close()
+    assert [kind(f.type) for f in want.schema] == ["int64", "string", "date32[day]", "int64", "string"]
+    task = tmp_path / "task.yaml"
+    task.write_text(
+        "definition:\n  scorers:\n    - type: string_equals\n"
+        '      ground_truth: "{{ sample.answer }}"\n'
+    )
+    out = tmp_path / "out"
+    subprocess.run(
+        [str(cli_binary()), "run", str(task), "--input", glob, "--out", str(out), "--quiet",
+         "--keep", ",".join(keep)],
+        check=True,
+    )
+    got = pq.read_table(out / "scores.parquet").sort_by("id")
+    for name in keep:
+        assert kind(got.schema.field(name).type) == kind(want.schema.field(name).type), name
+        assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
+    assert got.column("month").to_pylist() == ["01", "11"]
