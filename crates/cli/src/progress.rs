@@ -115,6 +115,7 @@ impl Progress {
 
     /// Prints a warning on its own line on stderr, the progress line (if shown) below it.
     pub fn warn(&self, warning: &str) {
+        let warning = evalscore_engine::printable(warning);
         self.bar.suspend(|| eprintln!("warning: {warning}"));
     }
 
@@ -150,7 +151,7 @@ fn rows_text(done: u64, total: u64, elapsed: Duration) -> String {
 /// Listing an input, or files opened of all.
 fn opening_text(step: &OpenStep) -> String {
     match step {
-        OpenStep::Listing(input) => format!("listing {input} ..."),
+        OpenStep::Listing(input) => format!("listing {} ...", evalscore_engine::printable(input)),
         OpenStep::Opened { done, total } => {
             let pct = 100.0 * *done as f64 / (*total).max(1) as f64;
             format!("opened {done} / {total} files ({pct:.0}%)")

@@ -9,7 +9,7 @@
 //! judge runtime's, convert with `?`.
 
 use evalscore_error::Diagnostic;
-pub use evalscore_error::{render, Cause, Error, ErrorKind};
+pub use evalscore_error::{printable, render, Cause, Error, ErrorKind};
 use evalscore_reader::ReadError;
 use evalscore_storage::StorageError;
 use evalscore_task::TaskError;

@@ -39,7 +39,8 @@ pub mod suite;
 mod time;
 
 pub use error::{
-    read_task_file, render, AvailableColumns, Cause, EngineError, Error, ErrorExt, ErrorKind,
+    printable, read_task_file, render, AvailableColumns, Cause, EngineError, Error, ErrorExt,
+    ErrorKind,
 };
 /// The output folder, written all or nothing (crate `evalscore-outdir`).
 pub use evalscore_outdir as outdir;

@@ -243,15 +243,34 @@ fn text_chain(first: Option<&(dyn StdError + 'static)>) -> Option<BoxError> {
 /// The error as the CLI prints it on stderr: `error: MESSAGE`, one `  Caused by: CAUSE` line
 /// per cause, then `hint: HINT`, each line ending in a newline. The Python package's
 /// exceptions carry the same text without the `error: ` lead-in and the last newline.
+/// Control characters in it (a file name's ESC, CR or newline) are shown escaped
+/// ([`printable`]), so that no message moves the terminal's cursor or forges a line.
 pub fn render(e: &Error) -> String {
-    let mut s = format!("error: {}\n", e.message);
+    let mut s = format!("error: {}\n", printable(&e.message));
     for c in e.causes() {
-        s.push_str(&format!("  Caused by: {c}\n"));
+        s.push_str(&format!("  Caused by: {}\n", printable(&c.to_string())));
     }
     if let Some(h) = &e.hint {
-        s.push_str(&format!("hint: {h}\n"));
+        s.push_str(&format!("hint: {}\n", printable(h)));
     }
     s
+}
+
+/// `text` with its control characters escaped as Rust escapes them (`\u{1b}`, `\r`, `\n`);
+/// a tab stays. For what is printed on a terminal: file names may hold anything.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -284,6 +303,17 @@ mod tests {
 
     fn denied() -> std::io::Error {
         std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied")
+    }
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        let e =
+            Error::new("cannot read `x\u{1b}[2J\u{1b}[31mred\nline\r.parquet`").with_hint("a\tb");
+        assert_eq!(
+            render(&e),
+            "error: cannot read `x\\u{1b}[2J\\u{1b}[31mred\\nline\\r.parquet`\nhint: a\tb\n"
+        );
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

@@ -523,3 +523,18 @@ fn schemas_nested_too_deep_are_refused_before_the_decoder_recurses() {
     assert_eq!(rows, 2);
     assert!(columns.contains(&"deep".to_owned()), "{columns:?}");
 }
+
+/// A file name holding control characters (an escape sequence, a carriage return, a newline)
+/// is shown escaped: no message moves the terminal's cursor or forges a line.
+#[test]
+fn control_characters_in_a_file_name_are_shown_escaped() {
+    let case = Case::quiet().task(
+        "definition:\n  scorers:\n    - type: string_equals\n      ground_truth: \"{{ sample.answer }}\"\n",
+    );
+    case.write("in/x\u{1b}[2J\rred\nline.parquet", "not parquet at all");
+    let err = case.fails(&["t.yaml", "--input", "in"]);
+    assert_eq!(
+        err,
+        "error: in/x\\u{1b}[2J\\rred\\nline.parquet: not a readable Parquet file: Parquet error: Invalid Parquet file. Corrupt footer\nhint: the file may be truncated, still being written, or not Parquet at all\n"
+    );
+}
