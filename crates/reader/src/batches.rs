@@ -64,9 +64,9 @@ impl Inputs {
                     None => {
                         // One handle for the footer read again, if it was dropped, and the
                         // unit's chunks.
-                        let handle = File::open(&file.path)
-                            .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
-                        let len = local::file_len(&file.path, &handle)?;
+                        let (handle, stamp) =
+                            local::open_input(&file.path, &file.path, file.stamp.as_ref())?;
+                        let len = stamp.len;
                         let footer =
                             file.local_footer((&handle, len), |m| damaged_unit(file, unit, m))?;
                         let small = match footer.metadata() {

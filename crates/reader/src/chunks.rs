@@ -5,7 +5,6 @@ use crate::units::damaged_unit;
 use crate::{pages, remote, DataPageSpan, InputFile, Inputs, ReadError, Unit};
 use bytes::Bytes;
 use parquet::file::metadata::ColumnChunkMetaData;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 /// A column chunk of one Parquet row group as the file stores it: its pages, still encoded
@@ -122,8 +121,7 @@ fn read_range(
             .get_range(start..start + len)
             .map_err(remote::read_error);
     }
-    let mut handle = File::open(&file.path)
-        .map_err(|e| ReadError::at(&file.path, format!("cannot open: {e}")))?;
+    let (mut handle, _) = crate::local::open_input(&file.path, &file.path, file.stamp.as_ref())?;
     // Into spare capacity: no zeroing pass over a buffer about to be overwritten.
     let mut buf = Vec::with_capacity(len as usize);
     handle
@@ -150,6 +148,7 @@ mod tests {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowWriter;
     use parquet::file::properties::WriterProperties;
+    use std::fs::File;
     use std::path::Path;
     use std::sync::Arc;
 

@@ -67,9 +67,9 @@ impl InputFile {
             return Ok(meta);
         }
         let read = || {
-            let handle = std::fs::File::open(&self.path)
-                .map_err(|e| ReadError::at(&self.path, format!("cannot open: {e}")))?;
-            let meta = match crate::local::file_tail(&self.path, &handle)? {
+            let (handle, stamp) =
+                crate::local::open_input(&self.path, &self.path, self.stamp.as_ref())?;
+            let meta = match crate::local::tail_of(&self.path, &handle, stamp.len)? {
                 (len, Ok((start, tail, _))) => {
                     load_view(&Sparse::new(len, vec![(start, tail)]), &self.schema)
                 }

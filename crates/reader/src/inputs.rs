@@ -44,6 +44,10 @@ pub struct InputFile {
     /// The file's Hive partition values, one row each, in the order of the partition columns
     /// that end [`Inputs::schema`] (module `hive`); empty without them.
     pub(crate) partitions: Vec<ArrayRef>,
+    /// A local file's length and modification time when it was opened: each later opening
+    /// checks them, so that a file rewritten during the run is an error, not rows of another
+    /// file under this one's name and fingerprint (module `local`).
+    pub(crate) stamp: Option<local::Stamp>,
 }
 
 /// How a run's inputs are found and read (the `run` options `--recursive`,

@@ -11,7 +11,6 @@
 use crate::{Format, InputFile, ReadError};
 use arrow::json::reader::{infer_json_schema_from_iterator, ReaderBuilder};
 use sha2::{Digest, Sha256};
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
@@ -55,13 +54,15 @@ pub fn jsonl_kind(path: &Path) -> Option<Option<Compression>> {
 }
 
 /// The file's lines as a byte stream: the file itself, or its decompressed content.
-/// `src` is read; messages name `path` (a remote input's URL when `src` is its staged copy).
+/// `src` is read; messages name `path` (a remote input's URL when `src` is its staged copy),
+/// which must not have changed since it was first opened (`stamp`, when it was).
 fn open_stream(
     src: &Path,
     path: &Path,
     compression: Option<Compression>,
+    stamp: Option<&crate::local::Stamp>,
 ) -> Result<Box<dyn Read + Send>, ReadError> {
-    let handle = File::open(src).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+    let (handle, _) = crate::local::open_input(src, path, stamp)?;
     Ok(match compression {
         None => Box::new(handle),
         // Multi-member: `cat a.jsonl.gz b.jsonl.gz` is a valid gzip file of both.
@@ -97,7 +98,7 @@ pub(crate) fn open_in_units(
     } else {
         unit_rows
     };
-    let mut reader = BufReader::with_capacity(1 << 16, open_stream(src, path, compression)?);
+    let mut reader = BufReader::with_capacity(1 << 16, open_stream(src, path, compression, None)?);
     let mut hasher = Sha256::new();
     let mut line = Vec::new();
     let mut number = 0u64;
@@ -189,6 +190,7 @@ pub(crate) fn open_in_units(
         dropped: None,
         remote: None,
         partitions: Vec::new(),
+        stamp: None,
     })
 }
 
@@ -310,10 +312,9 @@ pub(crate) fn open_chunk(
         .ok_or_else(|| ReadError::at(path, format!("internal error: no chunk {chunk}")))?;
     let handle: Box<dyn Read + Send> = match file.compression {
         // A compressed file is one chunk, from its start.
-        Some(_) => open_stream(src, path, file.compression)?,
+        Some(_) => open_stream(src, path, file.compression, file.stamp.as_ref())?,
         None => {
-            let mut handle =
-                File::open(src).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+            let (mut handle, _) = crate::local::open_input(src, path, file.stamp.as_ref())?;
             handle
                 .seek(SeekFrom::Start(start))
                 .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
@@ -347,7 +348,13 @@ pub(crate) fn failing_line(
     schema: &arrow::datatypes::SchemaRef,
 ) -> Option<(u64, String)> {
     let (start, end) = *file.jsonl_spans.get(chunk)?;
-    let stream = open_stream(file.read_path(), &file.path, file.compression).ok()?;
+    let stream = open_stream(
+        file.read_path(),
+        &file.path,
+        file.compression,
+        file.stamp.as_ref(),
+    )
+    .ok()?;
     let mut reader = BufReader::with_capacity(1 << 16, stream);
     let (mut line, mut number, mut offset) = (Vec::new(), 0u64, 0u64);
     loop {

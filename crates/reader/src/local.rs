@@ -59,11 +59,16 @@ pub(crate) fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
 /// module `opening`), a JSON Lines file's first pass.
 pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<InputFile, ReadError> {
     match format {
-        Format::Jsonl => jsonl::open(path, path, jsonl_kind(path).flatten()),
+        Format::Jsonl => {
+            // Taken before the first pass, so that a change during it shows later.
+            let (_, stamp) = open_input(path, path, None)?;
+            let mut file = jsonl::open(path, path, jsonl_kind(path).flatten())?;
+            file.stamp = Some(stamp);
+            Ok(file)
+        }
         Format::Parquet => {
-            let handle =
-                File::open(path).map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-            let (len, tail) = file_tail(path, &handle)?;
+            let (handle, stamp) = open_input(path, path, None)?;
+            let (len, tail) = tail_of(path, &handle, stamp.len)?;
             let mut file = match tail {
                 Ok(tail) => open_from_tail(path, len, tail, keep)?.0,
                 // Not the end of a Parquet file: parquet-rs, reading it, says what is wrong.
@@ -72,6 +77,7 @@ pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<Input
             if !keep {
                 file.drop_footer();
             }
+            file.stamp = Some(stamp);
             Ok(file)
         }
     }
@@ -81,24 +87,67 @@ pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<Input
 /// small file's footer is read at open and, once dropped, by each unit).
 const TAIL: u64 = 4 << 10;
 
-/// A local Parquet file's length and its end holding the whole footer ([`read_tail`]): one
-/// read, or two for a footer longer than [`TAIL`].
-pub(crate) fn file_tail(path: &Path, f: &File) -> Result<(u64, Result<Tail, String>), ReadError> {
-    let len = f
+/// Opens the local input `src` (named `path` in messages) for reading, with its length. It
+/// is opened without waiting (`O_NONBLOCK`, which a regular file ignores), so that a FIFO put
+/// in a file's place after the listing is refused at once instead of blocking the run on a
+/// writer that never comes; anything but a regular file is refused as the listing refuses it.
+///
+/// `expected` is the file's [`Stamp`] when the run opened it first: a file whose length or
+/// modification time changed since is an error naming it.
+pub(crate) fn open_input(
+    src: &Path,
+    path: &Path,
+    expected: Option<&Stamp>,
+) -> Result<(File, Stamp), ReadError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let f = options
+        .open(src)
+        .map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
+    let meta = f
         .metadata()
-        .map_err(|e| ReadError::at(path, format!("cannot read footer: {e}")))?
-        .len();
-    tail_of(path, f, len)
+        .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(
+            ReadError::at(path, format!("not a regular file (a {})", file_kind(&meta))).with_hint(
+                "it was a file when the run listed its inputs: something replaced it; run again",
+            ),
+        );
+    }
+    let stamp = Stamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+    };
+    match expected {
+        Some(was) if *was != stamp => Err(ReadError::at(
+            path,
+            format!(
+                "changed during the run: {} bytes when the run opened it, {} now{}",
+                was.len,
+                stamp.len,
+                if was.len == stamp.len {
+                    ", and modified since"
+                } else {
+                    ""
+                }
+            ),
+        )
+        .with_hint("another process rewrote it; run again once it is done")),
+        _ => Ok((f, stamp)),
+    }
 }
 
-/// The length of `f`, the file at `path`.
-pub(crate) fn file_len(path: &Path, f: &File) -> Result<u64, ReadError> {
-    f.metadata()
-        .map(|m| m.len())
-        .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))
+/// A local file's length and modification time, as the run first opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub len: u64,
+    pub modified: Option<std::time::SystemTime>,
 }
 
-/// [`file_tail`] of a file whose length `len` is known.
+/// A local Parquet file's end holding the whole footer ([`read_tail`]), of a file of `len`
+/// bytes: one read, or two for a footer longer than [`TAIL`].
 pub(crate) fn tail_of(
     path: &Path,
     f: &File,

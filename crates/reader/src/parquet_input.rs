@@ -166,6 +166,7 @@ pub(crate) fn open_parquet<R: parquet::file::reader::ChunkReader>(
         dropped: None,
         remote: None,
         partitions: Vec::new(),
+        stamp: None,
     };
     Ok((file, Arc::clone(meta)))
 }

@@ -161,20 +161,85 @@ fn a_dropped_footer_still_gives_copies_their_statistics() {
 }
 
 /// A file that dropped its footer and no longer ends as Parquet when its unit reads the
-/// footer again: the unit's error names the file and row group, in parquet-rs's words.
+/// footer again (its length and time kept, so that the change goes unseen until then): the
+/// unit's error names the file and row group, in parquet-rs's words.
 #[test]
 fn a_dropped_footer_that_no_longer_reads_is_the_units_error() {
     let (dir, names) = folder();
     let none = open_kept(dir.path().to_str().unwrap(), &[], 0).unwrap();
     let path = dir.path().join(&names[1]);
-    let len = std::fs::metadata(&path).unwrap().len() as usize;
-    std::fs::write(&path, vec![b'x'; len]).unwrap();
+    let meta = std::fs::metadata(&path).unwrap();
+    std::fs::write(&path, vec![b'x'; meta.len() as usize]).unwrap();
+    let f = std::fs::File::options().write(true).open(&path).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
     let e = answers(&none).unwrap_err().to_string();
     assert_eq!(
         e,
         format!(
             "{}: cannot decode row group 0 (rows 1 to 100): Parquet error: Invalid Parquet file. Corrupt footer",
             path.display()
+        )
+    );
+}
+
+/// A file rewritten after the run opened it (another length; or the same length, written
+/// later) is an error naming it, not rows of another file under its name and fingerprint.
+#[test]
+fn a_file_rewritten_during_the_run_is_an_error() {
+    for same_length in [false, true] {
+        let (dir, names) = folder();
+        let none = open_kept(dir.path().to_str().unwrap(), &[], 0).unwrap();
+        let path = dir.path().join(&names[2]);
+        let mut bytes = std::fs::read(dir.path().join(&names[3])).unwrap();
+        if !same_length {
+            bytes.extend_from_slice(b"PAR1");
+        }
+        // A time the file cannot have had when it was opened.
+        std::fs::write(&path, &bytes).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH).unwrap();
+        let was = none.files[2].rows;
+        assert_eq!(was, 100);
+        let e = answers(&none).unwrap_err();
+        let len = std::fs::metadata(&path).unwrap().len();
+        let opened = if same_length { len } else { len - 4 };
+        let tail = if same_length {
+            ", and modified since"
+        } else {
+            ""
+        };
+        assert_eq!(
+            (e.to_string(), e.hint.unwrap_or_default()),
+            (
+                format!(
+                    "{}: changed during the run: {opened} bytes when the run opened it, {len} now{tail}",
+                    path.display()
+                ),
+                "another process rewrote it; run again once it is done".to_owned()
+            ),
+            "same length: {same_length}"
+        );
+    }
+}
+
+/// A file replaced by a FIFO after the run listed it: its unit is refused at once, not left
+/// waiting for a writer that never comes.
+#[test]
+fn a_file_replaced_by_a_fifo_is_refused_without_waiting() {
+    let (dir, names) = folder();
+    let none = open_kept(dir.path().to_str().unwrap(), &[], 0).unwrap();
+    let path = dir.path().join(&names[1]);
+    std::fs::remove_file(&path).unwrap();
+    evalscore_test_support::special_files::mkfifo(&path);
+    let started = std::time::Instant::now();
+    let e = answers(&none).unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        (e.to_string(), e.hint.unwrap_or_default()),
+        (
+            format!("{}: not a regular file (a FIFO)", path.display()),
+            "it was a file when the run listed its inputs: something replaced it; run again"
+                .to_owned()
         )
     );
 }
