@@ -14,6 +14,7 @@ use evalscore_reader::{scan_ordered, Inputs, PartitionFilter};
 use evalscore_scorers::judge::JudgeRuntime;
 use sha2::{Digest, Sha256};
 use std::ops::Range;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,7 +24,7 @@ pub fn run(opts: &RunOptions) -> Result<RunSummary, Error> {
     let started = Instant::now();
     let run = RunIdentity::new(opts.run_id.as_deref(), &opts.labels)?;
     let (task, task_sha) = read_task(opts)?;
-    let inputs = open_inputs(opts, partition_filters(opts, &task)?)?;
+    let inputs = open_inputs(opts, partition_filters(opts, &task)?, &opts.out_dir)?;
     let scorer = plan(opts, task, &inputs, &run)?;
     let threads = threads(opts);
     let (outputs, writer) = prepare_outputs(opts, &scorer, &run)?;
@@ -171,10 +172,12 @@ pub(crate) fn partition_filters(
 }
 
 /// Opens the input files (local or object storage), only those `filters` match: their
-/// schema, row count and units.
+/// schema, row count and units. The outputs already in the local folder `out` (the run's, or
+/// a suite's) are not read as inputs.
 pub(crate) fn open_inputs(
     opts: &RunOptions,
     filters: Vec<PartitionFilter>,
+    out: &Path,
 ) -> Result<Inputs, Error> {
     let open = evalscore_reader::OpenOptions {
         recursive: opts.recursive,
@@ -183,6 +186,11 @@ pub(crate) fn open_inputs(
         storage_options: opts.storage_options.clone(),
         filters,
         progress: opts.open_progress.clone(),
+        out_dir: matches!(
+            evalscore_storage::Location::from_path(out),
+            evalscore_storage::Location::Local(_)
+        )
+        .then(|| out.to_path_buf()),
     };
     let inputs = Inputs::open_options(&opts.inputs, &open).map_err(Error::read)?;
     for w in &inputs.warnings {

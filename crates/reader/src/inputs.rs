@@ -4,6 +4,7 @@
 //! shared by all (module `schema`).
 
 use crate::opening::{self, OpenProgress, OpenStep, ToOpen};
+use crate::own_outputs::OwnOutputs;
 use crate::partition_filter::{self, PartitionFilter, Pruning};
 use crate::tree::{InputSource, Select};
 use crate::{hive, local, remote, schema, union, Compression, Format, HivePartitioning, ReadError};
@@ -11,7 +12,7 @@ use arrow::array::ArrayRef;
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use evalscore_storage::Location;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// One input file and what its footer (or first pass) says about it.
@@ -69,6 +70,9 @@ pub struct OpenOptions {
     /// Told how listing and opening go, for a progress line: a large prefix takes minutes
     /// before the first row is read.
     pub progress: Option<OpenProgress>,
+    /// The run's local `--out` folder: its output files found in a listed folder, tree or
+    /// glob are left out (module `own_outputs`).
+    pub out_dir: Option<PathBuf>,
 }
 
 /// The set of input files of a run.
@@ -233,11 +237,12 @@ impl Inputs {
         let mut rels = Vec::new();
         let mut warnings = Vec::new();
         let progress = opts.progress.as_ref();
+        let own = OwnOutputs::new(opts.out_dir.as_deref());
         for source in sources {
             if let Some(p) = progress {
                 (p.0)(OpenStep::Listing(source.shown()));
             }
-            let listed = list_source(source, storage_options, &mut jobs, &mut rels);
+            let listed = list_source(source, storage_options, own.as_ref(), &mut jobs, &mut rels);
             if let Err(e) = listed.map(|w| warnings.extend(w)) {
                 opening::open_all(jobs, footers_kept, progress)?;
                 return Err(e);
@@ -283,6 +288,7 @@ impl Inputs {
 fn list_source(
     source: &InputSource,
     storage_options: &[(String, String)],
+    own: Option<&OwnOutputs>,
     jobs: &mut Vec<ToOpen>,
     rels: &mut Vec<Option<String>>,
 ) -> Result<Vec<String>, ReadError> {
@@ -305,20 +311,45 @@ fn list_source(
                 return Ok(warnings);
             }
         },
-        Location::Local(p) => match source.local_files(p) {
-            Some(found) => {
-                for listed in found? {
-                    jobs.push(ToOpen::Local(listed.file, listed.format));
-                    rels.push(Some(listed.rel));
+        Location::Local(p) => {
+            // Only a listing leaves the outputs out; a file named as given is read.
+            // A glob's base may be the current folder, written as nothing.
+            let folder = if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p.as_path()
+            };
+            let resolved = own
+                .filter(|_| folder.is_dir())
+                .and_then(|o| Some((o, std::fs::canonicalize(folder).ok()?)));
+            let mut left_out = 0;
+            let mut ours = |file: &Path| {
+                let is = resolved.as_ref().is_some_and(|(o, r)| o.holds(r, p, file));
+                left_out += usize::from(is);
+                is
+            };
+            match source.local_files(p) {
+                Some(found) => {
+                    for listed in found? {
+                        if !ours(&listed.file) {
+                            jobs.push(ToOpen::Local(listed.file, listed.format));
+                            rels.push(Some(listed.rel));
+                        }
+                    }
+                }
+                None => {
+                    for (path, format) in local::expand(p)? {
+                        if !ours(&path) {
+                            jobs.push(ToOpen::Local(path, format));
+                            rels.push(None);
+                        }
+                    }
                 }
             }
-            None => {
-                for (path, format) in local::expand(p)? {
-                    jobs.push(ToOpen::Local(path, format));
-                    rels.push(None);
-                }
+            if let (Some((o, _)), 1..) = (&resolved, left_out) {
+                return Ok(vec![o.warning(left_out)]);
             }
-        },
+        }
     }
     Ok(Vec::new())
 }

@@ -36,6 +36,7 @@ mod inputs;
 mod jsonl;
 mod local;
 mod opening;
+mod own_outputs;
 mod pages;
 mod parquet_input;
 mod partition_filter;

@@ -94,3 +94,55 @@ fn a_glob_without_a_match_or_invalid_is_an_error_naming_it() {
          hint: quote the pattern so the shell leaves it alone; `*` matches within a folder, `**` across folders, `[abc]` one of the characters, `{a,b}` either text\n"
     );
 }
+
+/// `--out` inside the tree read: the second run leaves the first run's outputs out of its
+/// inputs, with a warning, and scores what the first did; so does a suite, whose tasks'
+/// outputs are in `task=NAME/` folders. Another folder's outputs are inputs as any file.
+#[test]
+fn the_runs_own_outputs_are_not_its_inputs() {
+    let case = exports();
+    let args = ["qa.yaml", "--input", "exports/**/*.parquet", "--overwrite"];
+    let first = scored(&case, &args, "exports/out");
+    // Without `--quiet`, which silences warnings.
+    let o = evalscore()
+        .current_dir(case.path("."))
+        .arg("run")
+        .args(args)
+        .args(["--out", "exports/out"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "warning: left out 3 files of this run's own output folder `exports/out` (scores.parquet, metrics.parquet, confusion.parquet): a run's outputs are not read as its input\n"
+    );
+    assert_eq!(scored(&case, &args, "exports/out"), first);
+    let recursive = [
+        "qa.yaml",
+        "--input",
+        "exports",
+        "--recursive",
+        "--overwrite",
+    ];
+    assert_eq!(scored(&case, &recursive, "exports/out"), first);
+
+    std::fs::remove_dir_all(case.path("exports/out")).unwrap();
+    case.write(
+        "suite.yaml",
+        "inputs: [\"exports/**/*.parquet\"]\ntasks:\n  - {name: qa, task: qa.yaml}\n",
+    );
+    for _ in 0..2 {
+        let (code, stdout, err) = case.run_out(&["suite.yaml", "--overwrite"], "exports/s");
+        assert_eq!(code, Some(0), "{stdout}{err}");
+    }
+    let run = read_json(&case.path("exports/s/task=qa/run.json"));
+    assert_eq!(
+        (run["rows_scored"].as_u64().unwrap(), input_paths(&run)),
+        first
+    );
+
+    // Outputs in another folder are read as any file (here, refused: another schema).
+    let (code, _, err) = case.run_out(&args, "elsewhere");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("have different schemas"), "{err}");
+}

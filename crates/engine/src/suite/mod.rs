@@ -153,17 +153,18 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
             .as_ref()
             .map(|task| pipeline::partition_filters(&first.opts, task))
             .transpose();
-        let inputs =
-            match filters.and_then(|f| pipeline::open_inputs(&first.opts, f.unwrap_or_default())) {
-                Ok(i) => i,
-                Err(e) => {
-                    for &i in group {
-                        fail(&mut members[i], scan::copy_error(&e), keep_going)?;
-                    }
-                    opened.push(None);
-                    continue;
+        let inputs = match filters
+            .and_then(|f| pipeline::open_inputs(&first.opts, f.unwrap_or_default(), &base.out_dir))
+        {
+            Ok(i) => i,
+            Err(e) => {
+                for &i in group {
+                    fail(&mut members[i], scan::copy_error(&e), keep_going)?;
                 }
-            };
+                opened.push(None);
+                continue;
+            }
+        };
         for &i in group {
             let m = &mut members[i];
             match bind(m, &inputs, &run) {
