@@ -177,9 +177,9 @@ fn signals_stop_a_run_whose_judge_requests_hang() {
 
 #[test]
 fn a_dead_endpoint_stops_the_run_with_one_error_naming_the_model_and_url() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    drop(listener);
+    // Port 1: nothing listens there, and unlike a port freed by the test it cannot be taken
+    // meanwhile by another test's server (which would answer, not refuse).
+    let url = "http://127.0.0.1:1/v1".to_owned();
     let s = Setup::new(&url, true, 200);
     let args = ["--cache", "cache.sqlite", "--max-row-errors", "100%"];
     let err = stderr(&failed(s.run(KEY, &args), 2));
