@@ -106,6 +106,20 @@ pub(crate) fn partitions(
         }
         return Err(different_keys(&path(0), &keys[0], &path(i), &keys[i]));
     }
+    // A folder name that is not UTF-8 was read lossily (`\u{FFFD}` for its odd bytes): two
+    // such values could read as one, so the file's rows would join another partition.
+    if let Some(i) = (0..keys.len()).find(|&i| {
+        keys[i].iter().any(|(k, v)| {
+            (k.contains('\u{FFFD}') || v.as_deref().is_some_and(|v| v.contains('\u{FFFD}')))
+                && path(i).to_str().is_none()
+        })
+    }) {
+        return Err(ReadError::at(
+            &path(i),
+            "a `key=value` folder of its path is not UTF-8 text, so it cannot be a partition value",
+        )
+        .with_hint("rename the folder, or pass `--no-hive-partitioning` to read the files without partition columns"));
+    }
     let mut out = Partitions::default();
     for (key, _) in &keys[0] {
         let values: Vec<Option<&str>> = keys

@@ -221,3 +221,32 @@ fn partitions_are_read_from_object_keys_too() {
         );
     }
 }
+
+/// Folders whose `key=value` names are not UTF-8 (`model=\xff`, `model=\xfe`) would read as
+/// one lossy value: an error naming the file, unless the folders are not read as columns.
+#[cfg(unix)]
+#[test]
+fn a_partition_folder_that_is_not_utf8_is_an_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    for byte in [0xff_u8, 0xfe] {
+        let folder = dir
+            .path()
+            .join(std::ffi::OsStr::from_bytes(&[b'm', b'=', byte]));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("p.parquet"), parquet_of("x")).unwrap();
+    }
+    let e = open(dir.path(), "**/*.parquet", HivePartitioning::Auto).unwrap_err();
+    let first = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"m=\xfe/p.parquet"));
+    assert_eq!(
+        e,
+        format!(
+            "{}: a `key=value` folder of its path is not UTF-8 text, so it cannot be a partition value",
+            first.display()
+        )
+    );
+    let off = open(dir.path(), "**/*.parquet", HivePartitioning::Off).unwrap();
+    assert_eq!((off.files.len(), off.partition_columns.len()), (2, 0));
+}
