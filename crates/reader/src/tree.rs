@@ -115,11 +115,20 @@ impl InputSource {
             }
             Location::Local(path) => {
                 let wild = |s: &str| s.contains(['*', '?', '[', '{']);
-                let split = path
-                    .to_str()
-                    .filter(|_| std::fs::symlink_metadata(&path).is_err())
-                    .and_then(|text| split_glob(text, wild).map(|s| (text, s)));
-                let Some((text, (base, pattern))) = split else {
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    return literal(Location::Local(path));
+                }
+                let Some(text) = path.to_str() else {
+                    // A base folder whose name is not UTF-8 text.
+                    return match split_components(&path, wild)? {
+                        Some((base, pattern)) => Ok(InputSource {
+                            location: Location::Local(base),
+                            select: Select::Glob(Glob::new(&path.display().to_string(), &pattern)?),
+                        }),
+                        None => literal(Location::Local(path)),
+                    };
+                };
+                let Some((base, pattern)) = split_glob(text, wild) else {
                     return literal(Location::Local(path));
                 };
                 let base = match base {
@@ -147,6 +156,33 @@ fn split_glob(path: &str, wild: impl Fn(&str) -> bool) -> Option<(&str, &str)> {
         start += segment.len() + 1;
     }
     None
+}
+
+/// [`split_glob`] of a path that is not UTF-8 text, by its components: the base before the
+/// first one with a wildcard, which may hold any bytes, and the pattern from it on, which must
+/// be text (an error naming the path if not); `None` without a wildcard.
+fn split_components(
+    path: &Path,
+    wild: impl Fn(&str) -> bool,
+) -> Result<Option<(PathBuf, String)>, ReadError> {
+    let parts: Vec<_> = path.components().collect();
+    let Some(at) = parts
+        .iter()
+        .position(|c| c.as_os_str().to_str().is_some_and(&wild))
+    else {
+        return Ok(None);
+    };
+    let mut pattern = Vec::new();
+    for c in &parts[at..] {
+        let Some(s) = c.as_os_str().to_str() else {
+            return Err(invalid(
+                &path.display().to_string(),
+                "the part from the first wildcard on is not UTF-8 text",
+            ));
+        };
+        pattern.push(s);
+    }
+    Ok(Some((parts[..at].iter().collect(), pattern.join("/"))))
 }
 
 /// An invalid pattern's error.

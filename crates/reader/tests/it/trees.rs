@@ -462,3 +462,21 @@ fn a_bucket_alone_is_its_root() {
         ["s3://root/deep/x.parquet", "s3://root/top.parquet"]
     );
 }
+
+/// A glob whose base folder's name is not UTF-8 text is a glob all the same: the files under
+/// that folder are read.
+#[cfg(unix)]
+#[test]
+fn a_glob_below_a_folder_named_in_other_bytes_is_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"c4c\xff"));
+    for rel in ["a/p.parquet", "b/q.parquet"] {
+        let p = odd.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, parquet_of(rel)).unwrap();
+    }
+    let inputs = Inputs::open(&[odd.join("**/*.parquet")]).unwrap();
+    let found: Vec<PathBuf> = inputs.files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(found, [odd.join("a/p.parquet"), odd.join("b/q.parquet")]);
+}
