@@ -186,11 +186,7 @@ pub(crate) fn open_inputs(
         storage_options: opts.storage_options.clone(),
         filters,
         progress: opts.open_progress.clone(),
-        out_dir: matches!(
-            evalscore_storage::Location::from_path(out),
-            evalscore_storage::Location::Local(_)
-        )
-        .then(|| out.to_path_buf()),
+        out_dir: Some(out.to_path_buf()),
     };
     let inputs = Inputs::open_options(&opts.inputs, &open).map_err(Error::read)?;
     for w in &inputs.warnings {

@@ -70,8 +70,8 @@ pub struct OpenOptions {
     /// Told how listing and opening go, for a progress line: a large prefix takes minutes
     /// before the first row is read.
     pub progress: Option<OpenProgress>,
-    /// The run's local `--out` folder: its output files found in a listed folder, tree or
-    /// glob are left out (module `own_outputs`).
+    /// The run's `--out` folder or prefix: its output files found in a listed folder,
+    /// prefix, tree or glob are left out (module `own_outputs`).
     pub out_dir: Option<PathBuf>,
 }
 
@@ -293,24 +293,42 @@ fn list_source(
     rels: &mut Vec<Option<String>>,
 ) -> Result<Vec<String>, ReadError> {
     match &source.location {
-        Location::Remote(url) => match source.remote_objects(url, storage_options) {
-            Some(found) => {
-                let (found, warnings) = found?;
-                for listed in found {
-                    jobs.push(ToOpen::Remote(listed.file, listed.format));
-                    rels.push(Some(listed.rel));
+        Location::Remote(url) => {
+            // Only a listing leaves the outputs out; an object named as given is read.
+            let own = own.filter(|_| url.is_prefix() || !matches!(source.select, Select::AsGiven));
+            let mut left_out = 0;
+            let mut ours = |o: &evalscore_storage::Object| {
+                let is = own.is_some_and(|own| own.holds_url(o.url()));
+                left_out += usize::from(is);
+                is
+            };
+            let mut warnings = match source.remote_objects(url, storage_options) {
+                Some(found) => {
+                    let (found, warnings) = found?;
+                    for listed in found {
+                        if !ours(&listed.file) {
+                            jobs.push(ToOpen::Remote(listed.file, listed.format));
+                            rels.push(Some(listed.rel));
+                        }
+                    }
+                    warnings
                 }
-                return Ok(warnings);
-            }
-            None => {
-                let (found, warnings) = remote::expand_url(url, storage_options)?;
-                for (object, format) in found {
-                    jobs.push(ToOpen::Remote(object, format));
-                    rels.push(None);
+                None => {
+                    let (found, warnings) = remote::expand_url(url, storage_options)?;
+                    for (object, format) in found {
+                        if !ours(&object) {
+                            jobs.push(ToOpen::Remote(object, format));
+                            rels.push(None);
+                        }
+                    }
+                    warnings
                 }
-                return Ok(warnings);
+            };
+            if let (Some(own), 1..) = (own, left_out) {
+                warnings.push(own.warning(left_out));
             }
-        },
+            return Ok(warnings);
+        }
         Location::Local(p) => {
             // Only a listing leaves the outputs out; a file named as given is read.
             // A glob's base may be the current folder, written as nothing.

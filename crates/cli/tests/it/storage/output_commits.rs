@@ -287,3 +287,39 @@ fn create_only_writes_refuse_an_existing_object() {
         assert!(!loc.exists().unwrap());
     }
 }
+
+/// An `--out` prefix inside the input prefix: the second run leaves the first run's outputs
+/// out of its inputs, with a warning, and scores the same rows.
+#[test]
+fn the_runs_own_outputs_in_the_input_prefix_are_not_its_inputs() {
+    let s3 = moto();
+    evals_with_qa(s3.port);
+    let env = s3_env(&format!("http://127.0.0.1:{}", s3.port));
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--overwrite"];
+        args.extend_from_slice(extra);
+        run_task(
+            &env,
+            "qa.yaml",
+            "s3://evals/",
+            "s3://evals/out/",
+            &args,
+            dir.path(),
+        )
+    };
+    succeeded(run(&["--recursive", "--quiet"]));
+    let second = run(&["--recursive"]);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(
+        stderr(&second),
+        "warning: left out 3 files of this run's own output folder `s3://evals/out/` (scores.parquet, metrics.parquet, confusion.parquet): a run's outputs are not read as its input\n"
+    );
+    let rows = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .find(|l| l.contains("rows scored"))
+            .map(|l| l.split(" rows").next().unwrap_or_default().to_owned())
+    };
+    assert_eq!(rows(&second), Some("300".to_owned()));
+}
