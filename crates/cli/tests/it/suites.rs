@@ -553,3 +553,28 @@ fn tasks_classifying_the_same_labels_score_as_alone() {
     assert_eq!(precision("a"), precision("b"));
     assert_ne!(precision("a"), precision("swapped"));
 }
+
+/// suite.json cannot be put in place (a folder has its name) after tasks failed with
+/// `--keep-going`: the error says so, and its hint still names the tasks' failures, which
+/// the summary would have shown.
+#[test]
+fn a_suite_json_that_cannot_be_written_names_the_failed_tasks() {
+    let dir = workspace(FAILING);
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("out/suite.json")).unwrap();
+    let args = ["suite.yaml", "--out", "out", "--keep-going", "--overwrite"];
+    let err = stderr(&failed(run_in_dir(d, &args), 2));
+    assert!(
+        err.starts_with("error: cannot replace `out/suite.json`: it is a directory\nhint: "),
+        "{err}"
+    );
+    // Each failure's message, without its own hint.
+    let message = |e: &'static str| e.split("\nhint: ").next().unwrap();
+    let (row, col) = (message(BADROW), message(BADCOL));
+    assert!(
+        err.ends_with(&format!(
+            "; the tasks that failed before it: {row}; {col}\n"
+        )),
+        "{err}"
+    );
+}

@@ -228,7 +228,22 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
     };
     summary.suite_json = record::suite_json(&path, &suite_sha, &summary, started_at(&summary.run));
     let committed = summary.tasks.iter().filter(|t| t.result.is_ok()).count();
-    suite_out.write(summary.suite_json.clone(), committed)?;
+    if let Err(mut e) = suite_out.write(summary.suite_json.clone(), committed) {
+        // The summary, which would have told the tasks' failures, is lost with suite.json.
+        let failed: Vec<&str> = summary
+            .tasks
+            .iter()
+            .filter_map(|t| t.result.as_ref().err().map(|e| e.message.as_str()))
+            .collect();
+        if !failed.is_empty() {
+            let those = format!("the tasks that failed before it: {}", failed.join("; "));
+            e.hint = Some(match e.hint.take() {
+                Some(h) => format!("{h}; {those}"),
+                None => those,
+            });
+        }
+        return Err(e);
+    }
     Ok(summary)
 }
 
