@@ -174,6 +174,12 @@ pub(crate) fn parse_yaml(text: &str) -> Result<Spanned<Tree>, TaskError> {
     budget.max_anchors = 1_000;
     budget.max_depth = 64;
     options.budget = Some(budget);
+    // YAML 1.2's core schema: `yes`, `no`, `on`, `y` are text, and so are `010` and `1_000`,
+    // as written, not the booleans and numbers YAML 1.1 made of them (a task named `y`
+    // would write to `task=true`, a label `010` read `10.0`).
+    options.strict_booleans = true;
+    options.leading_zero_numbers_as_strings = true;
+    options.underscored_numbers_as_strings = true;
     serde_saphyr::from_str_with_options::<Spanned<Tree>>(text, options).map_err(|e| {
         let location = e.location().and_then(|l| Location::from_saphyr(&l));
         TaskError::new(format!("invalid YAML: {}", yaml_message(&e)), location)
@@ -220,4 +226,22 @@ fn blank_placeholders(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// YAML 1.2's core schema: only `true` and `false` are booleans, and numbers written with
+    /// a leading zero or underscores stay the text written.
+    #[test]
+    fn values_are_read_as_yaml_1_2_reads_them() {
+        let doc = parse_yaml("a: yes\nb: 010\nc: 1_000\nd: true\ne: 0x1F\nf: on\ng: 7\n").unwrap();
+        let json = doc.value.to_json();
+        assert_eq!(
+            json,
+            serde_json::json!({"a": "yes", "b": "010", "c": "1_000", "d": true, "e": 31, "f": "on", "g": 7})
+        );
+    }
 }

@@ -62,7 +62,9 @@ impl SuiteFile {
             Ok(doc) => {
                 matches!(&doc.value, Tree::Map(entries) if entries.iter().any(|(k, _)| k.value == "tasks"))
             }
-            Err(_) => false,
+            // Not YAML: a suite all the same when a line opens a top-level `tasks:` (no task
+            // file has one), so that its YAML error is reported as the suite file's.
+            Err(_) => text.lines().any(|l| l.starts_with("tasks:")),
         }
     }
 

@@ -578,3 +578,49 @@ fn a_suite_json_that_cannot_be_written_names_the_failed_tasks() {
         "{err}"
     );
 }
+
+/// Values are read as written (YAML 1.2): a task named `y`, a label `010` or `yes`, a `set:`
+/// value `yes` are that text, as `--label` and `--set` give them, not `true` or `10.0`.
+#[test]
+fn suite_values_are_the_text_written() {
+    let suite = "inputs: [qa.parquet]\nlabels: {model: 010, flag: yes}\ntasks:\n  - name: y\n    task: qa.yaml\n";
+    let dir = workspace(suite);
+    let d = dir.path();
+    succeeded(run_in_dir(d, &["suite.yaml", "--out", "out"]));
+    assert_eq!(files_in(&d.join("out")), ["suite.json", "task=y"]);
+    let json = read_json(&d.join("out/suite.json"));
+    assert_eq!(
+        json["labels"],
+        serde_json::json!({"model": "010", "flag": "yes"})
+    );
+}
+
+/// A suite file that is not YAML is reported as the suite file it is (not as a task file
+/// lacking `--input`); a task file that is not there is the suite's mistake, located.
+#[test]
+fn suite_file_mistakes_found_early_are_located() {
+    let dir = workspace(
+        "inputs: [qa.parquet]\ntasks:\n  - name: a\n    task: qa.yaml\nlabels: {model: m1\n",
+    );
+    let d = dir.path();
+    let err = stderr(&failed(run_in_dir(d, &["suite.yaml", "--out", "out"]), 2));
+    assert!(
+        err.starts_with("error: suite file `suite.yaml`, line "),
+        "{err}"
+    );
+    assert!(err.contains("invalid YAML"), "{err}");
+    std::fs::write(
+        d.join("suite.yaml"),
+        "inputs: [qa.parquet]\ntasks:\n  - name: a\n    task: qa.yaml\n  - name: b\n    task: nope/missing.yaml\n",
+    )
+    .unwrap();
+    let err = stderr(&failed(
+        run_in_dir(d, &["suite.yaml", "--out", "out", "--keep-going"]),
+        2,
+    ));
+    assert_eq!(
+        err,
+        "error: suite file `suite.yaml`, line 5, column 5: task `b`: cannot read task file `nope/missing.yaml`: No such file or directory (os error 2)\nhint: a task file's path is relative to the suite file's folder\n"
+    );
+    assert!(!d.join("out/suite.json").exists());
+}

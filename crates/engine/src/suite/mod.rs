@@ -425,7 +425,20 @@ fn member(
         ));
     }
     let (task, inline) = match &t.source {
-        TaskSource::File(f) => (resolve(path, f), None),
+        TaskSource::File(f) => {
+            let file = resolve(path, f);
+            // A mistake of the suite file's, located there, before any task runs.
+            if let Err(e) = std::fs::metadata(&file) {
+                let message = format!(
+                    "task `{}`: cannot read task file `{}`: {e}",
+                    t.name,
+                    file.display()
+                );
+                return Err(suite_error(path, TaskError::new(message, t.location))
+                    .with_hint("a task file's path is relative to the suite file's folder"));
+            }
+            (file, None)
+        }
         TaskSource::Inline { text, .. } => (path.to_path_buf(), Some(text.clone())),
     };
     let name = t.name.clone();
