@@ -145,4 +145,13 @@ fn a_suite_writes_into_object_storage_what_it_writes_into_a_folder() {
     );
     expected.retain(|k| !k.starts_with("suites/m1/task=inline/"));
     assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
+    // A suite of `qa` alone: the other tasks' objects of the earlier suite go too.
+    std::fs::write(
+        d.join("suite.yaml"),
+        "inputs: [qa.parquet]\ntasks:\n  - {name: qa, task: qa.yaml}\n",
+    )
+    .unwrap();
+    assert_eq!(remote(&["--overwrite"]).status.code(), Some(0));
+    expected.retain(|k| !k.starts_with("suites/m1/task=mcqa/"));
+    assert_eq!(list_keys(s3.port, "evals", "suites/"), expected);
 }

@@ -317,6 +317,41 @@ fn keep_going_with_overwrite_clears_the_earlier_run_of_a_failed_task() {
     assert_eq!(files_in(&d.join("out/task=badrow")), ["notes.txt"]);
     assert_eq!(read_json(&d.join("out/task=qa/run.json"))["run_id"], "RUN2");
     assert_eq!(read_json(&d.join("out/suite.json"))["run_id"], "RUN2");
+
+    // A suite without `badcol` over the same folder: the earlier `task=badcol` is cleared too.
+    std::fs::write(d.join("suite.yaml"), &passing).unwrap();
+    succeeded(run_in_dir(
+        d,
+        &[
+            "suite.yaml",
+            "--out",
+            "out",
+            "--overwrite",
+            "--run-id",
+            "RUN3",
+        ],
+    ));
+    std::fs::write(
+        d.join("one.yaml"),
+        "inputs: [qa.parquet]\ntasks:\n  - {name: qa, task: qa.yaml}\n",
+    )
+    .unwrap();
+    succeeded(run_in_dir(
+        d,
+        &[
+            "one.yaml",
+            "--out",
+            "out",
+            "--overwrite",
+            "--run-id",
+            "RUN4",
+        ],
+    ));
+    assert_eq!(
+        files_in(&d.join("out")),
+        ["suite.json", "task=badrow", "task=qa"]
+    );
+    assert_eq!(files_in(&d.join("out/task=badrow")), ["notes.txt"]);
 }
 
 #[test]

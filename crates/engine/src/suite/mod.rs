@@ -202,6 +202,8 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
         for m in members.iter().filter(|m| m.failure.is_some()) {
             suite_out.clear_failed(&base.out_dir, &m.name)?;
         }
+        let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+        suite_out.clear_others(&base.out_dir, &names)?;
     }
     let tasks: Vec<SuiteTaskSummary> = members
         .into_iter()

@@ -104,6 +104,37 @@ impl SuiteOut {
         }
     }
 
+    /// With `--overwrite`, the runs an earlier suite left in `task=NAME` folders of tasks this
+    /// suite does not have (`tasks`), cleared as [`Self::clear_failed`] clears a failed
+    /// task's: the new suite.json never stands beside another suite's task outputs.
+    pub fn clear_others(&self, suite_dir: &Path, tasks: &[&str]) -> Result<(), Error> {
+        let mut names: Vec<String> = match self {
+            SuiteOut::Local(_) => match std::fs::read_dir(suite_dir) {
+                Ok(entries) => entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                    .collect(),
+                Err(_) => Vec::new(),
+            },
+            SuiteOut::Remote { loc, .. } => loc
+                .list_tree(|rel, depth| depth == 1 && rel.starts_with("task="))
+                .map_err(storage_error)?
+                .found
+                .into_iter()
+                .filter_map(|(rel, _)| rel.split_once('/').map(|(folder, _)| folder.to_owned()))
+                .collect(),
+        };
+        names.sort();
+        names.dedup();
+        for folder in names {
+            if let Some(name) = folder.strip_prefix("task=").filter(|n| !tasks.contains(n)) {
+                self.clear_failed(suite_dir, name)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes suite.json, last; `committed` tasks' outputs are in place before it.
     pub fn write(self, json: String, committed: usize) -> Result<(), Error> {
         let in_place = match committed {
