@@ -4,7 +4,7 @@
 //! A value is URL-decoded as Spark escapes it (`%3D` is `=`), and `__HIVE_DEFAULT_PARTITION__`
 //! (Spark's null) is null. A key's type is inferred from its values in every file listed,
 //! as DuckDB infers it: Int64 when every value is an integer ([`integer`]: not `01` or `+5`),
-//! else Date32 when every value is a date ([`date`]: `2026-11-25`, `2026-1-5`), else Utf8 (nulls aside; a key whose values are all null is Utf8). The
+//! else Date32 when every value is a date ([`date`]: `YYYY-MM-DD`, `YYYY-M-D`), else Utf8 (nulls aside; a key whose values are all null is Utf8). The
 //! columns follow the files' own, in the order of the first file's folders. A key repeated in
 //! one path takes its deepest value.
 //!
@@ -277,7 +277,7 @@ pub(crate) fn integer(v: &str) -> Option<i64> {
 
 /// Days since 1970-01-01 of a date as DuckDB reads one from a folder's name: blanks around it
 /// ignored, a year of one to six digits, a month and a day of one or two digits, separated by
-/// two `-` or two spaces (`2026-11-25`, `2026-1-5`), a real day of the calendar.
+/// two `-` or two spaces (`YYYY-MM-DD`, `YYYY-M-D`, `YYYY MM DD`), a real day of the calendar.
 pub(crate) fn date(v: &str) -> Option<i32> {
     let v = v.trim_ascii();
     let sep = if v.contains('-') { '-' } else { ' ' };

@@ -37,10 +37,9 @@ pub const LOCAL_OPENERS: usize = 8;
 /// limit of 256 open files of a process on macOS.
 pub const REMOTE_OPENERS: usize = 128;
 
-/// How many files of a remote run keep their parsed footer (module docs). A parsed footer of
-/// a narrow table with statistics and its fetched tail take about 20 KiB (the benchmark
-/// job's eight columns), so the footers kept hold some tens of MiB at most; a file without
-/// one holds about 3 KiB.
+/// How many files of a remote run keep their parsed footer (module docs). A narrow table's
+/// parsed footer with statistics and its fetched tail take some KiB, so the footers kept
+/// hold some tens of MiB at most (docs/storage.md gives the memory per file either way).
 pub const FOOTERS_KEPT: usize = 1_000;
 
 /// How many files of a local run keep their parsed footer (module docs).

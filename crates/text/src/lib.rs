@@ -19,7 +19,7 @@ use std::sync::Arc;
 ///
 /// Utf8, LargeUtf8 and Utf8View pass through unchanged. Dictionaries are unpacked to their
 /// values' type. Integers, floats, booleans and decimals become their Arrow display text
-/// (`3`, `0.5`, `true`), dates theirs (`2026-11-25`), so a numeric ground-truth column compares as its printed form.
+/// (`3`, `0.5`, `true`), dates theirs (`YYYY-MM-DD`), so a numeric ground-truth column compares as its printed form.
 /// Nested and binary types are an error naming `input` and the type. Nulls stay null.
 pub fn to_text(array: &ArrayRef, input: &str) -> Result<ArrayRef, TextError> {
     match array.data_type() {
