@@ -178,35 +178,30 @@ impl Worker {
         Ok(())
     }
 
-    /// Walks a chunk's pages, decompressing each body (data pages v1 and dictionary pages).
-    fn pages(
-        &mut self,
-        mut bytes: &[u8],
-        codec: Compression,
-        counts: &Counts,
-    ) -> Result<(), Error> {
-        while !bytes.is_empty() {
-            let (uncompressed, compressed, header) = page_header(bytes).ok_or("bad page header")?;
-            let body = bytes
-                .get(header..header + compressed)
-                .ok_or("page past its chunk")?;
+    /// Walks a chunk's pages (`evalscore_reader::chunk_pages`), decompressing each body after
+    /// its uncompressed levels.
+    fn pages(&mut self, bytes: &[u8], codec: Compression, counts: &Counts) -> Result<(), Error> {
+        for page in evalscore_reader::chunk_pages(bytes) {
+            let page = page?;
             counts.pages.fetch_add(1, Ordering::Relaxed);
-            if uncompressed > 0 {
-                let n = match codec {
-                    Compression::ZSTD(_) => {
-                        self.out.clear();
-                        self.out.reserve(uncompressed);
-                        self.zstd.decompress_to_buffer(body, &mut self.out)?
-                    }
-                    Compression::SNAPPY => {
-                        self.out.resize(uncompressed, 0);
-                        self.snappy.decompress(body, &mut self.out)?
-                    }
-                    _ => 0,
-                };
-                counts.decompressed.fetch_add(n as u64, Ordering::Relaxed);
+            let body = &bytes[page.body.start + page.levels.min(page.body.len())..page.body.end];
+            let size = page.uncompressed.saturating_sub(page.levels);
+            if !page.codec_applies || size == 0 {
+                continue;
             }
-            bytes = &bytes[header + compressed..];
+            let n = match codec {
+                Compression::ZSTD(_) => {
+                    self.out.clear();
+                    self.out.reserve(size);
+                    self.zstd.decompress_to_buffer(body, &mut self.out)?
+                }
+                Compression::SNAPPY => {
+                    self.out.resize(size, 0);
+                    self.snappy.decompress(body, &mut self.out)?
+                }
+                _ => 0,
+            };
+            counts.decompressed.fetch_add(n as u64, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -252,99 +247,6 @@ fn footer_of(tail: &[u8], len: u64) -> Option<(u64, u64)> {
     }
     let n = u64::from(u32::from_le_bytes(tail[end..end + 4].try_into().ok()?));
     Some((len.checked_sub(8 + n)?, n))
-}
-
-/// A page header in Thrift's compact protocol: (uncompressed size, compressed size, header
-/// length).
-fn page_header(b: &[u8]) -> Option<(usize, usize, usize)> {
-    let mut r = Compact { b, at: 0 };
-    let (mut unc, mut comp) = (None, None);
-    let mut last = 0i16;
-    loop {
-        let byte = r.byte()?;
-        if byte == 0 {
-            break;
-        }
-        let ty = byte & 0x0f;
-        let id = match byte >> 4 {
-            0 => r.zigzag()? as i16,
-            d => last + i16::from(d),
-        };
-        last = id;
-        match (id, ty) {
-            (2, 5) => unc = Some(r.zigzag()? as usize),
-            (3, 5) => comp = Some(r.zigzag()? as usize),
-            _ => r.skip(ty)?,
-        }
-    }
-    Some((unc?, comp?, r.at))
-}
-
-struct Compact<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl Compact<'_> {
-    fn byte(&mut self) -> Option<u8> {
-        let v = *self.b.get(self.at)?;
-        self.at += 1;
-        Some(v)
-    }
-
-    fn varint(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
-
-    fn zigzag(&mut self) -> Option<i64> {
-        let v = self.varint()?;
-        Some((v >> 1) as i64 ^ -((v & 1) as i64))
-    }
-
-    fn skip(&mut self, ty: u8) -> Option<()> {
-        match ty {
-            1 | 2 => {}
-            3 => self.at += 1,
-            4..=6 => {
-                self.varint()?;
-            }
-            7 => self.at += 8,
-            8 => {
-                let n = self.varint()? as usize;
-                self.at += n;
-            }
-            9 | 10 => {
-                let head = self.byte()?;
-                let n = match head >> 4 {
-                    15 => self.varint()? as usize,
-                    n => n as usize,
-                };
-                for _ in 0..n {
-                    self.skip(head & 0x0f)?;
-                }
-            }
-            12 => loop {
-                let byte = self.byte()?;
-                if byte == 0 {
-                    break;
-                }
-                if byte >> 4 == 0 {
-                    self.zigzag()?;
-                }
-                self.skip(byte & 0x0f)?;
-            },
-            _ => return None,
-        }
-        (self.at <= self.b.len()).then_some(())
-    }
 }
 
 #[cfg(test)]

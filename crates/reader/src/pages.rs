@@ -161,6 +161,58 @@ fn io_error(e: std::io::Error) -> String {
     format!("cannot read the column chunk: {e}")
 }
 
+/// One page of a column chunk as stored ([`chunk_pages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPage {
+    /// Where the page's bytes (after its header) lie in the chunk.
+    pub body: std::ops::Range<usize>,
+    /// Bytes of the page once decompressed (its header's `uncompressed_page_size`).
+    pub uncompressed: usize,
+    /// Leading bytes of the body that are never compressed (a data page v2's levels).
+    pub levels: usize,
+    /// Whether the chunk's codec applies to the body after `levels`.
+    pub codec_applies: bool,
+}
+
+/// The pages of the column chunk `chunk` (its bytes, from its first page on), their headers
+/// read by the strict reader the checks use; `Err` says what is wrong, at a chunk offset.
+pub fn chunk_pages(chunk: &[u8]) -> impl Iterator<Item = Result<StoredPage, String>> + '_ {
+    let end = chunk.len() as u64;
+    let mut h = Bytes {
+        reader: std::io::Cursor::new(chunk),
+        pos: 0,
+        end,
+    };
+    std::iter::from_fn(move || {
+        if h.pos >= end {
+            return None;
+        }
+        let at = h.pos;
+        let page = (|| {
+            let page = h.page_header().map_err(|b| header_error(b, at, end))?;
+            let start = h.pos;
+            let len =
+                u64::try_from(page.compressed).map_err(|_| "a negative page size".to_owned())?;
+            if len > end - start {
+                let left = end - start;
+                return Err(format!("the page at byte {at} claims {len} bytes, but only {left} are left in the column chunk"));
+            }
+            h.skip(len).map_err(|b| header_error(b, at, end))?;
+            Ok(StoredPage {
+                body: start as usize..h.pos as usize,
+                uncompressed: usize::try_from(page.uncompressed).unwrap_or_default(),
+                levels: usize::try_from(page.levels).unwrap_or_default(),
+                codec_applies: page.codec_applies,
+            })
+        })();
+        if page.is_err() {
+            // Nothing after a page that does not read.
+            h.pos = end;
+        }
+        Some(page)
+    })
+}
+
 /// What is wrong with the page header at byte `at` of a chunk ending at byte `end`.
 fn header_error(b: Bad, at: u64, end: u64) -> String {
     match b {
@@ -366,6 +418,31 @@ mod tests {
         assert_eq!(
             check(&pages, None, 3),
             Err("the page header at byte 4 is malformed: field 2 of the page header has Thrift type 8, not 5".into())
+        );
+    }
+
+    #[test]
+    fn a_chunks_pages_are_walked_and_a_page_past_its_end_is_the_last() {
+        let mut chunk = header(3, 4, &[]);
+        let first = chunk.len();
+        chunk.extend_from_slice(&[1, 2, 3, 4]);
+        let second = chunk.len();
+        chunk.extend(header(3, 40, &[]));
+        chunk.extend_from_slice(&[5, 6]);
+        let pages: Vec<Result<StoredPage, String>> = chunk_pages(&chunk).collect();
+        assert_eq!(
+            pages,
+            [
+                Ok(StoredPage {
+                    body: first..first + 4,
+                    uncompressed: 4,
+                    levels: 0,
+                    codec_applies: true,
+                }),
+                Err(format!(
+                    "the page at byte {second} claims 40 bytes, but only 2 are left in the column chunk"
+                )),
+            ]
         );
     }
 
