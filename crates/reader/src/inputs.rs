@@ -12,7 +12,7 @@ use arrow::array::ArrayRef;
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use evalscore_storage::Location;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// One input file and what its footer (or first pass) says about it.
@@ -292,82 +292,46 @@ fn list_source(
     jobs: &mut Vec<ToOpen>,
     rels: &mut Vec<Option<String>>,
 ) -> Result<Vec<String>, ReadError> {
-    match &source.location {
-        Location::Remote(url) => {
-            // Only a listing leaves the outputs out; an object named as given is read.
-            let own = own.filter(|_| url.is_prefix() || !matches!(source.select, Select::AsGiven));
-            let mut left_out = 0;
-            let mut ours = |o: &evalscore_storage::Object| {
-                let is = own.is_some_and(|own| own.holds_url(o.url()));
-                left_out += usize::from(is);
-                is
-            };
-            let mut warnings = match source.remote_objects(url, storage_options) {
-                Some(found) => {
-                    let (found, warnings) = found?;
-                    for listed in found {
-                        if !ours(&listed.file) {
-                            jobs.push(ToOpen::Remote(listed.file, listed.format));
-                            rels.push(Some(listed.rel));
-                        }
-                    }
-                    warnings
+    let from = jobs.len();
+    let mut warnings = match &source.location {
+        Location::Remote(url) => match source.remote_objects(url, storage_options) {
+            Some(found) => {
+                let (found, warnings) = found?;
+                for listed in found {
+                    jobs.push(ToOpen::Remote(listed.file, listed.format));
+                    rels.push(Some(listed.rel));
                 }
-                None => {
-                    let (found, warnings) = remote::expand_url(url, storage_options)?;
-                    for (object, format) in found {
-                        if !ours(&object) {
-                            jobs.push(ToOpen::Remote(object, format));
-                            rels.push(None);
-                        }
-                    }
-                    warnings
-                }
-            };
-            if let (Some(own), 1..) = (own, left_out) {
-                warnings.push(own.warning(left_out));
+                warnings
             }
-            return Ok(warnings);
-        }
+            None => {
+                let (found, warnings) = remote::expand_url(url, storage_options)?;
+                for (object, format) in found {
+                    jobs.push(ToOpen::Remote(object, format));
+                    rels.push(None);
+                }
+                warnings
+            }
+        },
         Location::Local(p) => {
-            // Only a listing leaves the outputs out; a file named as given is read.
-            // A glob's base may be the current folder, written as nothing.
-            let folder = if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p.as_path()
-            };
-            let resolved = own
-                .filter(|_| folder.is_dir())
-                .and_then(|o| Some((o, std::fs::canonicalize(folder).ok()?)));
-            let mut left_out = 0;
-            let mut ours = |file: &Path| {
-                let is = resolved.as_ref().is_some_and(|(o, r)| o.holds(r, p, file));
-                left_out += usize::from(is);
-                is
-            };
             match source.local_files(p) {
                 Some(found) => {
                     for listed in found? {
-                        if !ours(&listed.file) {
-                            jobs.push(ToOpen::Local(listed.file, listed.format));
-                            rels.push(Some(listed.rel));
-                        }
+                        jobs.push(ToOpen::Local(listed.file, listed.format));
+                        rels.push(Some(listed.rel));
                     }
                 }
                 None => {
                     for (path, format) in local::expand(p)? {
-                        if !ours(&path) {
-                            jobs.push(ToOpen::Local(path, format));
-                            rels.push(None);
-                        }
+                        jobs.push(ToOpen::Local(path, format));
+                        rels.push(None);
                     }
                 }
             }
-            if let (Some((o, _)), 1..) = (&resolved, left_out) {
-                return Ok(vec![o.warning(left_out)]);
-            }
+            Vec::new()
         }
+    };
+    if let Some(w) = own.and_then(|own| own.leave_out(source, jobs, rels, from)) {
+        warnings.push(w);
     }
-    Ok(Vec::new())
+    Ok(warnings)
 }

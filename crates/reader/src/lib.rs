@@ -60,6 +60,7 @@ pub use jsonl::{jsonl_kind, Compression};
 pub use opening::{
     OpenProgress, OpenStep, FOOTERS_KEPT, LOCAL_FOOTERS_KEPT, LOCAL_OPENERS, REMOTE_OPENERS,
 };
+pub use own_outputs::OUTPUT_PARQUET;
 pub use pages::{chunk_pages, DataPageSpan, StoredPage};
 pub use partition_filter::{PartitionFilter, Pruning, RowFilter};
 pub use prefetch::{FETCH_AHEAD, PREFETCH_BYTES, PREFETCH_OBJECT};

@@ -5,11 +5,14 @@
 //! which a listing would otherwise read as rows of the input. They are left out of the
 //! listing, and a warning says so; a file named as an input itself is read as given.
 
+use crate::opening::ToOpen;
+use crate::tree::{InputSource, Select};
+use evalscore_storage::Location;
 use std::path::{Path, PathBuf};
 
-/// The Parquet files a run writes into its folder (its JSON files are not inputs anyway).
-pub(crate) const OUTPUT_PARQUET: [&str; 3] =
-    ["scores.parquet", "metrics.parquet", "confusion.parquet"];
+/// The Parquet files a run writes into its folder (its JSON files are not inputs anyway); the
+/// engine's list of outputs is made from it.
+pub const OUTPUT_PARQUET: [&str; 3] = ["scores.parquet", "metrics.parquet", "confusion.parquet"];
 
 /// The run's `--out` folder, as the file system resolves it, or its prefix in object storage.
 pub(crate) struct OwnOutputs {
@@ -76,8 +79,56 @@ impl OwnOutputs {
             && (folder == self.dir || (task_folder && folder.parent() == Some(&self.dir)))
     }
 
+    /// Leaves the run's outputs out of `jobs[from..]` and their `rels`: the files just listed
+    /// from `source` (a file or object named as given stays). The warning, when any was.
+    pub(crate) fn leave_out(
+        &self,
+        source: &InputSource,
+        jobs: &mut Vec<ToOpen>,
+        rels: &mut Vec<Option<String>>,
+        from: usize,
+    ) -> Option<String> {
+        let listed = !matches!(source.select, Select::AsGiven);
+        let ours: Box<dyn Fn(&ToOpen) -> bool> = match &source.location {
+            Location::Remote(url) if listed || url.is_prefix() => Box::new(|job| match job {
+                ToOpen::Remote(o, _) => self.holds_url(o.url()),
+                ToOpen::Local(..) => false,
+            }),
+            Location::Local(p) => {
+                // A glob's base may be the current folder, written as nothing.
+                let folder = if p.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    p.as_path()
+                };
+                if !folder.is_dir() {
+                    return None;
+                }
+                let resolved = std::fs::canonicalize(folder).ok()?;
+                Box::new(move |job| match job {
+                    ToOpen::Local(file, _) => self.holds(&resolved, p, file),
+                    ToOpen::Remote(..) => false,
+                })
+            }
+            Location::Remote(_) => return None,
+        };
+        let keep: Vec<bool> = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| i < from || !ours(j))
+            .collect();
+        let left_out = keep.iter().filter(|k| !**k).count();
+        if left_out == 0 {
+            return None;
+        }
+        let (mut a, mut b) = (keep.iter(), keep.iter());
+        jobs.retain(|_| a.next().copied().unwrap_or(true));
+        rels.retain(|_| b.next().copied().unwrap_or(true));
+        Some(self.warning(left_out))
+    }
+
     /// The warning for `n` files left out.
-    pub(crate) fn warning(&self, n: usize) -> String {
+    fn warning(&self, n: usize) -> String {
         format!(
             "left out {n} file{} of this run's own output folder `{}` ({}): a run's outputs are not read as its input",
             if n == 1 { "" } else { "s" },

@@ -28,12 +28,16 @@ use std::sync::Arc;
 /// The files a run writes, in the order they are put in place (`run.json` last, so its
 /// presence means the run finished).
 pub const OUTPUT_FILES: [&str; 5] = [
-    "scores.parquet",
-    "metrics.parquet",
-    "confusion.parquet",
+    PARQUET[0],
+    PARQUET[1],
+    PARQUET[2],
     "metrics.json",
     "run.json",
 ];
+
+/// The Parquet outputs, as the reader knows them (it leaves a run's own outputs out of its
+/// inputs).
+const PARQUET: [&str; 3] = evalscore_reader::OUTPUT_PARQUET;
 
 /// The column `--run-columns` adds to scores.parquet.
 pub(crate) const RUN_ID_COLUMN: &str = "run_id";
