@@ -199,11 +199,13 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
         }
     }
     if base.overwrite {
-        for m in members.iter().filter(|m| m.failure.is_some()) {
-            suite_out.clear_failed(&base.out_dir, &m.name)?;
-        }
-        let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
-        suite_out.clear_others(&base.out_dir, &names)?;
+        // Every other `task=NAME` folder: a task that failed now, or one the suite dropped.
+        let committed: Vec<&str> = members
+            .iter()
+            .filter(|m| m.failure.is_none())
+            .map(|m| m.name.as_str())
+            .collect();
+        suite_out.clear_others(&base.out_dir, &committed)?;
     }
     let tasks: Vec<SuiteTaskSummary> = members
         .into_iter()

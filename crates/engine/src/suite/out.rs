@@ -70,11 +70,10 @@ impl SuiteOut {
         Ok(())
     }
 
-    /// With `--overwrite`, what an earlier run left in the folder `task=NAME` of a task that
-    /// failed now (its run's files, `run.json` first, so that no reader takes them for a
-    /// finished run meanwhile): the folder of a failed task holds no run, and a reader of the
-    /// tree finds no rows of the earlier one under a suite.json that records the failure.
-    pub fn clear_failed(&self, suite_dir: &Path, name: &str) -> Result<(), Error> {
+    /// What an earlier run left in the folder `task=NAME` (its run's files, `run.json` first,
+    /// so that no reader takes them for a finished run meanwhile; the folder too when nothing
+    /// else is in it).
+    fn clear_run(&self, suite_dir: &Path, name: &str) -> Result<(), Error> {
         let folder = format!("task={name}");
         let files = crate::output::OUTPUT_FILES.iter().rev();
         match self {
@@ -104,9 +103,10 @@ impl SuiteOut {
         }
     }
 
-    /// With `--overwrite`, the runs an earlier suite left in `task=NAME` folders of tasks this
-    /// suite does not have (`tasks`), cleared as [`Self::clear_failed`] clears a failed
-    /// task's: the new suite.json never stands beside another suite's task outputs.
+    /// With `--overwrite`, the runs an earlier suite left in the `task=NAME` folders of tasks
+    /// other than those committed now (`tasks`: a task that failed, or that this suite does not
+    /// have) are cleared ([`Self::clear_run`]): the new suite.json never stands beside another
+    /// suite's task outputs, so a reader of `DIR/task=*` finds no rows of the earlier one.
     pub fn clear_others(&self, suite_dir: &Path, tasks: &[&str]) -> Result<(), Error> {
         let mut names: Vec<String> = match self {
             SuiteOut::Local(_) => match std::fs::read_dir(suite_dir) {
@@ -129,7 +129,7 @@ impl SuiteOut {
         names.dedup();
         for folder in names {
             if let Some(name) = folder.strip_prefix("task=").filter(|n| !tasks.contains(n)) {
-                self.clear_failed(suite_dir, name)?;
+                self.clear_run(suite_dir, name)?;
             }
         }
         Ok(())
