@@ -10,7 +10,7 @@ pub(crate) mod tables;
 
 pub(crate) use run_json::RunInfo;
 pub use scores::MAX_ROW_GROUP_ROWS;
-pub(crate) use scores::{EncodedRowGroup, Encoders, ScoreEncoder, ScoresWriter};
+pub(crate) use scores::{EncodedRowGroup, Encoders, ScoreEncoder, ScoresWriter, STRICT};
 pub use tables::{ConfusionRow, MetricRow};
 
 use crate::outdir::{io_error, parquet_error, OutDir};

@@ -25,8 +25,9 @@ use std::sync::{mpsc, Arc};
 
 use super::props_builder;
 
-/// Casts that fail on a value the target cannot hold instead of making it null.
-const STRICT: arrow::compute::CastOptions<'static> = arrow::compute::CastOptions {
+/// Casts that fail on a value the target cannot hold instead of making it null (a kept
+/// column's, here and where it is read).
+pub(crate) const STRICT: arrow::compute::CastOptions<'static> = arrow::compute::CastOptions {
     safe: false,
     format_options: arrow::util::display::FormatOptions::new(),
 };

@@ -129,11 +129,8 @@ pub(crate) fn score_batch(
             Arc::clone(col)
         } else {
             // A value the field cannot hold is an error, never a silent null.
-            let strict = arrow::compute::CastOptions {
-                safe: false,
-                ..Default::default()
-            };
-            arrow::compute::cast_with_options(col, field.data_type(), &strict).map_err(|e| {
+            let strict = &crate::output::STRICT;
+            arrow::compute::cast_with_options(col, field.data_type(), strict).map_err(|e| {
                 RowError {
                     row: 0,
                     message: format!("cannot convert kept column `{name}`: {e}"),
