@@ -60,8 +60,11 @@ pub(crate) fn expand(p: &Path) -> Result<Vec<(PathBuf, Format)>, ReadError> {
 pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<InputFile, ReadError> {
     match format {
         Format::Jsonl => {
-            // Taken before the first pass, so that a change during it shows later.
-            let (_, stamp) = open_input(path, path, None)?;
+            // Taken before the first pass, so that a change during it shows later (`expand`
+            // has refused anything but a regular file).
+            let stamp = std::fs::metadata(path)
+                .map(|m| Stamp::of(&m))
+                .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
             let mut file = jsonl::open(path, path, jsonl_kind(path).flatten())?;
             file.stamp = Some(stamp);
             Ok(file)
@@ -116,10 +119,7 @@ pub(crate) fn open_input(
             ),
         );
     }
-    let stamp = Stamp {
-        len: meta.len(),
-        modified: meta.modified().ok(),
-    };
+    let stamp = Stamp::of(&meta);
     match expected {
         Some(was) if *was != stamp => Err(ReadError::at(
             path,
@@ -144,6 +144,15 @@ pub(crate) fn open_input(
 pub(crate) struct Stamp {
     pub len: u64,
     pub modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
 }
 
 /// A local Parquet file's end holding the whole footer ([`read_tail`]), of a file of `len`
