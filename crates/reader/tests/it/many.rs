@@ -222,6 +222,24 @@ fn a_file_rewritten_during_the_run_is_an_error() {
     }
 }
 
+/// A JSON Lines input rewritten after the run opened it is the same error.
+#[test]
+fn a_jsonl_file_rewritten_during_the_run_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.jsonl");
+    std::fs::write(&path, "{\"answer\": \"a\"}\n{\"answer\": \"b\"}\n").unwrap();
+    let inputs = Inputs::open(std::slice::from_ref(&path)).unwrap();
+    std::fs::write(&path, "{\"answer\": \"c\"}\n").unwrap();
+    let e = answers(&inputs).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: changed during the run: 32 bytes when the run opened it, 16 now",
+            path.display()
+        )
+    );
+}
+
 /// A file replaced by a FIFO after the run listed it: its unit is refused at once, not left
 /// waiting for a writer that never comes.
 #[test]
