@@ -8,6 +8,7 @@
 
 use crate::{Cells, Figure, FoldMemo, MetricError};
 use arrow::array::Array;
+use evalscore_task::MetricReads;
 use std::any::Any;
 use std::fmt::Debug;
 
@@ -22,7 +23,11 @@ pub trait State:
     fn name(&self) -> &'static str {
         self.metric_type()
     }
-    /// Folds one batch of the metric's inputs: its field, or (ground truth, prediction).
+    /// What its inputs are read as (its type's [`crate::About::reads`]): every batch is read
+    /// so ([`crate::values::prepare`]) before [`State::update`] sees it.
+    fn reads(&self) -> MetricReads;
+    /// Folds one batch of the metric's inputs, read as [`State::reads`] says: its field, or
+    /// (ground truth, prediction).
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError>;
     /// [`State::update`], taking from `memo` what another metric has folded from the same
     /// columns of this batch (by default, nothing).
@@ -87,7 +92,8 @@ pub trait Accumulator: Any + Debug + Send + Sync {
 
 impl<S: State> Accumulator for S {
     fn update_batch(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        State::update(self, inputs)?;
+        let prepared = crate::values::prepare(self.reads(), inputs)?;
+        State::update(self, &refs(&prepared))?;
         self.check_size()
     }
 
@@ -96,7 +102,8 @@ impl<S: State> Accumulator for S {
         inputs: &[&dyn Array],
         memo: &FoldMemo,
     ) -> Result<(), MetricError> {
-        State::update_shared(self, inputs, memo)?;
+        let prepared = crate::values::prepare(self.reads(), inputs)?;
+        State::update_shared(self, &refs(&prepared), memo)?;
         self.check_size()
     }
 
@@ -241,6 +248,11 @@ impl PartialEq for MetricState {
     fn eq(&self, other: &Self) -> bool {
         self.0.equals(other.0.as_ref())
     }
+}
+
+/// Borrowed views of prepared inputs.
+fn refs(prepared: &[arrow::array::ArrayRef]) -> Vec<&dyn Array> {
+    prepared.iter().map(|a| a.as_ref()).collect()
 }
 
 /// The first of a metric's inputs.

@@ -144,8 +144,8 @@ impl Replicates {
         values: impl Iterator<Item = Option<f64>>,
         keys: &dyn Array,
     ) -> Result<(), MetricError> {
-        let texts = crate::labels::labels(keys)?;
-        let keys = crate::labels::column(&texts)?;
+        let texts = crate::values::key_text(keys)?;
+        let keys = crate::values::column(&texts)?;
         let r = self.boot.replicates as usize;
         let seed = mix(self.boot.seed);
         let thresholds = &*THRESHOLDS;

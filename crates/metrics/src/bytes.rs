@@ -1,7 +1,7 @@
 //! The byte form of a metric state, so partial states computed on many machines (Spark
 //! partitions, Ray tasks) can be merged on one.
 //!
-//! Layout, version 4: the 4 bytes `ESMS`, the format version as a little-endian `u16`, then
+//! Layout, version 5: the 4 bytes `ESMS`, the format version as a little-endian `u16`, then
 //! the [`Grouped`] state in [postcard](https://postcard.jamesmunns.com/wire-format)'s wire
 //! format (serde's data model: fields in declaration order, varint integers, `f64` as its 8
 //! little-endian bytes, so NaN and every other value round-trip bit for bit): the metric
@@ -9,8 +9,9 @@
 //! key), each as the bytes of its type's state ([`crate::Accumulator::state`]), read back by
 //! the type's registry entry ([`crate::MetricType::read_state`]). Maps are written sorted by
 //! key, so equal states give equal bytes. A reader refuses other magic bytes and other
-//! versions (the enum layouts of versions 1 and 2, and version 3's `mean` and `win_rate`
-//! without a bootstrap, among them) with a [`MetricError`] that says which; a later version
+//! versions (the enum layouts of versions 1 and 2, version 3's `mean` and `win_rate`
+//! without a bootstrap, and version 4's classification states with a label form, among
+//! them) with a [`MetricError`] that says which; a later version
 //! that changes the layout bumps [`STATE_FORMAT_VERSION`].
 
 use crate::{registry, Grouped, MetricError, MetricState};
@@ -22,7 +23,7 @@ use std::collections::HashMap;
 /// The first bytes of every serialized state.
 pub const STATE_MAGIC: &[u8; 4] = b"ESMS";
 /// The layout version this build writes and reads.
-pub const STATE_FORMAT_VERSION: u16 = 4;
+pub const STATE_FORMAT_VERSION: u16 = 5;
 
 /// The body of a [`Grouped`] state, as written.
 #[derive(Serialize, Deserialize)]

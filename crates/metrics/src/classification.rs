@@ -2,10 +2,10 @@
 //! F1 as single figures, with scikit-learn's `zero_division=np.nan` semantics.
 
 use crate::intervals::wilson;
-use crate::labels::{answer_as, column, labels_as, LabelForm, SeenLabels};
+use crate::values::{column, SeenLabels};
 use crate::FoldMemo;
 use crate::{Figure, MetricError};
-use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
+use arrow::array::{make_array, Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
@@ -29,13 +29,11 @@ pub enum ClassMode {
 /// `positive` is a negative); for multiclass, when both are among `labels` (all values when
 /// `labels` is absent). Every other row is counted as `excluded`, those with a null label
 /// also as `nulls`, and the labels of excluded rows that are not expected are kept in
-/// `seen` (bounded, [`crate::labels::MAX_SEEN_LABELS`]). Values are compared as labels
-/// ([`crate::labels`]): both sides and the options in the wider of the two sides' forms.
+/// `seen` (bounded, [`crate::values::MAX_SEEN_LABELS`]). Both sides arrive as labels
+/// ([`crate::values`]) and the options are labels too, so they compare by value.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Confusion {
     counts: Counts,
-    /// The form the cells are written in: the widest of the sides folded so far.
-    form: LabelForm,
     nulls: u64,
     seen: SeenLabels,
 }
@@ -58,7 +56,7 @@ fn ratio(num: f64, den: f64) -> Option<f64> {
     (den != 0.0).then(|| num / den)
 }
 
-/// The labels a metric accepts, written in the form of the labels it compares them with.
+/// The labels a metric accepts.
 struct Expected {
     positive: String,
     negative: Option<String>,
@@ -90,53 +88,30 @@ impl Confusion {
         labels: Option<Vec<String>>,
         confidence: f64,
     ) -> Self {
+        let label = |l: String| crate::values::label(&l).into_owned();
         Confusion {
             counts: Counts {
                 mode,
-                positive: positive.unwrap_or_default(),
-                negative,
-                labels,
+                positive: positive.map(label).unwrap_or_default(),
+                negative: negative.map(label),
+                labels: labels.map(|ls| ls.into_iter().map(label).collect()),
                 confidence,
                 cells: HashMap::new(),
                 excluded: 0,
             },
-            form: LabelForm::Text,
             nulls: 0,
             seen: SeenLabels::default(),
         }
     }
 
-    /// The options' labels in the state's form.
+    /// The options' labels.
     fn expected(&self) -> Expected {
-        let form = self.form;
         Expected {
-            positive: answer_as(&self.counts.positive, form),
-            negative: self.counts.negative.as_deref().map(|n| answer_as(n, form)),
-            labels: self
-                .counts
-                .labels
-                .as_ref()
-                .map(|ls| ls.iter().map(|l| answer_as(l, form)).collect()),
+            positive: self.counts.positive.clone(),
+            negative: self.counts.negative.clone(),
+            labels: self.counts.labels.clone(),
             multiclass: self.counts.mode == ClassMode::Multiclass,
         }
-    }
-
-    /// Rewrites the cells and seen labels in `form` when it is wider than the state's.
-    fn widen(&mut self, form: LabelForm) {
-        if form <= self.form {
-            return;
-        }
-        self.form = form;
-        let cells = std::mem::take(&mut self.counts.cells);
-        for ((a, p), c) in cells {
-            *self
-                .counts
-                .cells
-                .entry((answer_as(&a, form), answer_as(&p, form)))
-                .or_default() += c;
-        }
-        let expected = self.expected();
-        self.seen.widen(form, |l| expected.accepts(l));
     }
 
     pub fn update(&mut self, gt: &dyn Array, pred: &dyn Array) -> Result<(), MetricError> {
@@ -144,16 +119,15 @@ impl Confusion {
     }
 
     /// [`Confusion::update`]; the binary modes take the 2x2 counts of the same two columns
-    /// and labels from `memo` when another metric has counted them for this batch.
+    /// and labels from `memo` when another metric has counted them for this batch. Both
+    /// sides are label columns ([`crate::values::label_array`]).
     pub fn update_with(
         &mut self,
         gt: &dyn Array,
         pred: &dyn Array,
         memo: Option<&FoldMemo>,
     ) -> Result<(), MetricError> {
-        let form = LabelForm::of(gt.data_type()).max(LabelForm::of(pred.data_type()));
-        self.widen(form);
-        let (ga, pa) = (labels_as(gt, self.form)?, labels_as(pred, self.form)?);
+        let (ga, pa) = (make_array(gt.to_data()), make_array(pred.to_data()));
         let len = ga.len().min(pa.len());
         let expected = self.expected();
         if self.counts.mode != ClassMode::Multiclass {
@@ -161,7 +135,7 @@ impl Confusion {
                 let (pos, neg) = (expected.positive.as_str(), neg.as_str());
                 let count = || binary_counts(&ga, &pa, len, pos, neg);
                 let shared = memo.and_then(|m| {
-                    let tag = format!("{:?}|{pos}|{neg}", self.form);
+                    let tag = format!("{pos}|{neg}");
                     m.pair_counts(gt, pred, &tag, || count().ok())
                 });
                 let own;
@@ -265,18 +239,8 @@ impl Confusion {
         self.counts.cells.len()
     }
 
-    /// Folds `other` in; the cells of the narrower form are rewritten in the wider one.
+    /// Folds `other` in.
     pub fn merge(&mut self, other: &Confusion) {
-        self.widen(other.form);
-        let widened;
-        let other = if other.form < self.form {
-            let mut o = other.clone();
-            o.widen(self.form);
-            widened = o;
-            &widened
-        } else {
-            other
-        };
         self.counts.excluded += other.counts.excluded;
         self.nulls += other.nulls;
         self.seen.merge(&other.seen);
@@ -301,15 +265,7 @@ impl Confusion {
         let quoted = |ls: &mut dyn Iterator<Item = &str>| -> Vec<String> {
             ls.map(|l| format!("{l:?}")).collect()
         };
-        let mut seen = quoted(&mut self.seen.labels());
-        if self.seen.more() {
-            seen.push("...".to_owned());
-        }
-        let seen = if seen.is_empty() {
-            "none".to_owned()
-        } else {
-            seen.join(", ")
-        };
+        let seen = self.seen.listed();
         let e = self.expected();
         let expected = match (self.counts.mode, &e.labels, &e.negative) {
             (ClassMode::Multiclass, Some(ls), _) => {
@@ -349,9 +305,9 @@ impl Confusion {
 
     fn binary_counts(&self) -> (u64, u64, u64, u64) {
         let (mut tp, mut fp, mut tn, mut fn_) = (0, 0, 0, 0);
-        let positive = answer_as(&self.counts.positive, self.form);
+        let positive = &self.counts.positive;
         for ((a, p), c) in &self.counts.cells {
-            match (*a == positive, *p == positive) {
+            match (a == positive, p == positive) {
                 (true, true) => tp += c,
                 (false, true) => fp += c,
                 (false, false) => tn += c,

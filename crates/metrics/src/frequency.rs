@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 /// Count of each distinct value of a field.
 ///
-/// Values are counted as their labels ([`crate::labels`]: text as it is, 0/1 scores as
-/// `0.0` and `1.0`, numbers in their display form). Null is counted as a
+/// Values arrive as their labels ([`crate::values`]: one text per value, `0` and `1` for
+/// 0/1 scores). Null is counted as a
 /// value of its own, reported with a null label after the others; `n` is every row seen, and
 /// `proportion` is count / n. Labels are reported in byte order.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -22,8 +22,8 @@ impl Frequency {
         if let DataType::Dictionary(_, _) = values.data_type() {
             return self.update_dictionary(values);
         }
-        let a = crate::labels::labels(values)?;
-        let text = crate::labels::column(&a)?;
+        let a = values;
+        let text = evalscore_text::TextColumn::new(a, "labels")?;
         self.n += a.len() as u64;
         // Count borrowed strings first: one owned key per distinct value per batch. Fields
         // usually have a handful of values, so a short list scanned from the last hit beats
@@ -66,8 +66,8 @@ impl Frequency {
     /// Counts the keys of a dictionary array, then adds each used value once.
     fn update_dictionary(&mut self, values: &dyn Array) -> Result<(), MetricError> {
         let dict = values.as_any_dictionary();
-        let words = crate::labels::labels(dict.values().as_ref())?;
-        let words_col = crate::labels::column(&words)?;
+        let words = dict.values();
+        let words_col = crate::values::column(words)?;
         let mut counts = vec![0u64; words.len()];
         self.nulls += downcast_dictionary_array! {
             values => count_keys(values.keys(), &mut counts)?,

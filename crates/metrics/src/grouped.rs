@@ -20,12 +20,12 @@ pub struct GroupKeys {
 }
 
 impl GroupKeys {
-    /// Groups the rows of a batch by the labels of `columns` ([`crate::labels::labels`]).
+    /// Groups the rows of a batch by the text of `columns` ([`crate::values::key_text`]).
     pub fn compute(columns: &[ArrayRef]) -> Result<GroupKeys, MetricError> {
         let text: Vec<ArrayRef> = columns
             .iter()
             .map(|c| {
-                crate::labels::labels(c.as_ref()).map_err(|e| {
+                crate::values::key_text(c.as_ref()).map_err(|e| {
                     MetricError::Invalid(format!(
                         "cannot group by a column of type {}: {e}",
                         c.data_type()
@@ -35,7 +35,7 @@ impl GroupKeys {
             .collect::<Result<_, _>>()?;
         let cols: Vec<TextColumn<'_>> = text
             .iter()
-            .map(crate::labels::column)
+            .map(crate::values::column)
             .collect::<Result<_, _>>()?;
         let len = text.first().map_or(0, |c| c.len());
         let mut index: HashMap<Vec<&str>, usize> = HashMap::new();

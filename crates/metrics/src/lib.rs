@@ -23,10 +23,10 @@
 //!
 //! Null rule for every state: null input values are skipped and not counted in `n`, except by
 //! [`Frequency`], which counts null as a value of its own, and [`Confusion`], which counts
-//! rows with a null label as `excluded`. Every metric that reads a field as labels writes
-//! them with [`labels::labels`] (one text per value). A Boolean input is a pass mask of 0/1
-//! scores (true = 1.0), as the scorer kernels return them: every metric reads it as those
-//! scores, and `mean` and `std_dev` count it with popcounts ([`Moments::update_mask`]). An
+//! rows with a null label as `excluded`. Every input is read through one value model
+//! ([`values`]): labels compare by value and are written in one canonical text, numbers
+//! are read as Float64. A Boolean input is a pass mask of 0/1 scores (true = 1), as the
+//! scorer kernels return them: every metric reads it as those scores, and `mean` and `std_dev` count it with popcounts ([`Moments::update_mask`]). An
 //! undefined figure (no values, a zero denominator) is null, never NaN.
 
 mod accumulator;
@@ -38,7 +38,6 @@ mod frequency;
 mod glm;
 mod grouped;
 pub mod intervals;
-pub mod labels;
 mod metric_type;
 mod moments;
 mod parse;
@@ -46,6 +45,7 @@ pub mod reference;
 pub mod registry;
 pub mod types;
 mod user;
+pub mod values;
 
 pub use accumulator::{read_state, Accumulator, MetricState, State};
 pub use classification::{ClassMode, Confusion};
@@ -59,10 +59,6 @@ pub use types::classification::ClassOptions;
 pub use types::mean::Mean;
 pub use types::std_dev::StdDev;
 pub use user::{UserFold, UserState, USER_PARTS_PENDING};
-
-use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::compute::cast;
-use arrow::datatypes::{DataType, Float64Type};
 
 /// Most distinct values a `frequency` metric counts (per group): memory stays bounded by
 /// the limits, not by the input.
@@ -135,17 +131,4 @@ impl evalscore_error::Diagnostic for MetricError {
     }
 }
 
-/// Reads a numeric array as Float64 (other numeric types are cast; text is an error).
-pub(crate) fn numbers(values: &dyn Array) -> Result<arrow::array::Float64Array, MetricError> {
-    match values.data_type() {
-        DataType::Float64 => Ok(values.as_primitive::<Float64Type>().clone()),
-        t if t.is_numeric() || *t == DataType::Boolean || *t == DataType::Null => {
-            let a: ArrayRef = arrow::array::make_array(values.to_data());
-            let c = cast(&a, &DataType::Float64).map_err(MetricError::Arrow)?;
-            Ok(c.as_primitive::<Float64Type>().clone())
-        }
-        t => Err(MetricError::Invalid(format!(
-            "a numeric metric needs numbers, got values of type {t}"
-        ))),
-    }
-}
+pub(crate) use values::numbers;

@@ -103,7 +103,21 @@ impl<'a> ParseCx<'a> {
             })
     }
 
-    /// `labels:`, if given: a list of at least `min` strings (1 or 2), in order.
+    /// The label ([`crate::values::label`]) written at `key`, if given.
+    pub fn label(&self, key: &str) -> Result<Option<String>, TaskError> {
+        Ok(self
+            .text(key)?
+            .map(|t| crate::values::label(&t).into_owned()))
+    }
+
+    /// The label written at `key`, which the metric must give ([`ParseCx::required`]).
+    pub fn required_label(&self, key: &str, example: &str) -> Result<String, TaskError> {
+        let (text, _) = self.required(key, example)?;
+        Ok(crate::values::label(&text).into_owned())
+    }
+
+    /// `labels:`, if given: a list of at least `min` values (1 or 2), in order, each as its
+    /// label ([`crate::values::label`]); two entries of one value are an error.
     pub fn labels(&self, min: usize, example: &str) -> Result<Option<Vec<String>>, TaskError> {
         let Some(n) = self.map.get("labels") else {
             return Ok(None);
@@ -113,13 +127,24 @@ impl<'a> ParseCx<'a> {
         } else {
             "a list of at least two strings"
         };
-        evalscore_task::literal_list(&n.to_json())
+        let written = evalscore_task::literal_list(&n.to_json())
             .filter(|l| l.len() >= min.max(1))
-            .map(Some)
             .ok_or_else(|| {
                 n.err(format!("`labels` must be {what}"))
                     .with_hint(format!("e.g. `labels: {example}`"))
-            })
+            })?;
+        let mut labels: Vec<String> = Vec::with_capacity(written.len());
+        for w in &written {
+            let l = crate::values::label(w).into_owned();
+            if let Some(j) = labels.iter().position(|x| *x == l) {
+                return Err(n.err(format!(
+                    "`labels` lists one value twice: `{}` and `{w}` are both the label `{l}`",
+                    written[j]
+                )));
+            }
+            labels.push(l);
+        }
+        Ok(Some(labels))
     }
 
     /// An error at the metric's mapping.

@@ -81,11 +81,16 @@ pub fn parse_metric(
         fields,
         scorer_type,
     };
-    let (field, mut inputs, mut sources) = if about.reads == MetricReads::Pair {
+    let pair = matches!(about.reads, MetricReads::Pair | MetricReads::NumberPair);
+    let (field, mut inputs, mut sources) = if pair {
         let (gt, gt_node) = cx.required("field_gt", "ground_truth")?;
         let (pred, pred_node) = cx.required("field_pred", "value")?;
-        let gt_source = source(&cx, compiler, "field_gt", &gt, gt_node)?.0;
-        let pred_source = source(&cx, compiler, "field_pred", &pred, pred_node)?.0;
+        let (gt_source, gt_kind) = source(&cx, compiler, "field_gt", &gt, gt_node)?;
+        let (pred_source, pred_kind) = source(&cx, compiler, "field_pred", &pred, pred_node)?;
+        if about.reads == MetricReads::NumberPair {
+            check_numeric(&cx, &gt, gt_node, &gt_source, gt_kind)?;
+            check_numeric(&cx, &pred, pred_node, &pred_source, pred_kind)?;
+        }
         (
             format!("{gt},{pred}"),
             vec![gt, pred],

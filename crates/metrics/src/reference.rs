@@ -21,6 +21,7 @@ fn reads(r: MetricReads) -> &'static str {
         MetricReads::Labels => "`field` (labels: text, numbers or booleans)",
         MetricReads::Values => "`field` (any values, handed to the functions as they are)",
         MetricReads::Pair => "`field_gt` and `field_pred` (labels)",
+        MetricReads::NumberPair => "`field_gt` and `field_pred` (numbers)",
         MetricReads::Battle => "`field` (the verdict: labels) and `model_a`, `model_b` (the models of each battle: columns or templates)",
         MetricReads::Lengths => "`field` (the verdict: labels) and `output_a`, `output_b` (the two answers, for their lengths: columns or templates)",
         MetricReads::FieldGroup => {

@@ -49,6 +49,8 @@ pub enum MetricReads {
     Values,
     /// A ground truth and a prediction (`field_gt:`, `field_pred:`), read as labels.
     Pair,
+    /// Two fields of numbers (`field_gt:`, `field_pred:`), read as numbers: correlations.
+    NumberPair,
     /// A score (`field:`, numbers) and its 0/1 truth (`field_gt:`, numbers or booleans).
     ScoreTruth,
     /// A field (`field:`, numbers) and the group each row belongs to (`group:`, a column or
@@ -66,7 +68,7 @@ impl MetricReads {
     /// The task keys that name what it reads, in the order "allowed keys" lists them.
     pub fn keys(self) -> &'static [&'static str] {
         match self {
-            MetricReads::Pair => &["field_gt", "field_pred"],
+            MetricReads::Pair | MetricReads::NumberPair => &["field_gt", "field_pred"],
             MetricReads::ScoreTruth => &["field", "field_gt"],
             MetricReads::FieldGroup => &["field", "group"],
             MetricReads::Battle => &["field", "model_a", "model_b"],
@@ -77,7 +79,10 @@ impl MetricReads {
 
     /// Whether every field it reads must be numeric.
     pub fn numeric(self) -> bool {
-        matches!(self, MetricReads::Numbers | MetricReads::ScoreTruth)
+        matches!(
+            self,
+            MetricReads::Numbers | MetricReads::ScoreTruth | MetricReads::NumberPair
+        )
     }
 }
 

@@ -6,13 +6,14 @@
 //! batches, files and machines.
 //!
 //! A row with a null label on either side is left out and not counted in `n`. Labels are
-//! compared as the text [`crate::labels::labels`] gives each side.
+//! compared by value ([`crate::values`]).
 
 use crate::accumulator::{first, State};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_CONFUSION_CELLS};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
+use evalscore_text::TextColumn;
 use std::collections::BTreeMap;
 
 /// An agreement metric type over label pairs.
@@ -247,6 +248,10 @@ pub fn matthews(m: &[Vec<f64>]) -> Option<f64> {
 }
 
 impl State for PairCounts {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Pair
+    }
+
     fn metric_type(&self) -> &'static str {
         match self.measure {
             Measure::CohenKappa => COHEN_KAPPA.about.name,
@@ -256,12 +261,14 @@ impl State for PairCounts {
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let gt = crate::labels::labels(first(inputs)?)?;
+        let gt = first(inputs)?;
         let pred = inputs
             .get(1)
             .ok_or_else(|| MetricError::Invalid("agreement needs two inputs".to_owned()))?;
-        let pred = crate::labels::labels(*pred)?;
-        let (g, p) = (crate::labels::column(&gt)?, crate::labels::column(&pred)?);
+        let (g, p) = (
+            TextColumn::new(gt, "labels")?,
+            TextColumn::new(*pred, "labels")?,
+        );
         // Runs of equal pairs are counted once per run: label columns repeat.
         let mut run: Option<(&str, &str, u64)> = None;
         for i in 0..gt.len() {

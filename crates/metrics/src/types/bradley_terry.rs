@@ -19,6 +19,7 @@ use crate::types::win_rate::{parse_verdicts, Verdicts};
 use crate::{Figure, MetricError};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
+use evalscore_text::TextColumn;
 use std::collections::BTreeMap;
 
 /// Most models a `bradley_terry` state holds.
@@ -178,20 +179,22 @@ impl Battles {
 }
 
 impl State for Battles {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Battle
+    }
+
     fn metric_type(&self) -> &'static str {
         ABOUT.name
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let verdict = crate::labels::labels(first(inputs)?)?;
+        let verdict = first(inputs)?;
         let missing =
             || MetricError::Invalid("`bradley_terry` needs model_a and model_b".to_owned());
-        let a = crate::labels::labels(*inputs.get(1).ok_or_else(missing)?)?;
-        let b = crate::labels::labels(*inputs.get(2).ok_or_else(missing)?)?;
         let (v, a, b) = (
-            crate::labels::column(&verdict)?,
-            crate::labels::column(&a)?,
-            crate::labels::column(&b)?,
+            TextColumn::new(verdict, "labels")?,
+            TextColumn::new(*inputs.get(1).ok_or_else(missing)?, "labels")?,
+            TextColumn::new(*inputs.get(2).ok_or_else(missing)?, "labels")?,
         );
         for i in 0..verdict.len() {
             let (Some(v), Some(a), Some(b)) = (v.get(i), a.get(i), b.get(i)) else {

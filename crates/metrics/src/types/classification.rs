@@ -127,11 +127,11 @@ impl Kind for ClassificationMetric {
         let mut positive_answer = None;
         let mut negative_answer = None;
         if self.mode != ClassMode::Multiclass {
-            positive_answer = Some(cx.required("positive_answer", "\"yes\"")?.0);
+            positive_answer = Some(cx.required_label("positive_answer", "\"yes\"")?);
             negative_answer = if self.mode == ClassMode::Binary {
-                Some(cx.required("negative_answer", "\"no\"")?.0)
+                Some(cx.required_label("negative_answer", "\"no\"")?)
             } else {
-                cx.text("negative_answer")?
+                cx.label("negative_answer")?
             };
             if positive_answer == negative_answer {
                 return Err(cx
@@ -163,6 +163,10 @@ impl Kind for ClassificationMetric {
 }
 
 impl State for Confusion {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Pair
+    }
+
     fn metric_type(&self) -> &'static str {
         let mode = self.mode();
         ENTRIES

@@ -27,7 +27,7 @@ const fn about(name: &'static str, doc: &'static str, example: &'static str) -> 
     About {
         name,
         doc,
-        reads: MetricReads::Pair,
+        reads: MetricReads::NumberPair,
         options: &[],
         example,
         figures: "`value`",
@@ -204,6 +204,10 @@ fn kendall(pairs: &[(f64, f64, f64)]) -> Option<f64> {
 }
 
 impl State for NumberPairs {
+    fn reads(&self) -> MetricReads {
+        MetricReads::NumberPair
+    }
+
     fn metric_type(&self) -> &'static str {
         match self.coefficient {
             Coefficient::Pearson => PearsonMetric::ABOUT.name,

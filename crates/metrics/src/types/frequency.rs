@@ -27,6 +27,10 @@ impl Simple for FrequencyMetric {
 }
 
 impl State for Frequency {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Labels
+    }
+
     fn metric_type(&self) -> &'static str {
         FrequencyMetric::ABOUT.name
     }

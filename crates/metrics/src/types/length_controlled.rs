@@ -24,6 +24,7 @@ use crate::types::win_rate::{parse_verdicts, Verdicts};
 use crate::{Figure, MetricError};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
+use evalscore_text::TextColumn;
 
 /// Most rows a `length_controlled_win_rate` state holds (per group).
 pub const MAX_ROWS: usize = 1_000_000;
@@ -100,12 +101,16 @@ pub struct LengthRows {
 }
 
 impl State for LengthRows {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Lengths
+    }
+
     fn metric_type(&self) -> &'static str {
         ABOUT.name
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let verdict = crate::labels::labels(first(inputs)?)?;
+        let verdict = first(inputs)?;
         let needs = if self.with_difficulty { 4 } else { 3 };
         if inputs.len() < needs {
             return Err(MetricError::Invalid(format!(
@@ -118,8 +123,6 @@ impl State for LengthRows {
                 }
             )));
         }
-        let a = crate::labels::labels(inputs[1])?;
-        let b = crate::labels::labels(inputs[2])?;
         let difficulty = match self.with_difficulty {
             true => Some(crate::numbers(inputs[3]).map_err(|_| {
                 MetricError::Invalid(format!(
@@ -131,9 +134,9 @@ impl State for LengthRows {
             false => None,
         };
         let (v, a, b) = (
-            crate::labels::column(&verdict)?,
-            crate::labels::column(&a)?,
-            crate::labels::column(&b)?,
+            TextColumn::new(verdict, "labels")?,
+            TextColumn::new(inputs[1], "answers")?,
+            TextColumn::new(inputs[2], "answers")?,
         );
         let labels = &self.verdicts;
         for i in 0..verdict.len() {

@@ -61,6 +61,10 @@ impl Mean {
 }
 
 impl State for Mean {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Numbers
+    }
+
     fn metric_type(&self) -> &'static str {
         ABOUT.name
     }

@@ -53,6 +53,10 @@ impl Simple for MaxMetric {
 }
 
 impl State for Extremum {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Numbers
+    }
+
     fn metric_type(&self) -> &'static str {
         if self.largest() {
             MaxMetric::ABOUT.name

@@ -15,6 +15,7 @@ use crate::{Figure, MetricError, MAX_GROUPS};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Float64Type};
 use evalscore_task::{MetricReads, TaskError};
+use evalscore_text::TextColumn;
 use std::collections::BTreeMap;
 
 /// The `pass_at_k` metric type.
@@ -92,6 +93,10 @@ pub fn estimate(n: u64, c: u64, k: u64) -> f64 {
 }
 
 impl State for PassAtK {
+    fn reads(&self) -> MetricReads {
+        MetricReads::FieldGroup
+    }
+
     fn metric_type(&self) -> &'static str {
         ABOUT.name
     }
@@ -115,8 +120,7 @@ impl State for PassAtK {
         let group = inputs
             .get(1)
             .ok_or_else(|| MetricError::Invalid("`pass_at_k` needs a group".to_owned()))?;
-        let group = crate::labels::labels(*group)?;
-        let column = crate::labels::column(&group)?;
+        let column = TextColumn::new(*group, "labels")?;
         for i in 0..correct.len() {
             let (Some(problem), false) = (column.get(i), correct.is_null(i)) else {
                 continue;

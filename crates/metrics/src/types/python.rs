@@ -55,6 +55,10 @@ impl Kind for UserMetric {
 }
 
 impl State for UserState {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Values
+    }
+
     fn metric_type(&self) -> &'static str {
         ABOUT.name
     }

@@ -202,6 +202,10 @@ fn average_precision(sorted: &[(f64, f64, f64)]) -> Option<f64> {
 }
 
 impl State for ScoredTruths {
+    fn reads(&self) -> MetricReads {
+        MetricReads::ScoreTruth
+    }
+
     fn metric_type(&self) -> &'static str {
         let about = match self.ranking {
             Ranking::RocAuc => ROC_AUC.about,

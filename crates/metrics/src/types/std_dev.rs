@@ -31,6 +31,10 @@ impl Simple for StdDevMetric {
 pub struct StdDev(Moments);
 
 impl State for StdDev {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Numbers
+    }
+
     fn metric_type(&self) -> &'static str {
         StdDevMetric::ABOUT.name
     }

@@ -12,6 +12,7 @@ use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, Moments};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
+use evalscore_text::TextColumn;
 
 /// The `win_rate` metric type.
 pub struct WinRateMetric;
@@ -116,7 +117,7 @@ pub(crate) fn parse_verdicts(cx: &ParseCx<'_>) -> Result<Verdicts, TaskError> {
     let mut v = Verdicts::default();
     for (key, slot) in [("a", &mut v.a), ("b", &mut v.b), ("tie", &mut v.tie)] {
         if let Some(node) = map.get(key) {
-            *slot = node.scalar_string(key)?;
+            *slot = crate::values::label(&node.scalar_string(key)?).into_owned();
         }
     }
     if v.a == v.b || v.a == v.tie || v.b == v.tie {
@@ -144,13 +145,17 @@ pub struct WinRate {
 }
 
 impl State for WinRate {
+    fn reads(&self) -> MetricReads {
+        MetricReads::Labels
+    }
+
     fn metric_type(&self) -> &'static str {
         ABOUT.name
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let labels = crate::labels::labels(first(inputs)?)?;
-        let column = crate::labels::column(&labels)?;
+        let labels = first(inputs)?;
+        let column = TextColumn::new(labels, "labels")?;
         let v = &self.verdicts;
         let score = |i: usize| v.halves(column.get(i));
         let mut tally = |s: Option<u8>| match s {

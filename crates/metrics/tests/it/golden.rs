@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use arrow::array::{Float64Array, StringArray};
+use evalscore_metrics::values;
 use evalscore_metrics::{
     ClassMode, Confusion, Figure, GroupKeys, Grouped, Mean, MetricState, StdDev,
 };
@@ -65,7 +66,15 @@ fn assert_confusion(state: &MetricState, want: &Value, name: &str) {
         .into_iter()
         .map(|(a, p, c)| serde_json::json!({"actual": a, "predicted": p, "count": c}))
         .collect();
-    assert_eq!(&Value::Array(cells), want, "{name} confusion");
+    // scikit-learn's labels as evalscore writes them (`true` is the label `1`)
+    let label = |v: &Value| Value::from(values::label(v.as_str().unwrap()).into_owned());
+    let want: Vec<Value> = want
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::json!({"actual": label(&c["actual"]), "predicted": label(&c["predicted"]), "count": c["count"]}))
+        .collect();
+    assert_eq!(cells, want, "{name} confusion");
 }
 
 fn get<'a>(figs: &'a [Figure], stat: &str, label: Option<&str>) -> &'a Figure {

@@ -1,11 +1,11 @@
-//! One text per value: every metric that reads a field as labels writes it the same way, the
-//! two sides of a classification metric and its options compare by value, and a metric that
-//! excludes most rows says which labels it saw.
+//! One text per value: every metric that reads a field as labels writes it the same way
+//! ([`evalscore_metrics::values`]), the two sides of a classification metric and its options
+//! compare by value, and a metric that excludes most rows says which labels it saw.
 #![allow(clippy::unwrap_used)]
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
 use evalscore_metrics::bytes::STATE_FORMAT_VERSION;
-use evalscore_metrics::labels::{answer_as, labels, LabelForm, MAX_SEEN_LABELS};
+use evalscore_metrics::values::{label, label_array, MAX_SEEN_LABELS};
 use evalscore_metrics::{ClassMode, Confusion, Frequency, GroupKeys, Grouped, MetricState};
 use std::sync::Arc;
 
@@ -82,7 +82,7 @@ fn each_type_has_one_text() {
     let cases: Vec<(ArrayRef, Vec<Option<&str>>)> = vec![
         (
             Arc::new(pass_mask()),
-            vec![Some("1.0"), Some("0.0"), Some("1.0"), None, Some("1.0")],
+            vec![Some("1"), Some("0"), Some("1"), None, Some("1")],
         ),
         (
             Arc::new(Float64Array::from(vec![
@@ -90,20 +90,35 @@ fn each_type_has_one_text() {
                 Some(0.5),
                 None,
                 Some(1e20),
+                Some(f64::NAN),
+                Some(1e300),
             ])),
-            vec![Some("1.0"), Some("0.5"), None, Some("1e20")],
+            vec![
+                Some("1"),
+                Some("0.5"),
+                None,
+                Some("100000000000000000000"),
+                None,
+                Some("1e300"),
+            ],
         ),
         (
             Arc::new(Int64Array::from(vec![Some(3), Some(-1), None])),
             vec![Some("3"), Some("-1"), None],
         ),
         (
-            Arc::new(StringArray::from(vec![Some("1"), Some("true"), None])),
-            vec![Some("1"), Some("true"), None],
+            Arc::new(StringArray::from(vec![
+                Some("1"),
+                Some("true"),
+                None,
+                Some("01"),
+                Some(" 2.50"),
+            ])),
+            vec![Some("1"), Some("1"), None, Some("01"), Some("2.5")],
         ),
     ];
     for (a, want) in cases {
-        let got = texts(&labels(a.as_ref()).unwrap());
+        let got = texts(&label_array(a.as_ref()).unwrap());
         let want: Vec<Option<String>> = want.into_iter().map(|w| w.map(str::to_owned)).collect();
         assert_eq!(got, want, "{}", a.data_type());
         // frequency counts the same texts
@@ -126,7 +141,7 @@ fn each_type_has_one_text() {
         counted.dedup();
         assert_eq!(counted, distinct, "{}", a.data_type());
     }
-    // group_by keys too: a boolean column groups as its 0/1 scores
+    // group_by keys are identities in their own type's text, not values
     let keys = GroupKeys::compute(&[Arc::new(pass_mask()) as ArrayRef]).unwrap();
     assert_eq!(keys.keys, [vec!["1.0".to_owned()], vec!["0.0".to_owned()]]);
     assert_eq!(keys.rows, [vec![0, 2, 4], vec![1]]);
@@ -140,14 +155,14 @@ fn a_field_compared_with_itself_has_accuracy_one() {
     assert_eq!(stat(&s, "accuracy"), Some(1.0));
     assert_eq!(stat(&s, "support"), Some(4.0));
     assert_eq!(stat(&s, "excluded"), Some(1.0));
-    assert_eq!(cells(&s), [cell("0.0", "0.0", 1), cell("1.0", "1.0", 3)]);
+    assert_eq!(cells(&s), [cell("0", "0", 1), cell("1", "1", 3)]);
     let classes: Vec<Option<String>> = s
         .finish()
         .into_iter()
         .filter(|(_, f)| f.stat == "support" && f.label.is_some())
         .map(|(_, f)| f.label)
         .collect();
-    assert_eq!(classes, [Some("0.0".to_owned()), Some("1.0".to_owned())]);
+    assert_eq!(classes, [Some("0".to_owned()), Some("1".to_owned())]);
 }
 
 /// `positive_answer` / `negative_answer` spelled `1`, `1.0` or `true` on a 0/1 field give
@@ -184,10 +199,10 @@ fn answers_in_any_spelling_of_the_value_agree() {
     assert_eq!(
         cells,
         &[
-            cell("0.0", "0.0", 2),
-            cell("0.0", "1.0", 1),
-            cell("1.0", "0.0", 1),
-            cell("1.0", "1.0", 2),
+            cell("0", "0", 2),
+            cell("0", "1", 1),
+            cell("1", "0", 1),
+            cell("1", "1", 2),
         ]
     );
     for r in &results[1..] {
@@ -205,7 +220,7 @@ fn answers_in_any_spelling_of_the_value_agree() {
 }
 
 /// An integer 0/1 column against a pass mask counts 1 = 1.0; text that reads as a number or
-/// a boolean compares by value with a numeric side, other text stays as it is.
+/// a boolean is that number, on any side; other text stays as it is.
 #[test]
 fn labels_compare_by_value_across_types() {
     let human = Int64Array::from(vec![Some(1), Some(0), Some(1), None, Some(0)]);
@@ -213,14 +228,10 @@ fn labels_compare_by_value_across_types() {
     let s = multiclass(&human, &is_correct);
     assert_eq!(
         cells(&s),
-        [
-            cell("0.0", "0.0", 2),
-            cell("1.0", "0.0", 1),
-            cell("1.0", "1.0", 1)
-        ]
+        [cell("0", "0", 2), cell("1", "0", 1), cell("1", "1", 1)]
     );
     assert_eq!(stat(&s, "accuracy"), Some(0.75));
-    // integer against integer stays in digits; `labels:` in any spelling
+    // `labels:` in any spelling
     let s = folded(
         &kind(ClassMode::Multiclass, None, None, Some(&["1.0", "false"])),
         &human,
@@ -234,22 +245,21 @@ fn labels_compare_by_value_across_types() {
     assert_eq!(
         cells(&s),
         [
-            cell("0.0", "0.0", 1),
-            cell("0.0", "0.5", 1),
-            cell("1.0", "1.0", 2),
-            cell("yes", "1.0", 1)
+            cell("0", "0", 1),
+            cell("0", "0.5", 1),
+            cell("1", "1", 2),
+            cell("yes", "1", 1)
         ]
     );
-    // text against text compares exactly
+    // text against text compares by value too: equality is one relation, transitive
     let other = StringArray::from(vec!["1.0", "false", "yes", "1", "0"]);
     let s = multiclass(&text, &other);
-    assert_eq!(stat(&s, "accuracy"), Some(0.6));
-    assert_eq!(answer_as("1", LabelForm::Float), "1.0");
-    assert_eq!(answer_as("TRUE", LabelForm::Integer), "1");
-    assert_eq!(answer_as("2.0", LabelForm::Integer), "2");
-    assert_eq!(answer_as("2.5", LabelForm::Integer), "2.5");
-    assert_eq!(answer_as("yes", LabelForm::Float), "yes");
-    assert_eq!(answer_as("1", LabelForm::Text), "1");
+    assert_eq!(stat(&s, "accuracy"), Some(1.0));
+    assert_eq!(label("1"), "1");
+    assert_eq!(label("TRUE"), "1");
+    assert_eq!(label("2.0"), "2");
+    assert_eq!(label("2.5"), "2.5");
+    assert_eq!(label("yes"), "yes");
 }
 
 /// A binary metric whose answers match no label excludes every row and says which labels
@@ -273,7 +283,7 @@ fn a_metric_that_excludes_most_rows_says_which_labels_it_saw() {
     );
     assert_eq!(
         s.exclusion_warning().unwrap(),
-        r#"excluded 5 of 5 rows (1 with a null label); other labels seen: "0.0", "1.0"; expected: "pass" (positive), "fail" (negative)"#
+        r#"excluded 5 of 5 rows (1 with a null label); other labels seen: "0", "1"; expected: "pass" (positive), "fail" (negative)"#
     );
     let s = folded(
         &kind(ClassMode::Multiclass, None, None, Some(&["a", "b"])),
@@ -353,22 +363,21 @@ fn exclusion_counts_and_seen_labels_merge() {
     }
 }
 
-/// States of the enum layouts before the registry (versions 1 and 2) are refused, naming
-/// their version; a state over text labels merged with one over numbers has its cells
-/// rewritten as their values.
+/// States of older layouts (versions 1 to 4) are refused, naming their version; a state over
+/// text labels merged with one over numbers adds up the same labels.
 #[test]
-fn older_layouts_are_refused_and_text_states_widen() {
+fn older_layouts_are_refused_and_labels_merge_by_value() {
     let k = kind(ClassMode::Multiclass, None, None, None);
     let text = StringArray::from(vec!["1", "0"]);
     let old = folded(&k, &text, &text);
     let bytes = old.to_bytes().unwrap();
     assert_eq!(bytes[4..6], STATE_FORMAT_VERSION.to_le_bytes());
-    for version in [1u8, 2, 3] {
+    for version in [1u8, 2, 3, 4] {
         let mut older = bytes.clone();
         older[4] = version;
         assert_eq!(
             Grouped::from_bytes(&older).unwrap_err().to_string(),
-            format!("a metric state of format version {version}; this build reads version 4")
+            format!("a metric state of format version {version}; this build reads version 5")
         );
     }
     let read = Grouped::from_bytes(&bytes).unwrap();
@@ -376,8 +385,5 @@ fn older_layouts_are_refused_and_text_states_widen() {
     let mut merged = read;
     let mask = BooleanArray::from(vec![true, true]);
     merged.merge(&folded(&k, &mask, &mask)).unwrap();
-    assert_eq!(
-        cells(&merged),
-        [cell("0.0", "0.0", 1), cell("1.0", "1.0", 3)]
-    );
+    assert_eq!(cells(&merged), [cell("0", "0", 1), cell("1", "1", 3)]);
 }

@@ -107,7 +107,7 @@ fn equal_states_give_equal_bytes_and_the_header_is_documented() {
     assert_eq!(&b1[..4], b"ESMS");
     assert_eq!(&b1[..4], STATE_MAGIC);
     assert_eq!(b1[4..6], STATE_FORMAT_VERSION.to_le_bytes());
-    assert_eq!(STATE_FORMAT_VERSION, 4);
+    assert_eq!(STATE_FORMAT_VERSION, 5);
 }
 
 #[test]
@@ -120,10 +120,10 @@ fn foreign_newer_damaged_and_mismatched_states_are_refused() {
         "not an evalscore metric state (the bytes do not start with `ESMS`)"
     );
     let mut newer = bytes.clone();
-    newer[4] = 5;
+    newer[4] = 6;
     assert_eq!(
         Grouped::from_bytes(&newer).unwrap_err().to_string(),
-        "a metric state of format version 5; this build reads version 4"
+        "a metric state of format version 6; this build reads version 5"
     );
     assert_eq!(
         Grouped::from_bytes(&bytes[..5]).unwrap_err().to_string(),
