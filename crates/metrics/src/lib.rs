@@ -33,6 +33,7 @@ mod accumulator;
 pub mod bootstrap;
 pub mod bytes;
 mod classification;
+pub mod dropped;
 mod fold_memo;
 mod frequency;
 mod glm;

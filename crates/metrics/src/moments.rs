@@ -14,10 +14,14 @@ pub struct Moments {
     sum_sq: Dd,
     /// Values other than 0 and 1 seen; the mean's interval is Wilson only when none was.
     non_binary: u64,
+    /// Values left out: null and NaN ([`Moments::dropped`]).
+    nulls: u64,
+    nan: u64,
 }
 
 impl Moments {
     pub fn update(&mut self, values: &Float64Array) {
+        self.nulls += values.null_count() as u64;
         // Scores are mostly 0/1: count those exactly, 64 rows at a time with masks and
         // popcounts (the loops vectorize), and keep double-double work for the rest.
         let v = values.values();
@@ -34,8 +38,9 @@ impl Moments {
             let mut rest = valid & !(one | zero);
             while rest != 0 {
                 let x = chunk[rest.trailing_zeros() as usize];
-                if !x.is_nan() {
-                    this.add_general(x);
+                match x.is_nan() {
+                    false => this.add_general(x),
+                    true => this.nan += 1,
                 }
                 rest &= rest - 1;
             }
@@ -71,6 +76,7 @@ impl Moments {
     /// Folds 0/1 scores given as a pass mask (true = 1.0): counted with popcounts, the same
     /// figures as [`Moments::update`] over the Float64 scores. Null rows are skipped.
     pub fn update_mask(&mut self, mask: &BooleanArray) {
+        self.nulls += mask.null_count() as u64;
         let (n, ones) = match mask.nulls().filter(|n| n.null_count() > 0) {
             None => (mask.len(), mask.values().count_set_bits()),
             Some(nulls) => (
@@ -127,12 +133,19 @@ impl Moments {
     pub fn merge(&mut self, other: &Moments) {
         self.n += other.n;
         self.non_binary += other.non_binary;
+        self.nulls += other.nulls;
+        self.nan += other.nan;
         self.sum = self.sum.add(other.sum);
         self.sum_sq = self.sum_sq.add(other.sum_sq);
     }
 
     pub fn n(&self) -> u64 {
         self.n
+    }
+
+    /// The values left out (null, NaN), and the warning they give with `n`.
+    pub fn dropped(&self) -> Option<String> {
+        dropped_warning(self.n, self.nulls, self.nan)
     }
 
     /// `sum / n`, null for no values.
@@ -256,6 +269,8 @@ pub struct Extremum {
     largest: bool,
     n: u64,
     value: Option<f64>,
+    nulls: u64,
+    nan: u64,
 }
 
 impl Extremum {
@@ -264,6 +279,8 @@ impl Extremum {
             largest: false,
             n: 0,
             value: None,
+            nulls: 0,
+            nan: 0,
         }
     }
 
@@ -275,7 +292,12 @@ impl Extremum {
     }
 
     pub fn update(&mut self, values: &Float64Array) {
-        for v in values.iter().flatten().filter(|v| !v.is_nan()) {
+        self.nulls += values.null_count() as u64;
+        for v in values.iter().flatten() {
+            if v.is_nan() {
+                self.nan += 1;
+                continue;
+            }
             self.n += 1;
             self.fold(v);
         }
@@ -291,6 +313,8 @@ impl Extremum {
 
     pub fn merge(&mut self, other: &Extremum) {
         self.n += other.n;
+        self.nulls += other.nulls;
+        self.nan += other.nan;
         if let Some(v) = other.value {
             self.fold(v);
         }
@@ -298,6 +322,11 @@ impl Extremum {
 
     pub fn n(&self) -> u64 {
         self.n
+    }
+
+    /// The warning of the values left out (null, NaN).
+    pub fn dropped(&self) -> Option<String> {
+        dropped_warning(self.n, self.nulls, self.nan)
     }
 
     /// Whether it keeps the largest value (`max`) rather than the smallest (`min`).
@@ -404,4 +433,12 @@ mod tests {
             assert_eq!(c.sum(), (ones + (to - from - valid)) as f64);
         }
     }
+}
+
+/// The warning of a numeric state that kept `n` values and left out `nulls` and `nan`.
+fn dropped_warning(n: u64, nulls: u64, nan: u64) -> Option<String> {
+    let mut d = crate::dropped::Dropped::default();
+    d.add(crate::dropped::NULL, nulls);
+    d.add(crate::dropped::NAN, nan);
+    d.warning(n + nulls + nan, None)
 }

@@ -9,6 +9,7 @@
 //! compared by value ([`crate::values`]).
 
 use crate::accumulator::{first, State};
+use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_CONFUSION_CELLS};
 use arrow::array::Array;
@@ -138,6 +139,7 @@ impl Kind for AgreementMetric {
             labels: options.labels.clone(),
             weights: options.weights,
             counts: BTreeMap::new(),
+            nulls: 0,
         }
     }
 }
@@ -149,6 +151,8 @@ pub struct PairCounts {
     labels: Option<Vec<String>>,
     weights: Weights,
     counts: BTreeMap<(String, String), u64>,
+    /// Rows with a null label on either side.
+    nulls: u64,
 }
 
 impl PairCounts {
@@ -273,6 +277,7 @@ impl State for PairCounts {
         let mut run: Option<(&str, &str, u64)> = None;
         for i in 0..gt.len() {
             let (Some(a), Some(b)) = (g.get(i), p.get(i)) else {
+                self.nulls += 1;
                 continue;
             };
             match &mut run {
@@ -295,6 +300,28 @@ impl State for PairCounts {
         for (pair, n) in &other.counts {
             *self.counts.entry(pair.clone()).or_default() += n;
         }
+        self.nulls += other.nulls;
+    }
+
+    /// Rows with a null label, and those with a label outside `labels:` (left out of the
+    /// matrix when the figures are made).
+    fn exclusion_warning(&self) -> Option<String> {
+        let mut dropped = Dropped::default();
+        dropped.add(dropped::NULL, self.nulls);
+        let mut rows = self.nulls;
+        for ((a, b), n) in &self.counts {
+            rows += n;
+            let Some(labels) = &self.labels else { continue };
+            let outside = [a, b].into_iter().filter(|l| !labels.contains(l));
+            dropped.other_labels(outside.map(String::as_str), *n);
+        }
+        let expected = self.labels.as_ref().map(|ls| {
+            ls.iter()
+                .map(|l| format!("{l:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        dropped.warning(rows, expected.as_deref())
     }
 
     fn check_size(&self) -> Result<(), MetricError> {

@@ -14,12 +14,16 @@
 //! `confidence`. Its cost is replicates × battles draws, at finish.
 
 use crate::accumulator::{first, State};
+use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::types::win_rate::{parse_verdicts, Verdicts};
 use crate::{Figure, MetricError};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
 use evalscore_text::TextColumn;
+
+/// Why a battle of a model against itself is left out.
+const SELF_BATTLE: &str = "of a model against itself";
 use std::collections::BTreeMap;
 
 /// Most models a `bradley_terry` state holds.
@@ -79,6 +83,7 @@ impl Kind for BradleyTerryMetric {
             seed: options.seed,
             confidence: setup.confidence,
             outcomes: BTreeMap::new(),
+            dropped: Dropped::default(),
         }
     }
 }
@@ -91,6 +96,8 @@ pub struct Battles {
     seed: u64,
     confidence: f64,
     outcomes: BTreeMap<(String, String), [u64; 3]>,
+    /// Battles left out: a null verdict or model, another verdict, a model against itself.
+    dropped: Dropped,
 }
 
 /// The models and, per ordered pair (i, j), i's wins over j with ties as halves.
@@ -198,6 +205,7 @@ impl State for Battles {
         );
         for i in 0..verdict.len() {
             let (Some(v), Some(a), Some(b)) = (v.get(i), a.get(i), b.get(i)) else {
+                self.dropped.add(dropped::NULL, 1);
                 continue;
             };
             // Outcome slots: A won, B won, a tie.
@@ -205,9 +213,13 @@ impl State for Battles {
                 Some(2) => 0,
                 Some(0) => 1,
                 Some(_) => 2,
-                None => continue,
+                None => {
+                    self.dropped.other_label(v);
+                    continue;
+                }
             };
             if a == b {
+                self.dropped.add(SELF_BATTLE, 1);
                 continue;
             }
             self.outcomes
@@ -224,6 +236,13 @@ impl State for Battles {
                 c[k] += counts[k];
             }
         }
+        self.dropped.merge(&other.dropped);
+    }
+
+    fn exclusion_warning(&self) -> Option<String> {
+        let kept: u64 = self.outcomes.values().flatten().sum();
+        let rows = kept + self.dropped.total();
+        self.dropped.warning(rows, Some(&self.verdicts.expected()))
     }
 
     fn check_size(&self) -> Result<(), MetricError> {

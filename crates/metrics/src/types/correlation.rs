@@ -9,6 +9,7 @@
 //! A row with a null or NaN on either side is left out and not counted in `n`.
 
 use crate::accumulator::{first, State};
+use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Setup, Simple};
 use crate::{Figure, MetricError, MAX_DISTINCT_VALUES};
 use arrow::array::Array;
@@ -81,6 +82,8 @@ impl Simple for KendallMetric {
 pub struct NumberPairs {
     coefficient: Coefficient,
     counts: BTreeMap<(u64, u64), u64>,
+    /// Rows left out: a null or NaN on either side.
+    dropped: Dropped,
 }
 
 impl NumberPairs {
@@ -88,6 +91,7 @@ impl NumberPairs {
         NumberPairs {
             coefficient,
             counts: BTreeMap::new(),
+            dropped: Dropped::default(),
         }
     }
 
@@ -224,10 +228,12 @@ impl State for NumberPairs {
         let y = crate::numbers(*y)?;
         for i in 0..x.len() {
             if x.is_null(i) || y.is_null(i) {
+                self.dropped.add(dropped::NULL, 1);
                 continue;
             }
             let (a, b) = (x.value(i), y.value(i));
             if a.is_nan() || b.is_nan() {
+                self.dropped.add(dropped::NAN, 1);
                 continue;
             }
             // `+ 0.0` makes `-0.0` the same pair as `0.0`.
@@ -243,6 +249,12 @@ impl State for NumberPairs {
         for (pair, n) in &other.counts {
             *self.counts.entry(*pair).or_default() += n;
         }
+        self.dropped.merge(&other.dropped);
+    }
+
+    fn exclusion_warning(&self) -> Option<String> {
+        let kept: u64 = self.counts.values().sum();
+        self.dropped.warning(kept + self.dropped.total(), None)
     }
 
     fn check_size(&self) -> Result<(), MetricError> {

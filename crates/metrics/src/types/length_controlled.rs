@@ -18,6 +18,7 @@
 //! left out and counted as `excluded`.
 
 use crate::accumulator::{first, State};
+use crate::dropped::{self, Dropped};
 use crate::glm::{fit_cv, fold_of, sigmoid, Row, FEATURES, FOLDS};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::types::win_rate::{parse_verdicts, Verdicts};
@@ -81,7 +82,7 @@ impl Kind for LengthControlledMetric {
             scores: Vec::new(),
             deltas: Vec::new(),
             difficulty: Vec::new(),
-            excluded: 0,
+            dropped: Dropped::default(),
         }
     }
 }
@@ -97,7 +98,7 @@ pub struct LengthRows {
     deltas: Vec<i64>,
     /// Per row, the difficulty (empty without one).
     difficulty: Vec<f64>,
-    excluded: u64,
+    dropped: Dropped,
 }
 
 impl State for LengthRows {
@@ -141,19 +142,22 @@ impl State for LengthRows {
         let labels = &self.verdicts;
         for i in 0..verdict.len() {
             let Some(score) = labels.halves(v.get(i)) else {
-                self.excluded += 1;
+                labels.drop_verdict(v.get(i), &mut self.dropped);
                 continue;
             };
             let (Some(a), Some(b)) = (a.get(i), b.get(i)) else {
-                self.excluded += 1;
+                self.dropped.add(dropped::NULL, 1);
                 continue;
             };
             if let Some(d) = &difficulty {
-                let d = d.is_valid(i).then(|| d.value(i)).filter(|d| !d.is_nan());
-                let Some(d) = d else {
-                    self.excluded += 1;
+                let Some(d) = d.is_valid(i).then(|| d.value(i)) else {
+                    self.dropped.add(dropped::NULL, 1);
                     continue;
                 };
+                if d.is_nan() {
+                    self.dropped.add(dropped::NAN, 1);
+                    continue;
+                }
                 self.difficulty.push(d);
             }
             self.scores.push(score);
@@ -167,7 +171,12 @@ impl State for LengthRows {
         self.scores.extend_from_slice(&other.scores);
         self.deltas.extend_from_slice(&other.deltas);
         self.difficulty.extend_from_slice(&other.difficulty);
-        self.excluded += other.excluded;
+        self.dropped.merge(&other.dropped);
+    }
+
+    fn exclusion_warning(&self) -> Option<String> {
+        let rows = self.scores.len() as u64 + self.dropped.total();
+        self.dropped.warning(rows, Some(&self.verdicts.expected()))
     }
 
     fn check_size(&self) -> Result<(), MetricError> {
@@ -207,7 +216,7 @@ impl State for LengthRows {
             fig("wins", Some(wins as f64)),
             fig("ties", Some(ties as f64)),
             fig("losses", Some(losses as f64)),
-            fig("excluded", Some(self.excluded as f64)),
+            fig("excluded", Some(self.dropped.total() as f64)),
         ]
     }
 }

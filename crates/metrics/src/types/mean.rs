@@ -90,6 +90,10 @@ impl State for Mean {
         }
     }
 
+    fn exclusion_warning(&self) -> Option<String> {
+        self.moments.dropped()
+    }
+
     fn merge(&mut self, other: &Self) {
         self.moments.merge(&other.moments);
         bootstrap::merge(&mut self.bootstrap, &other.bootstrap);

@@ -70,6 +70,10 @@ impl State for Extremum {
         Ok(())
     }
 
+    fn exclusion_warning(&self) -> Option<String> {
+        Extremum::dropped(self)
+    }
+
     fn merge(&mut self, other: &Self) {
         Extremum::merge(self, other);
     }

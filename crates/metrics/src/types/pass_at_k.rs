@@ -10,10 +10,10 @@
 //! field or group is null is left out.
 
 use crate::accumulator::{first, State};
+use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_GROUPS};
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Float64Type};
+use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
 use evalscore_text::TextColumn;
 use std::collections::BTreeMap;
@@ -72,6 +72,7 @@ impl Kind for PassAtKMetric {
         PassAtK {
             ks: ks.0.clone(),
             problems: BTreeMap::new(),
+            dropped: Dropped::default(),
         }
     }
 }
@@ -81,6 +82,8 @@ impl Kind for PassAtKMetric {
 pub struct PassAtK {
     ks: Vec<u64>,
     problems: BTreeMap<String, (u64, u64)>,
+    /// Samples left out: a null score or problem, a NaN score.
+    dropped: Dropped,
 }
 
 /// HumanEval's estimator for one problem of `n` samples, `c` correct.
@@ -103,30 +106,19 @@ impl State for PassAtK {
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
         let field = first(inputs)?;
-        let correct = match field.data_type() {
-            t if t.is_numeric() || *t == DataType::Boolean || *t == DataType::Null => {
-                arrow::compute::cast(
-                    &arrow::array::make_array(field.to_data()),
-                    &DataType::Float64,
-                )?
-            }
-            t => {
-                return Err(MetricError::Invalid(format!(
-                    "`pass_at_k` needs 0/1 scores, got values of type {t}"
-                )))
-            }
-        };
-        let correct = correct.as_primitive::<Float64Type>();
+        let correct = crate::numbers(field)?;
         let group = inputs
             .get(1)
             .ok_or_else(|| MetricError::Invalid("`pass_at_k` needs a group".to_owned()))?;
         let column = TextColumn::new(*group, "labels")?;
         for i in 0..correct.len() {
             let (Some(problem), false) = (column.get(i), correct.is_null(i)) else {
+                self.dropped.add(dropped::NULL, 1);
                 continue;
             };
             let v = correct.value(i);
             if v.is_nan() {
+                self.dropped.add(dropped::NAN, 1);
                 continue;
             }
             let entry = match self.problems.get_mut(problem) {
@@ -145,6 +137,12 @@ impl State for PassAtK {
             e.0 += n;
             e.1 += c;
         }
+        self.dropped.merge(&other.dropped);
+    }
+
+    fn exclusion_warning(&self) -> Option<String> {
+        let kept: u64 = self.problems.values().map(|(n, _)| n).sum();
+        self.dropped.warning(kept + self.dropped.total(), None)
     }
 
     fn check_size(&self) -> Result<(), MetricError> {

@@ -10,6 +10,7 @@
 //! Brier score and the calibration error (they read it as a probability).
 
 use crate::accumulator::{first, State};
+use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_DISTINCT_VALUES};
 use arrow::array::Array;
@@ -127,6 +128,7 @@ impl Kind for RankingMetric {
             ranking: self.ranking,
             bins: options.bins,
             counts: BTreeMap::new(),
+            dropped: Dropped::default(),
         }
     }
 }
@@ -137,6 +139,8 @@ pub struct ScoredTruths {
     ranking: Ranking,
     bins: u32,
     counts: BTreeMap<u64, [u64; 2]>,
+    /// Rows left out: a null or NaN score or truth.
+    dropped: Dropped,
 }
 
 impl ScoredTruths {
@@ -225,10 +229,12 @@ impl State for ScoredTruths {
         let probability = matches!(self.ranking, Ranking::Brier | Ranking::Calibration);
         for i in 0..scores.len() {
             if scores.is_null(i) || truth.is_null(i) {
+                self.dropped.add(dropped::NULL, 1);
                 continue;
             }
             let (s, t) = (scores.value(i), truth.value(i));
             if s.is_nan() || t.is_nan() {
+                self.dropped.add(dropped::NAN, 1);
                 continue;
             }
             let positive = if t == 0.0 {
@@ -258,6 +264,12 @@ impl State for ScoredTruths {
             c[0] += neg;
             c[1] += pos;
         }
+        self.dropped.merge(&other.dropped);
+    }
+
+    fn exclusion_warning(&self) -> Option<String> {
+        let kept: u64 = self.counts.values().flatten().sum();
+        self.dropped.warning(kept + self.dropped.total(), None)
     }
 
     fn check_size(&self) -> Result<(), MetricError> {

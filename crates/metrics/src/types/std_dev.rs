@@ -44,6 +44,10 @@ impl State for StdDev {
         self.0.update_values(first(inputs)?)
     }
 
+    fn exclusion_warning(&self) -> Option<String> {
+        self.0.dropped()
+    }
+
     fn merge(&mut self, other: &Self) {
         self.0.merge(&other.0);
     }

@@ -8,6 +8,7 @@
 
 use crate::accumulator::{first, State};
 use crate::bootstrap::{self, Bootstrap, Replicates};
+use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, Moments};
 use arrow::array::Array;
@@ -35,6 +36,20 @@ impl Verdicts {
             l if l == self.tie => Some(1),
             _ => None,
         }
+    }
+
+    /// Counts a verdict that [`Verdicts::halves`] does not score in `dropped`: a null one,
+    /// or one that is none of the three labels.
+    pub(crate) fn drop_verdict(&self, verdict: Option<&str>, dropped: &mut Dropped) {
+        match verdict {
+            None => dropped.add(dropped::NULL, 1),
+            Some(l) => dropped.other_label(l),
+        }
+    }
+
+    /// The three labels, quoted, for warnings.
+    pub(crate) fn expected(&self) -> String {
+        format!("{:?} (a), {:?} (b), {:?} (tie)", self.a, self.b, self.tie)
     }
 }
 
@@ -96,7 +111,7 @@ impl Kind for WinRateMetric {
             wins: 0,
             ties: 0,
             losses: 0,
-            excluded: 0,
+            dropped: Dropped::default(),
             confidence: setup.confidence,
         }
     }
@@ -140,7 +155,7 @@ pub struct WinRate {
     wins: u64,
     ties: u64,
     losses: u64,
-    excluded: u64,
+    dropped: Dropped,
     confidence: f64,
 }
 
@@ -158,18 +173,21 @@ impl State for WinRate {
         let column = TextColumn::new(labels, "labels")?;
         let v = &self.verdicts;
         let score = |i: usize| v.halves(column.get(i));
-        let mut tally = |s: Option<u8>| match s {
+        let dropped = &mut self.dropped;
+        let mut tally = |(i, s): (usize, Option<u8>)| match s {
             Some(2) => self.wins += 1,
             Some(1) => self.ties += 1,
             Some(_) => self.losses += 1,
-            None => self.excluded += 1,
+            None => v.drop_verdict(column.get(i), dropped),
         };
         match &mut self.bootstrap {
-            None => (0..labels.len()).map(score).for_each(&mut tally),
+            None => (0..labels.len())
+                .map(|i| (i, score(i)))
+                .for_each(&mut tally),
             Some(boot) => {
                 // Each verdict is read once; the replicates fold the same scores.
                 let scores: Vec<Option<u8>> = (0..labels.len()).map(score).collect();
-                scores.iter().copied().for_each(&mut tally);
+                scores.iter().copied().enumerate().for_each(&mut tally);
                 let values = scores.into_iter().map(|s| s.map(|h| f64::from(h) / 2.0));
                 boot.update(values, bootstrap::keys(inputs)?)?;
             }
@@ -186,7 +204,12 @@ impl State for WinRate {
         self.wins += other.wins;
         self.ties += other.ties;
         self.losses += other.losses;
-        self.excluded += other.excluded;
+        self.dropped.merge(&other.dropped);
+    }
+
+    fn exclusion_warning(&self) -> Option<String> {
+        let rows = self.wins + self.ties + self.losses + self.dropped.total();
+        self.dropped.warning(rows, Some(&self.verdicts.expected()))
     }
 
     fn figures(&self) -> Vec<Figure> {
@@ -202,7 +225,7 @@ impl State for WinRate {
             count("wins", self.wins),
             count("ties", self.ties),
             count("losses", self.losses),
-            count("excluded", self.excluded),
+            count("excluded", self.dropped.total()),
         ]);
         figures
     }
