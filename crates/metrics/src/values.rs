@@ -189,8 +189,11 @@ pub fn label_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
     let t = a.data_type();
     match t {
         DataType::Dictionary(_, _) => {
+            // The values' labels, gathered by key as views (no text is copied).
             let d = a.as_any_dictionary();
-            Ok(d.with_values(label_array(d.values().as_ref())?))
+            let values = cast(&label_array(d.values().as_ref())?, &DataType::Utf8View)?;
+            let keys = cast(d.keys(), &DataType::UInt32)?;
+            Ok(take(values.as_ref(), &keys, None)?)
         }
         DataType::Null => Ok(Arc::new(StringArray::new_null(a.len()))),
         DataType::Boolean => {
@@ -300,12 +303,17 @@ pub(crate) fn numbers(values: &dyn Array) -> Result<Float64Array, MetricError> {
 
 /// Text as it is; numbers as their labels; other types in Arrow's display.
 fn text_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
-    let t = a.data_type();
+    let t = match a.data_type() {
+        DataType::Dictionary(_, v) => v.as_ref(),
+        t => t,
+    };
     if t.is_numeric() || *t == DataType::Boolean {
         return label_array(a);
     }
     match evalscore_text::readable_as_text(t) {
-        true => Ok(make_array(a.to_data())),
+        true => {
+            evalscore_text::to_text(&make_array(a.to_data()), "answers").map_err(MetricError::Text)
+        }
         false => Ok(cast(a, &DataType::Utf8)?),
     }
 }

@@ -3,6 +3,7 @@
 
 mod agreement;
 mod bootstrap;
+mod conformance;
 mod golden;
 mod labels;
 mod length_controlled;

@@ -156,7 +156,9 @@ fn foreign_newer_damaged_and_mismatched_states_are_refused() {
     let e = max.merge(&s).unwrap_err().to_string();
     assert!(e.starts_with("cannot merge a state of Mean {"), "{e}");
     assert!(
-        e.ends_with("into a state of Extremum { largest: true, n: 0, value: None, nulls: 0, nan: 0 }"),
+        e.ends_with(
+            "into a state of Extremum { largest: true, n: 0, value: None, nulls: 0, nan: 0 }"
+        ),
         "{e}"
     );
 }
