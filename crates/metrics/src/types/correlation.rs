@@ -44,7 +44,7 @@ impl Simple for PearsonMetric {
     const ABOUT: About = about(
         "pearson",
         "Pearson's correlation of two numeric fields (`field_gt`, `field_pred`), as scipy's `pearsonr`. Rows with a null or NaN on either side are left out; at most 100,000 distinct (x, y) pairs. Null when either side is constant or there are fewer than two rows.",
-        "{type: pearson, field_gt: is_correct, field_pred: is_correct}",
+        "{type: pearson, field_gt: human_score, field_pred: is_correct}",
     );
     type State = NumberPairs;
     fn state(&self, _setup: &Setup) -> NumberPairs {
@@ -56,7 +56,7 @@ impl Simple for SpearmanMetric {
     const ABOUT: About = about(
         "spearman",
         "Spearman's rank correlation of two numeric fields, as scipy's `spearmanr`: Pearson's correlation of their average ranks (ties share the mean of their ranks). Rows with a null or NaN on either side are left out; at most 100,000 distinct (x, y) pairs.",
-        "{type: spearman, field_gt: is_correct, field_pred: is_correct}",
+        "{type: spearman, field_gt: human_score, field_pred: is_correct}",
     );
     type State = NumberPairs;
     fn state(&self, _setup: &Setup) -> NumberPairs {
@@ -68,7 +68,7 @@ impl Simple for KendallMetric {
     const ABOUT: About = about(
         "kendall_tau",
         "Kendall's tau-b of two numeric fields, as scipy's `kendalltau` (ties corrected). Rows with a null or NaN on either side are left out; at most 100,000 distinct (x, y) pairs.",
-        "{type: kendall_tau, field_gt: is_correct, field_pred: is_correct}",
+        "{type: kendall_tau, field_gt: human_score, field_pred: is_correct}",
     );
     type State = NumberPairs;
     fn state(&self, _setup: &Setup) -> NumberPairs {

@@ -12,7 +12,7 @@ pub struct FrequencyMetric;
 impl Simple for FrequencyMetric {
     const ABOUT: About = About {
         name: "frequency",
-        doc: "The count and proportion of each distinct value of a field (text as it is, 0/1 scores as `0.0` and `1.0`, numbers in their display form), in byte order, null last as a value of its own. At most 100,000 distinct values per group.",
+        doc: "The count and proportion of each distinct value of a field, as its label (compared by value: 0/1 scores are `0` and `1`, and `2`, `2.0` and `\"2\"` are one value; docs/metrics.md, Labels), in byte order, null last as a value of its own. At most 100,000 distinct values per group.",
         reads: MetricReads::Labels,
         options: &[],
         example: "{type: frequency, field: value}",

@@ -66,7 +66,7 @@ pub static ROC_AUC: RankingMetric = RankingMetric {
         "roc_auc",
         "The area under the ROC curve of a score against its 0/1 truth, as scikit-learn's `roc_auc_score` (tied scores count half). Null without both a positive and a negative row. Exact while the field has at most 100,000 distinct scores.",
         &[],
-        "{type: roc_auc, field: is_correct, field_gt: is_correct}",
+        "{type: roc_auc, field: confidence, field_gt: is_correct}",
         "`value`",
     ),
     ranking: Ranking::RocAuc,
@@ -77,7 +77,7 @@ pub static AVERAGE_PRECISION: RankingMetric = RankingMetric {
         "average_precision",
         "Average precision of a score against its 0/1 truth, as scikit-learn's `average_precision_score`: the precision at each distinct score threshold, weighted by the recall it adds. Null without a positive row. Exact while the field has at most 100,000 distinct scores.",
         &[],
-        "{type: average_precision, field: is_correct, field_gt: is_correct}",
+        "{type: average_precision, field: confidence, field_gt: is_correct}",
         "`value`",
     ),
     ranking: Ranking::AveragePrecision,
@@ -88,7 +88,7 @@ pub static BRIER: RankingMetric = RankingMetric {
         "brier_score",
         "The Brier score of a probability against its 0/1 truth, as scikit-learn's `brier_score_loss`: the mean squared difference. Scores must be in [0, 1].",
         &[],
-        "{type: brier_score, field: is_correct, field_gt: is_correct}",
+        "{type: brier_score, field: confidence, field_gt: is_correct}",
         "`value`",
     ),
     ranking: Ranking::Brier,
@@ -102,8 +102,8 @@ pub static CALIBRATION: RankingMetric = RankingMetric {
             "bins",
             "the number of equal-width bins of [0, 1], from 1 to 10,000 (default 10)",
         )],
-        "{type: expected_calibration_error, field: is_correct, field_gt: is_correct, bins: 10}",
-        "`value`; per non-empty bin (`label` `[low, high)`): `bin_accuracy`, `bin_confidence` (`n`: its rows)",
+        "{type: expected_calibration_error, field: confidence, field_gt: is_correct, bins: 10}",
+        "`value`; per non-empty bin (`label` `[low, high)`, the last `[low, 1]`, each bound exact: a decimal, or a fraction such as `1/3` when it has no short decimal): `bin_accuracy`, `bin_confidence` (`n`: its rows)",
     ),
     ranking: Ranking::Calibration,
 };
@@ -203,6 +203,31 @@ fn average_precision(sorted: &[(f64, f64, f64)]) -> Option<f64> {
         }
     }
     Some(ap)
+}
+
+/// The bound `i / bins` of a calibration bin, exactly: a decimal when it has one of at most
+/// six places (`0.25`), else the reduced fraction (`1/3`).
+fn bound(i: u64, bins: u64) -> String {
+    let mut scale = 1u64;
+    for places in 0..=6 {
+        if (i * scale) % bins == 0 {
+            let v = i * scale / bins;
+            return match places {
+                0 => v.to_string(),
+                _ => {
+                    let digits = format!("{v:0>width$}", width = places + 1);
+                    let (whole, frac) = digits.split_at(digits.len() - places);
+                    format!("{whole}.{}", frac.trim_end_matches('0'))
+                }
+            };
+        }
+        scale *= 10;
+    }
+    let (mut a, mut b) = (i, bins);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    format!("{}/{}", i / a, bins / a)
 }
 
 impl State for ScoredTruths {
@@ -305,13 +330,14 @@ impl State for ScoredTruths {
                 });
                 // Each non-empty bin's accuracy and mean score: the reliability diagram.
                 let mut out = vec![Figure::new("value", None, value, n as u64)];
-                let width = 1.0 / f64::from(self.bins);
+                let bins = u64::from(self.bins);
                 for (b, &(rows, pos, sum)) in per.iter().enumerate().filter(|(_, b)| b.0 > 0.0) {
+                    let b = b as u64;
                     let label = Some(format!(
-                        "[{:.4}, {:.4}{}",
-                        b as f64 * width,
-                        (b + 1) as f64 * width,
-                        if b + 1 == per.len() { "]" } else { ")" }
+                        "[{}, {}{}",
+                        bound(b, bins),
+                        bound(b + 1, bins),
+                        if b + 1 == bins { "]" } else { ")" }
                     ));
                     out.push(Figure::new(
                         "bin_accuracy",
@@ -330,5 +356,16 @@ impl State for ScoredTruths {
             }
         };
         vec![Figure::new("value", None, value, n as u64)]
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    #[test]
+    fn bounds_are_exact() {
+        let b = |i, n| super::bound(i, n);
+        assert_eq!([b(0, 10), b(1, 10), b(10, 10)], ["0", "0.1", "1"]);
+        assert_eq!([b(1, 3), b(2, 3), b(3, 3)], ["1/3", "2/3", "1"]);
+        assert_eq!([b(1, 4), b(3, 8), b(1, 7)], ["0.25", "0.375", "1/7"]);
     }
 }
