@@ -171,7 +171,7 @@ fn check_task(task: &Task, states: &States) -> Result<(), Error> {
 /// The first bytes of serialized [`States`].
 pub const STATES_MAGIC: &[u8; 4] = b"ESST";
 /// The layout version of serialized [`States`] this build writes and reads.
-pub const STATES_FORMAT_VERSION: u16 = 5;
+pub const STATES_FORMAT_VERSION: u16 = 6;
 
 impl Scorer {
     /// Binds `task` to `schema`. `source` names where the schema came from in messages.
@@ -611,7 +611,7 @@ impl States {
         self.fingerprint
     }
 
-    /// The states as bytes. Layout, version 5: `ESST`; the format version as a little-endian
+    /// The states as bytes. Layout, version 6: `ESST`; the format version as a little-endian
     /// `u16` ([`STATES_FORMAT_VERSION`]); the task's 32-byte fingerprint (SHA-256 of the task
     /// text after placeholder substitution); then, in postcard's wire format, per scorer its
     /// metric states (see `evalscore_metrics::bytes`: each names its metric type and holds

@@ -223,7 +223,7 @@ fn batches_of_another_schema_and_states_of_another_task_are_refused() {
     bytes[4] = 9;
     assert_eq!(
         States::from_bytes(&bytes).unwrap_err().message,
-        "states of format version 9; this build reads version 5"
+        "states of format version 9; this build reads version 6"
     );
     // Equal states give equal bytes.
     let (_, again) = other.score(&parts[0]).unwrap();
@@ -319,12 +319,12 @@ fn states_through_bytes_merge_bit_identically() {
 /// The byte form is a committed contract: these states, serialized, are the golden file
 /// (regenerate deliberately with `EVALSCORE_BLESS=1` only when the format version changes).
 /// Bytes of versions 1 to 3 (metric states of the closed enum layouts before the metric
-/// registry) and 4 (`mean` and `win_rate` without a bootstrap) are refused, naming their
-/// version.
+/// registry), 4 (`mean` and `win_rate` without a bootstrap) and 5 (metric states whose
+/// classification labels had a form of their own) are refused, naming their version.
 #[test]
 fn states_bytes_match_the_golden_file() {
     let golden_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let golden = golden_dir.join("states_v5.bin");
+    let golden = golden_dir.join("states_v6.bin");
     let data = batches(&examples().join("qa.parquet"), 40).remove(0);
     let task = Task::from_yaml(ALL_KINDS, &[]).unwrap();
     let scorer = Scorer::new(task, &data.schema(), &BindOptions::default()).unwrap();
@@ -337,15 +337,15 @@ fn states_bytes_match_the_golden_file() {
     let want = std::fs::read(&golden).unwrap();
     assert_eq!(bytes, want);
     assert_eq!(&want[..4], b"ESST");
-    assert_eq!(want[4..6], [5, 0]);
+    assert_eq!(want[4..6], [6, 0]);
     assert_eq!(want[6..38], states.fingerprint());
     assert_eq!(States::from_bytes(&want).unwrap(), states);
-    for version in 1..=4 {
+    for version in 1..=5 {
         let old = std::fs::read(golden_dir.join(format!("states_v{version}.bin"))).unwrap();
         assert_eq!(old[4..6], [version, 0]);
         assert_eq!(
             States::from_bytes(&old).unwrap_err().to_string(),
-            format!("states of format version {version}; this build reads version 5")
+            format!("states of format version {version}; this build reads version 6")
         );
     }
 }
