@@ -75,6 +75,8 @@ pub trait Accumulator: Any + Debug + Send + Sync {
     fn state(&self) -> Result<Vec<u8>, MetricError>;
     /// [`State::metric_type`].
     fn metric_type(&self) -> &'static str;
+    /// [`State::reads`].
+    fn reads(&self) -> MetricReads;
     /// [`State::name`].
     fn name(&self) -> &'static str;
     /// [`State::exclusion_warning`].
@@ -92,7 +94,7 @@ pub trait Accumulator: Any + Debug + Send + Sync {
 
 impl<S: State> Accumulator for S {
     fn update_batch(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let prepared = crate::values::prepare(self.reads(), inputs)?;
+        let prepared = crate::values::prepare(State::reads(self), inputs)?;
         State::update(self, &refs(&prepared))?;
         self.check_size()
     }
@@ -102,7 +104,7 @@ impl<S: State> Accumulator for S {
         inputs: &[&dyn Array],
         memo: &FoldMemo,
     ) -> Result<(), MetricError> {
-        let prepared = crate::values::prepare(self.reads(), inputs)?;
+        let prepared = crate::values::prepare(State::reads(self), inputs)?;
         State::update_shared(self, &refs(&prepared), memo)?;
         self.check_size()
     }
@@ -134,6 +136,10 @@ impl<S: State> Accumulator for S {
 
     fn metric_type(&self) -> &'static str {
         State::metric_type(self)
+    }
+
+    fn reads(&self) -> MetricReads {
+        State::reads(self)
     }
 
     fn name(&self) -> &'static str {

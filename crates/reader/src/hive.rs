@@ -48,7 +48,8 @@ const DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 /// The partition keys of a file at `rel` (its path below the walked folder or prefix, `/`
 /// between folders): every folder holding `=`, split at its first `=`, key and value
 /// URL-decoded; a null value for `__HIVE_DEFAULT_PARTITION__`. In path order; a key repeated
-/// keeps its first place and its deepest value.
+/// keeps its first place and its deepest value. Escapes that decode to bytes that are not
+/// UTF-8 decode lossily (`\u{FFFD}`); [`partitions`] refuses such a path.
 pub(crate) fn path_keys(rel: &str) -> Vec<(String, Option<String>)> {
     let decode = |s: &str| {
         percent_encoding::percent_decode_str(s)
@@ -106,17 +107,37 @@ pub(crate) fn partitions(
         }
         return Err(different_keys(&path(0), &keys[0], &path(i), &keys[i]));
     }
-    // A folder name that is not UTF-8 was read lossily (`\u{FFFD}` for its odd bytes): two
-    // such values could read as one, so the file's rows would join another partition.
-    if let Some(i) = (0..keys.len()).find(|&i| {
-        keys[i].iter().any(|(k, v)| {
-            (k.contains('\u{FFFD}') || v.as_deref().is_some_and(|v| v.contains('\u{FFFD}')))
-                && path(i).to_str().is_none()
-        })
-    }) {
+    // A folder name that is not UTF-8, or whose escapes (`%FF`) decode to bytes that are
+    // not, was read lossily (`\u{FFFD}` for its odd bytes): two such values could read as
+    // one, so the file's rows would join another partition. A `\u{FFFD}` written as such in
+    // a UTF-8 name is the name's own.
+    let lossy = |i: usize| {
+        let raw = keys[i].iter().any(|(k, v)| {
+            k.contains('\u{FFFD}') || v.as_deref().is_some_and(|v| v.contains('\u{FFFD}'))
+        }) && path(i).to_str().is_none();
+        let escaped = rels[i].as_deref().is_some_and(|rel| {
+            let folders = rel.rsplit_once('/').map_or("", |(folders, _)| folders);
+            folders.split('/').any(|segment| {
+                segment.contains('=')
+                    && percent_encoding::percent_decode_str(segment)
+                        .decode_utf8()
+                        .is_err()
+            })
+        });
+        raw || escaped
+    };
+    if let Some(i) = (0..keys.len()).find(|&i| lossy(i)) {
         return Err(ReadError::at(
             &path(i),
             "a `key=value` folder of its path is not UTF-8 text, so it cannot be a partition value",
+        )
+        .with_hint("rename the folder, or pass `--no-hive-partitioning` to read the files without partition columns"));
+    }
+    // An empty key (`=v/`) would name a column with no name.
+    if let Some(i) = (0..keys.len()).find(|&i| keys[i].iter().any(|(k, _)| k.is_empty())) {
+        return Err(ReadError::at(
+            &path(i),
+            "a `key=value` folder of its path has an empty key, so it cannot name a partition column",
         )
         .with_hint("rename the folder, or pass `--no-hive-partitioning` to read the files without partition columns"));
     }

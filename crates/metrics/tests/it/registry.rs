@@ -54,6 +54,8 @@ fn every_example_parses_and_its_state_round_trips() {
         assert_eq!(m.python.is_some(), a.name == "python");
         let g = Grouped::for_metric(&m, &setup).unwrap();
         assert_eq!(g.overall.accumulator().metric_type(), a.name);
+        // Its state reads its inputs as the registry says (the value model's one source).
+        assert_eq!(g.overall.accumulator().reads(), a.reads, "{}", a.name);
         assert_eq!(Grouped::from_bytes(&g.to_bytes().unwrap()).unwrap(), g);
         // An unknown key: the error allows exactly the type's keys.
         let bogus = a.example.replacen('{', "{bogus_key: 1, ", 1);

@@ -250,3 +250,50 @@ fn a_partition_folder_that_is_not_utf8_is_an_error() {
     let off = open(dir.path(), "**/*.parquet", HivePartitioning::Off).unwrap();
     assert_eq!((off.files.len(), off.partition_columns.len()), (2, 0));
 }
+
+/// Folders whose escapes decode to bytes that are not UTF-8 (`model=%FF`, `model=%FE`)
+/// would read as one lossy value too: the same error, naming the file.
+#[test]
+fn a_partition_folder_whose_escapes_are_not_utf8_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["model=%FF", "model=%FE"] {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("p.parquet"), parquet_of("x")).unwrap();
+    }
+    let e = open(dir.path(), "**/*.parquet", HivePartitioning::Auto).unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            "{}: a `key=value` folder of its path is not UTF-8 text, so it cannot be a partition value",
+            dir.path().join("model=%FE/p.parquet").display()
+        )
+    );
+    // An escaped U+FFFD is UTF-8 text: a value of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("model=%EF%BF%BD");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("p.parquet"), parquet_of("x")).unwrap();
+    let ok = open(dir.path(), "**/*.parquet", HivePartitioning::Auto).unwrap();
+    assert_eq!(ok.partition_columns.len(), 1);
+}
+
+/// A folder with an empty key (`=v`) cannot name a partition column: an error naming the
+/// file, unless the folders are not read as columns.
+#[test]
+fn a_partition_folder_with_an_empty_key_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("=v");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("p.parquet"), parquet_of("x")).unwrap();
+    let e = open(dir.path(), "**/*.parquet", HivePartitioning::Auto).unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            "{}: a `key=value` folder of its path has an empty key, so it cannot name a partition column",
+            dir.path().join("=v/p.parquet").display()
+        )
+    );
+    let off = open(dir.path(), "**/*.parquet", HivePartitioning::Off).unwrap();
+    assert_eq!((off.files.len(), off.partition_columns.len()), (1, 0));
+}
