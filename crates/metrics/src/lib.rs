@@ -44,6 +44,8 @@ mod moments;
 mod parse;
 pub mod reference;
 pub mod registry;
+// The one `mod.rs` of the workspace, until `types/` is renamed to the `types.rs` form.
+#[allow(clippy::mod_module_files)]
 pub mod types;
 mod user;
 
