@@ -8,7 +8,7 @@ use crate::scoring::score_stream;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use evalscore_engine::{
-    library, read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions, RowErrorLimit,
+    read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions, RowErrorLimit,
     RunOptions, Scorer, States, Task,
 };
 use pyo3::prelude::*;
@@ -98,7 +98,7 @@ impl PyTask {
     }
 
     fn merged(&self, states: &[Vec<u8>]) -> Result<States, Error> {
-        let mut total = library::empty_states(&self.task)?;
+        let mut total = States::empty(&self.task)?;
         for (i, b) in states.iter().enumerate() {
             let s = States::from_bytes(b)
                 .map_err(|e| Error::new(format!("states {}: {}", i + 1, e.message)))?;
@@ -274,15 +274,12 @@ impl PyTask {
         allow_row_errors: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String)> {
         let total = self.merged(&states).map_err(py_err)?;
-        let report = library::report(
-            &self.task,
-            &total,
-            allow_row_errors,
-            self.functions.as_deref(),
-        )
-        .map_err(py_err)?;
-        let json =
-            library::metrics_json(&self.task, &total, &report, allow_row_errors).map_err(py_err)?;
+        let report = total
+            .report(&self.task, allow_row_errors, self.functions.as_deref())
+            .map_err(py_err)?;
+        let json = total
+            .metrics_json(&self.task, &report, allow_row_errors)
+            .map_err(py_err)?;
         let metrics = report.metrics_batch().map_err(py_err)?;
         let confusion = report.confusion_batch().map_err(py_err)?;
         let table = |b: RecordBatch, py| {

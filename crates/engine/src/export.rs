@@ -8,8 +8,8 @@
 //! file is written under a temporary name and renamed into place when complete; parts of an
 //! earlier export beyond the new set are refused, or with `--overwrite` removed.
 
-use crate::library::{BindOptions, Scorer};
 use crate::model_output::model_output_text;
+use crate::{BindOptions, Scorer};
 use crate::{EngineError, Error, ErrorExt, ErrorKind, Task};
 use evalscore_reader::Inputs;
 use evalscore_scorers::judge::JudgeOptions;
@@ -24,21 +24,30 @@ pub const BATCH_FILE_REQUESTS: usize = 50_000;
 /// What `judge export` was asked to do.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
+    /// The task file.
     pub task: PathBuf,
+    /// `--input`: the inputs whose rows make the requests.
     pub inputs: Vec<PathBuf>,
+    /// `--out`: the first requests file (the next ones take `.2`, `.3`, ...).
     pub out: PathBuf,
+    /// `--set NAME=VALUE` pairs.
     pub sets: Vec<(String, String)>,
+    /// `--output-column`.
     pub output_column: Option<String>,
+    /// The judge cache whose requests are left out.
     pub judge: JudgeOptions,
+    /// `--overwrite`: existing requests files are replaced.
     pub overwrite: bool,
 }
 
 /// What was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportSummary {
+    /// Input rows read.
     pub rows: u64,
     /// Distinct requests not in the cache: the lines written.
     pub requests: u64,
+    /// The files written, in order.
     pub files: Vec<PathBuf>,
 }
 

@@ -1,49 +1,60 @@
 //! The evalscore engine: the library API over in-memory batches, and the file pipeline on
 //! top of it.
 //!
-//! - [`library`]: a [`Task`] bound to an input schema ([`Scorer`]) scores `RecordBatch`es from
-//!   any thread into score batches and partial metric [`States`], which merge in any order
-//!   and travel as bytes ([`States::to_bytes`]). `cargo run --example
-//!   score_batches` shows it end to end.
+//! - The library: a [`Task`] bound to an input schema ([`Scorer`]) scores `RecordBatch`es
+//!   from any thread into score batches and partial metric [`States`], which merge in any
+//!   order and travel as bytes ([`States::to_bytes`]); their figures are a [`Report`].
+//!
+//!   ```text
+//!   let scorer = Scorer::new(task, &schema, &BindOptions::default())?;   // checked once
+//!   let (scores, states) = scorer.score(&batch)?;                        // from any thread
+//!   total.merge(&States::from_bytes(&states.to_bytes()?)?)?;             // anywhere
+//!   let report = scorer.finish(&total)?;                                  // metrics rows
+//!   ```
+//!
+//!   `cargo run --example score_batches` shows it end to end.
 //! - [`run`]: the CLI's job (module `pipeline`, one function per step). It takes
 //!   [`RunOptions`], parses the task, opens the inputs ([`evalscore_reader::Inputs`]; only the
 //!   files `--where` and the task's `filter:` match, pruned by partition values), builds
-//!   a [`plan::Plan`] (which columns to read, which columns to write, every template checked
-//!   against the schema before any row is read, the metrics' columns and templates too: module
-//!   `metric_inputs`), scores the input's units in parallel, small
-//!   consecutive ones joined into one work item ([`score`]), folds metric states as results
-//!   arrive in input order, and writes `scores.parquet`, `metrics.parquet`,
-//!   `confusion.parquet`, `metrics.json` and `run.json` through temporary files renamed into
-//!   place only when everything succeeded ([`outdir`]). Errors are [`Error`]s, rendered by the CLI as `error:` / `Caused by:` /
-//!   `hint:`.
+//!   a plan (module `plan`: which columns to read, which columns to write, every template
+//!   checked against the schema before any row is read, the metrics' columns and templates
+//!   too: module `metric_inputs`), scores the input's units in parallel, small consecutive
+//!   ones joined into one work item (module `score`), folds metric states as results arrive
+//!   in input order, and writes `scores.parquet`, `metrics.parquet`, `confusion.parquet`,
+//!   `metrics.json` and `run.json` through temporary files renamed into place only when
+//!   everything succeeded (crate `evalscore-outdir`). Errors are [`Error`]s, rendered by the
+//!   CLI as `error:` / `Caused by:` / `hint:`.
 //! - [`run_suite`]: many tasks in one run (module `suite`): tasks that share inputs read
 //!   them once, each task's outputs go to `DIR/task=NAME/`, and `DIR/suite.json` comes last.
+//! - [`export_requests`]: `evalscore judge export`, the judge requests of a task over its
+//!   inputs that the cache does not hold, as Batch API input files (module `export`).
+#![warn(missing_docs)]
 
 mod bitscores;
 mod delta_ints;
 mod error;
-pub mod export;
-pub mod functions;
-pub mod library;
+mod export;
+mod functions;
 mod metric_inputs;
 mod model_output;
 mod output;
 mod pipeline;
-pub mod plan;
+mod plan;
 mod report;
 mod row_error;
 mod row_filter;
-pub mod run_identity;
-pub mod score;
-pub mod suite;
+mod run_identity;
+mod score;
+mod scorer;
+mod states;
+mod suite;
 mod time;
 
+pub(crate) use error::ErrorExt;
 pub use error::{
-    printable, read_task_file, render, AvailableColumns, Cause, EngineError, Error, ErrorExt,
-    ErrorKind,
+    printable, read_task_file, render, AvailableColumns, EngineError, Error, ErrorKind,
 };
-/// The output folder, written all or nothing (crate `evalscore-outdir`).
-pub use evalscore_outdir as outdir;
+use evalscore_outdir as outdir;
 pub use evalscore_reader::{HivePartitioning, OpenProgress, OpenStep};
 pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
 /// The scorer registry: every scorer type and its options.
@@ -51,11 +62,13 @@ pub use evalscore_scorers::registry;
 pub use evalscore_scorers::Task;
 pub use export::{export_requests, ExportOptions, ExportSummary};
 pub use functions::{Functions, UserFunctions};
-pub use library::{BindOptions, Report, Scorer, States};
-pub use output::{ConfusionRow, MetricRow, OUTPUT_FILES};
+pub use output::{ConfusionRow, MetricRow};
 pub use pipeline::run;
-pub use row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
+pub use report::Report;
+pub use row_error::RowErrorRecord;
 pub use run_identity::{RunIdentity, MAX_LABELS, MAX_LABELS_BYTES};
+pub use scorer::{BindOptions, Scorer};
+pub use states::States;
 pub use suite::{is_suite_file, run_suite, SuiteOptions, SuiteSummary, SuiteTaskSummary};
 
 use std::path::PathBuf;
@@ -105,7 +118,9 @@ pub type WarnFn = Box<dyn Fn(&str) + Sync>;
 /// What `evalscore run` was asked to do.
 #[derive(Default)]
 pub struct RunOptions {
+    /// The task file (`TASK.yaml`).
     pub task: PathBuf,
+    /// `--input`: files, folders, globs and object storage URLs.
     pub inputs: Vec<PathBuf>,
     /// `--recursive`: a folder or prefix among `inputs` is read at any depth.
     pub recursive: bool,
@@ -118,6 +133,7 @@ pub struct RunOptions {
     /// `--where EXPR`: only the input files whose Hive partition values match are read
     /// (ANDed with the task's `filter:`; the language is `evalscore_reader::PartitionFilter`'s).
     pub where_filter: Option<String>,
+    /// `--out`: the output folder (or object storage prefix).
     pub out_dir: PathBuf,
     /// `--set NAME=VALUE` pairs.
     pub sets: Vec<(String, String)>,
@@ -127,6 +143,7 @@ pub struct RunOptions {
     pub output_column: Option<String>,
     /// Worker threads; 0 means one per core.
     pub threads: usize,
+    /// `--overwrite`: the outputs of an earlier run in `out_dir` are replaced.
     pub overwrite: bool,
     /// `--max-row-errors`: how many rows may fail and score 0.0 before the run stops.
     pub max_row_errors: RowErrorLimit,
@@ -230,19 +247,25 @@ impl std::fmt::Display for RowErrorLimit {
 /// What a finished run reports.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
+    /// Rows scored.
     pub rows: u64,
+    /// The rows of metrics.parquet.
     pub metrics: Vec<MetricRow>,
+    /// The rows of confusion.parquet.
     pub confusion: Vec<ConfusionRow>,
     /// The group-by columns, in the order of `MetricRow::groups`.
     pub group_columns: Vec<String>,
     /// (scorer key, missing rows) in task order.
     pub missing: Vec<(String, u64)>,
+    /// Every warning of the run, in the order they were given.
     pub warnings: Vec<String>,
     /// (scorer key, rows that failed and scored 0.0) in task order.
     pub row_errors: Vec<(String, u64)>,
-    /// The first [`ROW_ERRORS_LISTED`] row errors, in input order.
+    /// The first row errors, in input order (as many as run.json lists).
     pub row_error_list: Vec<RowErrorRecord>,
+    /// The run's wall-clock time.
     pub wall_seconds: f64,
+    /// Where the outputs were written.
     pub out_dir: PathBuf,
     /// The run's identity, as the outputs carry it.
     pub run: RunIdentity,

@@ -3,13 +3,14 @@
 //! the inputs' work items in parallel (folding metric states as results arrive in input
 //! order), reports the metrics, writes the outputs and commits them.
 
-use crate::library::{self, BindOptions, Scorer, States};
 use crate::output::{self, Outputs, ScoresWriter};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
+use crate::states::named;
 use crate::{
     check_interrupt, error, score, time, EngineError, Error, ErrorExt, ErrorKind, JudgeProgress,
     RunIdentity, RunOptions, RunSummary, Task,
 };
+use crate::{BindOptions, Report, Scorer, States};
 use evalscore_reader::{scan_ordered, Inputs, PartitionFilter};
 use evalscore_scorers::judge::JudgeRuntime;
 use sha2::{Digest, Sha256};
@@ -373,7 +374,7 @@ pub(crate) fn finish_scores(writer: ScoresWriter, done: u64, total: u64) -> Resu
 
 /// The run's figures and what run.json and the summary say of them.
 struct Folded {
-    report: library::Report,
+    report: Report,
     /// (scorer key, missing rows) in task order.
     missing: Vec<(String, u64)>,
     /// (scorer key, rows that failed and scored 0.0) in task order.
@@ -419,8 +420,8 @@ fn fold_metrics(opts: &RunOptions, scorer: &Scorer, scored: &Scored) -> Result<F
     }
     Ok(Folded {
         report,
-        missing: library::named(task, states.missing()),
-        row_errors: library::named(task, states.row_errors()),
+        missing: named(task, states.missing()),
+        row_errors: named(task, states.row_errors()),
         failed,
         warnings,
         judge,

@@ -7,10 +7,13 @@ use arrow::array::RecordBatch;
 /// The figures of merged states: the rows of metrics.parquet and confusion.parquet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
+    /// The rows of metrics.parquet.
     pub metrics: Vec<MetricRow>,
+    /// The rows of confusion.parquet.
     pub confusion: Vec<ConfusionRow>,
     /// The group-by columns, in the order of [`MetricRow::groups`].
     pub group_columns: Vec<String>,
+    /// Rows folded into the states.
     pub rows: u64,
     /// The run identity of the scorer that made the report: the last columns of both tables.
     pub run: RunIdentity,

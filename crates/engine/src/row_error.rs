@@ -14,8 +14,12 @@ pub struct RowErrorRecord {
     pub file: usize,
     /// 1-based row number within its file.
     pub row: u64,
+    /// The key of the scorer that failed.
     pub scorer: String,
+    /// The input column (or scorer option) the failing value came from, when known.
     pub column: Option<String>,
+    /// The value found there, when known.
     pub value: Option<String>,
+    /// What is wrong with it.
     pub message: String,
 }

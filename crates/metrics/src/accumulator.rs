@@ -177,7 +177,22 @@ impl<S: State> Accumulator for S {
 
 /// Reads a state of type `S` from [`Accumulator::state`]'s bytes.
 pub fn read_state<S: State>(bytes: &[u8]) -> Result<MetricState, MetricError> {
-    crate::bytes::take_all::<S>(bytes).map(MetricState::new)
+    take_all::<S>(bytes).map(MetricState::new)
+}
+
+/// A value that is all of `bytes` (postcard); trailing or damaged bytes are an error.
+pub(crate) fn take_all<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, MetricError> {
+    match postcard::take_from_bytes::<T>(bytes) {
+        Ok((v, [])) => Ok(v),
+        Ok((_, extra)) => Err(MetricError::Invalid(format!(
+            "a metric state has {} bytes after its end",
+            extra.len()
+        ))),
+        Err(source) => Err(MetricError::Bytes {
+            what: "a damaged metric state",
+            source,
+        }),
+    }
 }
 
 /// One metric's running state: an [`Accumulator`] of its type.

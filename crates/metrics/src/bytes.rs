@@ -14,6 +14,7 @@
 //! them) with a [`MetricError`] that says which; a later version
 //! that changes the layout bumps [`STATE_FORMAT_VERSION`].
 
+use crate::accumulator::take_all;
 use crate::{registry, Grouped, MetricError, MetricState};
 use serde::de::Error as _;
 use serde::ser::Error as _;
@@ -106,21 +107,6 @@ impl Grouped {
             )));
         }
         take_all::<Grouped>(body)
-    }
-}
-
-/// A value that is all of `bytes` (postcard); trailing or damaged bytes are an error.
-pub(crate) fn take_all<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, MetricError> {
-    match postcard::take_from_bytes::<T>(bytes) {
-        Ok((v, [])) => Ok(v),
-        Ok((_, extra)) => Err(MetricError::Invalid(format!(
-            "a metric state has {} bytes after its end",
-            extra.len()
-        ))),
-        Err(source) => Err(MetricError::Bytes {
-            what: "a damaged metric state",
-            source,
-        }),
     }
 }
 

@@ -60,9 +60,9 @@ fn open_stream(
     src: &Path,
     path: &Path,
     compression: Option<Compression>,
-    stamp: Option<&crate::local::Stamp>,
+    stamp: Option<&crate::stamp::Stamp>,
 ) -> Result<Box<dyn Read + Send>, ReadError> {
-    let (handle, _) = crate::local::open_input(src, path, stamp)?;
+    let (handle, _) = crate::stamp::open_input(src, path, stamp)?;
     Ok(match compression {
         None => Box::new(handle),
         // Multi-member: `cat a.jsonl.gz b.jsonl.gz` is a valid gzip file of both.
@@ -314,7 +314,7 @@ pub(crate) fn open_chunk(
         // A compressed file is one chunk, from its start.
         Some(_) => open_stream(src, path, file.compression, file.stamp.as_ref())?,
         None => {
-            let (mut handle, _) = crate::local::open_input(src, path, file.stamp.as_ref())?;
+            let (mut handle, _) = crate::stamp::open_input(src, path, file.stamp.as_ref())?;
             handle
                 .seek(SeekFrom::Start(start))
                 .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;

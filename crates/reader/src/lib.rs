@@ -45,6 +45,7 @@ mod remote;
 mod scan;
 mod schema;
 mod sparse;
+mod stamp;
 mod string_lists;
 mod tree;
 mod union;

@@ -3,6 +3,8 @@
 
 use crate::parquet_input::{not_parquet, open_from_tail, read_tail, Tail};
 use crate::sparse::Sparse;
+// Part of what a local input is: its readers (batches, footers, chunks) open it through here.
+pub(crate) use crate::stamp::{open_input, Stamp};
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError};
 use bytes::Bytes;
 use evalscore_error::file_kind;
@@ -89,71 +91,6 @@ pub(crate) fn open_file(path: &Path, format: Format, keep: bool) -> Result<Input
 /// Bytes read first from a local Parquet file's end: the footers of narrow tables fit (a
 /// small file's footer is read at open and, once dropped, by each unit).
 const TAIL: u64 = 4 << 10;
-
-/// Opens the local input `src` (named `path` in messages) for reading, with its length. It
-/// is opened without waiting (`O_NONBLOCK`, which a regular file ignores), so that a FIFO put
-/// in a file's place after the listing is refused at once instead of blocking the run on a
-/// writer that never comes; anything but a regular file is refused as the listing refuses it.
-///
-/// `expected` is the file's [`Stamp`] when the run opened it first: a file whose length or
-/// modification time changed since is an error naming it.
-pub(crate) fn open_input(
-    src: &Path,
-    path: &Path,
-    expected: Option<&Stamp>,
-) -> Result<(File, Stamp), ReadError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let f = options
-        .open(src)
-        .map_err(|e| ReadError::at(path, format!("cannot open: {e}")))?;
-    let meta = f
-        .metadata()
-        .map_err(|e| ReadError::at(path, format!("cannot read: {e}")))?;
-    if !meta.is_file() {
-        return Err(
-            ReadError::at(path, format!("not a regular file (a {})", file_kind(&meta))).with_hint(
-                "it was a file when the run listed its inputs: something replaced it; run again",
-            ),
-        );
-    }
-    let stamp = Stamp::of(&meta);
-    match expected {
-        Some(was) if *was != stamp => Err(ReadError::at(
-            path,
-            format!(
-                "changed during the run: {} bytes when the run opened it, {} now{}",
-                was.len,
-                stamp.len,
-                if was.len == stamp.len {
-                    ", and modified since"
-                } else {
-                    ""
-                }
-            ),
-        )
-        .with_hint("another process rewrote it; run again once it is done")),
-        _ => Ok((f, stamp)),
-    }
-}
-
-/// A local file's length and modification time, as the run first opened it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    pub len: u64,
-    pub modified: Option<std::time::SystemTime>,
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Stamp {
-        Stamp {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        }
-    }
-}
 
 /// A local Parquet file's end holding the whole footer ([`read_tail`]), of a file of `len`
 /// bytes: one read, or two for a footer longer than [`TAIL`].

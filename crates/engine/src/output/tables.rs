@@ -13,14 +13,23 @@ use std::sync::Arc;
 /// One row of metrics.parquet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricRow {
+    /// The scorer's key.
     pub scorer: String,
+    /// The scorer's type.
     pub scorer_type: String,
+    /// The metric's name.
     pub metric: String,
+    /// The metric's type.
     pub metric_type: String,
+    /// The scorer field the metric reads.
     pub field: String,
+    /// Which figure: `value`, `count`, `accuracy`, `ci_low`, ...
     pub stat: String,
+    /// The distinct value or class the figure is about; `None` for overall figures.
     pub label: Option<String>,
+    /// `None` when undefined.
     pub value: Option<f64>,
+    /// How many values the metric saw.
     pub n: u64,
     /// The values of the plan's group-by columns; all null on overall rows.
     pub groups: Vec<Option<String>>,
@@ -29,11 +38,17 @@ pub struct MetricRow {
 /// One row of confusion.parquet: a non-zero cell of a confusion matrix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfusionRow {
+    /// The scorer's key.
     pub scorer: String,
+    /// The metric's name.
     pub metric: String,
+    /// The ground truth class.
     pub actual: String,
+    /// The predicted class.
     pub predicted: String,
+    /// Rows with this (actual, predicted) pair.
     pub count: u64,
+    /// The values of the plan's group-by columns; all null on overall rows.
     pub groups: Vec<Option<String>>,
 }
 

@@ -4,13 +4,13 @@
 //! task keeps its own scores.parquet writer, metric states and row-error budget; results
 //! arrive in input order as in a run of one task.
 
-use crate::library::{Scorer, States};
 use crate::model_output::model_output_text;
 use crate::output::{Encoders, ScoresWriter};
 use crate::pipeline::{self, Scored};
 use crate::row_error::{RowErrorRecord, ROW_ERRORS_LISTED};
 use crate::score::{ItemScoring, Memos, UnitChunks, UnitResult};
 use crate::{check_interrupt, Error, ErrorKind};
+use crate::{Scorer, States};
 use arrow::array::{ArrayRef, RecordBatch};
 use evalscore_reader::{scan_ordered, Inputs, Unit};
 use rayon::prelude::*;

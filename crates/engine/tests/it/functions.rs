@@ -271,7 +271,7 @@ fn python_metric_states_without_their_functions_cannot_be_finished() {
     let scorer = bind(TASK, &b.schema(), Some(functions().1)).unwrap();
     let (_, states) = scorer.score(&b).unwrap();
     let task = Task::from_yaml(TASK, &[]).unwrap();
-    let e = evalscore_engine::library::report(&task, &states, false, None).unwrap_err();
+    let e = states.report(&task, false, None).unwrap_err();
     assert_eq!(
         e.message,
         "the task has python metrics, whose figures need their functions"

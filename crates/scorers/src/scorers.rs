@@ -1,11 +1,12 @@
-//! The built-in scorer kinds, one file each (a kind may parse several type names); the
-//! registry ([`crate::registry`]) lists them.
+//! The built-in scorer kinds, one file each (a kind may parse several type names), or one
+//! file for a family of kinds that differ only in their kernel and doc (`lexical`, `json`);
+//! the registry ([`crate::registry`]) lists them.
 
 pub mod check_injection;
-pub mod contains_json;
 pub mod custom;
 pub mod exact;
 pub mod includes_all;
+pub mod json;
 pub mod lexical;
 pub mod match_family;
 pub mod model_as_a_judge_classifier;
@@ -23,5 +24,4 @@ pub mod rouge;
 pub mod similarity;
 pub mod string_equals;
 pub mod string_equals_mcqa;
-pub mod valid_json;
 pub mod value;

@@ -10,9 +10,9 @@ mod out;
 mod record;
 mod scan;
 
-use crate::library::Scorer;
 use crate::output::Outputs;
 use crate::pipeline::{self, Finished};
+use crate::Scorer;
 use crate::{error, Error, ErrorExt, ErrorKind, RunIdentity, RunOptions, RunSummary, Task};
 use evalscore_reader::Inputs;
 use evalscore_task::{SuiteFile, SuiteTask, TaskError, TaskSource};
@@ -40,8 +40,11 @@ pub struct SuiteOptions {
 pub struct SuiteSummary {
     /// The identity every task's outputs carry.
     pub run: RunIdentity,
+    /// Every task, in suite order.
     pub tasks: Vec<SuiteTaskSummary>,
+    /// `--out`: the suite's folder (or object storage prefix).
     pub out_dir: PathBuf,
+    /// The suite's wall-clock time.
     pub wall_seconds: f64,
     /// The text of the suite.json written (also when `out_dir` is in object storage).
     pub suite_json: String,
@@ -57,6 +60,7 @@ impl SuiteSummary {
 /// One task of a suite run.
 #[derive(Debug)]
 pub struct SuiteTaskSummary {
+    /// The task's name in the suite.
     pub name: String,
     /// `DIR/task=NAME`.
     pub out_dir: PathBuf,
@@ -64,6 +68,7 @@ pub struct SuiteTaskSummary {
     pub task: Option<PathBuf>,
     /// The task's inputs as given (by the suite file, or `--input`).
     pub inputs: Vec<String>,
+    /// The task's run, or why it failed.
     pub result: Result<RunSummary, Error>,
 }
 
