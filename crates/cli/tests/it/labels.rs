@@ -70,16 +70,16 @@ fn a_field_compared_with_itself_has_accuracy_one_and_two_classes() {
         pick("support"),
         [
             &format!("{mc}|support|∅|300|300"),
-            &format!("{mc}|support|0.0|66|300"),
-            &format!("{mc}|support|1.0|234|300"),
+            &format!("{mc}|support|0|66|300"),
+            &format!("{mc}|support|1|234|300"),
         ]
     );
     let freq = "string_equals|string_equals|frequency|frequency|is_correct";
     assert_eq!(
         pick("count"),
         [
-            &format!("{freq}|count|0.0|66|300"),
-            &format!("{freq}|count|1.0|234|300"),
+            &format!("{freq}|count|0|66|300"),
+            &format!("{freq}|count|1|234|300"),
             &"string_equals|string_equals|missing|missing|rows|count|∅|4|300".to_owned(),
         ]
     );
@@ -87,8 +87,8 @@ fn a_field_compared_with_itself_has_accuracy_one_and_two_classes() {
     assert_eq!(
         cells(&c),
         [
-            (mc.clone(), "0.0".into(), "0.0".into(), 66),
-            (mc, "1.0".into(), "1.0".into(), 234),
+            (mc.clone(), "0".into(), "0".into(), 66),
+            (mc, "1".into(), "1".into(), 234),
         ]
     );
     let run = read_json(&c.path("out/run.json"));
@@ -137,10 +137,7 @@ fn answers_spelled_one_one_point_zero_or_true_agree() {
             .collect();
         assert_eq!(
             mine,
-            [
-                ("0.0".into(), "0.0".into(), 66),
-                ("1.0".into(), "1.0".into(), 234)
-            ],
+            [("0".into(), "0".into(), 66), ("1".into(), "1".into(), 234)],
             "{name}"
         );
     }
@@ -153,7 +150,7 @@ fn a_metric_that_excludes_every_row_warns() {
     let (c, stderr) = run_qa(
         "definition:\n  scorers:\n    - type: string_equals\n      key: exact\n      ground_truth: \"{{ sample.answer }}\"\n      metrics:\n        - {type: binary-classification, name: Agreement, field_gt: is_correct, field_pred: is_correct, positive_answer: \"pass\", negative_answer: \"fail\"}\n        - {type: binary-classification, name: Fine, field_gt: is_correct, field_pred: is_correct, positive_answer: \"1\", negative_answer: \"0\"}\n",
     );
-    let warning = r#"scorer `exact`: metric `Agreement` excluded 300 of 300 rows (0 with a null label); other labels seen: "0.0", "1.0"; expected: "pass" (positive), "fail" (negative)"#;
+    let warning = r#"scorer `exact`: metric `Agreement` excluded 300 of 300 rows (0 with a null label); other labels seen: "0", "1"; expected: "pass" (positive), "fail" (negative)"#;
     assert_eq!(stderr, format!("warning: {warning}\n"));
     let run = read_json(&c.path("out/run.json"));
     assert_eq!(run["warnings"], serde_json::json!([warning]));

@@ -410,9 +410,9 @@ fn integer_and_float_columns_are_compared_as_their_display_text() {
             "int|string_equals|frequency|frequency|ground_truth|count|∅|1|5",
             "int|string_equals|missing|missing|rows|count|∅|1|5",
             "float|string_equals|frequency|frequency|ground_truth|count|0.5|1|5",
-            "float|string_equals|frequency|frequency|ground_truth|count|1.0|1|5",
-            "float|string_equals|frequency|frequency|ground_truth|count|1e20|1|5",
-            "float|string_equals|frequency|frequency|ground_truth|count|3.0|1|5",
+            "float|string_equals|frequency|frequency|ground_truth|count|1|1|5",
+            "float|string_equals|frequency|frequency|ground_truth|count|100000000000000000000|1|5",
+            "float|string_equals|frequency|frequency|ground_truth|count|3|1|5",
             "float|string_equals|frequency|frequency|ground_truth|count|∅|1|5",
             "float|string_equals|missing|missing|rows|count|∅|1|5",
         ]
