@@ -183,6 +183,35 @@ fn may_rewrite(s: &str) -> bool {
     }
 }
 
+/// Whether every value of a text column is its own label, so the column is passed on as
+/// it is. A Utf8View column is checked from its views, where a value's length, first bytes
+/// and (up to 12 bytes) last byte sit: only a value that may read as a number or a
+/// boolean is read whole.
+fn all_own_labels(a: &dyn Array, col: &TextColumn<'_>) -> bool {
+    let Some(v) = a.as_string_view_opt() else {
+        return (0..a.len()).all(|i| col.get(i).is_none_or(|s| !may_rewrite(s) || label(s) == s));
+    };
+    let views = v.views();
+    (0..v.len()).all(|i| {
+        let view = views[i];
+        let len = view as u32 as usize;
+        if len == 0 || v.is_null(i) {
+            return true;
+        }
+        let first = (view >> 32) as u8;
+        let last_inline = (len <= 12).then(|| (view >> (32 + 8 * (len - 1))) as u8);
+        let candidate = first.is_ascii_digit()
+            || first == b'-'
+            || first.is_ascii_whitespace()
+            || (matches!(first, b't' | b'T' | b'f' | b'F') && matches!(len, 4 | 5))
+            || last_inline.is_none_or(|b| b.is_ascii_whitespace());
+        !candidate || {
+            let s = v.value(i);
+            label(s) == s
+        }
+    })
+}
+
 /// A column's labels as text (Utf8 or Utf8View), null where a value is null or NaN. A text
 /// column whose every value is its own label is passed on as it is.
 pub fn label_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
@@ -227,9 +256,7 @@ pub fn label_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
         t if t.is_integer() => Ok(cast(a, &DataType::Utf8)?),
         _ if evalscore_text::readable_as_text(t) => {
             let col = TextColumn::new(a, "labels")?;
-            let rewrite =
-                (0..a.len()).any(|i| col.get(i).is_some_and(|s| may_rewrite(s) && label(s) != s));
-            if !rewrite {
+            if all_own_labels(a, &col) {
                 return Ok(make_array(a.to_data()));
             }
             Ok(Arc::new(owned_views(a.len(), |i| {
@@ -475,6 +502,41 @@ mod tests {
         assert_eq!(number_label(1e-7).as_deref(), Some("1e-7"));
         assert_eq!(number_label(f64::NAN), None);
         assert_eq!(f32_label(0.1).as_deref(), Some("0.1"));
+    }
+
+    #[test]
+    fn text_columns_pass_through_unless_a_value_is_rewritten() {
+        use arrow::array::StringViewArray;
+        let long = "a label longer than twelve bytes";
+        let values = vec![
+            Some("yes"),
+            None,
+            Some(long),
+            Some("1"),
+            Some("trueish"),
+            Some(" no"),
+        ];
+        let a = StringViewArray::from(values.clone());
+        let out = label_array(&a).unwrap();
+        assert_eq!(
+            out.to_data().buffers()[0].as_ptr(),
+            a.to_data().buffers()[0].as_ptr()
+        );
+        for odd in [
+            "2.0",
+            " 2",
+            "True",
+            "a label longer than twelve bytes but 1 ",
+            "12345678901234.0",
+        ] {
+            let mut v = values.clone();
+            v.push(Some(odd));
+            let out = label_array(&StringViewArray::from(v)).unwrap();
+            let col = column(&out).unwrap();
+            assert_eq!(col.get(6), Some(label(odd).as_ref()), "{odd:?}");
+            assert_eq!(col.get(2), Some(long));
+        }
+        assert_eq!(label("12345678901234.0"), "12345678901234");
     }
 
     #[test]
