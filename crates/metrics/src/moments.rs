@@ -339,6 +339,14 @@ impl Extremum {
     }
 }
 
+/// The warning of a numeric state that kept `n` values and left out `nulls` and `nan`.
+fn dropped_warning(n: u64, nulls: u64, nan: u64) -> Option<String> {
+    let mut d = crate::dropped::Dropped::default();
+    d.add(crate::dropped::NULL, nulls);
+    d.add(crate::dropped::NAN, nan);
+    d.warning(n + nulls + nan, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,12 +441,4 @@ mod tests {
             assert_eq!(c.sum(), (ones + (to - from - valid)) as f64);
         }
     }
-}
-
-/// The warning of a numeric state that kept `n` values and left out `nulls` and `nan`.
-fn dropped_warning(n: u64, nulls: u64, nan: u64) -> Option<String> {
-    let mut d = crate::dropped::Dropped::default();
-    d.add(crate::dropped::NULL, nulls);
-    d.add(crate::dropped::NAN, nan);
-    d.warning(n + nulls + nan, None)
 }

@@ -210,7 +210,7 @@ fn average_precision(sorted: &[(f64, f64, f64)]) -> Option<f64> {
 fn bound(i: u64, bins: u64) -> String {
     let mut scale = 1u64;
     for places in 0..=6 {
-        if (i * scale) % bins == 0 {
+        if (i * scale).is_multiple_of(bins) {
             let v = i * scale / bins;
             return match places {
                 0 => v.to_string(),

@@ -67,7 +67,7 @@ fn column(input: usize, rows: usize, values: &[i64]) -> Vec<Option<i64>> {
     (0..rows)
         .map(|r| {
             let h = (r * 7 + input * 13 + r * r * (input + 3)) % 97;
-            (h % 11 != 0).then(|| values[h % values.len()])
+            (!h.is_multiple_of(11)).then(|| values[h % values.len()])
         })
         .collect()
 }
@@ -411,7 +411,7 @@ fn numeric_verdicts_match_float_columns() {
         None,
         Some(3.0),
     ]));
-    let g = fold(&spec, &[p.clone()]).unwrap();
+    let g = fold(&spec, std::slice::from_ref(&p)).unwrap();
     assert_eq!(value(&g, "value"), (Some(0.625), 4));
     assert_eq!(value(&g, "excluded").0, Some(2.0));
     assert_eq!(
