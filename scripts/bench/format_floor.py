@@ -2,8 +2,8 @@
 """The files' own floor for "Many files" (see BENCHMARKS.md): how fast any reader could go.
 
     python scripts/bench/format_floor.py --one ONE.parquet --many FOLDER [--many FOLDER2 ...]
-        [--runs 9] [--threads 2] [--evalscore target/release/evalscore]
-        [--gen target/release/evalscore-gen]
+        [--runs 9] [--threads 2] [--evalscore target/dist/evalscore]
+        [--gen target/dist/evalscore-gen]
 
 In alternating rounds, each a fresh process:
 1. `evalscore-gen format-floor` over the one file and over each folder, with the job's
@@ -63,12 +63,12 @@ def main() -> None:
     ap.add_argument("--many", type=Path, action="append", required=True)
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--evalscore", type=Path, default=ROOT / "target/release/evalscore")
-    ap.add_argument("--gen", type=Path, default=ROOT / "target/release/evalscore-gen")
+    ap.add_argument("--evalscore", type=Path, default=ROOT / "target/dist/evalscore")
+    ap.add_argument("--gen", type=Path, default=ROOT / "target/dist/evalscore-gen")
     a = ap.parse_args()
     for b in (a.evalscore, a.gen):
         if not b.exists():
-            sys.exit(f"{b} is missing: cargo build --release -p evalscore-cli -p evalscore-gen")
+            sys.exit(f"{b} is missing: cargo build --profile dist -p evalscore-cli -p evalscore-gen")
     inputs = [a.one] + a.many
     floors: dict[tuple[str, Path], list[float]] = {}
     jobs: list[float] = []

@@ -4,7 +4,7 @@
     python3 scripts/bench/judge_bench.py [--fresh-rows 100000] [--cached-rows 1000000] [--threads 2]
     python3 scripts/bench/judge_bench.py --pairwise [--fresh-rows 100000]
 
-1. Builds target/release/evalscore and evalscore-gen if missing, and generates
+1. Builds target/dist/evalscore and evalscore-gen if missing, and generates
    bench-data/syn_N_rg100k.parquet (the benchmark generator's rows, row groups of 100,000
    rows, so that both workers judge) for both sizes.
 2. Starts `evalscore-gen judge-server` (an OpenAI-compatible server that answers every request
@@ -32,14 +32,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 DATA = ROOT / "bench-data"
-EVALSCORE = ROOT / "target" / "release" / "evalscore"
-GEN = ROOT / "target" / "release" / "evalscore-gen"
+EVALSCORE = ROOT / "target" / "dist" / "evalscore"
+GEN = ROOT / "target" / "dist" / "evalscore-gen"
 
 
 def build() -> None:
     if not EVALSCORE.exists() or not GEN.exists():
         subprocess.run(
-            ["cargo", "build", "--release", "-p", "evalscore-cli", "-p", "evalscore-gen"],
+            ["cargo", "build", "--profile", "dist", "-p", "evalscore-cli", "-p", "evalscore-gen"],
             cwd=ROOT,
             check=True,
         )

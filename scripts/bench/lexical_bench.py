@@ -17,7 +17,7 @@
    the whole range) and sentences sometimes swapped.
 2. Whole run (Levenshtein, the issue's target), `--runs` rounds, the two in alternation,
    each a fresh process timed around the whole process (start and imports included):
-   - evalscore: `target/release/evalscore run` of a task with one `levenshtein` scorer
+   - evalscore: `target/dist/evalscore run` of a task with one `levenshtein` scorer
      (`expected: "{{ sample.reference }}"`), `--threads N`, writing its usual output files;
    - rapidfuzz: a Python process that reads the two columns with pyarrow and runs
      `rapidfuzz.process.cpdist(outputs, references,
@@ -27,7 +27,7 @@
    evalscore alone is then timed on the same file for every other measure (rows/s).
 3. Kernels, in process, one core: the first `--kernel-rows` pairs, `--kernel-runs` rounds in
    alternation, only the scoring loop timed (not reading the file):
-   - evalscore: `cargo run --release -p evalscore-benches --example lexical_pairs`, which
+   - evalscore: `cargo run --profile dist -p evalscore-benches --example lexical_pairs`, which
      runs `evalscore_kernels::graded` (the engine's call) over the pairs as Arrow columns;
    - Python: a loop over the pairs calling the library's fastest per-pair entry point with
      the options evalscore reproduces (constructed once, outside the loop):
@@ -67,7 +67,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 DATA = ROOT / "bench-data"
-EVALSCORE = ROOT / "target" / "release" / "evalscore"
+EVALSCORE = ROOT / "target" / "dist" / "evalscore"
 SEED = 20261126
 ROW_GROUP = 10_000
 MEASURES = ["levenshtein", "chrf", "bleu", "rouge1", "rouge2", "rougeL"]
@@ -324,16 +324,16 @@ def load() -> str:
 
 def build() -> Path:
     subprocess.run(
-        ["cargo", "build", "--release", "-p", "evalscore-cli", "--bin", "evalscore"],
+        ["cargo", "build", "--profile", "dist", "-p", "evalscore-cli", "--bin", "evalscore"],
         cwd=ROOT,
         check=True,
     )
     subprocess.run(
-        ["cargo", "build", "--release", "-p", "evalscore-benches", "--example", "lexical_pairs"],
+        ["cargo", "build", "--profile", "dist", "-p", "evalscore-benches", "--example", "lexical_pairs"],
         cwd=ROOT,
         check=True,
     )
-    return ROOT / "target" / "release" / "examples" / "lexical_pairs"
+    return ROOT / "target" / "dist" / "examples" / "lexical_pairs"
 
 
 def whole_run(args, data: Path, tmp: Path, lines: list[str]) -> None:
@@ -459,7 +459,7 @@ def main() -> None:
     for m in args.only:
         if m not in MEASURES:
             sys.exit(f"unknown measure {m}; one of {', '.join(MEASURES)}")
-    example = ROOT / "target" / "release" / "examples" / "lexical_pairs"
+    example = ROOT / "target" / "dist" / "examples" / "lexical_pairs"
     if not args.no_build:
         example = build()
     data = DATA / f"lexical_{args.rows}.parquet"

@@ -3,7 +3,7 @@
 BENCHMARKS.md, "Many files").
 
     python scripts/bench/many_blobs.py [--objects 100000] [--rows 10] [--runs 1]
-        [--bin target/release/evalscore]
+        [--bin target/dist/evalscore]
 
 moto, the S3 server of the tests, serves one request at a time (about 9 PUTs/s when filling
 it), so 100,000 objects cannot be put there in a reasonable time; azurite, the Azure Blob
@@ -76,7 +76,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--source", type=Path, default=ROOT / "bench-data/syn_10000000.parquet")
-    ap.add_argument("--bin", type=Path, default=ROOT / "target/release/evalscore")
+    ap.add_argument("--bin", type=Path, default=ROOT / "target/dist/evalscore")
     a = ap.parse_args()
 
     from azure.storage.blob import BlobServiceClient

@@ -3,7 +3,7 @@
 
     python scripts/bench/many_files.py [--one bench-data/syn_10000000.parquet]
         [--data /work/bench-data/many] [--files 10000] [--runs 3] [--threads 2]
-        [--bin new=target/release/evalscore --bin old=/path/to/older/evalscore] [--references]
+        [--bin new=target/dist/evalscore --bin old=/path/to/older/evalscore] [--references]
 
 1. Splits the one file (made by `evalscore-gen synthetic`, as run_bench.py does; generated
    with it when absent) into `--files` Parquet files of equal rows (1,000 for 10M rows and
@@ -99,7 +99,7 @@ def main() -> None:
                          "both inputs")
     ap.add_argument("--bin", action="append", default=[],
                     help="NAME=PATH of an evalscore binary (repeatable; default: "
-                         "new=target/release/evalscore)")
+                         "new=target/dist/evalscore)")
     a = ap.parse_args()
     one = a.one or run_bench.ensure_file(10_000_000)
     many = split(one, a.files, a.data)

@@ -2,7 +2,7 @@
 """A prefix of many tiny objects in S3 (moto): the benchmark job over it (see BENCHMARKS.md).
 
     python scripts/bench/many_objects.py [--objects 20000] [--rows 10] [--runs 2]
-        [--bin new=target/release/evalscore --bin old=/path/to/older/evalscore]
+        [--bin new=target/dist/evalscore --bin old=/path/to/older/evalscore]
         [--keep-server] [--s3s-fs PATH]
 
 1. Starts moto's S3 server (scripts/setup/moto.sh installs it into ~/.cache/evalscore), makes

@@ -6,7 +6,7 @@
                                        [--checks] [--many 200x50000] [--profile export]
 
 1. Generates bench-data/syn_N.parquet with the project's generator if it is absent (building
-   target/release/evalscore-gen and evalscore with cargo if they are missing). With
+   target/dist/evalscore-gen and evalscore with cargo if they are missing). With
    --profile export, the file is bench-data/export_N.parquet instead, made by
    `evalscore-gen synthetic --profile export`: the same columns shaped like a real evaluation
    export (30% free-text rows with null answer and choices, MCQA outputs with explanations,
@@ -58,8 +58,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 DATA = ROOT / "bench-data"
-EVALSCORE = ROOT / "target" / "release" / "evalscore"
-GEN = ROOT / "target" / "release" / "evalscore-gen"
+EVALSCORE = ROOT / "target" / "dist" / "evalscore"
+GEN = ROOT / "target" / "dist" / "evalscore-gen"
 
 # Output columns shared by every tool's scores.parquet.
 SCORE_COLS = [
@@ -160,13 +160,13 @@ def alternate(label: str, jobs: dict[str, tuple[list[str], Path]], runs: int
 
 
 def ensure_binaries() -> None:
-    # Always through cargo (a no-op when both are fresh): `cargo build --release` alone builds
+    # Always through cargo (a no-op when both are fresh): `cargo build --profile dist` alone builds
     # only the default member (the CLI), and a stale evalscore-gen would time an old reader
     # as the `evalscore-read` floor.
     if shutil.which("cargo") is None and EVALSCORE.exists() and GEN.exists():
         return
-    print("building evalscore and evalscore-gen (cargo build --release) ...", flush=True)
-    subprocess.run(["cargo", "build", "--release", "-p", "evalscore-cli", "-p", "evalscore-gen"],
+    print("building evalscore and evalscore-gen (cargo build --profile dist) ...", flush=True)
+    subprocess.run(["cargo", "build", "--profile", "dist", "-p", "evalscore-cli", "-p", "evalscore-gen"],
                    cwd=ROOT, check=True)
 
 

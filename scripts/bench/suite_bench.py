@@ -3,7 +3,7 @@
 processes over the same file (see BENCHMARKS.md, "Suites").
 
     python3 scripts/bench/suite_bench.py [--input bench-data/syn_10000000.parquet] [--tasks 20]
-                                         [--runs 3] [--threads 2] [--bin target/release/evalscore]
+                                         [--runs 3] [--threads 2] [--bin target/dist/evalscore]
                                          [--mix]
 
 1. Writes a suite of --tasks tasks into a temporary folder: the benchmark job
@@ -93,13 +93,13 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=20)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--bin", type=Path, default=ROOT / "target" / "release" / "evalscore")
+    ap.add_argument("--bin", type=Path, default=ROOT / "target" / "dist" / "evalscore")
     ap.add_argument("--mix", action="store_true", help="alternate job.yaml and job_template.yaml")
     args = ap.parse_args()
     if not args.input.exists():
         sys.exit(f"{args.input} is missing: `python3 scripts/bench/run_bench.py --rows 10000000` makes it")
     if not args.bin.exists():
-        sys.exit(f"{args.bin} is missing: cargo build --release -p evalscore-cli")
+        sys.exit(f"{args.bin} is missing: cargo build --profile dist -p evalscore-cli")
     binary, data = str(args.bin.resolve()), str(args.input.resolve())
     work = Path(tempfile.mkdtemp(prefix="suite-bench-"))
     names = [f"job{i + 1:02d}" for i in range(args.tasks)]
