@@ -7,6 +7,7 @@
 //! with a signed integer is Int64, and a value over its range is an error when read),
 //! integers with floats to Float64, floats to the widest, string layouts (Utf8, LargeUtf8,
 //! Utf8View, dictionaries of them) to Utf8, list layouts to List of the items' widened type,
+//! structs of the same fields to the struct of each field's widened type,
 //! timestamps of one time zone to the finer unit, and a column of nulls only (a JSON Lines
 //! key never given a value) to the other type. Types that do not widen (text and integers,
 //! say) are an error naming two files. A column is nullable when a file lacks it, declares
@@ -100,8 +101,25 @@ pub(crate) fn widen(a: &DataType, b: &DataType) -> Option<DataType> {
             let item = widen(x.data_type(), y.data_type())?;
             Some(List(Arc::new(Field::new(x.name(), item, true))))
         }
-        // Nested types whose leaves differ in layout only: the first's, cast to.
-        _ if logical(a) == logical(b) => Some(a.clone()),
+        // Structs of the same fields widen field by field, as top-level columns do (the
+        // first's type would cast a wider leaf down: a double read as a float).
+        (Struct(x), Struct(y)) => {
+            if x.len() != y.len() || x.iter().zip(y.iter()).any(|(f, g)| f.name() != g.name()) {
+                return None;
+            }
+            let fields: Vec<Field> = x
+                .iter()
+                .zip(y.iter())
+                .map(|(f, g)| {
+                    let t = widen(f.data_type(), g.data_type())?;
+                    Some(Field::new(f.name(), t, f.is_nullable() || g.is_nullable()))
+                })
+                .collect::<Option<_>>()?;
+            Some(Struct(fields.into()))
+        }
+        // Other nested types (maps) whose leaves differ in layout only: the first's, cast to;
+        // leaves of other widths do not widen there.
+        _ if logical(a) == logical(b) && widths(a) == widths(b) => Some(a.clone()),
         _ => None,
     }
 }
@@ -241,6 +259,26 @@ pub(crate) fn conform(
     })
 }
 
+/// The leaf types of a nested type but for their string and list layouts: two types whose
+/// `logical` form and `widths` match read each other's values without loss.
+fn widths(t: &DataType) -> String {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
+        DataType::Dictionary(_, v) => widths(v),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => format!("list<{}>", widths(f.data_type())),
+        DataType::Struct(fields) => fields
+            .iter()
+            .map(|f| format!("{}:{}", f.name(), widths(f.data_type())))
+            .collect::<Vec<_>>()
+            .join(","),
+        DataType::Map(f, _) => format!("map<{}>", widths(f.data_type())),
+        other => other.to_string(),
+    }
+}
+
 pub(crate) fn logical(t: &DataType) -> String {
     match t {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
@@ -274,6 +312,15 @@ mod tests {
 
     #[test]
     fn types_widen_as_documented() {
+        let strukt = |fields: &[(&str, DataType)]| {
+            Struct(
+                fields
+                    .iter()
+                    .map(|(n, t)| Field::new(*n, t.clone(), true))
+                    .collect::<Vec<_>>()
+                    .into(),
+            )
+        };
         let list = |t: DataType| List(Arc::new(Field::new("item", t, true)));
         let large = |t: DataType| LargeList(Arc::new(Field::new("element", t, false)));
         let dict = Dictionary(Box::new(Int32), Box::new(Utf8));
@@ -321,10 +368,43 @@ mod tests {
                 Timestamp(TimeUnit::Microsecond, None),
                 None,
             ),
+            // Struct leaves widen as columns do, whichever file comes first.
+            (
+                strukt(&[("score", Float32), ("id", Int32)]),
+                strukt(&[("score", Float64), ("id", Int64)]),
+                Some(strukt(&[("score", Float64), ("id", Int64)])),
+            ),
+            (
+                strukt(&[("a", Utf8View)]),
+                strukt(&[("a", LargeUtf8)]),
+                Some(strukt(&[("a", Utf8)])),
+            ),
+            (strukt(&[("a", Utf8)]), strukt(&[("a", Int64)]), None),
+            (strukt(&[("a", Int64)]), strukt(&[("b", Int64)]), None),
         ];
         for (a, b, want) in cases {
             assert_eq!(widen(&a, &b), want, "{a} with {b}");
             assert_eq!(widen(&b, &a).is_some(), want.is_some(), "{b} with {a}");
         }
+    }
+
+    /// A struct's float leaf beside a double one is read as a double: its values keep their
+    /// digits (0.1f32 is 0.10000000149011612 as a double, never the double 0.1 cast down).
+    #[test]
+    fn struct_leaves_are_cast_up_not_down() {
+        use arrow::array::{Array, AsArray, Float64Array, StructArray};
+        let doubles = StructArray::from(vec![(
+            Arc::new(Field::new("score", Float64, true)),
+            Arc::new(Float64Array::from(vec![0.1, 1e300])) as ArrayRef,
+        )]);
+        let floats = Struct(vec![Field::new("score", Float32, true)].into());
+        let to = widen(&floats, doubles.data_type()).unwrap();
+        let read = arrow::compute::cast(&doubles, &to).unwrap();
+        let score = read
+            .as_struct()
+            .column(0)
+            .as_primitive::<arrow::datatypes::Float64Type>()
+            .clone();
+        assert_eq!(score.values().to_vec(), vec![0.1, 1e300]);
     }
 }
