@@ -5,7 +5,7 @@ use crate::intervals::wilson;
 use crate::values::{column, SeenLabels};
 use crate::FoldMemo;
 use crate::{Figure, MetricError};
-use arrow::array::{make_array, Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
+use arrow::array::{Array, ArrayRef, AsArray, Scalar, StringArray, StringViewArray};
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::cast;
 use arrow::compute::kernels::cmp;
@@ -127,7 +127,7 @@ impl Confusion {
         pred: &dyn Array,
         memo: Option<&FoldMemo>,
     ) -> Result<(), MetricError> {
-        let (ga, pa) = (make_array(gt.to_data()), make_array(pred.to_data()));
+        let (ga, pa) = (crate::values::per_row(gt)?, crate::values::per_row(pred)?);
         let len = ga.len().min(pa.len());
         let expected = self.expected();
         if self.counts.mode != ClassMode::Multiclass {

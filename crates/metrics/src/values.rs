@@ -212,17 +212,20 @@ fn all_own_labels(a: &dyn Array, col: &TextColumn<'_>) -> bool {
     })
 }
 
-/// A column's labels as text (Utf8 or Utf8View), null where a value is null or NaN. A text
-/// column whose every value is its own label is passed on as it is.
+/// A column's labels as text (Utf8 or Utf8View, or a dictionary of Utf8 labels), null where
+/// a value is null or NaN. A text column whose every value is its own label is passed on as
+/// it is. States that read a label per row take it through [`per_row`].
 pub fn label_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
     let t = a.data_type();
     match t {
         DataType::Dictionary(_, _) => {
-            // The values' labels, gathered by key as views (no text is copied).
+            // Still a dictionary, of the values' labels: `frequency` counts its keys.
             let d = a.as_any_dictionary();
-            let values = cast(&label_array(d.values().as_ref())?, &DataType::Utf8View)?;
-            let keys = cast(d.keys(), &DataType::UInt32)?;
-            Ok(take(values.as_ref(), &keys, None)?)
+            let mut values = label_array(d.values().as_ref())?;
+            if *values.data_type() == DataType::Utf8View {
+                values = cast(&values, &DataType::Utf8)?;
+            }
+            Ok(d.with_values(values))
         }
         DataType::Null => Ok(Arc::new(StringArray::new_null(a.len()))),
         DataType::Boolean => {
@@ -335,7 +338,7 @@ fn text_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
         t => t,
     };
     if t.is_numeric() || *t == DataType::Boolean {
-        return label_array(a);
+        return per_row(label_array(a)?.as_ref());
     }
     match evalscore_text::readable_as_text(t) {
         true => {
@@ -348,6 +351,20 @@ fn text_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
 /// A label column after [`prepare`], borrowed.
 pub(crate) fn column(a: &ArrayRef) -> Result<TextColumn<'_>, MetricError> {
     TextColumn::new(a.as_ref(), "labels").map_err(MetricError::Text)
+}
+
+/// A label column after [`prepare`] with one text per row: a dictionary's labels gathered by
+/// key as views (no text is copied); any other column as it is.
+pub(crate) fn per_row(a: &dyn Array) -> Result<ArrayRef, MetricError> {
+    match a.data_type() {
+        DataType::Dictionary(_, _) => {
+            let d = a.as_any_dictionary();
+            let values = cast(d.values(), &DataType::Utf8View)?;
+            let keys = cast(d.keys(), &DataType::UInt32)?;
+            Ok(take(values.as_ref(), &keys, None)?)
+        }
+        _ => Ok(make_array(a.to_data())),
+    }
 }
 
 /// An identity's text in its own type's form, not by value: text as it is, integers as

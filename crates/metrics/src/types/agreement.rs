@@ -14,7 +14,6 @@ use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_CONFUSION_CELLS};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
-use evalscore_text::TextColumn;
 use std::collections::BTreeMap;
 
 /// An agreement metric type over label pairs.
@@ -269,10 +268,8 @@ impl State for PairCounts {
         let pred = inputs
             .get(1)
             .ok_or_else(|| MetricError::Invalid("agreement needs two inputs".to_owned()))?;
-        let (g, p) = (
-            TextColumn::new(gt, "labels")?,
-            TextColumn::new(*pred, "labels")?,
-        );
+        let (gt, pred) = (crate::values::per_row(gt)?, crate::values::per_row(*pred)?);
+        let (g, p) = (crate::values::column(&gt)?, crate::values::column(&pred)?);
         // Runs of equal pairs are counted once per run: label columns repeat.
         let mut run: Option<(&str, &str, u64)> = None;
         for i in 0..gt.len() {

@@ -20,7 +20,6 @@ use crate::types::win_rate::{parse_verdicts, Verdicts};
 use crate::{Figure, MetricError};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
-use evalscore_text::TextColumn;
 
 /// Why a battle of a model against itself is left out.
 const SELF_BATTLE: &str = "of a model against itself";
@@ -198,11 +197,14 @@ impl State for Battles {
         let verdict = first(inputs)?;
         let missing =
             || MetricError::Invalid("`bradley_terry` needs model_a and model_b".to_owned());
-        let (v, a, b) = (
-            TextColumn::new(verdict, "labels")?,
-            TextColumn::new(*inputs.get(1).ok_or_else(missing)?, "labels")?,
-            TextColumn::new(*inputs.get(2).ok_or_else(missing)?, "labels")?,
+        let per_row = crate::values::per_row;
+        let (verdict, a, b) = (
+            per_row(verdict)?,
+            per_row(*inputs.get(1).ok_or_else(missing)?)?,
+            per_row(*inputs.get(2).ok_or_else(missing)?)?,
         );
+        let column = crate::values::column;
+        let (v, a, b) = (column(&verdict)?, column(&a)?, column(&b)?);
         for i in 0..verdict.len() {
             let (Some(v), Some(a), Some(b)) = (v.get(i), a.get(i), b.get(i)) else {
                 self.dropped.add(dropped::NULL, 1);

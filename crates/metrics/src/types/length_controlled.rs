@@ -134,8 +134,9 @@ impl State for LengthRows {
             })?),
             false => None,
         };
+        let verdict = crate::values::per_row(verdict)?;
         let (v, a, b) = (
-            TextColumn::new(verdict, "labels")?,
+            crate::values::column(&verdict)?,
             TextColumn::new(inputs[1], "answers")?,
             TextColumn::new(inputs[2], "answers")?,
         );

@@ -15,7 +15,6 @@ use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, MAX_GROUPS};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
-use evalscore_text::TextColumn;
 use std::collections::BTreeMap;
 
 /// The `pass_at_k` metric type.
@@ -110,7 +109,8 @@ impl State for PassAtK {
         let group = inputs
             .get(1)
             .ok_or_else(|| MetricError::Invalid("`pass_at_k` needs a group".to_owned()))?;
-        let column = TextColumn::new(*group, "labels")?;
+        let group = crate::values::per_row(*group)?;
+        let column = crate::values::column(&group)?;
         for i in 0..correct.len() {
             let (Some(problem), false) = (column.get(i), correct.is_null(i)) else {
                 self.dropped.add(dropped::NULL, 1);

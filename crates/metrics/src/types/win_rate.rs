@@ -13,7 +13,6 @@ use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::{Figure, MetricError, Moments};
 use arrow::array::Array;
 use evalscore_task::{MetricReads, TaskError};
-use evalscore_text::TextColumn;
 
 /// The `win_rate` metric type.
 pub struct WinRateMetric;
@@ -169,8 +168,8 @@ impl State for WinRate {
     }
 
     fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
-        let labels = first(inputs)?;
-        let column = TextColumn::new(labels, "labels")?;
+        let labels = crate::values::per_row(first(inputs)?)?;
+        let column = crate::values::column(&labels)?;
         let v = &self.verdicts;
         let score = |i: usize| v.halves(column.get(i));
         let dropped = &mut self.dropped;
