@@ -19,8 +19,6 @@
 //! - [`run_suite`]: many tasks in one run (module `suite`): tasks that share inputs read
 //!   them once, each task's outputs go to `DIR/task=NAME/`, and `DIR/suite.json` comes last.
 
-mod bitscores;
-mod delta_ints;
 mod error;
 pub mod export;
 pub mod functions;

@@ -2,10 +2,10 @@
 //! local Parquet file's footer read and checked.
 
 use crate::parquet_input::{not_parquet, open_from_tail, read_tail, Tail};
-use crate::sparse::Sparse;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError};
 use bytes::Bytes;
 use evalscore_error::file_kind;
+use evalscore_parquet::Sparse;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;

@@ -1,10 +1,11 @@
 //! A Parquet input from its footer, and the decoder's setup: strings read as Utf8View, and
 //! every call into the decoder on possibly damaged bytes made under a panic guard.
 
-use crate::sparse::Sparse;
 use crate::{pages, Format, InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
+pub(crate) use evalscore_parquet::guarded;
+use evalscore_parquet::Sparse;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::parquet_to_arrow_schema;
 use parquet::file::metadata::{
@@ -282,19 +283,6 @@ fn repeated_name(fields: &arrow::datatypes::Fields, prefix: &str) -> Option<Stri
     fields.iter().find_map(|f| match f.data_type() {
         DataType::Struct(children) => repeated_name(children, &format!("{prefix}{}.", f.name())),
         _ => None,
-    })
-}
-
-/// Runs the Parquet decoder on damaged bytes without letting a panic in it escape: a panic
-/// becomes `Err` with its message, reported as a damaged file rather than an internal error.
-pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
-        let what = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".to_owned());
-        format!("the Parquet decoder failed: {what}")
     })
 }
 

@@ -15,6 +15,7 @@
 use super::header::{FieldAt, Page};
 use super::thrift::Bytes;
 use super::{checked_range, PageValues};
+use crate::varint::{put_varint, zigzag};
 use parquet::file::metadata::ColumnChunkMetaData;
 use std::cell::RefCell;
 use std::io::Cursor;
@@ -139,11 +140,11 @@ fn write_header(out: &mut Vec<u8>, page: &Page, chunk: &[u8], start: u64, size: 
             Some(delta @ 1..=15) => out.push(((delta as u8) << 4) | ty),
             _ => {
                 out.push(*ty);
-                varint(out, zigzag(i64::from(*id)));
+                put_varint(out, zigzag(i64::from(*id)));
             }
         }
         if *id == COMPRESSED_SIZE {
-            varint(out, zigzag(i64::from(size)));
+            put_varint(out, zigzag(i64::from(size)));
         } else {
             let from = usize::try_from(value.start - start).ok()?;
             let to = usize::try_from(value.end - start).ok()?;
@@ -153,18 +154,6 @@ fn write_header(out: &mut Vec<u8>, page: &Page, chunk: &[u8], start: u64, size: 
     }
     out.push(0);
     Some(())
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 #[cfg(test)]
@@ -186,9 +175,9 @@ mod tests {
     fn page_of(text: &[u8]) -> Vec<u8> {
         let body = zstd::bulk::compress(text, 3).unwrap();
         let mut page = vec![0x15, 0x00, 0x15];
-        varint(&mut page, zigzag(text.len() as i64));
+        put_varint(&mut page, zigzag(text.len() as i64));
         page.push(0x15);
-        varint(&mut page, zigzag(body.len() as i64));
+        put_varint(&mut page, zigzag(body.len() as i64));
         page.extend_from_slice(&[0x15, 14]); // crc 7
         page.extend_from_slice(&[0x1c, 0x15, 10, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]);
         page.extend_from_slice(&body);

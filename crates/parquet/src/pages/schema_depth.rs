@@ -11,7 +11,7 @@ pub const MAX_SCHEMA_DEPTH: usize = 64;
 /// Checks the nesting depth of the schema in a file's serialized `FileMetaData` without
 /// recursing: the schema is a flat pre-order list of elements, each giving its number of
 /// children. Run before parquet-rs builds its schema tree (recursively).
-pub(crate) fn check_schema_depth(footer: &[u8]) -> Result<(), String> {
+pub fn check_schema_depth(footer: &[u8]) -> Result<(), String> {
     let mut b = Bytes {
         reader: std::io::Cursor::new(footer),
         pos: 0,
