@@ -22,6 +22,9 @@
 //! `thrift`), field by field as parquet-rs reads them (module `header`); the footer's schema
 //! is measured for depth the same way before parquet-rs parses it (module `schema_depth`).
 
+mod body;
+#[cfg(test)]
+mod damaged;
 mod decompress;
 mod header;
 mod schema_depth;
@@ -140,18 +143,29 @@ fn check_pages<R: Read + Seek>(
     };
     let mut values = PageValues::new(c);
     let mut spans = Vec::new();
+    let codec = c.compression();
     while h.pos < h.end {
         let at = h.pos;
         let page = h.page_header().map_err(|b| header_error(b, at, h.end))?;
         if let Some(span) = values.check(&page, at, h.pos, h.end)? {
             spans.push(span);
         }
-        h.skip(page.compressed as u64).map_err(|b| match b {
+        let past = |b| match b {
             Bad::Io(e) => io_error(e),
             _ => format!("the page at byte {at} runs past the end of the column chunk"),
-        })?;
+        };
+        // `check` made sure the page fits in the chunk.
+        let needed = body::bytes_needed(&page, codec) as u64;
+        let head = h.bytes(needed).map_err(past)?;
+        body::check_body(&page, &head, codec).map_err(|m| damaged_page(at, &m))?;
+        h.skip(page.compressed as u64 - needed).map_err(past)?;
     }
     Ok(spans)
+}
+
+/// What is wrong with the bytes of the page whose header starts at byte `at`.
+fn damaged_page(at: u64, m: &str) -> String {
+    format!("damaged page at byte {at}: {m}")
 }
 
 fn io_error(e: std::io::Error) -> String {

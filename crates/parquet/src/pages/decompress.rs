@@ -12,6 +12,7 @@
 //! the chunk is then left as it is, and the usual checks and the decoder say what is wrong
 //! with it. A rewritten chunk has passed them, and is not checked again.
 
+use super::body;
 use super::header::{FieldAt, Page};
 use super::thrift::Bytes;
 use super::{checked_range, PageValues};
@@ -69,6 +70,7 @@ pub(crate) fn decompress_chunk(
             let body_at = usize::try_from(h.pos - start).ok()?;
             let stored = usize::try_from(page.compressed).ok()?;
             let body = chunk.get(body_at..body_at.checked_add(stored)?)?;
+            body::check_body(&page, body, c.compression()).ok()?;
             h.skip(stored as u64).ok()?;
             let new_at = out.len() as u64;
             if at == data_page {

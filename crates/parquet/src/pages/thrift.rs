@@ -62,6 +62,23 @@ impl<R: Read + Seek> Bytes<R> {
         Ok(b[0])
     }
 
+    /// The next `n` bytes, which must lie in the chunk.
+    pub(super) fn bytes(&mut self, n: u64) -> Result<Vec<u8>, Bad> {
+        if n > self.left() {
+            return Err(Bad::Overrun);
+        }
+        let mut out = vec![0; n as usize];
+        self.reader.read_exact(&mut out).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Bad::Overrun
+            } else {
+                Bad::Io(e)
+            }
+        })?;
+        self.pos += n;
+        Ok(out)
+    }
+
     pub(super) fn skip(&mut self, n: u64) -> Result<(), Bad> {
         if n > self.left() {
             return Err(Bad::Overrun);
