@@ -1,13 +1,15 @@
-//! A page's bytes checked against its header before a decoder reads them: the size its
-//! codec gives back.
+//! A page's bytes checked against its header before a decoder reads them: the checksum,
+//! where the page has one, and the size its codec gives back.
 //!
 //! parquet-rs trusts a page header's `uncompressed_page_size` in ways that turn damage into
 //! data or into memory (UPSTREAM-PROPOSALS.md, "Codecs bounded by the header"): its Snappy
 //! codec zero-fills an output of the header's size and ignores how many bytes the stream
 //! gave, so a short stream reads as zeros; its GZIP, Brotli and LZ4 frame codecs inflate to
-//! the stream's end whatever the header says, and compare sizes only after. Here, before
-//! any of that runs:
+//! the stream's end whatever the header says, and compare sizes only after; and it never
+//! verifies a page checksum. Here, before any of that runs:
 //!
+//! - a page with a CRC32 must have it over its bytes as stored (a bit flipped in a value
+//!   would otherwise be scored, and copied);
 //! - a Snappy stream must declare exactly the header's size (its decoder then refuses a
 //!   stream that does not fill what it declares), and no more than a Snappy stream of its
 //!   length can hold;
@@ -34,9 +36,12 @@ const SNAPPY_PREAMBLE: usize = 5;
 const LZ4_FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
 
 /// How many of a page's stored bytes, from its first, [`check_body`] reads: all of them for
-/// a stream inflated here, a few for a Snappy or zstd header, else none.
+/// a checksum or a stream inflated here, a few for a Snappy or zstd header, else none.
 pub(super) fn bytes_needed(page: &Page, codec: Compression) -> usize {
     let stored = usize::try_from(page.compressed).unwrap_or(0);
+    if page.crc.is_some() {
+        return stored;
+    }
     let levels = usize::try_from(page.levels).unwrap_or(0);
     let needed = match (codec, compressed_part(page)) {
         (_, None) => 0,
@@ -58,6 +63,16 @@ fn compressed_part(page: &Page) -> Option<usize> {
 /// Checks `body`, the first [`bytes_needed`] stored bytes of page `page` of a chunk
 /// compressed with `codec`; the error says what is wrong with the page.
 pub(super) fn check_body(page: &Page, body: &[u8], codec: Compression) -> Result<(), String> {
+    if let Some(crc) = page.crc {
+        let mut sum = flate2::Crc::new();
+        sum.update(body);
+        if sum.sum() != crc {
+            return Err(format!(
+                "its checksum is {crc:08x}, its bytes give {:08x}",
+                sum.sum()
+            ));
+        }
+    }
     let Some(want) = compressed_part(page) else {
         return Ok(());
     };
@@ -257,6 +272,33 @@ mod tests {
             check_chunk(&file, &chunk).map(|_| ()),
             Err("damaged page at byte 4: an LZ4 stream of 14 bytes cannot hold the 2147483647 its header gives".into())
         );
+    }
+
+    /// Files pyarrow wrote with page checksums (`scripts/golden/zstd_pages.py`) pass; a
+    /// byte flipped in a page's stored bytes fails its checksum.
+    #[test]
+    fn a_page_checksum_is_verified() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden/zstd_pages");
+        for name in ["v1_crc", "v2_crc"] {
+            let clean = std::fs::read(dir.join(format!("{name}.parquet"))).unwrap();
+            let file = |bytes: &[u8]| {
+                let mut f = tempfile::tempfile().unwrap();
+                f.write_all(bytes).unwrap();
+                f
+            };
+            let reader = SerializedFileReader::new(file(&clean)).unwrap();
+            for chunk in reader.metadata().row_group(0).columns() {
+                assert!(check_chunk(&file(&clean), chunk).is_ok(), "{name}");
+                let (start, len) = chunk.byte_range();
+                let mut damaged = clean.clone();
+                damaged[(start + len - 1) as usize] ^= 0x01;
+                let err = check_chunk(&file(&damaged), chunk).unwrap_err();
+                assert!(err.starts_with("damaged page at byte "), "{name}: {err}");
+                assert!(err.contains(": its checksum is "), "{name}: {err}");
+            }
+        }
     }
 
     /// Files parquet-rs writes in every codec, pages v1 and v2, with nulls (levels before a

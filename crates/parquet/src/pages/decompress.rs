@@ -167,7 +167,7 @@ mod tests {
 
     const TEXT: &[u8] = b"the same forty bytes, the same forty byt";
 
-    /// A data page (v1) of 5 values holding `TEXT` compressed, its header with a checksum
+    /// A data page (v1) of 5 values holding `TEXT` compressed, its header with its checksum
     /// (field 4) between the sizes and the data page header.
     fn page_with_crc() -> Vec<u8> {
         page_of(TEXT)
@@ -175,12 +175,23 @@ mod tests {
 
     /// [`page_with_crc`] holding `text`.
     fn page_of(text: &[u8]) -> Vec<u8> {
+        page_summed(text, None)
+    }
+
+    /// [`page_of`] with the checksum `sum` in its header, else the right one.
+    fn page_summed(text: &[u8], sum: Option<u32>) -> Vec<u8> {
         let body = zstd::bulk::compress(text, 3).unwrap();
         let mut page = vec![0x15, 0x00, 0x15];
         put_varint(&mut page, zigzag(text.len() as i64));
         page.push(0x15);
         put_varint(&mut page, zigzag(body.len() as i64));
-        page.extend_from_slice(&[0x15, 14]); // crc 7
+        let mut crc = flate2::Crc::new();
+        crc.update(&body);
+        page.push(0x15);
+        put_varint(
+            &mut page,
+            zigzag(i64::from(sum.unwrap_or(crc.sum()) as i32)),
+        );
         page.extend_from_slice(&[0x1c, 0x15, 10, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]);
         page.extend_from_slice(&body);
         page
@@ -250,6 +261,9 @@ mod tests {
             *b ^= 0x5a;
         }
         assert!(decompress_chunk(&damaged, &c, &mut 1000).is_none());
+        // A page that decompresses, but not with the bytes its checksum was taken of.
+        let wrong = page_summed(TEXT, Some(7));
+        assert!(decompress_chunk(&wrong, &chunk(&wrong, 4), &mut 1000).is_none());
         // A header cut short.
         let short = c
             .clone()
