@@ -31,7 +31,7 @@ mod schema_depth;
 mod thrift;
 
 pub(crate) use decompress::decompress_chunk;
-pub use schema_depth::check_schema_depth;
+pub use schema_depth::{check_schema_depth, SchemaFault};
 
 use header::Kind;
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};

@@ -93,9 +93,10 @@ pub(crate) fn open_from_tail(
 ) -> Result<(InputFile, Arc<ParquetMetaData>), ReadError> {
     // The footer: the metadata, its length and the magic.
     let footer = &tail[tail.len() - 8 - meta_len as usize..];
-    pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
-        ReadError::at(path, format!("unsupported schema: {m}"))
-            .with_hint("flatten the deepest columns, or drop those the task does not use")
+    pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|fault| match fault {
+        pages::SchemaFault::TooDeep(m) => ReadError::at(path, format!("unsupported schema: {m}"))
+            .with_hint("flatten the deepest columns, or drop those the task does not use"),
+        pages::SchemaFault::Damaged(m) => unreadable(path, &format!("damaged footer: {m}")),
     })?;
     let footer_sha256 = format!("{:x}", Sha256::digest(footer));
     let data_end = len - footer.len() as u64;
