@@ -106,6 +106,11 @@ impl Hybrid {
         Ok(())
     }
 
+    /// Whether every byte of the stream has been read: the runs started so far reach its end.
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos >= self.data.len()
+    }
+
     fn next_run(&mut self) -> Result<(), String> {
         let header = self.varint()?;
         let count = usize::try_from(header >> 1).map_err(|_| "a run too long".to_owned())?;
@@ -132,10 +137,15 @@ impl Hybrid {
             let mut le = [0u8; 4];
             le[..bytes].copy_from_slice(v);
             self.pos += bytes;
-            self.run = Run::Repeated {
-                value: u32::from_le_bytes(le) & self.mask,
-                left: count,
-            };
+            let value = u32::from_le_bytes(le);
+            // Masking it would read damage as another value (a level of 10 as 2).
+            if value > self.mask {
+                return Err(format!(
+                    "a run of the value {value}, wider than its {} bits",
+                    self.width
+                ));
+            }
+            self.run = Run::Repeated { value, left: count };
         }
         Ok(())
     }
@@ -305,6 +315,12 @@ mod tests {
             "fewer values than the page holds"
         );
         assert!(Hybrid::new(Bytes::new(), 33).is_err());
+        // A repeated value wider than the bit width is damage, not the value masked.
+        assert_eq!(
+            decode(&[8, 10], 2, 4).unwrap_err(),
+            "a run of the value 10, wider than its 2 bits"
+        );
+        assert_eq!(decode(&[8, 3], 2, 4).unwrap(), [3, 3, 3, 3]);
         assert_eq!(width_of(0), 0);
         assert_eq!(width_of(1), 1);
         assert_eq!(width_of(3), 2);

@@ -276,6 +276,10 @@ impl StringLists {
                     page.rep.fill(&mut self.rep[..n])?;
                     page.def.fill(&mut self.def[..n])?;
                     page.left -= n;
+                    // Levels longer than their entries would shift the values after them.
+                    if page.left == 0 && !(page.rep.at_end() && page.def.at_end()) {
+                        return Err("a page's levels run on past its level entries".into());
+                    }
                     (self.at, self.len) = (0, n);
                     return Ok(true);
                 }

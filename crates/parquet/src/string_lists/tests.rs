@@ -223,3 +223,73 @@ fn every_writer_setting_reads_as_parquet_rs_reads_it() {
         }
     }
 }
+
+/// Pages handed out as given.
+struct Given(std::vec::IntoIter<Page>);
+
+impl Iterator for Given {
+    type Item = parquet::errors::Result<Page>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(Ok)
+    }
+}
+
+impl PageReader for Given {
+    fn get_next_page(&mut self) -> parquet::errors::Result<Option<Page>> {
+        Ok(self.0.next())
+    }
+    fn peek_next_page(
+        &mut self,
+    ) -> parquet::errors::Result<Option<parquet::column::page::PageMetadata>> {
+        Ok(None)
+    }
+    fn skip_next_page(&mut self) -> parquet::errors::Result<()> {
+        self.0.next();
+        Ok(())
+    }
+}
+
+/// Two rows of a required list of required strings, `[AAAA, BBBB]` and `[CCCC]`, in one
+/// data page v2 whose definition levels are said to take `def` bytes (2 is right), with a
+/// fourth value after the three.
+fn lists_of_v2_page(def: u32) -> Result<ListArray, String> {
+    let mut buf = vec![3, 0b010, 6, 1]; // repetition levels 0 1 0, definition levels 1 1 1
+    for v in ["AAAA", "BBBB", "CCCC", "DDDD"] {
+        buf.extend_from_slice(&4u32.to_le_bytes());
+        buf.extend_from_slice(v.as_bytes());
+    }
+    let page = Page::DataPageV2 {
+        buf: Bytes::from(buf),
+        num_values: 3,
+        encoding: Encoding::PLAIN,
+        num_nulls: 0,
+        num_rows: 2,
+        def_levels_byte_len: def,
+        rep_levels_byte_len: 2,
+        is_compressed: false,
+        statistics: None,
+    };
+    let item = Arc::new(Field::new("item", DataType::Utf8View, false));
+    let shape = Shape {
+        present: 0,
+        null_items: false,
+        item: item.clone(),
+    };
+    let field = Arc::new(Field::new("choices", DataType::List(item), false));
+    let mut lists = StringLists::new(Box::new(Given(vec![page].into_iter())), shape, field);
+    lists.next_rows(2)
+}
+
+/// Levels said to be 8 bytes longer than they are would read the values 8 bytes on
+/// (`[BBBB, CCCC], [DDDD]`): an error instead.
+#[test]
+fn levels_longer_than_their_entries_are_an_error() {
+    let lists = lists_of_v2_page(2).unwrap();
+    let items = lists.values().as_any().downcast_ref::<StringViewArray>();
+    let items: Vec<&str> = items.unwrap().iter().flatten().collect();
+    assert_eq!(items, ["AAAA", "BBBB", "CCCC"]);
+    assert_eq!(
+        lists_of_v2_page(10).unwrap_err(),
+        "a page's levels run on past its level entries"
+    );
+}
