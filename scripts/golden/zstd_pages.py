@@ -9,7 +9,7 @@ Writes data/golden/zstd_pages/:
 
 Each holds 3,000 rows in one row group, pages of at most 500 rows: `id` (int64), `text` (strings, every 7th null, 41
 distinct values), `choices` (lists of 0-3 short strings, every 11th null). The Rust test
-(`crates/reader/src/decompressed.rs`, `pyarrow_pages_decompressed_decode_as_they_were`)
+(`crates/parquet/src/decompressed.rs`, `pyarrow_pages_decompressed_decode_as_they_were`)
 rewrites each file's chunks uncompressed and checks that parquet-rs decodes the same values
 from them as from the file, and that the CRC fields were there to be dropped.
 

@@ -30,8 +30,6 @@
 //!   inputs that the cache does not hold, as Batch API input files (module `export`).
 #![warn(missing_docs)]
 
-mod bitscores;
-mod delta_ints;
 mod error;
 mod export;
 mod functions;

@@ -178,10 +178,10 @@ impl Worker {
         Ok(())
     }
 
-    /// Walks a chunk's pages (`evalscore_reader::chunk_pages`), decompressing each body after
+    /// Walks a chunk's pages (`evalscore_parquet::chunk_pages`), decompressing each body after
     /// its uncompressed levels.
     fn pages(&mut self, bytes: &[u8], codec: Compression, counts: &Counts) -> Result<(), Error> {
-        for page in evalscore_reader::chunk_pages(bytes) {
+        for page in evalscore_parquet::chunk_pages(bytes) {
             let page = page?;
             counts.pages.fetch_add(1, Ordering::Relaxed);
             let body = &bytes[page.body.start + page.levels.min(page.body.len())..page.body.end];

@@ -4,11 +4,8 @@
 //! unit's row count checked at its end. With union by name, each batch holds the run's
 //! columns exactly (module `union`).
 
-use crate::decompressed::decompress_unit;
 use crate::footers::UnitFooter;
 use crate::parquet_input::{guarded, view_options};
-use crate::sparse::Sparse;
-use crate::string_lists::StringLists;
 use crate::units::damaged_unit;
 use crate::{
     hive, jsonl, local, pages, prefetch, remote, union, Format, InputFile, Inputs, ReadError, Unit,
@@ -16,6 +13,7 @@ use crate::{
 };
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
+use evalscore_parquet::{decompress_unit, Sparse, StringLists};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };

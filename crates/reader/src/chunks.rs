@@ -2,24 +2,10 @@
 //! compressed, checked first, for a writer that copies a column instead of decoding it.
 
 use crate::units::damaged_unit;
-use crate::{pages, remote, DataPageSpan, InputFile, Inputs, ReadError, Unit};
+use crate::{pages, remote, InputFile, Inputs, ReadError, Unit};
 use bytes::Bytes;
-use parquet::file::metadata::ColumnChunkMetaData;
+use evalscore_parquet::stored::{checked_pages, portable_codec, StoredChunk};
 use std::io::{Read, Seek, SeekFrom};
-
-/// A column chunk of one Parquet row group as the file stores it: its pages, still encoded
-/// and compressed, and the footer's description of them ([`Inputs::stored_chunk`]).
-#[derive(Debug, Clone)]
-pub struct StoredChunk {
-    /// From the chunk's first page (its dictionary page, if any) to its end.
-    pub bytes: Bytes,
-    /// The footer's metadata of the chunk. Its page offsets count from the start of the
-    /// input file, so `bytes` starts at `dictionary_page_offset` (else `data_page_offset`).
-    pub meta: ColumnChunkMetaData,
-    /// The data pages, in order, with file offsets: what the copy's offset index records.
-    /// Their values add up to the chunk's.
-    pub pages: Vec<DataPageSpan>,
-}
 
 impl Inputs {
     /// The stored chunk of top-level column `column` in a Parquet unit, for a writer that
@@ -75,31 +61,13 @@ impl Inputs {
             Some(b) => b,
             None => read_range(file, start, len, &damaged)?,
         };
-        let spans = pages::check_chunk_bytes(&buf, chunk).map_err(|m| damaged(&m))?;
-        // The copy's row count is the footer's value count (one per row for a flat column,
-        // as `check_footer` made sure at open); the pages must hold exactly that many.
-        let values: i64 = spans.iter().map(|p| p.values).sum();
-        if values != chunk.num_values() {
-            return Err(damaged(&format!(
-                "its data pages hold {values} values and the footer gives it {}",
-                chunk.num_values()
-            )));
-        }
+        let pages = checked_pages(&buf, chunk).map_err(|m| damaged(&m))?;
         Ok(Some(StoredChunk {
             bytes: buf,
             meta: chunk.clone(),
-            pages: spans,
+            pages,
         }))
     }
-}
-
-/// Whether every Parquet reader decodes `codec`: the copy keeps the input's compression, so
-/// a chunk compressed otherwise (brotli, LZ4, LZO) is decoded and written again (zstd) instead;
-/// Spark's parquet-mr, for one, has no brotli codec by default, and readers disagree on the
-/// two LZ4 framings.
-pub fn portable_codec(codec: parquet::basic::Compression) -> bool {
-    use parquet::basic::Compression as C;
-    matches!(codec, C::UNCOMPRESSED | C::SNAPPY | C::GZIP(_) | C::ZSTD(_))
 }
 
 /// `len` bytes of `file` from `start` (a column chunk to copy), read from disk or fetched.

@@ -4,9 +4,9 @@
 use crate::parquet_input::{
     guarded, load_view, reread, reread_hit, view_options, view_schema, without_statistics,
 };
-use crate::sparse::Sparse;
 use crate::{InputFile, ReadError};
 use arrow::datatypes::SchemaRef;
+use evalscore_parquet::Sparse;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::file::metadata::ParquetMetaData;
 use std::sync::Arc;

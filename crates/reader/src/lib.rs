@@ -11,24 +11,24 @@
 //! [`evalscore_storage::Location`] and how it is read (as given, as a tree, or a glob). The work is split into
 //! [`Unit`]s (a Parquet row group, or a chunk of lines of a JSONL file; module `units`);
 //! [`Inputs::read_unit`] decodes one unit, reading only the projected columns (module
-//! `batches`; lists of strings, such as MCQA choices, straight from their pages in module
-//! `string_lists`), and [`scan_ordered`] runs a function over all units on a rayon pool while
+//! `batches`; lists of strings, such as MCQA choices, straight from their pages by
+//! [`evalscore_parquet::StringLists`]), and [`scan_ordered`] runs a function over all units on a rayon pool while
 //! handing results back in input order, with a bounded number of units in flight so memory
 //! does not grow with the input. [`Inputs::fetching_ahead`] hands out units with the next
 //! remote ones of small objects fetched concurrently (module `prefetch`), so a worker does not
 //! wait a round trip per object.
 //!
-//! Damaged Parquet metadata is caught before the decoder runs (module `pages`): the footer's
-//! column chunks are checked against the file when it is opened, and every page header of a
-//! unit's columns against its chunk before the unit is decoded; the decoder itself runs under
-//! a panic guard (module `parquet_input`). Every failure is a [`ReadError`] naming the file, and
+//! Damaged Parquet metadata is caught before the decoder runs ([`evalscore_parquet::pages`],
+//! where every check of Parquet bytes lives): the footer's column chunks are checked against
+//! the file when it is opened, and every page header of a unit's columns against its chunk
+//! before the unit is decoded; the decoder itself runs under a panic guard
+//! ([`evalscore_parquet::guarded`]). Every failure is a [`ReadError`] naming the file, and
 //! where known the row and column. [`Inputs::stored_chunk`] hands out a column chunk as it is
 //! stored (pages still encoded and compressed, checked the same way; module `chunks`), for a
 //! writer that copies it instead of decoding it.
 
 mod batches;
 mod chunks;
-mod decompressed;
 mod error;
 mod footers;
 mod hive;
@@ -37,24 +37,25 @@ mod jsonl;
 mod local;
 mod opening;
 mod own_outputs;
-mod pages;
 mod parquet_input;
 mod partition_filter;
 mod prefetch;
 mod remote;
 mod scan;
 mod schema;
-mod sparse;
 mod stamp;
-mod string_lists;
 mod tree;
 mod union;
 mod units;
 
+// The page checks, named `pages` in this crate as where they were written.
+use evalscore_parquet::pages;
+
 pub use batches::UnitBatches;
-pub use chunks::{portable_codec, StoredChunk};
 pub use error::ReadError;
 pub use evalscore_error::file_kind;
+/// What [`Inputs::stored_chunk`] hands out.
+pub use evalscore_parquet::StoredChunk;
 pub use hive::HivePartitioning;
 pub use inputs::{InputFile, Inputs, OpenOptions};
 pub use jsonl::{jsonl_kind, Compression};
@@ -62,7 +63,6 @@ pub use opening::{
     OpenProgress, OpenStep, FOOTERS_KEPT, LOCAL_FOOTERS_KEPT, LOCAL_OPENERS, REMOTE_OPENERS,
 };
 pub use own_outputs::OUTPUT_PARQUET;
-pub use pages::{chunk_pages, DataPageSpan, StoredPage};
 pub use partition_filter::{PartitionFilter, Pruning, RowFilter};
 pub use prefetch::{FETCH_AHEAD, PREFETCH_BYTES, PREFETCH_OBJECT};
 pub use scan::scan_ordered;

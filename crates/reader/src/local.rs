@@ -2,12 +2,12 @@
 //! local Parquet file's footer read and checked.
 
 use crate::parquet_input::{not_parquet, open_from_tail, read_tail, Tail};
-use crate::sparse::Sparse;
 // Part of what a local input is: its readers (batches, footers, chunks) open it through here.
 pub(crate) use crate::stamp::{open_input, Stamp};
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError};
 use bytes::Bytes;
 use evalscore_error::file_kind;
+use evalscore_parquet::Sparse;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;

@@ -1,10 +1,11 @@
 //! A Parquet input from its footer, and the decoder's setup: strings read as Utf8View, and
 //! every call into the decoder on possibly damaged bytes made under a panic guard.
 
-use crate::sparse::Sparse;
 use crate::{pages, Format, InputFile, ReadError};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
+pub(crate) use evalscore_parquet::guarded;
+use evalscore_parquet::Sparse;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::parquet_to_arrow_schema;
 use parquet::file::metadata::{
@@ -92,9 +93,10 @@ pub(crate) fn open_from_tail(
 ) -> Result<(InputFile, Arc<ParquetMetaData>), ReadError> {
     // The footer: the metadata, its length and the magic.
     let footer = &tail[tail.len() - 8 - meta_len as usize..];
-    pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|m| {
-        ReadError::at(path, format!("unsupported schema: {m}"))
-            .with_hint("flatten the deepest columns, or drop those the task does not use")
+    pages::check_schema_depth(&footer[..footer.len() - 8]).map_err(|fault| match fault {
+        pages::SchemaFault::TooDeep(m) => ReadError::at(path, format!("unsupported schema: {m}"))
+            .with_hint("flatten the deepest columns, or drop those the task does not use"),
+        pages::SchemaFault::Damaged(m) => unreadable(path, &format!("damaged footer: {m}")),
     })?;
     let footer_sha256 = format!("{:x}", Sha256::digest(footer));
     let data_end = len - footer.len() as u64;
@@ -282,19 +284,6 @@ fn repeated_name(fields: &arrow::datatypes::Fields, prefix: &str) -> Option<Stri
     fields.iter().find_map(|f| match f.data_type() {
         DataType::Struct(children) => repeated_name(children, &format!("{prefix}{}.", f.name())),
         _ => None,
-    })
-}
-
-/// Runs the Parquet decoder on damaged bytes without letting a panic in it escape: a panic
-/// becomes `Err` with its message, reported as a damaged file rather than an internal error.
-pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
-        let what = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".to_owned());
-        format!("the Parquet decoder failed: {what}")
     })
 }
 

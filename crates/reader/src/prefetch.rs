@@ -14,8 +14,8 @@
 //! read as before.
 
 use crate::remote::Remote;
-use crate::sparse::Sparse;
 use crate::{remote, Format, Inputs, Unit, REMOTE_OPENERS};
+use evalscore_parquet::Sparse;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use rayon::prelude::*;
 use std::cell::RefCell;

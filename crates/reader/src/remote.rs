@@ -16,10 +16,10 @@
 use crate::parquet_input::{
     load_view, open_from_tail, read_tail, reread, unreadable, Footer, Tail,
 };
-use crate::sparse::Sparse;
 use crate::units::damaged_unit;
 use crate::{jsonl, jsonl_kind, pages, Format, InputFile, ReadError, Unit};
 use bytes::Bytes;
+use evalscore_parquet::Sparse;
 use evalscore_storage::{Object, StorageError, StoreUrl};
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use std::io::Write;

@@ -1,13 +1,11 @@
 //! scores.parquet: row groups encoded and compressed on the workers, appended in order.
 
-use crate::bitscores::{BitKind, BitScores};
-use crate::delta_ints::DeltaInts;
 use crate::outdir::{io_error, parquet_error};
 use crate::{EngineError, Error};
 use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, Field, SchemaRef};
 use bytes::Bytes;
-use evalscore_reader::StoredChunk;
+use evalscore_parquet::{BitKind, BitScores, DeltaInts, StoredChunk};
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };

@@ -7,5 +7,6 @@ mod input_names;
 mod many;
 mod partition_filter;
 mod remote;
+mod string_lists;
 mod trees;
 mod union;

@@ -2,11 +2,13 @@
 //! levels and its dictionary indices: runs of one repeated value, or groups of eight values
 //! packed at a fixed bit width, each run behind a ULEB128 header.
 
+use crate::varint::{put_varint, read_varint};
+use arrow::buffer::BooleanBuffer;
 use bytes::Bytes;
 
 /// What values are decoded into: `u32` for dictionary indices, `u8` for levels (a list
 /// column's levels are at most 3, so two bits wide).
-pub(super) trait Value: Copy {
+pub(crate) trait Value: Copy {
     fn of(v: u32) -> Self;
 }
 
@@ -23,7 +25,7 @@ impl Value for u8 {
 }
 
 /// A decoder of one hybrid-encoded stream of `width`-bit values.
-pub(super) struct Hybrid {
+pub(crate) struct Hybrid {
     data: Bytes,
     /// The next run header's byte.
     pos: usize,
@@ -41,7 +43,7 @@ enum Run {
 
 impl Hybrid {
     /// A decoder of `width`-bit values (at most 32) from `data`.
-    pub(super) fn new(data: Bytes, width: u32) -> Result<Self, String> {
+    pub(crate) fn new(data: Bytes, width: u32) -> Result<Self, String> {
         if width > 32 {
             return Err(format!(
                 "a bit width of {width}, where at most 32 is allowed"
@@ -59,7 +61,7 @@ impl Hybrid {
     }
 
     /// Fills `out` with the next values; an error when the stream ends first.
-    pub(super) fn fill<T: Value>(&mut self, out: &mut [T]) -> Result<(), String> {
+    pub(crate) fn fill<T: Value>(&mut self, out: &mut [T]) -> Result<(), String> {
         let mut i = 0;
         while i < out.len() {
             match &mut self.run {
@@ -104,6 +106,11 @@ impl Hybrid {
         Ok(())
     }
 
+    /// Whether every byte of the stream has been read: the runs started so far reach its end.
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos >= self.data.len()
+    }
+
     fn next_run(&mut self) -> Result<(), String> {
         let header = self.varint()?;
         let count = usize::try_from(header >> 1).map_err(|_| "a run too long".to_owned())?;
@@ -130,28 +137,27 @@ impl Hybrid {
             let mut le = [0u8; 4];
             le[..bytes].copy_from_slice(v);
             self.pos += bytes;
-            self.run = Run::Repeated {
-                value: u32::from_le_bytes(le) & self.mask,
-                left: count,
-            };
+            let value = u32::from_le_bytes(le);
+            // Masking it would read damage as another value (a level of 10 as 2).
+            if value > self.mask {
+                return Err(format!(
+                    "a run of the value {value}, wider than its {} bits",
+                    self.width
+                ));
+            }
+            self.run = Run::Repeated { value, left: count };
         }
         Ok(())
     }
 
     fn varint(&mut self) -> Result<u64, String> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *self
-                .data
-                .get(self.pos)
-                .ok_or_else(|| "fewer values than the page holds".to_owned())?;
-            self.pos += 1;
-            v |= u64::from(b & 0x7F) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err("a run header longer than ten bytes".to_owned())
+        let (data, pos) = (&self.data, &mut self.pos);
+        let next = || {
+            let b = data.get(*pos).copied();
+            *pos += 1;
+            b.ok_or_else(|| "fewer values than the page holds".to_owned())
+        };
+        read_varint(next)?.ok_or_else(|| "a run header longer than ten bytes".to_owned())
     }
 }
 
@@ -171,8 +177,38 @@ fn unpack(data: &[u8], bit: usize) -> u32 {
 }
 
 /// Bits needed for values up to `max`.
-pub(super) fn width_of(max: u32) -> u32 {
+pub(crate) fn width_of(max: u32) -> u32 {
     32 - max.leading_zeros()
+}
+
+/// Parquet's own writers cut bit-packed runs at 63 groups of 8 values, so the run header is
+/// one byte; readers are written against that, so this writer does the same.
+const MAX_GROUPS_PER_RUN: usize = 63;
+
+/// Writes `bits` in Parquet's RLE/bit-packed hybrid encoding at bit width 1: one RLE run of
+/// `value` when `constant`, else bit-packed runs that are slices of the bitmap.
+pub(crate) fn put_bits(out: &mut Vec<u8>, bits: &BooleanBuffer, constant: bool, value: bool) {
+    let n = bits.len();
+    if n == 0 {
+        return;
+    }
+    if constant {
+        put_varint(out, (n as u64) << 1);
+        out.push(u8::from(value));
+        return;
+    }
+    // A fresh buffer has offset 0; a sliced one is repacked first.
+    let packed;
+    let bytes = if bits.offset() == 0 {
+        &bits.values()[..n.div_ceil(8)]
+    } else {
+        packed = bits.sliced();
+        &packed.as_slice()[..n.div_ceil(8)]
+    };
+    for run in bytes.chunks(MAX_GROUPS_PER_RUN) {
+        out.push(((run.len() as u8) << 1) | 1);
+        out.extend_from_slice(run);
+    }
 }
 
 #[cfg(test)]
@@ -279,9 +315,34 @@ mod tests {
             "fewer values than the page holds"
         );
         assert!(Hybrid::new(Bytes::new(), 33).is_err());
+        // A repeated value wider than the bit width is damage, not the value masked.
+        assert_eq!(
+            decode(&[8, 10], 2, 4).unwrap_err(),
+            "a run of the value 10, wider than its 2 bits"
+        );
+        assert_eq!(decode(&[8, 3], 2, 4).unwrap(), [3, 3, 3, 3]);
         assert_eq!(width_of(0), 0);
         assert_eq!(width_of(1), 1);
         assert_eq!(width_of(3), 2);
         assert_eq!(width_of(4), 3);
+    }
+
+    /// What [`put_bits`] writes, this decoder reads back: constant runs and bit-packed runs
+    /// (more than 63 groups, so several runs), from a bitmap sliced off a byte boundary.
+    #[test]
+    fn put_bits_reads_back() {
+        let bits: Vec<bool> = (0..1_203).map(|i| i % 3 == 0 || i % 7 == 0).collect();
+        let whole = BooleanBuffer::from(bits.clone());
+        let sliced = whole.slice(5, 1_100);
+        for (buffer, want) in [(&whole, &bits[..]), (&sliced, &bits[5..1_105])] {
+            let mut out = Vec::new();
+            put_bits(&mut out, buffer, false, false);
+            let want: Vec<u32> = want.iter().map(|&b| u32::from(b)).collect();
+            assert_eq!(decode(&out, 1, want.len()).unwrap(), want);
+        }
+        let mut out = Vec::new();
+        put_bits(&mut out, &BooleanBuffer::new_set(300), true, true);
+        assert_eq!(out, [0xd8, 0x04, 1]);
+        assert_eq!(decode(&out, 1, 300).unwrap(), vec![1; 300]);
     }
 }

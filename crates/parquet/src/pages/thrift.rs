@@ -1,6 +1,7 @@
 //! A strict reader of Thrift's compact protocol over a byte range: every value must fit in
 //! the bytes left, every collection is checked before it is skipped, and nesting is bounded.
 
+use crate::varint::{read_varint, unzigzag};
 use std::io::{Read, Seek};
 
 /// Deepest nesting of structs and lists inside a page header; real headers nest 3 deep.
@@ -61,6 +62,23 @@ impl<R: Read + Seek> Bytes<R> {
         Ok(b[0])
     }
 
+    /// The next `n` bytes, which must lie in the chunk.
+    pub(super) fn bytes(&mut self, n: u64) -> Result<Vec<u8>, Bad> {
+        if n > self.left() {
+            return Err(Bad::Overrun);
+        }
+        let mut out = vec![0; n as usize];
+        self.reader.read_exact(&mut out).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Bad::Overrun
+            } else {
+                Bad::Io(e)
+            }
+        })?;
+        self.pos += n;
+        Ok(out)
+    }
+
     pub(super) fn skip(&mut self, n: u64) -> Result<(), Bad> {
         if n > self.left() {
             return Err(Bad::Overrun);
@@ -73,20 +91,14 @@ impl<R: Read + Seek> Bytes<R> {
     }
 
     pub(super) fn varint(&mut self) -> Result<u64, Bad> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let b = self.byte()?;
-            v |= u64::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
+        match read_varint(|| self.byte())? {
+            Some(v) => Ok(v),
+            None => malformed("a varint longer than 10 bytes"),
         }
-        malformed("a varint longer than 10 bytes")
     }
 
     fn zigzag(&mut self) -> Result<i64, Bad> {
-        let v = self.varint()?;
-        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+        self.varint().map(unzigzag)
     }
 
     pub(super) fn i32(&mut self) -> Result<i32, Bad> {

@@ -1,28 +1,25 @@
-//! Lists of strings decoded from their pages against parquet-rs's own reading of the same
-//! files: every writer setting that changes the pages (dictionary or plain, a dictionary that
-//! overflows into plain pages mid-chunk, page versions 1 and 2, small pages, codecs), null
-//! and empty lists, null items, long and non-ASCII items, required lists and items.
+//! Lists of strings (decoded by evalscore-parquet's `StringLists`) read through [`Inputs`]:
+//! spliced among the other columns, left to parquet-rs in other encodings, from a pyarrow
+//! file, and damaged pages reported as errors naming the file.
 
-use super::*;
-use crate::parquet_input::view_options;
-use crate::{Inputs, BATCH_SIZE};
-use arrow::array::RecordBatchReader;
-use arrow::array::{Int64Array, ListBuilder, RecordBatch, StringBuilder};
-use arrow::datatypes::{Field, Schema};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow::array::{
+    Array, ArrayRef, Int64Array, ListArray, ListBuilder, RecordBatch, RecordBatchReader,
+    StringBuilder,
+};
+use arrow::datatypes::{DataType, Field, Schema};
+use evalscore_parquet::StringLists;
+use evalscore_reader::{Inputs, ReadError, BATCH_SIZE};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{WriterProperties, WriterVersion};
-use parquet::file::serialized_reader::SerializedPageReader;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-const ROWS: usize = 20_000;
-
-/// `id` and `choices`: with `nulls`, 10% null lists and 3% null items; 5% empty lists; one to
-/// six items from a pool with long and non-ASCII entries, and with `distinct`, an item of its
-/// own in every fourth row (so that the dictionary overflows).
+/// `id` and `choices` (`ROWS` rows): with `nulls`, 10% null lists and 3% null items; 15% empty
+/// lists; one to six items from a pool with long and non-ASCII entries, and with `distinct`,
+/// an item of its own in every fourth row.
 fn batch(nulls: bool, distinct: bool) -> RecordBatch {
     let pool = [
         "A",
@@ -34,7 +31,6 @@ fn batch(nulls: bool, distinct: bool) -> RecordBatch {
         "a choice longer than twelve bytes",
         "",
     ];
-    // Seeded, so the files are the same every run.
     let mut rng = fastrand::Rng::with_seed(7);
     let mut lists = ListBuilder::new(StringBuilder::new());
     for row in 0..ROWS {
@@ -71,6 +67,8 @@ fn batch(nulls: bool, distinct: bool) -> RecordBatch {
     RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ids), Arc::new(lists)]).unwrap()
 }
 
+const ROWS: usize = 20_000;
+
 fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
     let mut w =
         ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
@@ -78,46 +76,36 @@ fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
     w.close().unwrap();
 }
 
-/// The writer settings tried, by name.
-fn settings() -> Vec<(&'static str, WriterProperties)> {
-    let base = || WriterProperties::builder().set_max_row_group_row_count(Some(7_000));
-    vec![
-        ("dictionary", base().build()),
-        ("plain", base().set_dictionary_enabled(false).build()),
-        (
-            "v2, zstd",
-            base()
-                .set_writer_version(WriterVersion::PARQUET_2_0)
-                .set_encoding(Encoding::PLAIN)
-                .set_compression(Compression::ZSTD(ZstdLevel::default()))
-                .build(),
-        ),
-        (
-            "small pages, dictionary overflowing, snappy",
-            base()
-                .set_data_page_size_limit(512)
-                .set_write_batch_size(64)
-                .set_dictionary_page_size_limit(256)
-                .set_compression(Compression::SNAPPY)
-                .build(),
-        ),
-        (
-            "v2, small pages, plain",
-            base()
-                .set_writer_version(WriterVersion::PARQUET_2_0)
-                .set_encoding(Encoding::PLAIN)
-                .set_data_page_size_limit(512)
-                .set_write_batch_size(64)
-                .set_dictionary_enabled(false)
-                .build(),
-        ),
-    ]
+/// Small pages, a dictionary that overflows into plain pages, snappy.
+fn small_pages() -> WriterProperties {
+    WriterProperties::builder()
+        .set_max_row_group_row_count(Some(7_000))
+        .set_data_page_size_limit(512)
+        .set_write_batch_size(64)
+        .set_dictionary_page_size_limit(256)
+        .set_compression(Compression::SNAPPY)
+        .build()
 }
 
-/// parquet-rs's reader of `path` with the options the reader gives it (strings as views).
+/// parquet-rs's reader of `path` as evalscore-reader sets it up: strings, and list items, as
+/// views.
 fn viewed(path: &Path) -> ParquetRecordBatchReaderBuilder<File> {
     let plain = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
-    let options = view_options(plain.schema());
+    let view = |t: &DataType| match t {
+        DataType::Utf8 => DataType::Utf8View,
+        DataType::List(item) if item.data_type() == &DataType::Utf8 => {
+            let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
+            DataType::List(Arc::new(item))
+        }
+        t => t.clone(),
+    };
+    let fields: Vec<Field> = plain
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_data_type(view(f.data_type())))
+        .collect();
+    let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)));
     ParquetRecordBatchReaderBuilder::try_new_with_options(File::open(path).unwrap(), options)
         .unwrap()
 }
@@ -140,69 +128,9 @@ fn theirs(path: &Path) -> Vec<ArrayRef> {
         .collect()
 }
 
-/// The same column decoded here, a row group at a time, in `BATCH_SIZE` rows, with a check
-/// that the column has the shape decoded here.
-fn ours(path: &Path) -> Vec<ArrayRef> {
-    let file = Arc::new(File::open(path).unwrap());
-    let builder = viewed(path);
-    let meta = builder.metadata().clone();
-    let schema = meta.file_metadata().schema_descr();
-    let field = builder.schema().fields()[1].clone();
-    let mut out = Vec::new();
-    for rg in meta.row_groups() {
-        let chunk = rg.column(1);
-        let shape = StringLists::shape(schema, 1, field.data_type(), chunk)
-            .expect("the shape decoded here");
-        let rows = rg.num_rows() as usize;
-        let pages = SerializedPageReader::new(file.clone(), chunk, rows, None).unwrap();
-        let mut lists = StringLists::new(Box::new(pages), shape, field.clone());
-        let mut left = rows;
-        while left > 0 {
-            let n = left.min(BATCH_SIZE);
-            let l = lists.next_rows(n).unwrap();
-            assert_eq!(l.len(), n);
-            out.push(Arc::new(l) as ArrayRef);
-            left -= n;
-        }
-        assert_eq!(
-            lists.next_rows(1).unwrap().len(),
-            0,
-            "rows past the row group"
-        );
-    }
-    out
-}
-
-/// Batches as one array: parquet-rs's batches run across row groups, ours do not.
 fn joined(batches: &[ArrayRef]) -> ArrayRef {
     let parts: Vec<&dyn Array> = batches.iter().map(|a| a.as_ref()).collect();
     arrow::compute::concat(&parts).unwrap()
-}
-
-#[test]
-fn every_writer_setting_reads_as_parquet_rs_reads_it() {
-    let dir = tempfile::tempdir().unwrap();
-    for (nulls, distinct) in [(true, false), (true, true), (false, false), (false, true)] {
-        let batch = batch(nulls, distinct);
-        for (name, props) in settings() {
-            let path = dir.path().join("lists.parquet");
-            write(&path, &batch, props);
-            if name.contains("overflowing") && distinct {
-                // Dictionary pages first, plain pages after, within one chunk.
-                let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap());
-                let meta = b.unwrap().metadata().clone();
-                let used: Vec<Encoding> = meta.row_group(0).column(1).encodings().collect();
-                assert!(used.contains(&Encoding::PLAIN), "{used:?}");
-                assert!(used.contains(&Encoding::RLE_DICTIONARY), "{used:?}");
-            }
-            let (ours, theirs) = (ours(&path), theirs(&path));
-            assert_eq!(
-                &joined(&ours),
-                &joined(&theirs),
-                "{name}, nulls {nulls}, distinct {distinct}"
-            );
-        }
-    }
 }
 
 /// Through [`Inputs`]: the list column alone, and beside another column, gives the batches
@@ -211,7 +139,7 @@ fn every_writer_setting_reads_as_parquet_rs_reads_it() {
 fn inputs_splice_the_lists_among_the_other_columns() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lists.parquet");
-    write(&path, &batch(true, true), settings().remove(3).1);
+    write(&path, &batch(true, true), small_pages());
     let inputs = Inputs::open(std::slice::from_ref(&path)).unwrap();
     let theirs = theirs(&path);
     for columns in [vec!["id", "choices"], vec!["choices"]] {
@@ -229,7 +157,7 @@ fn inputs_splice_the_lists_among_the_other_columns() {
                 .read_unit(&unit, &columns, |b: RecordBatch| {
                     assert_eq!(b.schema(), want);
                     got.push(b.column(columns.len() - 1).clone());
-                    Ok::<_, crate::ReadError>(())
+                    Ok::<_, ReadError>(())
                 })
                 .unwrap();
         }
@@ -263,7 +191,7 @@ fn other_encodings_are_left_to_parquet_rs() {
         inputs
             .read_unit(&unit, &["choices".to_owned()], |b: RecordBatch| {
                 got.push(b.column(0).clone());
-                Ok::<_, crate::ReadError>(())
+                Ok::<_, ReadError>(())
             })
             .unwrap();
     }
@@ -290,7 +218,7 @@ fn a_file_written_by_pyarrow_reads_as_parquet_rs_reads_it() {
         inputs
             .read_unit(&unit, &columns, |b: RecordBatch| {
                 ours.push(b);
-                Ok::<_, crate::ReadError>(())
+                Ok::<_, ReadError>(())
             })
             .unwrap();
     }
@@ -337,9 +265,7 @@ fn damaged_levels_and_values_are_errors() {
         std::fs::write(&damaged, &bytes).unwrap();
         let inputs = Inputs::open(&[damaged]).unwrap();
         let unit = inputs.units()[0];
-        match inputs.read_unit(&unit, &["choices".to_owned()], |_| {
-            Ok::<_, crate::ReadError>(())
-        }) {
+        match inputs.read_unit(&unit, &["choices".to_owned()], |_| Ok::<_, ReadError>(())) {
             Ok(()) => clean_reads += 1,
             Err(e) => {
                 errors += 1;

@@ -12,9 +12,11 @@
 //! the chunk is then left as it is, and the usual checks and the decoder say what is wrong
 //! with it. A rewritten chunk has passed them, and is not checked again.
 
+use super::body;
 use super::header::{FieldAt, Page};
 use super::thrift::Bytes;
 use super::{checked_range, PageValues};
+use crate::varint::{put_varint, zigzag};
 use parquet::file::metadata::ColumnChunkMetaData;
 use std::cell::RefCell;
 use std::io::Cursor;
@@ -68,6 +70,7 @@ pub(crate) fn decompress_chunk(
             let body_at = usize::try_from(h.pos - start).ok()?;
             let stored = usize::try_from(page.compressed).ok()?;
             let body = chunk.get(body_at..body_at.checked_add(stored)?)?;
+            body::check_body(&page, body, c.compression()).ok()?;
             h.skip(stored as u64).ok()?;
             let new_at = out.len() as u64;
             if at == data_page {
@@ -139,11 +142,11 @@ fn write_header(out: &mut Vec<u8>, page: &Page, chunk: &[u8], start: u64, size: 
             Some(delta @ 1..=15) => out.push(((delta as u8) << 4) | ty),
             _ => {
                 out.push(*ty);
-                varint(out, zigzag(i64::from(*id)));
+                put_varint(out, zigzag(i64::from(*id)));
             }
         }
         if *id == COMPRESSED_SIZE {
-            varint(out, zigzag(i64::from(size)));
+            put_varint(out, zigzag(i64::from(size)));
         } else {
             let from = usize::try_from(value.start - start).ok()?;
             let to = usize::try_from(value.end - start).ok()?;
@@ -155,18 +158,6 @@ fn write_header(out: &mut Vec<u8>, page: &Page, chunk: &[u8], start: u64, size: 
     Some(())
 }
 
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -176,7 +167,7 @@ mod tests {
 
     const TEXT: &[u8] = b"the same forty bytes, the same forty byt";
 
-    /// A data page (v1) of 5 values holding `TEXT` compressed, its header with a checksum
+    /// A data page (v1) of 5 values holding `TEXT` compressed, its header with its checksum
     /// (field 4) between the sizes and the data page header.
     fn page_with_crc() -> Vec<u8> {
         page_of(TEXT)
@@ -184,12 +175,23 @@ mod tests {
 
     /// [`page_with_crc`] holding `text`.
     fn page_of(text: &[u8]) -> Vec<u8> {
+        page_summed(text, None)
+    }
+
+    /// [`page_of`] with the checksum `sum` in its header, else the right one.
+    fn page_summed(text: &[u8], sum: Option<u32>) -> Vec<u8> {
         let body = zstd::bulk::compress(text, 3).unwrap();
         let mut page = vec![0x15, 0x00, 0x15];
-        varint(&mut page, zigzag(text.len() as i64));
+        put_varint(&mut page, zigzag(text.len() as i64));
         page.push(0x15);
-        varint(&mut page, zigzag(body.len() as i64));
-        page.extend_from_slice(&[0x15, 14]); // crc 7
+        put_varint(&mut page, zigzag(body.len() as i64));
+        let mut crc = flate2::Crc::new();
+        crc.update(&body);
+        page.push(0x15);
+        put_varint(
+            &mut page,
+            zigzag(i64::from(sum.unwrap_or(crc.sum()) as i32)),
+        );
         page.extend_from_slice(&[0x1c, 0x15, 10, 0x15, 0, 0x15, 6, 0x15, 6, 0, 0]);
         page.extend_from_slice(&body);
         page
@@ -259,6 +261,9 @@ mod tests {
             *b ^= 0x5a;
         }
         assert!(decompress_chunk(&damaged, &c, &mut 1000).is_none());
+        // A page that decompresses, but not with the bytes its checksum was taken of.
+        let wrong = page_summed(TEXT, Some(7));
+        assert!(decompress_chunk(&wrong, &chunk(&wrong, 4), &mut 1000).is_none());
         // A header cut short.
         let short = c
             .clone()

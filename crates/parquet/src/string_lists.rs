@@ -14,16 +14,15 @@
 //! Any other shape or encoding (legacy two-level lists, `BIT_PACKED` levels, delta-encoded
 //! strings) is left to parquet-rs ([`StringLists::shape`] says which).
 
-mod hybrid;
 #[cfg(test)]
 mod tests;
 
+use crate::hybrid::{width_of, Hybrid};
 use arrow::array::BooleanBufferBuilder;
 use arrow::array::{make_view, Array, ArrayRef, ListArray, StringViewArray, UInt32Array};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, FieldRef};
 use bytes::Bytes;
-use hybrid::{width_of, Hybrid};
 use parquet::basic::{Encoding, Repetition, Type as Physical};
 use parquet::column::page::{Page, PageReader};
 use parquet::file::metadata::ColumnChunkMetaData;
@@ -34,7 +33,7 @@ const LEVELS: usize = 1024;
 
 /// How a list column's definition levels read, and its items' field.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Shape {
+pub struct Shape {
     /// A definition level below this is a null list; at it, an empty list.
     present: u32,
     /// Whether an item may be null (its level is `present + 1`).
@@ -49,7 +48,7 @@ impl Shape {
 }
 
 /// One list column of a unit, decoded from its pages.
-pub(crate) struct StringLists {
+pub struct StringLists {
     pages: Box<dyn PageReader>,
     shape: Shape,
     field: FieldRef,
@@ -99,7 +98,7 @@ impl StringLists {
     /// Whether column `root` of `schema`, read as `data_type`, has the shape and encodings
     /// decoded here: `List<Utf8View>` over a three-level list of strings whose chunk `chunk`
     /// holds only plain or dictionary values and RLE levels.
-    pub(crate) fn shape(
+    pub fn shape(
         schema: &SchemaDescriptor,
         root: usize,
         data_type: &DataType,
@@ -154,7 +153,7 @@ impl StringLists {
 
     /// The decoder of one chunk's `pages`, giving the arrays of `field` (whose shape
     /// [`StringLists::shape`] gave).
-    pub(crate) fn new(pages: Box<dyn PageReader>, shape: Shape, field: FieldRef) -> Self {
+    pub fn new(pages: Box<dyn PageReader>, shape: Shape, field: FieldRef) -> Self {
         Self {
             pages,
             shape,
@@ -172,12 +171,12 @@ impl StringLists {
     }
 
     /// The list field the arrays are for.
-    pub(crate) fn field(&self) -> &FieldRef {
+    pub fn field(&self) -> &FieldRef {
         &self.field
     }
 
     /// The next `rows` rows, fewer where the chunk ends first.
-    pub(crate) fn next_rows(&mut self, rows: usize) -> Result<ListArray, String> {
+    pub fn next_rows(&mut self, rows: usize) -> Result<ListArray, String> {
         // Levels are at most 3 (`Shape::max_def`).
         let (present, max_def) = (self.shape.present as u8, self.shape.max_def() as u8);
         // Each row's first item and whether it is a list, written at every entry into the
@@ -277,6 +276,10 @@ impl StringLists {
                     page.rep.fill(&mut self.rep[..n])?;
                     page.def.fill(&mut self.def[..n])?;
                     page.left -= n;
+                    // Levels longer than their entries would shift the values after them.
+                    if page.left == 0 && !(page.rep.at_end() && page.def.at_end()) {
+                        return Err("a page's levels run on past its level entries".into());
+                    }
                     (self.at, self.len) = (0, n);
                     return Ok(true);
                 }

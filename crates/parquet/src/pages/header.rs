@@ -27,6 +27,8 @@ pub(super) struct Page {
     /// Whether the codec applies to the page's bytes (after a v2 page's levels): a data page
     /// v2 may say they are stored as they are.
     pub(super) codec_applies: bool,
+    /// The CRC32 of the page's bytes as stored, when the writer gave one.
+    pub(super) crc: Option<u32>,
 }
 
 /// A field of a page header: its id, wire type and where its value lies in the file.
@@ -41,7 +43,7 @@ impl<R: Read + Seek> Bytes<R> {
     /// others skipped.
     pub(super) fn page_header(&mut self) -> Result<Page, Bad> {
         const WHAT: &str = "page header";
-        let (mut page_type, mut uncompressed, mut compressed) = (None, None, None);
+        let (mut page_type, mut uncompressed, mut compressed, mut crc) = (None, None, None, None);
         let (mut data, mut dictionary, mut data_v2) = (None, None, None);
         let mut fields = Vec::with_capacity(6);
         let mut last = 0;
@@ -55,7 +57,8 @@ impl<R: Read + Seek> Bytes<R> {
                         1 => page_type = Some(v),
                         2 => uncompressed = Some(v),
                         3 => compressed = Some(v),
-                        _ => {} // crc
+                        // Thrift has no unsigned type: the checksum's bits in an i32.
+                        _ => crc = Some(v as u32),
                     }
                 }
                 5..=8 => {
@@ -116,6 +119,7 @@ impl<R: Read + Seek> Bytes<R> {
             fields,
             levels,
             codec_applies,
+            crc,
         })
     }
 

@@ -17,7 +17,9 @@
 //! zstd-compressed; min/max/null-count statistics, a column index with the pages'
 //! min/max and their order, and an offset index.
 
-use crate::bitscores::{compress, put_bits, put_varint, ZSTD_LEVEL};
+use crate::bitscores::{compress, ZSTD_LEVEL};
+use crate::hybrid::put_bits;
+use crate::varint::{put_varint, zigzag};
 use arrow::array::{Array, ArrayRef, AsArray, BooleanBufferBuilder};
 use arrow::datatypes::Int64Type;
 use bytes::Bytes;
@@ -41,7 +43,7 @@ const MINIBLOCK: usize = 32;
 
 /// One row group's worth of an Int64 column, encoded a page at a time: only the open page's
 /// values are held, the others as compressed pages.
-pub(crate) struct DeltaInts {
+pub struct DeltaInts {
     descr: ColumnDescPtr,
     /// The open page's non-null values.
     values: Vec<i64>,
@@ -236,10 +238,6 @@ impl DeltaInts {
 
 fn too_big(_: std::num::TryFromIntError) -> ParquetError {
     ParquetError::General("an id page is larger than 4 GiB".into())
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Writes `values` DELTA_BINARY_PACKED: the header (block size, miniblocks per block, value

@@ -22,13 +22,16 @@
 //! `thrift`), field by field as parquet-rs reads them (module `header`); the footer's schema
 //! is measured for depth the same way before parquet-rs parses it (module `schema_depth`).
 
+mod body;
+#[cfg(test)]
+mod damaged;
 mod decompress;
 mod header;
 mod schema_depth;
 mod thrift;
 
 pub(crate) use decompress::decompress_chunk;
-pub(crate) use schema_depth::check_schema_depth;
+pub use schema_depth::{check_schema_depth, SchemaFault};
 
 use header::Kind;
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
@@ -49,7 +52,7 @@ fn chunk_range(c: &ColumnChunkMetaData) -> (i64, i64) {
 /// Checks every row group's column chunks against the file: each lies between the leading
 /// magic and `data_end` (where the footer starts) and holds as many values as its row group
 /// has rows. The error names the row group and the column.
-pub(crate) fn check_footer(meta: &ParquetMetaData, data_end: u64) -> Result<(), String> {
+pub fn check_footer(meta: &ParquetMetaData, data_end: u64) -> Result<(), String> {
     for (g, rg) in meta.row_groups().iter().enumerate() {
         let rows = rg.num_rows();
         if rows < 0 {
@@ -97,7 +100,7 @@ pub struct DataPageSpan {
 
 /// Where column chunk `c` is in its file (offset, length), or why the footer's numbers
 /// cannot be.
-pub(crate) fn checked_range(c: &ColumnChunkMetaData) -> Result<(u64, u64), String> {
+pub fn checked_range(c: &ColumnChunkMetaData) -> Result<(u64, u64), String> {
     let (start, len) = chunk_range(c);
     match (u64::try_from(start), u64::try_from(len)) {
         (Ok(start), Ok(len)) => Ok((start, len)),
@@ -109,10 +112,7 @@ pub(crate) fn checked_range(c: &ColumnChunkMetaData) -> Result<(u64, u64), Strin
 
 /// Parses every page header of column chunk `c` from `file` (see the module docs) and returns
 /// where its data pages are. The error says what is wrong and at which byte of the file.
-pub(crate) fn check_chunk(
-    file: &File,
-    c: &ColumnChunkMetaData,
-) -> Result<Vec<DataPageSpan>, String> {
+pub fn check_chunk(file: &File, c: &ColumnChunkMetaData) -> Result<Vec<DataPageSpan>, String> {
     let (start, _) = checked_range(c)?;
     let mut reader = BufReader::new(file);
     reader
@@ -123,7 +123,7 @@ pub(crate) fn check_chunk(
 
 /// [`check_chunk`] over the chunk's bytes already read into memory (all of them, from the
 /// chunk's first page on).
-pub(crate) fn check_chunk_bytes(
+pub fn check_chunk_bytes(
     bytes: &[u8],
     c: &ColumnChunkMetaData,
 ) -> Result<Vec<DataPageSpan>, String> {
@@ -143,18 +143,29 @@ fn check_pages<R: Read + Seek>(
     };
     let mut values = PageValues::new(c);
     let mut spans = Vec::new();
+    let codec = c.compression();
     while h.pos < h.end {
         let at = h.pos;
         let page = h.page_header().map_err(|b| header_error(b, at, h.end))?;
         if let Some(span) = values.check(&page, at, h.pos, h.end)? {
             spans.push(span);
         }
-        h.skip(page.compressed as u64).map_err(|b| match b {
+        let past = |b| match b {
             Bad::Io(e) => io_error(e),
             _ => format!("the page at byte {at} runs past the end of the column chunk"),
-        })?;
+        };
+        // `check` made sure the page fits in the chunk.
+        let needed = body::bytes_needed(&page, codec) as u64;
+        let head = h.bytes(needed).map_err(past)?;
+        body::check_body(&page, &head, codec).map_err(|m| damaged_page(at, &m))?;
+        h.skip(page.compressed as u64 - needed).map_err(past)?;
     }
     Ok(spans)
+}
+
+/// What is wrong with the bytes of the page whose header starts at byte `at`.
+fn damaged_page(at: u64, m: &str) -> String {
+    format!("damaged page at byte {at}: {m}")
 }
 
 fn io_error(e: std::io::Error) -> String {

@@ -11,8 +11,8 @@
 //! row groups of 100,000 rows ran slower that way (BENCHMARKS.md, "Many files"). A larger
 //! unit is decoded as parquet-rs decodes it.
 
+use crate::guard::guarded;
 use crate::pages;
-use crate::parquet_input::guarded;
 use crate::sparse::Sparse;
 use arrow::datatypes::SchemaRef;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -22,10 +22,10 @@ use parquet::file::reader::Length;
 use std::sync::Arc;
 
 /// At most this many bytes of a unit's chunks are held decompressed at once.
-pub(crate) const DECOMPRESSED_UNIT: u64 = 4 << 20;
+pub const DECOMPRESSED_UNIT: u64 = 4 << 20;
 
 /// Units whose needed zstd chunks hold more bytes than this are left to parquet-rs.
-pub(crate) const SMALL_CHUNKS: u64 = 256 << 10;
+pub const SMALL_CHUNKS: u64 = 256 << 10;
 
 /// Unit `row_group` of footer `md`, read into `read`, with the zstd chunks of the columns
 /// `roots` decompressed: the bytes to decode and a footer holding only that row group (so it
@@ -33,7 +33,7 @@ pub(crate) const SMALL_CHUNKS: u64 = 256 << 10;
 /// no chunk was rewritten (none is zstd, one does not read as `pages::decompress_chunk`
 /// requires, or they need more than [`DECOMPRESSED_UNIT`]); the unit is then decoded as it
 /// is.
-pub(crate) fn decompress_unit(
+pub fn decompress_unit(
     read: &Sparse,
     md: &ParquetMetaData,
     schema: &SchemaRef,

@@ -11,7 +11,7 @@ use parquet::file::reader::{ChunkReader, Length};
 /// bytes that were not fetched is an error (it would be a bug in the choice of ranges, or a
 /// damaged page reaching past its chunk), never a fetch.
 #[derive(Clone)]
-pub(crate) struct Sparse {
+pub struct Sparse {
     len: u64,
     /// (first byte, bytes), sorted by first byte.
     pieces: Vec<(u64, Bytes)>,

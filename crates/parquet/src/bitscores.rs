@@ -15,6 +15,7 @@
 //! than exactly 0.0 and 1.0 (−0.0, NaN, 0.5) are refused, so the caller falls back to the
 //! generic writer and nothing is changed by the shortcut.
 
+use crate::hybrid::put_bits;
 use arrow::array::BooleanBufferBuilder;
 use arrow::array::{
     new_null_array, Array, ArrayRef, AsArray, BooleanArray, DictionaryArray, Float64Array,
@@ -41,13 +42,9 @@ const ONE: u64 = 0x3FF0_0000_0000_0000; // 1.0f64.to_bits()
 /// The zstd level of every page; the same as the file's writer properties (`ZstdLevel::default()`).
 pub(crate) const ZSTD_LEVEL: i32 = 1;
 
-/// Parquet's own writers cut bit-packed runs at 63 groups of 8 values, so the run header is
-/// one byte; readers are written against that, so this writer does the same.
-const MAX_GROUPS_PER_RUN: usize = 63;
-
 /// Which two-valued columns [`BitScores`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BitKind {
+pub enum BitKind {
     /// Float64 scores; the dictionary is `[0.0, 1.0]`.
     Scores,
     /// Dictionary-encoded text (`Dictionary(Int8, Utf8)`) with two labels, such as
@@ -58,7 +55,7 @@ pub(crate) enum BitKind {
 }
 
 /// One row group's worth of a two-valued column, as bits.
-pub(crate) struct BitScores {
+pub struct BitScores {
     descr: ColumnDescPtr,
     kind: BitKind,
     /// The two labels of a [`BitKind::Labels`] column, from its first batch.
@@ -374,40 +371,6 @@ fn two_keys(keys: &[i8]) -> (BooleanBuffer, BooleanBuffer) {
 
 fn too_big(_: std::num::TryFromIntError) -> ParquetError {
     ParquetError::General("a score row group is larger than 4 GiB".into())
-}
-
-/// Writes `bits` in Parquet's RLE/bit-packed hybrid encoding at bit width 1: one RLE run of
-/// `value` when `constant`, else bit-packed runs that are slices of the bitmap.
-pub(crate) fn put_bits(out: &mut Vec<u8>, bits: &BooleanBuffer, constant: bool, value: bool) {
-    let n = bits.len();
-    if n == 0 {
-        return;
-    }
-    if constant {
-        put_varint(out, (n as u64) << 1);
-        out.push(u8::from(value));
-        return;
-    }
-    // A fresh buffer has offset 0; a sliced one is repacked first.
-    let packed;
-    let bytes = if bits.offset() == 0 {
-        &bits.values()[..n.div_ceil(8)]
-    } else {
-        packed = bits.sliced();
-        &packed.as_slice()[..n.div_ceil(8)]
-    };
-    for run in bytes.chunks(MAX_GROUPS_PER_RUN) {
-        out.push(((run.len() as u8) << 1) | 1);
-        out.extend_from_slice(run);
-    }
-}
-
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 thread_local! {

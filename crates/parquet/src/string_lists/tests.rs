@@ -1,0 +1,295 @@
+//! Lists of strings decoded from their pages against parquet-rs's own reading of the same
+//! files: every writer setting that changes the pages (dictionary or plain, a dictionary that
+//! overflows into plain pages mid-chunk, page versions 1 and 2, small pages, codecs), null
+//! and empty lists, null items, long and non-ASCII items, required lists and items. (Read
+//! through evalscore-reader's `Inputs`, with other columns and damaged pages, in its tests:
+//! `crates/reader/tests/it/string_lists.rs`.)
+
+use super::*;
+use arrow::array::{Int64Array, ListBuilder, RecordBatch, StringBuilder};
+use arrow::datatypes::{Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::serialized_reader::SerializedPageReader;
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+const ROWS: usize = 20_000;
+
+/// Rows per batch, as evalscore-reader decodes them.
+const BATCH_SIZE: usize = 8 * 1024;
+
+/// As evalscore-reader reads a file: strings, and list items, as views.
+fn view_options(schema: &SchemaRef) -> ArrowReaderOptions {
+    let view = |t: &DataType| match t {
+        DataType::List(item) => {
+            let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
+            DataType::List(Arc::new(item))
+        }
+        t => t.clone(),
+    };
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_data_type(view(f.data_type())))
+        .collect();
+    ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)))
+}
+
+/// `id` and `choices`: with `nulls`, 10% null lists and 3% null items; 5% empty lists; one to
+/// six items from a pool with long and non-ASCII entries, and with `distinct`, an item of its
+/// own in every fourth row (so that the dictionary overflows).
+fn batch(nulls: bool, distinct: bool) -> RecordBatch {
+    let pool = [
+        "A",
+        "B",
+        "C",
+        "D",
+        "É",
+        "日本",
+        "a choice longer than twelve bytes",
+        "",
+    ];
+    // Seeded, so the files are the same every run.
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut lists = ListBuilder::new(StringBuilder::new());
+    for row in 0..ROWS {
+        match rng.u32(..100) {
+            r if nulls && r < 10 => lists.append_null(),
+            r if r < 15 => lists.append(true),
+            _ => {
+                for _ in 0..=rng.u32(..6) {
+                    if nulls && rng.u32(..100) < 3 {
+                        lists.values().append_null();
+                    } else if distinct && row % 4 == 0 {
+                        lists.values().append_value(format!("choice of row {row}"));
+                    } else {
+                        lists.values().append_value(pool[rng.usize(..8)]);
+                    }
+                }
+                lists.append(true);
+            }
+        }
+    }
+    let lists = lists.finish();
+    let item = Field::new("item", DataType::Utf8, nulls);
+    let lists = ListArray::new(
+        Arc::new(item.clone()),
+        lists.offsets().clone(),
+        lists.values().clone(),
+        lists.nulls().cloned(),
+    );
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("choices", DataType::List(Arc::new(item)), nulls),
+    ]);
+    let ids = Int64Array::from_iter_values(0..ROWS as i64);
+    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ids), Arc::new(lists)]).unwrap()
+}
+
+fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
+    let mut w =
+        ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+/// The writer settings tried, by name.
+fn settings() -> Vec<(&'static str, WriterProperties)> {
+    let base = || WriterProperties::builder().set_max_row_group_row_count(Some(7_000));
+    vec![
+        ("dictionary", base().build()),
+        ("plain", base().set_dictionary_enabled(false).build()),
+        (
+            "v2, zstd",
+            base()
+                .set_writer_version(WriterVersion::PARQUET_2_0)
+                .set_encoding(Encoding::PLAIN)
+                .set_compression(Compression::ZSTD(ZstdLevel::default()))
+                .build(),
+        ),
+        (
+            "small pages, dictionary overflowing, snappy",
+            base()
+                .set_data_page_size_limit(512)
+                .set_write_batch_size(64)
+                .set_dictionary_page_size_limit(256)
+                .set_compression(Compression::SNAPPY)
+                .build(),
+        ),
+        (
+            "v2, small pages, plain",
+            base()
+                .set_writer_version(WriterVersion::PARQUET_2_0)
+                .set_encoding(Encoding::PLAIN)
+                .set_data_page_size_limit(512)
+                .set_write_batch_size(64)
+                .set_dictionary_enabled(false)
+                .build(),
+        ),
+    ]
+}
+
+/// parquet-rs's reader of `path` with the options the reader gives it (strings as views).
+fn viewed(path: &Path) -> ParquetRecordBatchReaderBuilder<File> {
+    let plain = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let options = view_options(plain.schema());
+    ParquetRecordBatchReaderBuilder::try_new_with_options(File::open(path).unwrap(), options)
+        .unwrap()
+}
+
+/// parquet-rs's reading of every column of every row group, in batches.
+fn their_batches(path: &Path) -> Vec<RecordBatch> {
+    viewed(path)
+        .with_batch_size(BATCH_SIZE)
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+/// parquet-rs's reading of the `choices` column of every row group, in batches.
+fn theirs(path: &Path) -> Vec<ArrayRef> {
+    their_batches(path)
+        .iter()
+        .map(|b| b.column(1).clone())
+        .collect()
+}
+
+/// The same column decoded here, a row group at a time, in `BATCH_SIZE` rows, with a check
+/// that the column has the shape decoded here.
+fn ours(path: &Path) -> Vec<ArrayRef> {
+    let file = Arc::new(File::open(path).unwrap());
+    let builder = viewed(path);
+    let meta = builder.metadata().clone();
+    let schema = meta.file_metadata().schema_descr();
+    let field = builder.schema().fields()[1].clone();
+    let mut out = Vec::new();
+    for rg in meta.row_groups() {
+        let chunk = rg.column(1);
+        let shape = StringLists::shape(schema, 1, field.data_type(), chunk)
+            .expect("the shape decoded here");
+        let rows = rg.num_rows() as usize;
+        let pages = SerializedPageReader::new(file.clone(), chunk, rows, None).unwrap();
+        let mut lists = StringLists::new(Box::new(pages), shape, field.clone());
+        let mut left = rows;
+        while left > 0 {
+            let n = left.min(BATCH_SIZE);
+            let l = lists.next_rows(n).unwrap();
+            assert_eq!(l.len(), n);
+            out.push(Arc::new(l) as ArrayRef);
+            left -= n;
+        }
+        assert_eq!(
+            lists.next_rows(1).unwrap().len(),
+            0,
+            "rows past the row group"
+        );
+    }
+    out
+}
+
+/// Batches as one array: parquet-rs's batches run across row groups, ours do not.
+fn joined(batches: &[ArrayRef]) -> ArrayRef {
+    let parts: Vec<&dyn Array> = batches.iter().map(|a| a.as_ref()).collect();
+    arrow::compute::concat(&parts).unwrap()
+}
+
+#[test]
+fn every_writer_setting_reads_as_parquet_rs_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (nulls, distinct) in [(true, false), (true, true), (false, false), (false, true)] {
+        let batch = batch(nulls, distinct);
+        for (name, props) in settings() {
+            let path = dir.path().join("lists.parquet");
+            write(&path, &batch, props);
+            if name.contains("overflowing") && distinct {
+                // Dictionary pages first, plain pages after, within one chunk.
+                let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap());
+                let meta = b.unwrap().metadata().clone();
+                let used: Vec<Encoding> = meta.row_group(0).column(1).encodings().collect();
+                assert!(used.contains(&Encoding::PLAIN), "{used:?}");
+                assert!(used.contains(&Encoding::RLE_DICTIONARY), "{used:?}");
+            }
+            let (ours, theirs) = (ours(&path), theirs(&path));
+            assert_eq!(
+                &joined(&ours),
+                &joined(&theirs),
+                "{name}, nulls {nulls}, distinct {distinct}"
+            );
+        }
+    }
+}
+
+/// Pages handed out as given.
+struct Given(std::vec::IntoIter<Page>);
+
+impl Iterator for Given {
+    type Item = parquet::errors::Result<Page>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(Ok)
+    }
+}
+
+impl PageReader for Given {
+    fn get_next_page(&mut self) -> parquet::errors::Result<Option<Page>> {
+        Ok(self.0.next())
+    }
+    fn peek_next_page(
+        &mut self,
+    ) -> parquet::errors::Result<Option<parquet::column::page::PageMetadata>> {
+        Ok(None)
+    }
+    fn skip_next_page(&mut self) -> parquet::errors::Result<()> {
+        self.0.next();
+        Ok(())
+    }
+}
+
+/// Two rows of a required list of required strings, `[AAAA, BBBB]` and `[CCCC]`, in one
+/// data page v2 whose definition levels are said to take `def` bytes (2 is right), with a
+/// fourth value after the three.
+fn lists_of_v2_page(def: u32) -> Result<ListArray, String> {
+    let mut buf = vec![3, 0b010, 6, 1]; // repetition levels 0 1 0, definition levels 1 1 1
+    for v in ["AAAA", "BBBB", "CCCC", "DDDD"] {
+        buf.extend_from_slice(&4u32.to_le_bytes());
+        buf.extend_from_slice(v.as_bytes());
+    }
+    let page = Page::DataPageV2 {
+        buf: Bytes::from(buf),
+        num_values: 3,
+        encoding: Encoding::PLAIN,
+        num_nulls: 0,
+        num_rows: 2,
+        def_levels_byte_len: def,
+        rep_levels_byte_len: 2,
+        is_compressed: false,
+        statistics: None,
+    };
+    let item = Arc::new(Field::new("item", DataType::Utf8View, false));
+    let shape = Shape {
+        present: 0,
+        null_items: false,
+        item: item.clone(),
+    };
+    let field = Arc::new(Field::new("choices", DataType::List(item), false));
+    let mut lists = StringLists::new(Box::new(Given(vec![page].into_iter())), shape, field);
+    lists.next_rows(2)
+}
+
+/// Levels said to be 8 bytes longer than they are would read the values 8 bytes on
+/// (`[BBBB, CCCC], [DDDD]`): an error instead.
+#[test]
+fn levels_longer_than_their_entries_are_an_error() {
+    let lists = lists_of_v2_page(2).unwrap();
+    let items = lists.values().as_any().downcast_ref::<StringViewArray>();
+    let items: Vec<&str> = items.unwrap().iter().flatten().collect();
+    assert_eq!(items, ["AAAA", "BBBB", "CCCC"]);
+    assert_eq!(
+        lists_of_v2_page(10).unwrap_err(),
+        "a page's levels run on past its level entries"
+    );
+}
