@@ -31,12 +31,14 @@
 
 mod accumulator;
 pub mod bootstrap;
+mod bradley_terry_fit;
 pub mod bytes;
 mod classification;
 mod fold_memo;
 mod frequency;
 mod glm;
 mod grouped;
+pub mod interrupt;
 pub mod intervals;
 pub mod labels;
 mod metric_type;

@@ -3,6 +3,7 @@
 
 mod agreement;
 mod bootstrap;
+mod fits;
 mod golden;
 mod labels;
 mod length_controlled;
