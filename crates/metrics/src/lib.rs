@@ -34,6 +34,7 @@ pub mod bootstrap;
 mod bradley_terry_fit;
 pub mod bytes;
 mod classification;
+mod comoments;
 mod fold_memo;
 mod frequency;
 mod glm;
@@ -51,6 +52,7 @@ mod user;
 
 pub use accumulator::{read_state, Accumulator, MetricState, State};
 pub use classification::{ClassMode, Confusion};
+pub use comoments::CoMoments;
 pub use fold_memo::FoldMemo;
 pub use frequency::Frequency;
 pub use grouped::{Cells, GroupKey, GroupKeys, Grouped};

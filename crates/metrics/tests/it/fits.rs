@@ -1,13 +1,15 @@
 //! Fits that must end, and end at the answer: `bradley_terry` against an exact Newton fit
 //! (numpy, `scripts/golden/bradley_terry_newton.py`) on graphs an iteration over every pair
-//! converges slowly on, and over the documented 1,000 models.
+//! converges slowly on, and over the documented 1,000 models; `pearson` against scipy
+//! (`scripts/golden/pearson.py`) on constant, large, infinite and huge values.
 #![allow(clippy::unwrap_used)]
 
 use crate::golden::golden;
-use arrow::array::{Array, StringArray};
+use arrow::array::{Array, Float64Array, StringArray};
 use evalscore_metrics::types::bradley_terry::{BradleyTerryMetric, BtOptions};
+use evalscore_metrics::types::correlation::PearsonMetric;
 use evalscore_metrics::types::win_rate::Verdicts;
-use evalscore_metrics::{Figure, Kind, MetricState, Setup};
+use evalscore_metrics::{Figure, Kind, MetricState, NoOptions, Setup};
 use serde_json::Value;
 
 const SETUP: Setup = Setup { confidence: 0.95 };
@@ -149,4 +151,69 @@ fn bradley_terry_bootstraps_a_chain_of_200_models() {
     // The middle of the chain, nearest the mean, lies inside its interval.
     let r = rating(&figures, "m100");
     assert!(value(&figures, "ci_low", "m100") < r && r < value(&figures, "ci_high", "m100"));
+}
+
+/// A golden file's numbers, written as text ("inf" and "-inf" for the infinities) and parsed
+/// correctly rounded.
+fn numbers(v: &Value) -> Float64Array {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().parse::<f64>().unwrap())
+        .collect::<Vec<f64>>()
+        .into()
+}
+
+#[test]
+fn pearson_equals_scipy_and_the_exact_value() {
+    let g = golden("pearson.json");
+    let cases = g["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 6);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let (x, y) = (numbers(&c["x"]), numbers(&c["y"]));
+        // Whole, and in three parts merged in both orders (Chan's update).
+        let len = x.len();
+        let cuts = [0, len / 3, 2 * len / 3, len];
+        let part = |k: usize| {
+            let mut s = MetricState::new(PearsonMetric.state(&NoOptions, &SETUP));
+            let (from, to) = (cuts[k], cuts[k + 1]);
+            s.update(&[&x.slice(from, to - from), &y.slice(from, to - from)])
+                .unwrap();
+            s
+        };
+        let mut whole = MetricState::new(PearsonMetric.state(&NoOptions, &SETUP));
+        whole.update(&[&x, &y]).unwrap();
+        let (mut forward, mut backward) = (part(0), part(2));
+        forward.merge(&part(1)).unwrap();
+        forward.merge(&part(2)).unwrap();
+        backward.merge(&part(1)).unwrap();
+        backward.merge(&part(0)).unwrap();
+        for (how, state) in [
+            ("whole", &whole),
+            ("forward", &forward),
+            ("backward", &backward),
+        ] {
+            let f = &state.finish()[0];
+            assert_eq!(f.n, c["n"].as_u64().unwrap(), "{name} {how}");
+            match (f.value, c["exact"].as_f64(), c["scipy"].as_f64()) {
+                (None, None, None) => {}
+                (Some(got), Some(exact), Some(scipy)) => {
+                    assert!(
+                        (got - exact).abs() <= 1e-12,
+                        "{name} {how}: {got} vs {exact}"
+                    );
+                    let within = c["scipy_within"].as_f64().unwrap();
+                    assert!(
+                        (got - scipy).abs() <= within,
+                        "{name} {how}: {got} vs scipy {scipy}"
+                    );
+                }
+                other => panic!("{name} {how}: {other:?}"),
+            }
+            let warning =
+                (name == "infinite").then(|| "left out 2 rows with an infinite value".to_owned());
+            assert_eq!(state.exclusion_warning(), warning, "{name} {how}");
+        }
+    }
 }
