@@ -8,6 +8,7 @@ mod args;
 mod compare;
 mod judge;
 mod key_value;
+mod limits;
 mod memory;
 mod progress;
 mod report;
@@ -31,6 +32,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     memory::no_huge_pages();
     memory::keep_freed_memory();
+    limits::raise_open_files();
     install_panic_hook();
     // A panic anywhere, including a rayon worker (the reader re-raises those on this thread),
     // unwinds to here: the output guard's Drop removes the temporary files on the way.

@@ -73,11 +73,16 @@ use std::path::PathBuf;
 
 /// The signal that asked the run to stop (its number), or 0. A signal handler sets it (the
 /// CLI registers one for SIGINT, SIGTERM and SIGHUP); the run checks it between batches and
-/// stops with an [`ErrorKind::Interrupted`] error, removing its temporary files.
+/// stops with an [`ErrorKind::Interrupted`] error, removing its temporary files. The metrics'
+/// long fits at finish watch it too ([`evalscore_metrics::interrupt`]).
 pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
     static FLAG: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicUsize>> =
         std::sync::OnceLock::new();
-    std::sync::Arc::clone(FLAG.get_or_init(Default::default))
+    std::sync::Arc::clone(FLAG.get_or_init(|| {
+        let flag = std::sync::Arc::<std::sync::atomic::AtomicUsize>::default();
+        evalscore_metrics::interrupt::watch(std::sync::Arc::clone(&flag));
+        flag
+    }))
 }
 
 /// The signal that asked the run to stop, if one did.

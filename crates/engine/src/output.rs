@@ -163,6 +163,11 @@ impl Outputs {
         self.dir.write_bytes(i, text.as_bytes())
     }
 
+    /// What [`Outputs::commit`] checks first, without committing ([`OutDir::check_commit`]).
+    pub fn check_commit(&self) -> Result<(), Error> {
+        self.dir.check_commit()
+    }
+
     /// Puts every file in place; `run.json` goes last.
     pub fn commit(self) -> Result<(), Error> {
         let Outputs { dir, remote } = self;

@@ -195,11 +195,20 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
     })?;
     crate::check_interrupt()?;
     suite_out.before_commit()?;
+    if !keep_going {
+        // Every task's folder is checked before any is committed: one that cannot be (an
+        // output written there since the start) fails the suite with nothing committed.
+        for m in &mut members {
+            if let Some(Err(e)) = m.ready.as_ref().map(|r| r.outputs.check_commit()) {
+                fail(m, e, false)?;
+            }
+        }
+    }
     for m in &mut members {
         if let Some(ready) = m.ready.take() {
             if let Err(e) = pipeline::commit(ready.outputs) {
                 m.summary = None;
-                fail(m, e, true)?;
+                fail(m, e, keep_going)?;
             }
         }
     }

@@ -31,13 +31,16 @@
 
 mod accumulator;
 pub mod bootstrap;
+mod bradley_terry_fit;
 pub mod bytes;
 mod classification;
+mod comoments;
 pub mod dropped;
 mod fold_memo;
 mod frequency;
 mod glm;
 mod grouped;
+pub mod interrupt;
 pub mod intervals;
 mod metric_type;
 mod moments;
@@ -50,6 +53,7 @@ pub mod values;
 
 pub use accumulator::{read_state, Accumulator, MetricState, State};
 pub use classification::{ClassMode, Confusion};
+pub use comoments::CoMoments;
 pub use fold_memo::FoldMemo;
 pub use frequency::Frequency;
 pub use grouped::{Cells, GroupKey, GroupKeys, Grouped};

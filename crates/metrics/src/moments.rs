@@ -239,14 +239,14 @@ impl Dd {
         Dd::quick(s.hi, s.lo + t.lo)
     }
 
-    fn sub(self, b: Dd) -> Dd {
+    pub(crate) fn sub(self, b: Dd) -> Dd {
         self.add(Dd {
             hi: -b.hi,
             lo: -b.lo,
         })
     }
 
-    fn mul(self, b: Dd) -> Dd {
+    pub(crate) fn mul(self, b: Dd) -> Dd {
         let p = Dd::product(self.hi, b.hi);
         Dd::quick(p.hi, p.lo + (self.hi * b.lo + self.lo * b.hi))
     }
@@ -256,6 +256,14 @@ impl Dd {
         let p = Dd::product(q1, b);
         let r = (self.hi - p.hi - p.lo + self.lo) / b;
         Dd::quick(q1, r)
+    }
+
+    /// `self` times `factor`, exact for a power of two (short of underflow).
+    pub(crate) fn scaled(self, factor: f64) -> Dd {
+        Dd {
+            hi: self.hi * factor,
+            lo: self.lo * factor,
+        }
     }
 
     pub(crate) fn value(self) -> f64 {

@@ -251,10 +251,10 @@ impl OutDir {
         f.sync_all().map_err(|e| io_error("write", path, e))
     }
 
-    /// Switches the folder to the new set: the previous set (marker first) moves into the
-    /// staging folder, the new set (marker last) moves out; a failed rename rolls every step
-    /// back. Without `--overwrite`, outputs that appeared since the start are refused here too.
-    pub fn commit(mut self) -> Result<(), Error> {
+    /// What [`OutDir::commit`] checks before it renames anything: without `--overwrite`, no
+    /// output appeared since the start; no final name is a directory. A caller committing
+    /// several folders as one (a suite) checks them all first.
+    pub fn check_commit(&self) -> Result<(), Error> {
         self.refuse_present("now holds (written since this run started)")?;
         for (_, dest) in &self.temps {
             if std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir()) {
@@ -266,6 +266,14 @@ impl OutDir {
                 .with_hint("remove it, or choose another `--out` folder"));
             }
         }
+        Ok(())
+    }
+
+    /// Switches the folder to the new set: the previous set (marker first) moves into the
+    /// staging folder, the new set (marker last) moves out; a failed rename rolls every step
+    /// back. Without `--overwrite`, outputs that appeared since the start are refused here too.
+    pub fn commit(mut self) -> Result<(), Error> {
+        self.check_commit()?;
         let mut moved_old: Vec<(PathBuf, &Path)> = Vec::new();
         let mut installed: Vec<(&Path, &Path)> = Vec::new();
         let result = (|| -> Result<(), Error> {

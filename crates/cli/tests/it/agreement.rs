@@ -277,3 +277,40 @@ fn bootstrap_intervals_do_not_depend_on_the_files() {
     std::fs::write(dir.path().join("task.yaml"), task).unwrap();
     succeeded(run_in(dir.path(), "out").output().unwrap());
 }
+
+/// A `bradley_terry` bootstrap over 1,000 models in a chain (10,000 replicates, hours of
+/// fits) stops within seconds of SIGTERM: exit 143, nothing written.
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_a_long_bradley_terry_bootstrap() {
+    use std::process::Stdio;
+    use std::time::Duration;
+    let task = "definition:\n  scorers:\n    - type: value\n      key: battle\n      value: \"{{ sample.verdict }}\"\n      metrics:\n        - {type: bradley_terry, field: value, model_a: a, model_b: b, replicates: 10000}\n";
+    let mut rows = String::new();
+    for k in 0..999 {
+        for (verdict, n) in [("A", 30), ("B", 10), ("tie", 4)] {
+            for _ in 0..n {
+                rows.push_str(&format!(
+                    "{{\"verdict\": \"{verdict}\", \"a\": \"m{k:04}\", \"b\": \"m{:04}\"}}\n",
+                    k + 1
+                ));
+            }
+        }
+    }
+    let dir = folder(&[("task.yaml", task), ("rows.jsonl", &rows)]);
+    let child = run_in(dir.path(), "out")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The rows are read in well under a second; the bootstrap has begun.
+    std::thread::sleep(Duration::from_secs(4));
+    kill("-TERM", child.id());
+    let o = output_within(child, Duration::from_secs(10), "SIGTERM");
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: interrupted by SIGTERM; no output was written\n"
+    );
+    assert_eq!(files_in(&dir.path().join("out")), Vec::<String>::new());
+}

@@ -659,3 +659,29 @@ fn suite_file_mistakes_found_early_are_located() {
     );
     assert!(!d.join("out/suite.json").exists());
 }
+
+/// A suite holds about 7 descriptors a task until its commit: 40 tasks under a soft limit of
+/// 128 open files run, the soft limit raised to the hard one at start.
+#[cfg(unix)]
+#[test]
+fn a_suite_of_many_tasks_runs_under_a_low_soft_limit_on_open_files() {
+    let tasks: String = (0..40)
+        .map(|i| format!("  - {{name: t{i}, task: inline.yaml}}\n"))
+        .collect();
+    let dir = workspace(&format!("inputs: [qa.parquet]\ntasks:\n{tasks}"));
+    let o = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg("ulimit -Sn 128 && exec \"$0\" run suite.yaml --out out --quiet")
+        .arg(assert_cmd::cargo::cargo_bin("evalscore"))
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    succeeded(o);
+    for i in 0..40 {
+        assert!(
+            dir.path().join(format!("out/task=t{i}/run.json")).exists(),
+            "t{i}"
+        );
+    }
+}

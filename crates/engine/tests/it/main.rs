@@ -6,4 +6,5 @@ mod library;
 mod metric_data;
 mod row_filter;
 mod run_labels;
+mod suite_commit;
 mod suite_progress;

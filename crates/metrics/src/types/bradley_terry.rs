@@ -4,16 +4,20 @@
 //! the Elo scale (400 points per factor of 10 in odds) with the ratings' mean at 1000, and
 //! intervals from a seeded bootstrap of the battles.
 //!
-//! The fit is Hunter's minorization-maximization iteration, run to a relative change of
-//! 1e-13. It exists when every model both won and lost against the others in the sense that
-//! the "beat" graph is strongly connected; otherwise (a model that never lost, or groups of
-//! models never compared) the ratings are null. The state is the count of each outcome per
-//! (model A, model B) pair, at most [`MAX_MODELS`] models, so it merges across partitions.
+//! The fit is Newton's method on the pairs of models that met ([`crate::bradley_terry_fit`]),
+//! at most [`MAX_STEPS`] steps, each costing in proportion to those pairs. It exists when every
+//! model both won and lost against the others in the sense that the "beat" graph is strongly
+//! connected; otherwise (a model that never lost, or groups of models never compared) the
+//! ratings are null. A fit that did not converge (its step limit, or a stop requested by a
+//! signal) leaves the ratings null too, with a warning. The state is the count of each outcome
+//! per (model A, model B) pair, at most [`MAX_MODELS`] models, so it merges across partitions.
 //! The bootstrap draws the battles again with replacement, `replicates` times, from a
-//! generator seeded by `seed`; the interval is the replicates' percentiles at the task's
-//! `confidence`. Its cost is replicates × battles draws, at finish.
+//! generator seeded by `seed`, each replicate's fit starting from the ratings; a replicate
+//! whose fit does not exist or does not converge is left out. The interval is the replicates'
+//! percentiles at the task's `confidence`. Its cost is replicates × (battles draws + a fit).
 
 use crate::accumulator::{first, State};
+use crate::bradley_terry_fit::{self as bt, Fit, MAX_STEPS};
 use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Kind, OptionDoc, ParseCx, Setup};
 use crate::types::win_rate::{parse_verdicts, Verdicts};
@@ -99,77 +103,6 @@ pub struct Battles {
     dropped: Dropped,
 }
 
-/// The models and, per ordered pair (i, j), i's wins over j with ties as halves.
-fn wins(models: &[&str], outcomes: &[((usize, usize), [f64; 3])]) -> Vec<Vec<f64>> {
-    let mut w = vec![vec![0.0; models.len()]; models.len()];
-    for &((a, b), [aw, bw, t]) in outcomes {
-        w[a][b] += aw + t / 2.0;
-        w[b][a] += bw + t / 2.0;
-    }
-    w
-}
-
-/// Whether every model reaches every other along "beat" edges (w > 0): the condition for
-/// the maximum-likelihood fit to exist.
-fn strongly_connected(w: &[Vec<f64>]) -> bool {
-    let p = w.len();
-    let reach = |forward: bool| {
-        let mut seen = vec![false; p];
-        let mut stack = vec![0usize];
-        seen[0] = true;
-        while let Some(i) = stack.pop() {
-            for j in 0..p {
-                let edge = if forward { w[i][j] } else { w[j][i] };
-                if !seen[j] && edge > 0.0 {
-                    seen[j] = true;
-                    stack.push(j);
-                }
-            }
-        }
-        seen.iter().all(|s| *s)
-    };
-    p > 0 && reach(true) && reach(false)
-}
-
-/// The maximum-likelihood Bradley-Terry ratings (Elo scale, mean 1000) of the win matrix
-/// `w`, by Hunter's MM iteration; `None` when the fit does not exist.
-pub fn fit(w: &[Vec<f64>]) -> Option<Vec<f64>> {
-    let p = w.len();
-    if p < 2 || !strongly_connected(w) {
-        return None;
-    }
-    let won: Vec<f64> = w.iter().map(|r| r.iter().sum()).collect();
-    let mut s = vec![1.0f64; p];
-    for _ in 0..1_000_000 {
-        let mut next = vec![0.0; p];
-        for i in 0..p {
-            let mut denom = 0.0;
-            for j in 0..p {
-                let games = w[i][j] + w[j][i];
-                if i != j && games > 0.0 {
-                    denom += games / (s[i] + s[j]);
-                }
-            }
-            next[i] = won[i] / denom;
-        }
-        // Scale to a geometric mean of 1, so the strengths stay in range.
-        let g = (next.iter().map(|x| x.ln()).sum::<f64>() / p as f64).exp();
-        next.iter_mut().for_each(|x| *x /= g);
-        let change = next
-            .iter()
-            .zip(&s)
-            .map(|(a, b)| (a / b).ln().abs())
-            .fold(0.0, f64::max);
-        s = next;
-        if change < 1e-13 {
-            break;
-        }
-    }
-    let logs: Vec<f64> = s.iter().map(|x| 400.0 * x.log10()).collect();
-    let mean = logs.iter().sum::<f64>() / p as f64;
-    Some(logs.iter().map(|r| r - mean + 1000.0).collect())
-}
-
 impl Battles {
     /// The models of the battles, sorted.
     fn models(&self) -> Vec<&str> {
@@ -182,7 +115,40 @@ impl Battles {
         models.dedup();
         models
     }
+
+    /// The models, sorted, and the outcome cells by the models' indexes.
+    fn cells(&self) -> (Vec<&str>, Cells) {
+        let models = self.models();
+        let index = |m: &str| models.binary_search(&m).unwrap_or(0);
+        let cells = self
+            .outcomes
+            .iter()
+            .map(|((a, b), c)| ((index(a), index(b)), c.map(|x| x as f64)))
+            .collect();
+        (models, cells)
+    }
+
+    /// The fit of all the battles within `max_steps` Newton steps.
+    fn fit(&self, max_steps: usize) -> Option<Fit> {
+        let (models, cells) = self.cells();
+        bt::fit(models.len(), &bt::pairs(&cells).0, None, max_steps)
+    }
+
+    /// The warning for a fit that did not converge within `max_steps` Newton steps.
+    fn convergence_warning(&self, max_steps: usize) -> Option<String> {
+        if crate::interrupt::requested() {
+            return None;
+        }
+        self.fit(max_steps).filter(|f| !f.converged).map(|_| {
+            format!(
+                "did not converge within {max_steps} Newton steps: its ratings and intervals are null"
+            )
+        })
+    }
 }
+
+/// Outcome cells: ((model A, model B), [A's wins, B's wins, ties]).
+type Cells = Vec<((usize, usize), [f64; 3])>;
 
 impl State for Battles {
     fn reads(&self) -> MetricReads {
@@ -241,12 +207,6 @@ impl State for Battles {
         self.dropped.merge(&other.dropped);
     }
 
-    fn exclusion_warning(&self) -> Option<String> {
-        let kept: u64 = self.outcomes.values().flatten().sum();
-        let rows = kept + self.dropped.total();
-        self.dropped.warning(rows, Some(&self.verdicts.expected()))
-    }
-
     fn check_size(&self) -> Result<(), MetricError> {
         let models = self.models();
         if models.len() > MAX_MODELS {
@@ -257,24 +217,30 @@ impl State for Battles {
         Ok(())
     }
 
+    fn exclusion_warning(&self) -> Option<String> {
+        let kept: u64 = self.outcomes.values().flatten().sum();
+        let rows = kept + self.dropped.total();
+        let dropped = self.dropped.warning(rows, Some(&self.verdicts.expected()));
+        match (dropped, self.convergence_warning(MAX_STEPS)) {
+            (Some(d), Some(c)) => Some(format!("{d}; {c}")),
+            (d, c) => d.or(c),
+        }
+    }
+
     fn figures(&self) -> Vec<Figure> {
-        let models = self.models();
-        let index = |m: &str| models.binary_search(&m).unwrap_or(0);
-        let cells: Vec<((usize, usize), [f64; 3])> = self
-            .outcomes
-            .iter()
-            .map(|((a, b), c)| ((index(a), index(b)), c.map(|x| x as f64)))
-            .collect();
-        let ratings = fit(&wins(&models, &cells));
+        let (models, cells) = self.cells();
+        let (pairs, pair_of_cell) = bt::pairs(&cells);
+        let fitted = bt::fit(models.len(), &pairs, None, MAX_STEPS).filter(|f| f.converged);
+        let ratings = fitted.as_ref().map(Fit::elo);
         let mut battles = vec![0u64; models.len()];
-        for ((a, b), c) in &self.outcomes {
-            let n: u64 = c.iter().sum();
-            battles[index(a)] += n;
-            battles[index(b)] += n;
+        for &((a, b), c) in &cells {
+            let n = c.iter().sum::<f64>() as u64;
+            battles[a] += n;
+            battles[b] += n;
         }
         // The bootstrap: each replicate draws the battles again with replacement.
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); models.len()];
-        if ratings.is_some() && self.replicates > 0 {
+        if let Some(start) = fitted.as_ref().filter(|_| self.replicates > 0) {
             // Every (cell, outcome) with battles, and the battles up to and through it.
             let outcomes: Vec<(usize, usize)> = cells
                 .iter()
@@ -289,15 +255,29 @@ impl State for Battles {
             }
             let mut rng = fastrand::Rng::with_seed(self.seed);
             for _ in 0..self.replicates {
-                let mut drawn: Vec<((usize, usize), [f64; 3])> =
-                    cells.iter().map(|&(pair, _)| (pair, [0.0; 3])).collect();
+                if crate::interrupt::requested() {
+                    break;
+                }
+                let mut drawn = pairs.clone();
+                drawn.iter_mut().for_each(|e| (e.wi, e.wj) = (0.0, 0.0));
                 for _ in 0..total {
                     let r = rng.u64(0..total);
                     let (i, k) = outcomes[cumulative.partition_point(|&c| c <= r)];
-                    drawn[i].1[k] += 1.0;
+                    let e = &mut drawn[pair_of_cell[i]];
+                    // The cell's model A is the pair's first model, or its second.
+                    let a_first = cells[i].0 .0 == e.i;
+                    match (k, a_first) {
+                        (2, _) => {
+                            e.wi += 0.5;
+                            e.wj += 0.5;
+                        }
+                        (0, true) | (1, false) => e.wi += 1.0,
+                        _ => e.wj += 1.0,
+                    }
                 }
-                if let Some(r) = fit(&wins(&models, &drawn)) {
-                    for (s, x) in samples.iter_mut().zip(r) {
+                let replicate = bt::fit(models.len(), &drawn, Some(&start.theta), MAX_STEPS);
+                if let Some(r) = replicate.filter(|f| f.converged) {
+                    for (s, x) in samples.iter_mut().zip(r.elo()) {
                         s.push(x);
                     }
                 }
@@ -322,5 +302,40 @@ impl State for Battles {
             out.push(Figure::new("ci_high", label, bound(hi_q), battles[i]));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn battles(cells: &[(&str, &str, [u64; 3])]) -> Battles {
+        Battles {
+            verdicts: Verdicts::default(),
+            replicates: 0,
+            seed: 0,
+            confidence: 0.95,
+            outcomes: cells
+                .iter()
+                .map(|&(a, b, c)| ((a.to_owned(), b.to_owned()), c))
+                .collect(),
+            dropped: Dropped::default(),
+        }
+    }
+
+    /// A fit that stops short of the maximum-likelihood ratings is a warning, not a rating.
+    #[test]
+    fn a_fit_that_did_not_converge_is_a_warning() {
+        let b = battles(&[
+            ("x", "y", [400, 1, 0]),
+            ("y", "z", [2, 3, 0]),
+            ("x", "z", [5, 1, 0]),
+        ]);
+        assert_eq!(
+            b.convergence_warning(1).as_deref(),
+            Some("did not converge within 1 Newton steps: its ratings and intervals are null")
+        );
+        assert_eq!(b.convergence_warning(MAX_STEPS), None);
+        assert_eq!(b.exclusion_warning(), None);
     }
 }

@@ -1,22 +1,26 @@
 //! Correlation of two numeric fields (a judge's grade against a human's, a score against a
 //! reference): `pearson`, `spearman` and `kendall_tau` (tau-b), as scipy's `pearsonr`,
-//! `spearmanr` and `kendalltau` compute them. One state ([`NumberPairs`]) serves all three:
-//! the count of every distinct (x, y) pair, at most [`MAX_DISTINCT_VALUES`] of them, so the
-//! figures are exact and the state merges across batches, files and machines. Kendall's tau
-//! counts concordant and discordant pairs with a Fenwick tree over the ranks of y: O(k log k)
-//! for k distinct pairs.
+//! `spearmanr` and `kendalltau` compute them. `pearson` keeps centred co-moments
+//! ([`CoMoments`]: double-double sums merged by Chan's update, so its state is a few numbers
+//! whatever the rows). The rank correlations share one state ([`NumberPairs`]): the count of
+//! every distinct (x, y) pair, at most [`MAX_DISTINCT_VALUES`] of them, so the figures are
+//! exact and the state merges across batches, files and machines. Kendall's tau counts
+//! concordant and discordant pairs with a Fenwick tree over the ranks of y: O(k log k) for k
+//! distinct pairs.
 //!
-//! A row with a null or NaN on either side is left out and not counted in `n`.
+//! A row with a null or NaN on either side is left out and not counted in `n`; `pearson`
+//! leaves out a row with an infinite value too, with a warning.
 
 use crate::accumulator::{first, State};
 use crate::dropped::{self, Dropped};
 use crate::metric_type::{About, Setup, Simple};
-use crate::{Figure, MetricError, MAX_DISTINCT_VALUES};
+use crate::{CoMoments, Figure, MetricError, MAX_DISTINCT_VALUES};
 use arrow::array::Array;
 use evalscore_task::MetricReads;
 use std::collections::BTreeMap;
 
-/// Which coefficient a state reports.
+/// Which coefficient a state reports (`pearson` has its own state, [`CoMoments`]; its variant
+/// stays so that the others keep their encoding in state bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Coefficient {
     Pearson,
@@ -43,12 +47,12 @@ pub struct KendallMetric;
 impl Simple for PearsonMetric {
     const ABOUT: About = about(
         "pearson",
-        "Pearson's correlation of two numeric fields (`field_gt`, `field_pred`), as scipy's `pearsonr`. Rows with a null or NaN on either side are left out; at most 100,000 distinct (x, y) pairs. Null when either side is constant or there are fewer than two rows.",
+        "Pearson's correlation of two numeric fields (`field_gt`, `field_pred`), as scipy's `pearsonr`, from centred sums kept to about 106 bits (values near 1e15 keep their digits, values near 1e300 do not overflow). Rows with a null or NaN on either side are left out, and rows with an infinite value, with a warning. Null when either side is constant or there are fewer than two rows.",
         "{type: pearson, field_gt: human_score, field_pred: is_correct}",
     );
-    type State = NumberPairs;
-    fn state(&self, _setup: &Setup) -> NumberPairs {
-        NumberPairs::new(Coefficient::Pearson)
+    type State = CoMoments;
+    fn state(&self, _setup: &Setup) -> CoMoments {
+        CoMoments::default()
     }
 }
 
@@ -288,5 +292,37 @@ impl State for NumberPairs {
             Coefficient::Kendall => kendall(&pairs),
         };
         vec![Figure::new("value", None, value, n)]
+    }
+}
+
+impl State for CoMoments {
+    fn reads(&self) -> MetricReads {
+        MetricReads::NumberPair
+    }
+
+    fn metric_type(&self) -> &'static str {
+        PearsonMetric::ABOUT.name
+    }
+
+    fn update(&mut self, inputs: &[&dyn Array]) -> Result<(), MetricError> {
+        let x = crate::numbers(first(inputs)?)?;
+        let y = inputs
+            .get(1)
+            .ok_or_else(|| MetricError::Invalid("a correlation needs two inputs".to_owned()))?;
+        CoMoments::update(self, &x, &crate::numbers(*y)?);
+        Ok(())
+    }
+
+    fn merge(&mut self, other: &Self) {
+        CoMoments::merge(self, other);
+    }
+
+    fn exclusion_warning(&self) -> Option<String> {
+        let d = self.dropped();
+        d.warning(self.n() + d.total(), None)
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        vec![Figure::new("value", None, self.pearson(), self.n())]
     }
 }

@@ -4,6 +4,7 @@
 mod agreement;
 mod bootstrap;
 mod conformance;
+mod fits;
 mod golden;
 mod labels;
 mod length_controlled;

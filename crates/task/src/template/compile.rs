@@ -47,6 +47,16 @@ impl TemplateCompiler {
                     UNDEFINED_MESSAGE,
                 ));
             }
+            // A list printed whole shows a null item as the empty text, as `join` does.
+            if value.kind() == ValueKind::Seq
+                && value.try_iter().is_ok_and(|mut i| i.any(|v| v.is_none()))
+            {
+                let items: Vec<Value> = value
+                    .try_iter()?
+                    .map(|v| if v.is_none() { Value::from("") } else { v })
+                    .collect();
+                return minijinja::escape_formatter(out, state, &Value::from(items));
+            }
             minijinja::escape_formatter(out, state, value)
         });
         add_null_safe_filters(&mut env);
@@ -348,6 +358,69 @@ pub(super) fn add_null_safe_filters(env: &mut Environment<'static>) {
             }
         })
     });
+    // A null list where text is expected is missing, as a null column is; a null item of a
+    // list joins as the empty text, never as "none". minijinja's own `join` does the rest
+    // (and charges what it builds), over the items with their `attribute` already taken.
+    env.add_filter(
+        "join",
+        |state: &mut minijinja::State,
+         v: Value,
+         joiner: Option<Value>,
+         attribute: Option<String>,
+         kwargs: minijinja::value::Kwargs| {
+            if v.is_none() || v.is_undefined() {
+                return Ok(Value::from(()));
+            }
+            let joiner = match joiner {
+                Some(j) => Some(j),
+                None => kwargs.get::<Option<Value>>("d")?,
+            };
+            let attribute = match attribute {
+                Some(a) => Some(a),
+                None => kwargs.get::<Option<String>>("attribute")?,
+            };
+            kwargs.assert_all_used()?;
+            let items = match v.kind() {
+                ValueKind::Seq | ValueKind::Iterable => Value::from(
+                    v.try_iter()?
+                        .map(|item| match &attribute {
+                            Some(a) if !item.is_undefined() => attribute_of(&item, a),
+                            _ => item,
+                        })
+                        .map(|item| {
+                            if item.is_none() {
+                                Value::from("")
+                            } else {
+                                item
+                            }
+                        })
+                        .collect::<Vec<Value>>(),
+                ),
+                _ => v,
+            };
+            let joiner = joiner
+                .as_ref()
+                .map(|j| minijinja::value::StringInput::new(state, j))
+                .transpose()?;
+            minijinja::filters::join(
+                state,
+                &items,
+                joiner,
+                None,
+                minijinja::value::Kwargs::from_iter(std::iter::empty::<(&str, Value)>()),
+            )
+        },
+    );
+    // A null value is missing rather than the JSON text `null` (items inside stay JSON nulls).
+    env.add_filter(
+        "tojson",
+        |v: Value, indent: Option<Value>, kwargs: minijinja::value::Kwargs| {
+            if v.is_none() || v.is_undefined() {
+                return Ok(Value::from(()));
+            }
+            minijinja::filters::tojson(&v, indent, kwargs)
+        },
+    );
     // Repeated, `replace` multiplies a string: its size is charged before it is built.
     env.add_filter("replace", |v: Value, from: String, to: String| {
         if v.is_none() || v.is_undefined() {
@@ -358,6 +431,20 @@ pub(super) fn add_null_safe_filters(env: &mut Environment<'static>) {
         charge(s.len().saturating_add(hits.saturating_mul(to.len())))?;
         Ok(Value::from(s.replace(&from, &to)))
     });
+}
+
+/// `item`'s attribute at the dotted `path` (`a.b`, `choices.0`), as minijinja's `attribute=`
+/// reads it; undefined where there is none.
+fn attribute_of(item: &Value, path: &str) -> Value {
+    let mut v = item.clone();
+    for part in path.split('.') {
+        let key = match part.parse::<i64>() {
+            Ok(i) => Value::from(i),
+            Err(_) => Value::from(part),
+        };
+        v = v.get_item(&key).unwrap_or(Value::UNDEFINED);
+    }
+    v
 }
 
 pub(super) fn json_text(v: &Json) -> String {

@@ -372,3 +372,74 @@ mod condition_tests {
         assert_eq!(got, [Some(true), Some(false), None]);
     }
 }
+
+mod null_list_tests {
+    use super::*;
+    use arrow::array::{Array, StringArray};
+    use arrow::datatypes::{DataType, Field};
+
+    /// `template` over a list<string> column `choices` of [A, null, B], null and [C], as text.
+    fn over_choices(template: &str) -> Vec<Option<String>> {
+        let mut b = ListBuilder::new(StringBuilder::new());
+        b.values().append_value("A");
+        b.values().append_null();
+        b.values().append_value("B");
+        b.append(true);
+        b.append(false);
+        b.values().append_value("C");
+        b.append(true);
+        let col: ArrayRef = Arc::new(b.finish());
+        let schema = Schema::new(vec![Field::new("choices", col.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![col]).unwrap();
+        let ctx = RowContext {
+            batch: &batch,
+            model_output: None,
+            model_output_raw: None,
+        };
+        let TemplateOutput::Array(out) = compile(template, false).evaluate(&ctx).unwrap() else {
+            panic!("not an array");
+        };
+        let out = arrow::compute::cast(&out, &DataType::Utf8).unwrap();
+        let out = out.as_any().downcast_ref::<StringArray>().unwrap();
+        out.iter().map(|v| v.map(str::to_owned)).collect()
+    }
+
+    fn texts(v: &[Option<&str>]) -> Vec<Option<String>> {
+        v.iter().map(|t| t.map(str::to_owned)).collect()
+    }
+
+    /// A null item joins as the empty text; a null list is missing, in an expression and in
+    /// a render alike.
+    #[test]
+    fn join_reads_a_null_item_as_empty_and_a_null_list_as_missing() {
+        assert_eq!(
+            over_choices("{{ sample.choices | join('|') }}"),
+            texts(&[Some("A||B"), None, Some("C")])
+        );
+        assert_eq!(
+            over_choices("Choices: {{ sample.choices | join(d='|') }}."),
+            texts(&[Some("Choices: A||B."), None, Some("Choices: C.")])
+        );
+        assert_eq!(
+            over_choices("{{ sample.choices | join }}"),
+            texts(&[Some("AB"), None, Some("C")])
+        );
+        assert_eq!(
+            over_choices("Choices: {{ sample.choices }}"),
+            texts(&[
+                Some("Choices: ['A', '', 'B']"),
+                None,
+                Some("Choices: ['C']")
+            ])
+        );
+    }
+
+    /// `tojson` of a null list is missing, not the text `null`; a null item stays JSON null.
+    #[test]
+    fn tojson_of_a_null_list_is_missing() {
+        assert_eq!(
+            over_choices("{{ sample.choices | tojson }}"),
+            texts(&[Some("[\"A\", null, \"B\"]"), None, Some("[\"C\"]")])
+        );
+    }
+}
