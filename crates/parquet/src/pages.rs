@@ -27,7 +27,7 @@
 mod body;
 mod chunk_types;
 #[cfg(test)]
-mod damaged;
+pub(crate) mod damaged;
 mod decompress;
 mod header;
 mod schema_depth;
