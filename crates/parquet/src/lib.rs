@@ -1,13 +1,15 @@
 //! Every piece of Parquet that evalscore reads or writes itself, beside parquet-rs: the one
 //! place that decides whether bytes are a sound Parquet page.
 //!
-//! - [`pages`]: checks of a file's footer and of every page header of a column chunk, by a
+//! - [`pages`]: checks of a file's footer (its element counts, and each column chunk's own
+//!   physical type against the schema's) and of every page header of a column chunk, by a
 //!   strict Thrift reader of their own, before parquet-rs's decoder sees them; and a zstd
 //!   column chunk rewritten uncompressed (with [`decompress_unit`]), so that the decoder
 //!   makes no codec for it.
 //! - [`StringLists`]: a `list<string>` column decoded straight from its pages (levels and
 //!   dictionary indices through the RLE/bit-packed hybrid decoder, module `hybrid`).
-//! - [`stored`]: a column chunk handed out as stored, for a writer that copies it.
+//! - [`stored`]: a column chunk handed out as stored, for a writer that copies it, proven
+//!   sound first (its pages decompressed, a string column's values UTF-8).
 //! - [`BitScores`] and [`DeltaInts`]: two column encoders of `scores.parquet` (0/1 scores
 //!   and two-label columns as 1-bit dictionary indices; Int64 ids DELTA_BINARY_PACKED).
 //! - [`Sparse`] (a file of which some byte ranges are in memory) and [`guarded`] (a panic

@@ -10,6 +10,8 @@
 //! - [`check_footer`] (when a file is opened): every column chunk lies inside the file's data,
 //!   and holds as many values as its row group has rows (at least as many for repeated
 //!   columns).
+//! - [`check_chunk_types`] (when a file is opened): every column chunk's own metadata gives
+//!   the physical type its schema column has.
 //! - [`check_chunk`] (before a row group is decoded): every page header of a column chunk is
 //!   parsed here, strictly and only from the chunk's own bytes. Every field the decoder reads
 //!   must have its expected Thrift type, every list must fit in the bytes left, every page must
@@ -23,13 +25,15 @@
 //! is measured for depth the same way before parquet-rs parses it (module `schema_depth`).
 
 mod body;
+mod chunk_types;
 #[cfg(test)]
-mod damaged;
+pub(crate) mod damaged;
 mod decompress;
 mod header;
 mod schema_depth;
 mod thrift;
 
+pub use chunk_types::check_chunk_types;
 pub(crate) use decompress::decompress_chunk;
 pub use schema_depth::{check_schema_depth, SchemaFault};
 

@@ -31,6 +31,11 @@ use parquet::schema::types::SchemaDescriptor;
 /// Level entries decoded at a time.
 const LEVELS: usize = 1024;
 
+/// The most list items one batch may hold (about 1.3 GB of item views and indices). RLE runs
+/// let a few bytes of levels and dictionary indices claim any number of items, so nothing in
+/// the file bounds them: past this, the chunk is refused before more is decoded.
+const MAX_BATCH_ITEMS: usize = 1 << 26;
+
 /// How a list column's definition levels read, and its items' field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
@@ -221,6 +226,11 @@ impl StringLists {
                 null_lists += usize::from(row_start & (d < present));
                 done += usize::from(row_start);
                 items += usize::from(d > present);
+            }
+            if items > MAX_BATCH_ITEMS {
+                return Err(format!(
+                    "more than {MAX_BATCH_ITEMS} list items in {rows} rows, the most read at once"
+                ));
             }
             let values = defs.iter().filter(|&&d| d == max_def).count();
             let nulls = items - first_item - values;

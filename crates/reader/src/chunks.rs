@@ -4,13 +4,14 @@
 use crate::units::damaged_unit;
 use crate::{pages, remote, InputFile, Inputs, ReadError, Unit};
 use bytes::Bytes;
-use evalscore_parquet::stored::{checked_pages, portable_codec, StoredChunk};
+use evalscore_parquet::stored::{checked_pages, portable_codec, proven_sound, StoredChunk};
 use std::io::{Read, Seek, SeekFrom};
 
 impl Inputs {
     /// The stored chunk of top-level column `column` in a Parquet unit, for a writer that
     /// copies the column instead of decoding and re-encoding it. Its page headers are checked
-    /// first, as before decoding (module `pages`): a damaged chunk is an error, never copied.
+    /// first, as before decoding (module `pages`), then its pages decompressed and a string
+    /// column's values checked for UTF-8: a damaged chunk is an error, never copied.
     ///
     /// `None` when there is no such chunk to copy: a JSONL unit, a column that is not a
     /// top-level leaf (structs, lists), a chunk stored in another file or compressed with a
@@ -62,6 +63,10 @@ impl Inputs {
             None => read_range(file, start, len, &damaged)?,
         };
         let pages = checked_pages(&buf, chunk).map_err(|m| damaged(&m))?;
+        // A chunk whose values cannot be checked without decoding them is decoded instead.
+        if !proven_sound(&buf, chunk).map_err(|m| damaged(&m))? {
+            return Ok(None);
+        }
         Ok(Some(StoredChunk {
             bytes: buf,
             meta: chunk.clone(),

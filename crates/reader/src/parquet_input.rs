@@ -100,8 +100,15 @@ pub(crate) fn open_from_tail(
     })?;
     let footer_sha256 = format!("{:x}", Sha256::digest(footer));
     let data_end = len - footer.len() as u64;
+    let metadata = tail.slice(tail.len() - 8 - meta_len as usize..tail.len() - 8);
     let sparse = Sparse::new(len, vec![(tail_start, tail)]);
-    open_parquet(path, &sparse, footer_sha256, data_end, keep)
+    let (file, meta) = open_parquet(path, &sparse, footer_sha256, data_end, keep)?;
+    // parquet-rs gives a chunk the schema's type: the chunk's own must be the same.
+    pages::check_chunk_types(&metadata, &meta).map_err(|m| {
+        ReadError::at(path, format!("damaged footer: {m}"))
+            .with_hint("the file is damaged; re-export it from its source")
+    })?;
+    Ok((file, meta))
 }
 
 /// A Parquet input from its footer, read through `handle`, and the parsed footer; `data_end`

@@ -21,6 +21,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod damaged;
 mod fallbacks;
 mod row_groups;
 mod schemas_and_codecs;

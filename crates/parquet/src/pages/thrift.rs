@@ -42,7 +42,7 @@ pub(super) struct Bytes<R> {
 }
 
 impl<R: Read + Seek> Bytes<R> {
-    fn left(&self) -> u64 {
+    pub(super) fn left(&self) -> u64 {
         self.end - self.pos
     }
 

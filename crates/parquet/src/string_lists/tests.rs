@@ -293,3 +293,60 @@ fn levels_longer_than_their_entries_are_an_error() {
         "a page's levels run on past its level entries"
     );
 }
+
+/// A required list of required strings whose one data page claims `entries` level entries,
+/// all held in three RLE runs (a row start, then `entries - 1` items continuing its list, every
+/// one index 0 of a one-entry dictionary): a few dozen bytes for any number of items.
+fn lists_claiming(entries: u32) -> Result<ListArray, String> {
+    let mut rep = Vec::new();
+    crate::varint::put_varint(&mut rep, 1 << 1);
+    rep.push(0);
+    crate::varint::put_varint(&mut rep, u64::from(entries - 1) << 1);
+    rep.push(1);
+    let mut def = Vec::new();
+    crate::varint::put_varint(&mut def, u64::from(entries) << 1);
+    def.push(1);
+    let mut buf = [rep.clone(), def.clone()].concat();
+    buf.push(1); // index bit width
+    crate::varint::put_varint(&mut buf, u64::from(entries) << 1);
+    buf.push(0);
+    let dictionary = Page::DictionaryPage {
+        buf: Bytes::from([&1u32.to_le_bytes()[..], b"A"].concat()),
+        num_values: 1,
+        encoding: Encoding::PLAIN,
+        is_sorted: false,
+    };
+    let data = Page::DataPageV2 {
+        buf: Bytes::from(buf),
+        num_values: entries,
+        encoding: Encoding::RLE_DICTIONARY,
+        num_nulls: 0,
+        num_rows: 1,
+        def_levels_byte_len: def.len() as u32,
+        rep_levels_byte_len: rep.len() as u32,
+        is_compressed: false,
+        statistics: None,
+    };
+    let item = Arc::new(Field::new("item", DataType::Utf8View, false));
+    let shape = Shape {
+        present: 0,
+        null_items: false,
+        item: item.clone(),
+    };
+    let field = Arc::new(Field::new("choices", DataType::List(item), false));
+    let pages = Given(vec![dictionary, data].into_iter());
+    StringLists::new(Box::new(pages), shape, field).next_rows(BATCH_SIZE)
+}
+
+/// 2^31-1 items claimed in a few bytes: refused once a batch holds more items than the bound,
+/// instead of growing the item vectors until allocation fails.
+#[test]
+fn items_claimed_by_runs_are_bounded() {
+    let lists = lists_claiming(5).unwrap();
+    assert_eq!(lists.len(), 1);
+    assert_eq!(lists.value_length(0), 5);
+    assert_eq!(
+        lists_claiming(i32::MAX as u32).unwrap_err(),
+        "more than 67108864 list items in 8192 rows, the most read at once"
+    );
+}
