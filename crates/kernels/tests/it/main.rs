@@ -6,3 +6,4 @@
 mod lexical_golden;
 mod numeric;
 mod props;
+mod schema_vs_jsonschema;
