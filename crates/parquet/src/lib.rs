@@ -71,6 +71,8 @@ pub mod pages;
 mod sparse;
 pub mod stored;
 mod string_lists;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod varint;
 
 pub use bitscores::{BitKind, BitScores};

@@ -6,10 +6,9 @@
 //! `crates/reader/tests/it/string_lists.rs`.)
 
 use super::*;
-use arrow::array::{Int64Array, ListBuilder, RecordBatch, StringBuilder};
-use arrow::datatypes::{Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
-use parquet::arrow::ArrowWriter;
+use crate::testing::{joined, string_lists_batch as batch, theirs, viewed, write};
+use arrow::datatypes::Field;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::serialized_reader::SerializedPageReader;
@@ -17,85 +16,8 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-const ROWS: usize = 20_000;
-
 /// Rows per batch, as evalscore-reader decodes them.
 const BATCH_SIZE: usize = 8 * 1024;
-
-/// As evalscore-reader reads a file: strings, and list items, as views.
-fn view_options(schema: &SchemaRef) -> ArrowReaderOptions {
-    let view = |t: &DataType| match t {
-        DataType::List(item) => {
-            let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
-            DataType::List(Arc::new(item))
-        }
-        t => t.clone(),
-    };
-    let fields: Vec<Field> = schema
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone().with_data_type(view(f.data_type())))
-        .collect();
-    ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)))
-}
-
-/// `id` and `choices`: with `nulls`, 10% null lists and 3% null items; 5% empty lists; one to
-/// six items from a pool with long and non-ASCII entries, and with `distinct`, an item of its
-/// own in every fourth row (so that the dictionary overflows).
-fn batch(nulls: bool, distinct: bool) -> RecordBatch {
-    let pool = [
-        "A",
-        "B",
-        "C",
-        "D",
-        "É",
-        "日本",
-        "a choice longer than twelve bytes",
-        "",
-    ];
-    // Seeded, so the files are the same every run.
-    let mut rng = fastrand::Rng::with_seed(7);
-    let mut lists = ListBuilder::new(StringBuilder::new());
-    for row in 0..ROWS {
-        match rng.u32(..100) {
-            r if nulls && r < 10 => lists.append_null(),
-            r if r < 15 => lists.append(true),
-            _ => {
-                for _ in 0..=rng.u32(..6) {
-                    if nulls && rng.u32(..100) < 3 {
-                        lists.values().append_null();
-                    } else if distinct && row % 4 == 0 {
-                        lists.values().append_value(format!("choice of row {row}"));
-                    } else {
-                        lists.values().append_value(pool[rng.usize(..8)]);
-                    }
-                }
-                lists.append(true);
-            }
-        }
-    }
-    let lists = lists.finish();
-    let item = Field::new("item", DataType::Utf8, nulls);
-    let lists = ListArray::new(
-        Arc::new(item.clone()),
-        lists.offsets().clone(),
-        lists.values().clone(),
-        lists.nulls().cloned(),
-    );
-    let schema = Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("choices", DataType::List(Arc::new(item)), nulls),
-    ]);
-    let ids = Int64Array::from_iter_values(0..ROWS as i64);
-    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ids), Arc::new(lists)]).unwrap()
-}
-
-fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
-    let mut w =
-        ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
-    w.write(batch).unwrap();
-    w.close().unwrap();
-}
 
 /// The writer settings tried, by name.
 fn settings() -> Vec<(&'static str, WriterProperties)> {
@@ -133,32 +55,6 @@ fn settings() -> Vec<(&'static str, WriterProperties)> {
     ]
 }
 
-/// parquet-rs's reader of `path` with the options the reader gives it (strings as views).
-fn viewed(path: &Path) -> ParquetRecordBatchReaderBuilder<File> {
-    let plain = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
-    let options = view_options(plain.schema());
-    ParquetRecordBatchReaderBuilder::try_new_with_options(File::open(path).unwrap(), options)
-        .unwrap()
-}
-
-/// parquet-rs's reading of every column of every row group, in batches.
-fn their_batches(path: &Path) -> Vec<RecordBatch> {
-    viewed(path)
-        .with_batch_size(BATCH_SIZE)
-        .build()
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect()
-}
-
-/// parquet-rs's reading of the `choices` column of every row group, in batches.
-fn theirs(path: &Path) -> Vec<ArrayRef> {
-    their_batches(path)
-        .iter()
-        .map(|b| b.column(1).clone())
-        .collect()
-}
-
 /// The same column decoded here, a row group at a time, in `BATCH_SIZE` rows, with a check
 /// that the column has the shape decoded here.
 fn ours(path: &Path) -> Vec<ArrayRef> {
@@ -192,12 +88,6 @@ fn ours(path: &Path) -> Vec<ArrayRef> {
     out
 }
 
-/// Batches as one array: parquet-rs's batches run across row groups, ours do not.
-fn joined(batches: &[ArrayRef]) -> ArrayRef {
-    let parts: Vec<&dyn Array> = batches.iter().map(|a| a.as_ref()).collect();
-    arrow::compute::concat(&parts).unwrap()
-}
-
 #[test]
 fn every_writer_setting_reads_as_parquet_rs_reads_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -214,7 +104,7 @@ fn every_writer_setting_reads_as_parquet_rs_reads_it() {
                 assert!(used.contains(&Encoding::PLAIN), "{used:?}");
                 assert!(used.contains(&Encoding::RLE_DICTIONARY), "{used:?}");
             }
-            let (ours, theirs) = (ours(&path), theirs(&path));
+            let (ours, theirs) = (ours(&path), theirs(&path, BATCH_SIZE));
             assert_eq!(
                 &joined(&ours),
                 &joined(&theirs),

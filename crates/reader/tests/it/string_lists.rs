@@ -2,79 +2,18 @@
 //! spliced among the other columns, left to parquet-rs in other encodings, from a pyarrow
 //! file, and damaged pages reported as errors naming the file.
 
-use arrow::array::{
-    Array, ArrayRef, Int64Array, ListArray, ListBuilder, RecordBatch, RecordBatchReader,
-    StringBuilder,
+use arrow::array::{Array, ListArray, RecordBatch, RecordBatchReader};
+use evalscore_parquet::testing::{
+    joined, string_lists_batch as batch, their_batches, theirs, viewed, write,
 };
-use arrow::datatypes::{DataType, Field, Schema};
 use evalscore_parquet::StringLists;
 use evalscore_reader::{Inputs, ReadError, BATCH_SIZE};
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
-use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use std::fs::File;
 use std::path::Path;
-use std::sync::Arc;
-
-/// `id` and `choices` (`ROWS` rows): with `nulls`, 10% null lists and 3% null items; 15% empty
-/// lists; one to six items from a pool with long and non-ASCII entries, and with `distinct`,
-/// an item of its own in every fourth row.
-fn batch(nulls: bool, distinct: bool) -> RecordBatch {
-    let pool = [
-        "A",
-        "B",
-        "C",
-        "D",
-        "É",
-        "日本",
-        "a choice longer than twelve bytes",
-        "",
-    ];
-    let mut rng = fastrand::Rng::with_seed(7);
-    let mut lists = ListBuilder::new(StringBuilder::new());
-    for row in 0..ROWS {
-        match rng.u32(..100) {
-            r if nulls && r < 10 => lists.append_null(),
-            r if r < 15 => lists.append(true),
-            _ => {
-                for _ in 0..=rng.u32(..6) {
-                    if nulls && rng.u32(..100) < 3 {
-                        lists.values().append_null();
-                    } else if distinct && row % 4 == 0 {
-                        lists.values().append_value(format!("choice of row {row}"));
-                    } else {
-                        lists.values().append_value(pool[rng.usize(..8)]);
-                    }
-                }
-                lists.append(true);
-            }
-        }
-    }
-    let lists = lists.finish();
-    let item = Field::new("item", DataType::Utf8, nulls);
-    let lists = ListArray::new(
-        Arc::new(item.clone()),
-        lists.offsets().clone(),
-        lists.values().clone(),
-        lists.nulls().cloned(),
-    );
-    let schema = Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("choices", DataType::List(Arc::new(item)), nulls),
-    ]);
-    let ids = Int64Array::from_iter_values(0..ROWS as i64);
-    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ids), Arc::new(lists)]).unwrap()
-}
-
-const ROWS: usize = 20_000;
-
-fn write(path: &Path, batch: &RecordBatch, props: WriterProperties) {
-    let mut w =
-        ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
-    w.write(batch).unwrap();
-    w.close().unwrap();
-}
 
 /// Small pages, a dictionary that overflows into plain pages, snappy.
 fn small_pages() -> WriterProperties {
@@ -87,52 +26,6 @@ fn small_pages() -> WriterProperties {
         .build()
 }
 
-/// parquet-rs's reader of `path` as evalscore-reader sets it up: strings, and list items, as
-/// views.
-fn viewed(path: &Path) -> ParquetRecordBatchReaderBuilder<File> {
-    let plain = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
-    let view = |t: &DataType| match t {
-        DataType::Utf8 => DataType::Utf8View,
-        DataType::List(item) if item.data_type() == &DataType::Utf8 => {
-            let item = item.as_ref().clone().with_data_type(DataType::Utf8View);
-            DataType::List(Arc::new(item))
-        }
-        t => t.clone(),
-    };
-    let fields: Vec<Field> = plain
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone().with_data_type(view(f.data_type())))
-        .collect();
-    let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)));
-    ParquetRecordBatchReaderBuilder::try_new_with_options(File::open(path).unwrap(), options)
-        .unwrap()
-}
-
-/// parquet-rs's reading of every column of every row group, in batches.
-fn their_batches(path: &Path) -> Vec<RecordBatch> {
-    viewed(path)
-        .with_batch_size(BATCH_SIZE)
-        .build()
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect()
-}
-
-/// parquet-rs's reading of the `choices` column of every row group, in batches.
-fn theirs(path: &Path) -> Vec<ArrayRef> {
-    their_batches(path)
-        .iter()
-        .map(|b| b.column(1).clone())
-        .collect()
-}
-
-fn joined(batches: &[ArrayRef]) -> ArrayRef {
-    let parts: Vec<&dyn Array> = batches.iter().map(|a| a.as_ref()).collect();
-    arrow::compute::concat(&parts).unwrap()
-}
-
 /// Through [`Inputs`]: the list column alone, and beside another column, gives the batches
 /// parquet-rs gives, with the schema parquet-rs gives the same projection.
 #[test]
@@ -141,7 +34,7 @@ fn inputs_splice_the_lists_among_the_other_columns() {
     let path = dir.path().join("lists.parquet");
     write(&path, &batch(true, true), small_pages());
     let inputs = Inputs::open(std::slice::from_ref(&path)).unwrap();
-    let theirs = theirs(&path);
+    let theirs = theirs(&path, BATCH_SIZE);
     for columns in [vec!["id", "choices"], vec!["choices"]] {
         let roots: Vec<usize> = columns
             .iter()
@@ -195,7 +88,7 @@ fn other_encodings_are_left_to_parquet_rs() {
             })
             .unwrap();
     }
-    assert_eq!(&joined(&got), &joined(&theirs(&path)));
+    assert_eq!(&joined(&got), &joined(&theirs(&path, BATCH_SIZE)));
 }
 
 /// A file written by pyarrow (`list<element: string>`, a struct after it) reads, every
@@ -222,7 +115,7 @@ fn a_file_written_by_pyarrow_reads_as_parquet_rs_reads_it() {
             })
             .unwrap();
     }
-    assert_eq!(ours, their_batches(&path));
+    assert_eq!(ours, their_batches(&path, BATCH_SIZE));
     let choices = ours[0]
         .column(2)
         .as_any()
