@@ -237,9 +237,11 @@ pub fn label_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
         DataType::Float16 | DataType::Float32 => {
             let f = cast(a, &DataType::Float32)?;
             let f = f.as_primitive::<arrow::datatypes::Float32Type>();
-            Ok(Arc::new(owned_views(a.len(), |i| {
-                f.is_valid(i).then(|| f32_label(f.value(i))).flatten()
-            })))
+            Ok(Arc::new(float_views(
+                a.len(),
+                |i| f.is_valid(i).then(|| f64::from(f.value(i))),
+                |x| f32_label(x as f32),
+            )))
         }
         t if t.is_floating()
             || matches!(
@@ -252,9 +254,11 @@ pub fn label_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
         {
             let f = cast(a, &DataType::Float64)?;
             let f = f.as_primitive::<Float64Type>();
-            Ok(Arc::new(owned_views(a.len(), |i| {
-                f.is_valid(i).then(|| number_label(f.value(i))).flatten()
-            })))
+            Ok(Arc::new(float_views(
+                a.len(),
+                |i| f.is_valid(i).then(|| f.value(i)),
+                number_label,
+            )))
         }
         t if t.is_integer() => Ok(cast(a, &DataType::Utf8)?),
         _ if evalscore_text::readable_as_text(t) => {
@@ -262,9 +266,7 @@ pub fn label_array(a: &dyn Array) -> Result<ArrayRef, MetricError> {
             if all_own_labels(a, &col) {
                 return Ok(make_array(a.to_data()));
             }
-            Ok(Arc::new(owned_views(a.len(), |i| {
-                col.get(i).map(|s| label(s).into_owned())
-            })))
+            Ok(Arc::new(views(a.len(), |i| col.get(i).map(label))))
         }
         _ => Ok(cast(a, &DataType::Utf8)?),
     }
@@ -400,10 +402,10 @@ pub fn key_text(a: &dyn Array) -> Result<ArrayRef, MetricError> {
     }
 }
 
-/// A Utf8View column of short static labels.
-fn views(
+/// A Utf8View column of one label per row (`None` a missing value).
+fn views<S: AsRef<str>>(
     len: usize,
-    value: impl Fn(usize) -> Option<&'static str>,
+    value: impl Fn(usize) -> Option<S>,
 ) -> arrow::array::StringViewArray {
     let mut b = StringViewBuilder::with_capacity(len);
     for i in 0..len {
@@ -412,17 +414,39 @@ fn views(
     b.finish()
 }
 
-/// A Utf8View column of labels made per row.
-fn owned_views(
+/// The labels of a float column, each distinct value written once: label columns hold few
+/// distinct values, so the per-row work is a lookup (at most [`MEMO`] values are kept; a
+/// column with more writes the others per row).
+fn float_views(
     len: usize,
-    value: impl Fn(usize) -> Option<String>,
+    value: impl Fn(usize) -> Option<f64>,
+    write: impl Fn(f64) -> Option<String>,
 ) -> arrow::array::StringViewArray {
+    let mut memo: std::collections::HashMap<u64, Option<String>> = std::collections::HashMap::new();
     let mut b = StringViewBuilder::with_capacity(len);
     for i in 0..len {
-        b.append_option(value(i));
+        let Some(x) = value(i) else {
+            b.append_null();
+            continue;
+        };
+        let bits = x.to_bits();
+        let label = match memo.get(&bits) {
+            Some(l) => l.clone(),
+            None => {
+                let l = write(x);
+                if memo.len() < MEMO {
+                    memo.insert(bits, l.clone());
+                }
+                l
+            }
+        };
+        b.append_option(label);
     }
     b.finish()
 }
+
+/// Most distinct values [`float_views`] remembers per column.
+const MEMO: usize = 4096;
 
 /// Distinct labels seen in excluded rows that the metric did not expect: at most
 /// [`MAX_SEEN_LABELS`], the smallest in byte order, and whether there were more.
