@@ -29,10 +29,18 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The baseline run's --out folder.
+    /// The baseline run's --out folder; or, with --base and --new, the root of the Delta
+    /// tables (`run --format delta`) that hold both runs.
     pub base: PathBuf,
-    /// The new run's --out folder.
-    pub new: PathBuf,
+    /// The new run's --out folder (not with --base and --new).
+    #[arg(required_unless_present = "base_run", conflicts_with = "base_run")]
+    pub new: Option<PathBuf>,
+    /// With a Delta table root: the baseline run's `run_id`.
+    #[arg(long = "base", value_name = "RUN_ID", requires = "new_run")]
+    pub base_run: Option<String>,
+    /// With a Delta table root: the new run's `run_id`.
+    #[arg(long = "new", value_name = "RUN_ID", requires = "base_run")]
+    pub new_run: Option<String>,
     /// The folder that receives compare.parquet and compare.json.
     #[arg(long = "out", value_name = "DIR")]
     pub out: PathBuf,
@@ -63,11 +71,21 @@ pub struct CompareArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The run's --out folder.
+    /// The run's --out folder; or, with --run-id, the root of its Delta tables.
     pub run: PathBuf,
     /// A baseline run's --out folder: adds the comparison (forest plot, flipped rows).
-    #[arg(long = "baseline", value_name = "BASE_DIR")]
+    #[arg(
+        long = "baseline",
+        value_name = "BASE_DIR",
+        conflicts_with = "baseline_run_id"
+    )]
     pub baseline: Option<PathBuf>,
+    /// With a Delta table root: the run's `run_id`.
+    #[arg(long = "run-id", value_name = "RUN_ID")]
+    pub run_id: Option<String>,
+    /// With a Delta table root: the baseline run's `run_id` (adds the comparison).
+    #[arg(long = "baseline-run-id", value_name = "RUN_ID", requires = "run_id")]
+    pub baseline_run_id: Option<String>,
     /// The kept columns that pair the rows with the baseline.
     #[arg(
         long = "key",
@@ -185,9 +203,14 @@ pub struct RunArgs {
     #[arg(long = "where", value_name = "EXPR")]
     pub where_filter: Option<String>,
     /// The folder that receives scores.parquet, metrics.parquet, confusion.parquet,
-    /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix.
+    /// metrics.json and run.json (last); or an s3://, gs://, az:// or abfss:// prefix. With
+    /// `--format delta`, the root of the Delta tables the run appends to.
     #[arg(long = "out", value_name = "DIR")]
     pub out: PathBuf,
+    /// `folder`: five files in --out; `delta`: rows appended to the Delta tables scores/,
+    /// metrics/, confusion/ and runs/ under --out (docs/output-format.md).
+    #[arg(long = "format", value_name = "FORMAT", default_value = "folder", value_parser = ["folder", "delta"])]
+    pub format: String,
     /// Fill or override a `<< config.NAME >>` value; repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     pub sets: Vec<(String, String)>,

@@ -9,9 +9,20 @@ use evalscore_engine::Error;
 use std::process::ExitCode;
 
 pub fn compare(a: CompareArgs) -> Result<ExitCode, Error> {
+    // Runs of a Delta root are read back into local folders first (kept until the end).
+    let (_held, base, new) = match (&a.base_run, &a.new_run, a.new) {
+        (Some(b), Some(n), _) => {
+            let held = crate::tables::Held::new()?;
+            let base = held.run(&a.base, b)?;
+            let new = held.run(&a.base, n)?;
+            (Some(held), base, new)
+        }
+        (_, _, Some(new)) => (None, a.base, new),
+        _ => return Err(Error::new("compare takes two run folders, or a Delta table root with --base RUN_ID and --new RUN_ID")),
+    };
     let c = evalscore_compare::compare(&CompareOptions {
-        base: a.base,
-        new: a.new,
+        base,
+        new,
         key: a.key,
         cluster: a.cluster,
         group_by: a.group_by,

@@ -15,6 +15,7 @@ mod report;
 mod run;
 mod summary;
 mod table;
+mod tables;
 
 use args::{Cli, Command};
 use clap::Parser;

@@ -6,9 +6,22 @@ use evalscore_engine::Error;
 use std::process::ExitCode;
 
 pub fn report(a: ReportArgs) -> Result<ExitCode, Error> {
+    // Runs of a Delta root are read back into local folders first (kept until the end).
+    let (_held, run, baseline) = match &a.run_id {
+        Some(id) => {
+            let held = crate::tables::Held::new()?;
+            let run = held.run(&a.run, id)?;
+            let baseline = match &a.baseline_run_id {
+                Some(b) => Some(held.run(&a.run, b)?),
+                None => None,
+            };
+            (Some(held), run, baseline)
+        }
+        None => (None, a.run, a.baseline),
+    };
     let html = evalscore_compare::report(&ReportOptions {
-        run: a.run,
-        baseline: a.baseline,
+        run,
+        baseline,
         key: a.key,
     })?;
     evalscore_compare::report::write_report(&html, &a.output, a.overwrite)?;

@@ -5,7 +5,7 @@ use crate::key_value::storage_options;
 use crate::progress::Progress;
 use crate::summary;
 use evalscore_engine::{
-    Error, JudgeOptions, JudgeProgress, OpenProgress, RunOptions, SuiteOptions,
+    Error, JudgeOptions, JudgeProgress, OpenProgress, OutputFormat, RunOptions, SuiteOptions,
 };
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -67,6 +67,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         run_id: args.run_id,
         labels: args.labels,
         run_columns: args.run_columns,
+        format: match args.format.as_str() {
+            "delta" => OutputFormat::Delta,
+            _ => OutputFormat::Folder,
+        },
+        task_name: None,
         storage_options: storage_options(&args.storage_options)?,
         functions: None,
     };

@@ -52,6 +52,8 @@ pub(crate) use error::ErrorExt;
 pub use error::{
     printable, read_task_file, render, AvailableColumns, EngineError, Error, ErrorKind,
 };
+/// Delta tables of runs (`--format delta`), for `compare` and `report` of a table root.
+pub use evalscore_delta::{DeltaError, DeltaRoot, Materialized};
 use evalscore_outdir as outdir;
 pub use evalscore_reader::{HivePartitioning, OpenProgress, OpenStep};
 pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
@@ -60,7 +62,7 @@ pub use evalscore_scorers::registry;
 pub use evalscore_scorers::Task;
 pub use export::{export_requests, ExportOptions, ExportSummary};
 pub use functions::{Functions, UserFunctions};
-pub use output::{ConfusionRow, MetricRow};
+pub use output::{ConfusionRow, MetricRow, OutputFormat};
 pub use pipeline::run;
 pub use report::Report;
 pub use row_error::RowErrorRecord;
@@ -167,6 +169,12 @@ pub struct RunOptions {
     pub labels: Vec<(String, String)>,
     /// `--run-columns`: scores.parquet also gets the `run_id` column.
     pub run_columns: bool,
+    /// `--format`: five files in `out_dir` (the default), or rows in the Delta tables under
+    /// the root `out_dir`.
+    pub format: OutputFormat,
+    /// The task's name in the Delta tables' `task` column (a suite sets each task's name);
+    /// `None`: the task file's name without its extension.
+    pub task_name: Option<String>,
     /// `--storage-option KEY=VALUE` pairs for object storage inputs and outputs (over the
     /// environment's settings). Never written to an output.
     pub storage_options: Vec<(String, String)>,

@@ -3,6 +3,7 @@
 //! `run.json` ([`run_json`]), all through one [`OutDir`] (temporary names, commit with
 //! `run.json` last).
 
+pub(crate) mod delta;
 pub(crate) mod remote;
 pub(crate) mod run_json;
 mod scores;
@@ -51,12 +52,33 @@ pub(crate) fn check_run_column(schema: &SchemaRef) -> Result<(), Error> {
     Ok(())
 }
 
+/// How a run's outputs are laid out (`--format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Five files in the `--out` folder or prefix.
+    #[default]
+    Folder,
+    /// Rows appended to the Delta tables under the `--out` root (docs/output-format.md).
+    Delta,
+}
+
+/// Where [`Outputs`] go besides the local folder.
+pub(crate) struct Target<'a> {
+    pub format: OutputFormat,
+    pub run_id: &'a str,
+    /// The task's name in a Delta table's `task` column.
+    pub task: &'a str,
+}
+
 /// The output folder of a run: its five files through an [`OutDir`], and for an object
-/// storage `--out` the upload of the finished set ([`remote::RemoteOut`]).
+/// storage `--out` the upload of the finished set ([`remote::RemoteOut`]), for a Delta root
+/// their publication ([`delta::DeltaOut`]).
 pub(crate) struct Outputs {
     dir: OutDir,
     /// Dropped after `dir`: its temporary folder holds `dir`.
     remote: Option<remote::RemoteOut>,
+    /// Dropped after `dir`, as `remote`.
+    delta: Option<delta::DeltaOut>,
 }
 
 impl Outputs {
@@ -67,18 +89,35 @@ impl Outputs {
         dir: &Path,
         overwrite: bool,
         storage_options: &[(String, String)],
+        target: &Target<'_>,
     ) -> Result<Outputs, Error> {
+        if target.format == OutputFormat::Delta {
+            let d = delta::DeltaOut::prepare(
+                dir,
+                target.run_id,
+                target.task,
+                overwrite,
+                storage_options,
+            )?;
+            return Ok(Outputs {
+                dir: OutDir::prepare(d.staging(), &OUTPUT_FILES, false)?,
+                remote: None,
+                delta: Some(d),
+            });
+        }
         match Location::from_path(dir) {
             Location::Remote(url) => {
                 let remote = remote::RemoteOut::prepare(&url, overwrite, storage_options)?;
                 Ok(Outputs {
                     dir: OutDir::prepare(remote.staging(), &OUTPUT_FILES, false)?,
                     remote: Some(remote),
+                    delta: None,
                 })
             }
             Location::Local(dir) => Ok(Outputs {
                 dir: OutDir::prepare(&dir, &OUTPUT_FILES, overwrite)?,
                 remote: None,
+                delta: None,
             }),
         }
     }
@@ -170,12 +209,25 @@ impl Outputs {
 
     /// Puts every file in place; `run.json` goes last.
     pub fn commit(self) -> Result<(), Error> {
-        let Outputs { dir, remote } = self;
+        let Outputs { dir, remote, delta } = self;
         let staged = dir.dir().to_path_buf();
         dir.commit()?;
-        match remote {
-            Some(r) => r.upload(&staged),
-            None => Ok(()),
+        match (remote, delta) {
+            (Some(r), _) => r.upload(&staged),
+            (None, Some(d)) => d.publish(),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// For a Delta root: the files in the staging folder, not yet published (a suite
+    /// publishes its tasks together); `None` for other outputs, which are committed.
+    pub fn stage(self) -> Result<Option<delta::DeltaOut>, Error> {
+        let Outputs { dir, remote, delta } = self;
+        let staged = dir.dir().to_path_buf();
+        dir.commit()?;
+        match (remote, delta) {
+            (Some(r), _) => r.upload(&staged).map(|()| None),
+            (None, d) => Ok(d),
         }
     }
 }
@@ -194,6 +246,12 @@ fn props() -> WriterProperties {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    const FOLDER: Target<'static> = Target {
+        format: OutputFormat::Folder,
+        run_id: "r",
+        task: "t",
+    };
     use arrow::array::AsArray;
     use arrow::array::Int64Array;
     use arrow::array::{ArrayRef, Float64Array, StringArray};
@@ -210,7 +268,7 @@ mod tests {
     #[test]
     fn units_become_ordered_row_groups_split_at_the_limit() {
         let dir = tempfile::tempdir().unwrap();
-        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[], &FOLDER).unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
             Field::new("x__is_correct", DataType::Float64, true),
@@ -267,7 +325,7 @@ mod tests {
     #[test]
     fn ids_of_another_integer_type_are_cast() {
         let dir = tempfile::tempdir().unwrap();
-        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[], &FOLDER).unwrap();
         let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
         let writer = outputs.scores_writer(Arc::clone(&schema), None).unwrap();
         let ids: ArrayRef = Arc::new(arrow::array::Int32Array::from(vec![
@@ -301,7 +359,7 @@ mod tests {
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         use parquet::file::statistics::Statistics;
         let dir = tempfile::tempdir().unwrap();
-        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[], &FOLDER).unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("binary", DataType::Float64, true),
             Field::new("turns", DataType::Float64, true),

@@ -234,11 +234,37 @@ pub(crate) fn prepare_outputs(
 ) -> Result<(Outputs, ScoresWriter), Error> {
     let schema = scorer.plan.output_schema();
     if opts.run_columns {
+        if opts.format == output::OutputFormat::Delta {
+            return Err(Error::new("--run-columns does not apply to --format delta: every Delta table has `run_id` (a partition column)")
+                .kind(ErrorKind::Task)
+                .with_hint("drop --run-columns"));
+        }
         output::check_run_column(&schema)?;
     }
-    let outputs = Outputs::prepare(&opts.out_dir, opts.overwrite, &opts.storage_options)?;
+    let task = opts
+        .task_name
+        .clone()
+        .unwrap_or_else(|| task_stem(&opts.task));
+    let target = output::Target {
+        format: opts.format,
+        run_id: &run.run_id,
+        task: &task,
+    };
+    let outputs = Outputs::prepare(
+        &opts.out_dir,
+        opts.overwrite,
+        &opts.storage_options,
+        &target,
+    )?;
     let writer = outputs.scores_writer(schema, opts.run_columns.then_some(run.run_id.as_str()))?;
     Ok((outputs, writer))
+}
+
+/// A task file's name without its extension (`nightly` for `evals/nightly.yaml`): a single
+/// run's `task` in Delta tables.
+fn task_stem(path: &Path) -> String {
+    path.file_stem()
+        .map_or_else(|| "task".to_owned(), |s| s.to_string_lossy().into_owned())
 }
 
 /// What scoring every row gave: the merged metric states and the first row errors.

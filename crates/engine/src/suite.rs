@@ -119,7 +119,12 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
     // Declared first, dropped last: after every output folder's guard has removed its
     // temporary files, the folders this run created and left empty go too.
     let mut created = Created(Vec::new());
-    let suite_out = out::SuiteOut::prepare(&base.out_dir, base.overwrite, &base.storage_options)?;
+    let delta = base.format == crate::OutputFormat::Delta;
+    let suite_out = if delta {
+        out::SuiteOut::Delta
+    } else {
+        out::SuiteOut::prepare(&base.out_dir, base.overwrite, &base.storage_options)?
+    };
     let threads = pipeline::threads(&base);
     // Tasks' warnings are gathered and passed on with the task's name.
     let warn = base.warn.take();
@@ -204,13 +209,25 @@ pub fn run_suite(opts: SuiteOptions) -> Result<SuiteSummary, Error> {
             }
         }
     }
+    let mut staged = Vec::new();
     for m in &mut members {
         if let Some(ready) = m.ready.take() {
-            if let Err(e) = pipeline::commit(ready.outputs) {
+            let done = match delta {
+                true => ready.outputs.stage().map(|d| staged.extend(d)),
+                false => pipeline::commit(ready.outputs),
+            };
+            if let Err(e) = done {
                 m.summary = None;
                 fail(m, e, keep_going)?;
             }
         }
+    }
+    if delta {
+        let failed: Vec<(String, String)> = members
+            .iter()
+            .filter_map(|m| Some((m.name.clone(), m.failure.as_ref()?.message.clone())))
+            .collect();
+        crate::output::delta::publish(&staged, &failed)?;
     }
     if base.overwrite {
         // Every other `task=NAME` folder: a task that failed now, or one the suite dropped.
@@ -468,7 +485,13 @@ fn member(
         hive_partitioning: base.hive_partitioning,
         union_by_name: base.union_by_name,
         where_filter: base.where_filter.clone(),
-        out_dir: base.out_dir.join(format!("task={}", t.name)),
+        // A Delta root holds every task's rows (its `task` column tells them apart).
+        out_dir: match base.format {
+            crate::OutputFormat::Delta => base.out_dir.clone(),
+            crate::OutputFormat::Folder => base.out_dir.join(format!("task={}", t.name)),
+        },
+        format: base.format,
+        task_name: Some(t.name.clone()),
         // The task's `set:` first: the command line's `--set` wins.
         sets: t.sets.iter().chain(&base.sets).cloned().collect(),
         keep: base.keep.clone(),

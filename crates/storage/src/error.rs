@@ -22,7 +22,7 @@ pub struct StorageError {
 }
 
 impl StorageError {
-    pub(crate) fn new(url: &str, message: impl Into<String>) -> StorageError {
+    pub fn new(url: &str, message: impl Into<String>) -> StorageError {
         StorageError {
             // Whatever path built it, the error shows the URL without credentials.
             url: crate::without_credentials(url),
@@ -34,7 +34,7 @@ impl StorageError {
         }
     }
 
-    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> StorageError {
+    pub fn with_hint(mut self, hint: impl Into<String>) -> StorageError {
         self.hint = Some(hint.into());
         self
     }

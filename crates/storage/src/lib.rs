@@ -31,4 +31,5 @@ pub use error::StorageError;
 pub use list::{Listing, LISTERS};
 pub use location::{without_credentials, Location, StoreUrl, SCHEMES};
 pub use read::Object;
+pub use runtime::block_on;
 pub use store::StorePath;

@@ -17,6 +17,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// Runs `f` to completion on the storage runtime (also for other crates' async store calls).
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     runtime().block_on(f)
 }

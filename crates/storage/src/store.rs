@@ -134,6 +134,26 @@ impl StorePath {
         StorageError::from_store(&self.url, what, e, &self.secrets)
     }
 
+    /// The store itself, rooted at the bucket (or container): for a library that drives
+    /// `object_store` on its own (Delta tables, `evalscore-delta`).
+    pub fn object_store(&self) -> Arc<dyn ObjectStore> {
+        Arc::clone(&self.store)
+    }
+
+    /// The path in [`StorePath::object_store`].
+    pub fn object_path(&self) -> &ObjectPath {
+        &self.path
+    }
+
+    /// An error of this place: `what` failed with the store's error `e`, its text redacted
+    /// as every storage error's is.
+    pub fn error(&self, what: &str, e: &dyn std::error::Error) -> StorageError {
+        StorageError::new(
+            &self.url,
+            format!("cannot {what}: {}", redact(&chain(e), &self.secrets)),
+        )
+    }
+
     /// The URL as given.
     pub fn url(&self) -> &str {
         &self.url

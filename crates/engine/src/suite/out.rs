@@ -14,7 +14,12 @@ use std::path::Path;
 
 pub(super) enum SuiteOut {
     Local(crate::outdir::OutDir),
-    Remote { loc: StorePath, overwrite: bool },
+    Remote {
+        loc: StorePath,
+        overwrite: bool,
+    },
+    /// A Delta root: no suite.json (the `runs` table records the suite's tasks).
+    Delta,
 }
 
 impl SuiteOut {
@@ -41,9 +46,9 @@ impl SuiteOut {
         Ok(out)
     }
 
-    /// Whether the suite writes into object storage.
+    /// Whether the suite writes no local `task=NAME` folders (object storage, Delta).
     pub fn is_remote(&self) -> bool {
-        matches!(self, SuiteOut::Remote { .. })
+        matches!(self, SuiteOut::Remote { .. } | SuiteOut::Delta)
     }
 
     fn refuse_present(&self, verb: &str) -> Result<(), Error> {
@@ -77,6 +82,7 @@ impl SuiteOut {
         let folder = format!("task={name}");
         let files = crate::output::OUTPUT_FILES.iter().rev();
         match self {
+            SuiteOut::Delta => Ok(()),
             SuiteOut::Local(_) => {
                 let dir = suite_dir.join(&folder);
                 for f in files {
@@ -109,6 +115,7 @@ impl SuiteOut {
     /// suite's task outputs, so a reader of `DIR/task=*` finds no rows of the earlier one.
     pub fn clear_others(&self, suite_dir: &Path, tasks: &[&str]) -> Result<(), Error> {
         let mut names: Vec<String> = match self {
+            SuiteOut::Delta => Vec::new(),
             SuiteOut::Local(_) => match std::fs::read_dir(suite_dir) {
                 Ok(entries) => entries
                     .filter_map(Result::ok)
@@ -142,6 +149,7 @@ impl SuiteOut {
             _ => "the tasks' outputs are in place",
         };
         match self {
+            SuiteOut::Delta => Ok(()),
             SuiteOut::Local(dir) => {
                 dir.write_bytes(0, json.as_bytes())?;
                 dir.commit()
