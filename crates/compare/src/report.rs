@@ -21,6 +21,9 @@ pub struct ReportOptions {
     pub baseline: Option<PathBuf>,
     /// The key that pairs rows with the baseline (default `id`).
     pub key: Vec<String>,
+    /// How the page names the run and the baseline, when not by their folders (runs read
+    /// back from Delta tables: `ROOT, run RUN_ID`).
+    pub names: Option<(String, String)>,
 }
 
 const TEMPLATE: &str = include_str!("report.html.j2");
@@ -494,6 +497,13 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
     env.add_template("report.html", TEMPLATE)
         .map_err(template)?;
     let tmpl = env.get_template("report.html").map_err(template)?;
+    let (mut run, mut comparison) = (run, comparison);
+    if let Some((run_name, base_name)) = &o.names {
+        run["dir"] = json!(run_name);
+        if let Some(c) = comparison.as_object_mut() {
+            c.insert("base".to_owned(), json!(base_name));
+        }
+    }
     let mut ctx = Map::new();
     ctx.insert("run".to_owned(), run);
     ctx.insert(

@@ -167,6 +167,7 @@ impl DeltaRoot {
                 let committed: HashSet<&str> = data.iter().map(|d| d.rel.as_str()).collect();
                 pending.retain(|p| !committed.contains(p.as_str()));
             }
+            crash_point();
             self.commit(
                 RUNS_TABLE,
                 &runs_fields,
@@ -486,6 +487,14 @@ fn run_rows(tasks: &[TaskFiles], failed: &[TaskFailure]) -> Result<Vec<RunRow>, 
         finished_at: Some(now),
     }));
     Ok(rows)
+}
+
+/// The tests' stand-in for a process killed between the data tables' commits and the `runs`
+/// commit: debug builds abort here when `EVALSCORE_TEST_ABORT_BEFORE_RUNS` is set.
+fn crash_point() {
+    if cfg!(debug_assertions) && std::env::var_os("EVALSCORE_TEST_ABORT_BEFORE_RUNS").is_some() {
+        std::process::abort();
+    }
 }
 
 /// A commit that lost to another writer: redone from a fresh snapshot.

@@ -44,7 +44,7 @@ impl DeltaRoot {
         }
         let mut rows: Vec<(String, String, String)> = Vec::new();
         for (_, rel) in &files {
-            let bytes = self.read_file(&format!("{RUNS_TABLE}/{rel}"))?;
+            let bytes = self.read_file(&format!("{RUNS_TABLE}/{rel}")).await?;
             let batch = read_all(bytes, rel)?;
             let col = |name: &str| {
                 batch
@@ -94,7 +94,7 @@ impl DeltaRoot {
                 let Some(task) = task.filter(|t| rows.iter().any(|r| &r.0 == t)) else {
                     continue;
                 };
-                let bytes = self.read_file(&format!("{table}/{rel}"))?;
+                let bytes = self.read_file(&format!("{table}/{rel}")).await?;
                 let to = folder(&task).join(format!("{table}.parquet"));
                 write(&to, &bytes)?;
             }

@@ -5,7 +5,7 @@
 use crate::DeltaError;
 use deltalake_core::logstore::{default_logstore, LogStoreRef, StorageConfig};
 use deltalake_core::DeltaTable;
-use evalscore_storage::{block_on, Location, StorePath};
+use evalscore_storage::{Location, StorePath};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::prefix::PrefixStore;
@@ -40,13 +40,12 @@ pub(crate) enum Place {
 }
 
 impl DeltaRoot {
-    /// Connects to `root` (a local folder, created if missing, or an `s3://`, `gs://`, `az://`
+    /// Connects to `root` (a local folder, made by [`DeltaRoot::staging`] when missing, or an `s3://`, `gs://`, `az://`
     /// or `abfss://` prefix) with the storage `options`.
     pub fn open(root: &Location, options: &[(String, String)]) -> Result<DeltaRoot, DeltaError> {
         match root {
             Location::Local(p) => {
                 let abs = std::path::absolute(p).map_err(|e| DeltaError::io(p, "resolve", e))?;
-                std::fs::create_dir_all(&abs).map_err(|e| DeltaError::io(&abs, "create", e))?;
                 let path = ObjectPath::from_absolute_path(&abs)
                     .map_err(|e| DeltaError::Local(abs.clone(), e.to_string()))?;
                 let url = Url::from_directory_path(&abs)
@@ -108,9 +107,11 @@ impl DeltaRoot {
             b
         };
         match &self.place {
-            Place::Local(root) => b
-                .tempdir_in(root)
-                .map_err(|e| DeltaError::io(root, "create a folder in", e)),
+            Place::Local(root) => {
+                std::fs::create_dir_all(root).map_err(|e| DeltaError::io(root, "create", e))?;
+                b.tempdir_in(root)
+                    .map_err(|e| DeltaError::io(root, "create a folder in", e))
+            }
             Place::Remote(_) => b
                 .tempdir()
                 .map_err(|e| DeltaError::io(&std::env::temp_dir(), "create a folder in", e)),
@@ -219,13 +220,13 @@ impl DeltaRoot {
     }
 
     /// Reads `rel` whole.
-    pub(crate) fn read_file(&self, rel: &str) -> Result<bytes::Bytes, DeltaError> {
+    pub(crate) async fn read_file(&self, rel: &str) -> Result<bytes::Bytes, DeltaError> {
         let path = rel.split('/').fold(self.path.clone(), |p, seg| p.join(seg));
-        block_on(async {
-            let got = self.store.get(&path).await?;
-            got.bytes().await
-        })
-        .map_err(|e| match &self.place {
+        let got = match self.store.get(&path).await {
+            Ok(g) => g.bytes().await,
+            Err(e) => Err(e),
+        };
+        got.map_err(|e| match &self.place {
             Place::Remote(at) => DeltaError::Storage(at.error(&format!("read `{rel}`"), &e)),
             Place::Local(root) => DeltaError::Local(root.join(rel), e.to_string()),
         })

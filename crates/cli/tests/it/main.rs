@@ -7,6 +7,7 @@ mod common;
 mod compare;
 mod compressed;
 mod copy;
+mod delta;
 mod e2e;
 mod errors;
 mod faults;
