@@ -102,18 +102,8 @@ impl DeltaRoot {
         overwrite: bool,
         scratch: &Path,
     ) -> Result<(), DeltaError> {
-        block_on(self.publish_async(run_id, tasks, failed, overwrite, scratch))
-    }
-
-    async fn publish_async(
-        &self,
-        run_id: &str,
-        tasks: &[TaskFiles],
-        failed: &[TaskFailure],
-        overwrite: bool,
-        scratch: &Path,
-    ) -> Result<(), DeltaError> {
-        let had_run = self.has_run(run_id).await?;
+        // Uploads block on the storage runtime themselves; the table calls are run on it here.
+        let had_run = block_on(self.has_run(run_id))?;
         if had_run && !overwrite {
             return Err(DeltaError::RunExists {
                 root: self.shown.clone(),
@@ -132,7 +122,7 @@ impl DeltaRoot {
                 fields = union(fields, &f, (&self.shown, table))?;
                 data.push(data_file(table, run_id, Some(&t.task), local, &footer)?);
             }
-            self.check_table(table, &fields, &DATA_PARTITIONS).await?;
+            block_on(self.check_table(table, &fields, &DATA_PARTITIONS))?;
             plans.push((table, fields, data));
         }
         let rows = run_rows(tasks, failed)?;
@@ -144,14 +134,13 @@ impl DeltaRoot {
             &RUNS_PARTITIONS,
             (&self.shown, RUNS_TABLE),
         )?;
-        self.check_table(RUNS_TABLE, &runs_fields, &RUNS_PARTITIONS)
-            .await?;
+        block_on(self.check_table(RUNS_TABLE, &runs_fields, &RUNS_PARTITIONS))?;
         let footer = files::footer(&runs_local)?;
         let runs_file = data_file(RUNS_TABLE, run_id, None, runs_local, &footer)?;
 
         // Upload, then commit table by table; `runs` last.
         let mut pending: Vec<String> = Vec::new();
-        let result = async {
+        let result = (|| {
             for (_, _, data) in &plans {
                 for d in data {
                     self.put_file(&d.local, &d.rel)?;
@@ -162,25 +151,22 @@ impl DeltaRoot {
             pending.push(runs_file.rel.clone());
             for (table, fields, data) in &plans {
                 let adds: Vec<Add> = data.iter().map(|d| d.add.clone()).collect();
-                self.commit(table, fields, &DATA_PARTITIONS, adds, run_id, true)
-                    .await?;
+                block_on(self.commit(table, fields, &DATA_PARTITIONS, adds, run_id, true))?;
                 let committed: HashSet<&str> = data.iter().map(|d| d.rel.as_str()).collect();
                 pending.retain(|p| !committed.contains(p.as_str()));
             }
             crash_point();
-            self.commit(
+            block_on(self.commit(
                 RUNS_TABLE,
                 &runs_fields,
                 &RUNS_PARTITIONS,
                 vec![runs_file.add.clone()],
                 run_id,
                 had_run,
-            )
-            .await?;
+            ))?;
             pending.clear();
             Ok::<(), DeltaError>(())
-        }
-        .await;
+        })();
         for rel in &pending {
             self.delete_file(rel);
         }

@@ -70,7 +70,7 @@ fn columns(root: &Path, table: &str) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(|a| a.get("metaData").cloned())
-        .last()
+        .next_back()
         .unwrap();
     let schema: Value = serde_json::from_str(meta["schemaString"].as_str().unwrap()).unwrap();
     schema["fields"]

@@ -11,6 +11,7 @@ use std::path::Path;
 
 mod backends;
 mod credentials;
+mod delta_tables;
 mod output_commits;
 mod ranged_reads;
 
