@@ -25,6 +25,16 @@ fi
 PATH="${venv}/bin:${PATH}" MATURIN_PEP517_ARGS="--profile dev" \
     "${venv}/bin/pip" install -q --no-build-isolation --force-reinstall --no-deps ./python
 
+# DuckDB's delta extension comes from PyPI built for one DuckDB version, older than the one
+# above: a venv of its own, which tests/test_delta.py runs `delta_scan` in.
+duck="${HOME}/.cache/evalscore/duckdb-delta-1.5.5"
+if [ ! -x "${duck}/bin/python" ] || ! "${duck}/bin/python" -c "import duckdb_extension_delta" 2>/dev/null; then
+    rm -rf "${duck}"
+    python3 -m venv "${duck}"
+    "${duck}/bin/pip" install -q duckdb==1.5.5 duckdb-extension-delta==1.5.5
+fi
+export EVALSCORE_DUCKDB_DELTA_PYTHON="${duck}/bin/python"
+
 export EVALSCORE_BIN="${EVALSCORE_BIN:-$PWD/target/debug/evalscore}"
 if [ ! -x "${EVALSCORE_BIN}" ]; then
     cargo build -q -p evalscore-cli

@@ -228,9 +228,19 @@ class Task:
         hive_partitioning: Optional[bool] = None,
         where: Optional[str] = None,
         union_by_name: bool = False,
+        format: str = "folder",
+        run_id: Optional[str] = None,
+        labels: Optional[Mapping[str, Any]] = None,
+        task_name: Optional[str] = None,
     ) -> int:
         """The CLI's `evalscore run`: writes scores.parquet, metrics.parquet,
         confusion.parquet, metrics.json and run.json to `out`. Returns the rows scored.
+
+        `format="delta"` (`--format delta`) appends the run to the Delta tables `scores`,
+        `metrics`, `confusion` and `runs` under the root `out` instead (docs/output-format.md);
+        `run_id` and `labels` are `--run-id` and `--label`; `task_name` is the `task` value
+        in the tables (default: the task file's name without extension, `task` for a task
+        made from text).
 
         `recursive` reads a folder or prefix at any depth (`--recursive`);
         `hive_partitioning` reads `key=value` folders as columns: None when every file has
@@ -252,6 +262,10 @@ class Task:
             None if hive_partitioning is None else bool(hive_partitioning),
             where,
             union_by_name=bool(union_by_name),
+            format=str(format),
+            run_id=run_id,
+            labels=_sets(labels),
+            task_name=task_name,
         )
 
     # For evalscore.spark and evalscore.ray: one batch at a time.
@@ -285,6 +299,7 @@ def run_suite(
     hive_partitioning: Optional[bool] = None,
     where: Optional[str] = None,
     union_by_name: bool = False,
+    format: str = "folder",
 ) -> Dict[str, Any]:
     """The CLI's `evalscore run SUITE.yaml --out OUT`: every task of the suite file, its shared
     inputs read once, each task's five files in `out/task=NAME/`. `inputs` replace the suite's
@@ -292,7 +307,9 @@ def run_suite(
     Returns suite.json's content. A failing task raises its error (nothing is written) unless
     `keep_going`: then the other tasks are written and the failure is in the result's
     `tasks` (`status: "failed"`, `error`). `recursive`, `hive_partitioning`, `where` and
-    `union_by_name` are as for `Task.run`, for every task's inputs."""
+    `union_by_name` are as for `Task.run`, for every task's inputs. `format="delta"` appends
+    every task's rows to the Delta tables under the root `out` (one commit per table, the
+    `runs` rows last) and writes no suite.json; the record is still returned."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     text = _run_suite(
@@ -312,6 +329,7 @@ def run_suite(
         hive_partitioning=None if hive_partitioning is None else bool(hive_partitioning),
         where_filter=where,
         union_by_name=bool(union_by_name),
+        format=str(format),
     )
     return json.loads(text)
 

@@ -61,6 +61,10 @@ class _Task:
         hive_partitioning: Optional[bool],
         where_filter: Optional[str],
         union_by_name: bool = False,
+        format: str = ...,
+        run_id: Optional[str] = ...,
+        labels: List[Tuple[str, str]] = ...,
+        task_name: Optional[str] = ...,
     ) -> int: ...
 
 def run_suite(
@@ -80,4 +84,5 @@ def run_suite(
     hive_partitioning: Optional[bool] = ...,
     where_filter: Optional[str] = ...,
     union_by_name: bool = ...,
+    format: str = ...,
 ) -> str: ...

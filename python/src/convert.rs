@@ -4,7 +4,7 @@
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
-use evalscore_engine::{Error, ErrorKind, HivePartitioning};
+use evalscore_engine::{Error, ErrorKind, HivePartitioning, OutputFormat};
 use pyo3::prelude::*;
 use pyo3_arrow::PyArray;
 use std::sync::Arc;
@@ -59,5 +59,18 @@ pub(crate) fn hive_partitioning(v: Option<bool>) -> HivePartitioning {
         None => HivePartitioning::Auto,
         Some(true) => HivePartitioning::On,
         Some(false) => HivePartitioning::Off,
+    }
+}
+
+/// `format=` of the Python API: `"folder"` (five files) or `"delta"` (Delta tables), as
+/// `--format`.
+pub(crate) fn output_format(v: &str) -> PyResult<OutputFormat> {
+    match v {
+        "folder" => Ok(OutputFormat::Folder),
+        "delta" => Ok(OutputFormat::Delta),
+        other => Err(crate::errors::py_err(
+            Error::new(format!("format: `{other}` is not `folder` or `delta`"))
+                .kind(ErrorKind::Other),
+        )),
     }
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[pyfunction]
 /// `recursive`, `hive_partitioning`, `where_filter` and `union_by_name` are as for a task's
 /// run, and apply to every task's inputs.
-#[pyo3(signature = (path, out, inputs, labels, sets, keep, output_column, threads, overwrite, max_row_errors, keep_going, run_id, recursive=false, hive_partitioning=None, where_filter=None, union_by_name=false))]
+#[pyo3(signature = (path, out, inputs, labels, sets, keep, output_column, threads, overwrite, max_row_errors, keep_going, run_id, recursive=false, hive_partitioning=None, where_filter=None, union_by_name=false, format="folder"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_suite(
     py: Python<'_>,
@@ -31,7 +31,9 @@ pub(crate) fn run_suite(
     hive_partitioning: Option<bool>,
     where_filter: Option<String>,
     union_by_name: bool,
+    format: &str,
 ) -> PyResult<String> {
+    let format = crate::convert::output_format(format)?;
     let limit = RowErrorLimit::parse(&max_row_errors)
         .map_err(|m| py_err(Error::new(format!("max_row_errors: {m}")).kind(ErrorKind::Other)))?;
     // RunOptions holds callbacks that are not Send: it is built on the detached thread.
@@ -53,6 +55,7 @@ pub(crate) fn run_suite(
                 hive_partitioning: crate::convert::hive_partitioning(hive_partitioning),
                 where_filter,
                 union_by_name,
+                format,
                 ..RunOptions::default()
             },
             keep_going,

@@ -290,11 +290,12 @@ impl PyTask {
         Ok((table(metrics, py)?, table(confusion, py)?, text))
     }
 
-    /// The CLI's `evalscore run`: the five files in `out`. Returns the rows scored.
+    /// The CLI's `evalscore run`: the five files in `out` (or, with `format="delta"`, rows
+    /// in the Delta tables under `out`). Returns the rows scored.
     /// `recursive`, `hive_partitioning` (`None`: when every file has the same keys) and
     /// `where_filter` are `--recursive`, `--hive-partitioning` / `--no-hive-partitioning`
     /// and `--where`; `union_by_name` is `--union-by-name`.
-    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors, recursive, hive_partitioning, where_filter, union_by_name=false))]
+    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors, recursive, hive_partitioning, where_filter, union_by_name=false, format="folder", run_id=None, labels=Vec::new(), task_name=None))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -310,7 +311,14 @@ impl PyTask {
         hive_partitioning: Option<bool>,
         where_filter: Option<String>,
         union_by_name: bool,
+        format: &str,
+        run_id: Option<String>,
+        labels: Vec<(String, String)>,
+        task_name: Option<String>,
     ) -> PyResult<u64> {
+        let format = crate::convert::output_format(format)?;
+        // A task from text has no file name to name it by in a Delta table.
+        let task_name = task_name.or_else(|| self.path.is_none().then(|| "task".to_owned()));
         let limit = RowErrorLimit::parse(&max_row_errors).map_err(|m| {
             py_err(Error::new(format!("max_row_errors: {m}")).kind(ErrorKind::Other))
         })?;
@@ -355,6 +363,10 @@ impl PyTask {
                     recursive,
                     hive_partitioning: crate::convert::hive_partitioning(hive_partitioning),
                     where_filter,
+                    format,
+                    run_id,
+                    labels,
+                    task_name,
                     ..RunOptions::default()
                 })
             })

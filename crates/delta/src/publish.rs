@@ -4,8 +4,8 @@
 //! Order and what a failure leaves:
 //! - Every table's schema is checked against the run's files before anything is written: a
 //!   column whose type changed is an error and the root is untouched.
-//! - The data files are uploaded (a rename for a local root), then each data table commits.
-//!   A failure before a table's commit deletes the files of the tables not yet committed.
+//! - The data files are uploaded (a rename for a local root), then the data tables commit,
+//!   at once. A failed commit deletes the files of the tables it did not commit.
 //! - `runs` commits last. A process killed between the data tables' commits and the `runs`
 //!   commit leaves data-table rows of a run id that `runs` does not list: a reader joining
 //!   through `runs` never counts them. The next publish of the same run id replaces them
@@ -24,7 +24,7 @@ use crate::root::DeltaRoot;
 use crate::runs::{self, RunRow};
 use crate::schema::{self, DATA_PARTITIONS};
 use crate::DeltaError;
-use deltalake_core::kernel::transaction::{CommitBuilder, TransactionError};
+use deltalake_core::kernel::transaction::{CommitBuilder, CommitProperties, TransactionError};
 use deltalake_core::kernel::{Action, Add, MetadataExt, StructField, StructType};
 use deltalake_core::operations::create::CreateBuilder;
 use deltalake_core::protocol::{DeltaOperation, SaveMode};
@@ -122,9 +122,12 @@ impl DeltaRoot {
                 fields = union(fields, &f, (&self.shown, table))?;
                 data.push(data_file(table, run_id, Some(&t.task), local, &footer)?);
             }
-            block_on(self.check_table(table, &fields, &DATA_PARTITIONS))?;
             plans.push((table, fields, data));
         }
+        let checks = plans
+            .iter()
+            .map(|(table, fields, _)| self.check_table(table, fields, &DATA_PARTITIONS));
+        block_on(futures::future::try_join_all(checks))?;
         let rows = run_rows(tasks, failed)?;
         let runs_batch = runs::batch(&rows)?;
         let runs_local = scratch.join("runs.parquet");
@@ -149,11 +152,35 @@ impl DeltaRoot {
             }
             self.put_file(&runs_file.local, &runs_file.rel)?;
             pending.push(runs_file.rel.clone());
-            for (table, fields, data) in &plans {
+            // The data tables commit at once: each is all or nothing on its own, and `runs`
+            // waits for all of them.
+            let listed = block_on(self.listed_runs())?;
+            let commits = plans.iter().map(|(table, fields, data)| {
                 let adds: Vec<Add> = data.iter().map(|d| d.add.clone()).collect();
-                block_on(self.commit(table, fields, &DATA_PARTITIONS, adds, run_id, true))?;
-                let committed: HashSet<&str> = data.iter().map(|d| d.rel.as_str()).collect();
-                pending.retain(|p| !committed.contains(p.as_str()));
+                self.commit(
+                    table,
+                    fields,
+                    &DATA_PARTITIONS,
+                    adds,
+                    run_id,
+                    true,
+                    Some(&listed),
+                )
+            });
+            let results = block_on(futures::future::join_all(commits));
+            let mut first_error = None;
+            for ((_, _, data), result) in plans.iter().zip(results) {
+                match result {
+                    Ok(()) => {
+                        let committed: HashSet<&str> =
+                            data.iter().map(|d| d.rel.as_str()).collect();
+                        pending.retain(|p| !committed.contains(p.as_str()));
+                    }
+                    Err(e) => first_error = first_error.or(Some(e)),
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
             }
             crash_point();
             block_on(self.commit(
@@ -163,6 +190,7 @@ impl DeltaRoot {
                 vec![runs_file.add.clone()],
                 run_id,
                 had_run,
+                None,
             ))?;
             pending.clear();
             Ok::<(), DeltaError>(())
@@ -217,6 +245,7 @@ impl DeltaRoot {
     /// Commits `adds` to `table`, creating it if needed, with the merged schema; with
     /// `replace`, every earlier file of `run_id` is removed in the same commit. Other files
     /// of run ids that `runs` does not list, older than [`ORPHAN_AGE_MS`], go too.
+    #[allow(clippy::too_many_arguments)]
     async fn commit(
         &self,
         table: &str,
@@ -225,12 +254,8 @@ impl DeltaRoot {
         adds: Vec<Add>,
         run_id: &str,
         replace: bool,
+        listed: Option<&HashSet<String>>,
     ) -> Result<(), DeltaError> {
-        let listed = if table == RUNS_TABLE {
-            None
-        } else {
-            Some(self.listed_runs().await?)
-        };
         for _ in 0..ATTEMPTS {
             let result = match self.load(table).await? {
                 None => CreateBuilder::new()
@@ -243,14 +268,7 @@ impl DeltaRoot {
                     .map(drop),
                 Some(t) => {
                     let actions = self.actions(
-                        &t,
-                        table,
-                        fields,
-                        partitions,
-                        &adds,
-                        run_id,
-                        replace,
-                        listed.as_ref(),
+                        &t, table, fields, partitions, &adds, run_id, replace, listed,
                     )?;
                     let removes = actions.iter().any(|a| matches!(a, Action::Remove(_)));
                     let op = DeltaOperation::Write {
@@ -266,7 +284,9 @@ impl DeltaRoot {
                     let snap = t
                         .snapshot()
                         .map_err(|e| self.delta_error(table, "read", e))?;
-                    CommitBuilder::default()
+                    // The default properties: a checkpoint every `delta.checkpointInterval`
+                    // (100) versions, so that loading a table does not replay all its log.
+                    CommitBuilder::from(CommitProperties::default())
                         .with_actions(actions)
                         .build(Some(snap), t.log_store(), op)
                         .await
