@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import polars as pl
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
@@ -38,7 +39,7 @@ def test_the_tables_are_read_back_by_deltalake_with_the_runs_figures(lake: Path,
         assert dt.metadata().partition_columns == (["run_id"] if t == "runs" else ["run_id", "task"])
     scores = DeltaTable(str(lake / "scores")).to_pyarrow_table()
     assert scores.num_rows == 50_000
-    n1 = scores.filter(scores.column("run_id") == "n1").drop_columns(["run_id", "task"])
+    n1 = scores.filter(pc.equal(scores.column("run_id"), "n1")).drop_columns(["run_id", "task"])
     folder = pq.read_table(cli_out / "scores.parquet")
     assert sorted_scores(n1).to_pylist() == sorted_scores(folder).to_pylist()
     metrics = DeltaTable(str(lake / "metrics")).to_pyarrow_table()
@@ -101,6 +102,7 @@ def test_a_rerun_is_refused_and_a_suite_appends_its_tasks(lake: Path, tmp_path: 
         "    definition:\n"
         "      scorers:\n"
         "        - type: string_equals\n"
+        "          key: exact_only\n"
         '          ground_truth: "{{ sample.answer }}"\n'
     )
     record = evalscore.run_suite(suite, lake, run_id="s1", format="delta")
@@ -112,4 +114,5 @@ def test_a_rerun_is_refused_and_a_suite_appends_its_tasks(lake: Path, tmp_path: 
     ]
     scores = pl.read_delta(str(lake / "scores"))
     # The suite's `exact` task has its own scorer column: older rows read it as null.
-    assert scores.filter(pl.col("run_id") == "n1")["string_equals__is_correct"].null_count() == 25_000
+    assert scores.filter(pl.col("run_id") == "n1")["exact_only__is_correct"].null_count() == 25_000
+    assert scores.filter(pl.col("run_id") == "s1")["exact_only__is_correct"].null_count() == 25_000
