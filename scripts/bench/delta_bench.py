@@ -11,7 +11,8 @@ time and peak RSS, medians of alternating rounds):
 
     python3 scripts/bench/delta_bench.py --rows 10000000 --runs 5 --appends 365
 
-Uses target/dist/evalscore (built with `cargo build --profile dist` if missing)."""
+Uses target/dist/evalscore and evalscore-gen (built with `cargo build --profile dist` if
+missing); `--profile release` uses target/release instead (built beforehand)."""
 
 from __future__ import annotations
 
@@ -35,10 +36,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--appends", type=int, default=365)
-    ap.add_argument("--bin", type=Path, default=rb.EVALSCORE)
+    ap.add_argument("--profile", choices=["dist", "release"], default="dist")
     args = ap.parse_args()
-    if args.bin == rb.EVALSCORE:
+    if args.profile == "dist":
         rb.ensure_binaries()
+    else:
+        rb.EVALSCORE = ROOT / "target" / "release" / "evalscore"
+        rb.GEN = ROOT / "target" / "release" / "evalscore-gen"
+        rb.ensure_binaries = lambda: None
+    args.bin = rb.EVALSCORE
     src = rb.ensure_file(args.rows)
     job = str(ROOT / "scripts" / "bench" / "job.yaml")
     work = Path(tempfile.mkdtemp(prefix="delta-bench-"))

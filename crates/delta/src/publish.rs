@@ -28,7 +28,7 @@ use deltalake_core::kernel::transaction::{CommitBuilder, CommitProperties, Trans
 use deltalake_core::kernel::{Action, Add, MetadataExt, StructField, StructType};
 use deltalake_core::operations::create::CreateBuilder;
 use deltalake_core::protocol::{DeltaOperation, SaveMode};
-use deltalake_core::{DeltaTable, DeltaTableError};
+use deltalake_core::{DeltaTable, DeltaTableError, TableProperty};
 use evalscore_storage::block_on;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -41,6 +41,8 @@ pub const RUNS_TABLE: &str = "runs";
 const RUNS_PARTITIONS: [&str; 1] = ["run_id"];
 /// How often a conflicting commit is redone from a fresh snapshot.
 pub const ATTEMPTS: usize = 10;
+/// The tables' `delta.checkpointInterval`.
+pub const CHECKPOINT_INTERVAL: &str = "10";
 /// Data-table files of a run id that `runs` does not list, older than this, are removed by
 /// the next publish into the table: 24 hours.
 pub const ORPHAN_AGE_MS: i64 = 24 * 3600 * 1000;
@@ -103,7 +105,16 @@ impl DeltaRoot {
         scratch: &Path,
     ) -> Result<(), DeltaError> {
         // Uploads block on the storage runtime themselves; the table calls are run on it here.
-        let had_run = block_on(self.has_run(run_id))?;
+        // Each table is loaded once (at once); a commit reloads it only to retry.
+        let names = [DATA_TABLES[0], DATA_TABLES[1], DATA_TABLES[2], RUNS_TABLE];
+        let mut loaded: Vec<Option<DeltaTable>> = block_on(futures::future::try_join_all(
+            names.iter().map(|t| self.load(t)),
+        ))?;
+        let runs_table = loaded.pop().flatten();
+        let had_run = match &runs_table {
+            Some(t) => !run_files(t, run_id)?.is_empty(),
+            None => false,
+        };
         if had_run && !overwrite {
             return Err(DeltaError::RunExists {
                 root: self.shown.clone(),
@@ -124,10 +135,9 @@ impl DeltaRoot {
             }
             plans.push((table, fields, data));
         }
-        let checks = plans
-            .iter()
-            .map(|(table, fields, _)| self.check_table(table, fields, &DATA_PARTITIONS));
-        block_on(futures::future::try_join_all(checks))?;
+        for ((table, fields, _), t) in plans.iter().zip(&loaded) {
+            self.check_table(t.as_ref(), table, fields, &DATA_PARTITIONS)?;
+        }
         let rows = run_rows(tasks, failed)?;
         let runs_batch = runs::batch(&rows)?;
         let runs_local = scratch.join("runs.parquet");
@@ -137,7 +147,12 @@ impl DeltaRoot {
             &RUNS_PARTITIONS,
             (&self.shown, RUNS_TABLE),
         )?;
-        block_on(self.check_table(RUNS_TABLE, &runs_fields, &RUNS_PARTITIONS))?;
+        self.check_table(
+            runs_table.as_ref(),
+            RUNS_TABLE,
+            &runs_fields,
+            &RUNS_PARTITIONS,
+        )?;
         let footer = files::footer(&runs_local)?;
         let runs_file = data_file(RUNS_TABLE, run_id, None, runs_local, &footer)?;
 
@@ -154,10 +169,11 @@ impl DeltaRoot {
             pending.push(runs_file.rel.clone());
             // The data tables commit at once: each is all or nothing on its own, and `runs`
             // waits for all of them.
-            let listed = block_on(self.listed_runs())?;
-            let commits = plans.iter().map(|(table, fields, data)| {
+            let listed = self.listed_runs(runs_table.as_ref())?;
+            let commits = plans.iter().zip(loaded).map(|((table, fields, data), t)| {
                 let adds: Vec<Add> = data.iter().map(|d| d.add.clone()).collect();
                 self.commit(
+                    t,
                     table,
                     fields,
                     &DATA_PARTITIONS,
@@ -184,6 +200,7 @@ impl DeltaRoot {
             }
             crash_point();
             block_on(self.commit(
+                runs_table,
                 RUNS_TABLE,
                 &runs_fields,
                 &RUNS_PARTITIONS,
@@ -221,13 +238,14 @@ impl DeltaRoot {
 
     /// Refuses `fields` that the table's schema cannot take, and a table partitioned
     /// otherwise; nothing is written.
-    async fn check_table(
+    fn check_table(
         &self,
+        t: Option<&DeltaTable>,
         table: &str,
         fields: &[StructField],
         partitions: &[&str],
     ) -> Result<(), DeltaError> {
-        if let Some(t) = self.load(table).await? {
+        if let Some(t) = t {
             let snap = t
                 .snapshot()
                 .map_err(|e| self.delta_error(table, "read", e))?;
@@ -248,6 +266,7 @@ impl DeltaRoot {
     #[allow(clippy::too_many_arguments)]
     async fn commit(
         &self,
+        preloaded: Option<DeltaTable>,
         table: &str,
         fields: &[StructField],
         partitions: &[&str],
@@ -256,14 +275,25 @@ impl DeltaRoot {
         replace: bool,
         listed: Option<&HashSet<String>>,
     ) -> Result<(), DeltaError> {
+        let mut preloaded = Some(preloaded);
         for _ in 0..ATTEMPTS {
-            let result = match self.load(table).await? {
+            let current = match preloaded.take() {
+                Some(t) => t,
+                None => self.load(table).await?,
+            };
+            let result = match current {
                 None => CreateBuilder::new()
                     .with_log_store(self.unloaded(table).log_store())
                     .with_columns(fields.to_vec())
                     .with_partition_columns(partitions.iter().map(|p| p.to_string()))
                     .with_actions(adds.iter().cloned().map(Action::Add))
                     .with_save_mode(SaveMode::ErrorIfExists)
+                    // A checkpoint every 10 versions: a nightly append reads the last
+                    // checkpoint and at most 9 commits, whatever the table's age.
+                    .with_configuration_property(
+                        TableProperty::CheckpointInterval,
+                        Some(CHECKPOINT_INTERVAL),
+                    )
                     .await
                     .map(drop),
                 Some(t) => {
@@ -354,8 +384,8 @@ impl DeltaRoot {
     }
 
     /// The run ids `runs` lists.
-    async fn listed_runs(&self) -> Result<HashSet<String>, DeltaError> {
-        let Some(t) = self.load(RUNS_TABLE).await? else {
+    fn listed_runs(&self, runs: Option<&DeltaTable>) -> Result<HashSet<String>, DeltaError> {
+        let Some(t) = runs else {
             return Ok(HashSet::new());
         };
         let snap = t
