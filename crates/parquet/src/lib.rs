@@ -63,8 +63,10 @@
 //! 4. Set [`MIRRORS`] to the new version.
 
 mod bitscores;
+mod data_pages;
 mod decompressed;
 mod delta_ints;
+mod delta_lengths;
 mod guard;
 mod hybrid;
 pub mod pages;
@@ -76,6 +78,7 @@ pub mod testing;
 mod varint;
 
 pub use bitscores::{BitKind, BitScores};
+pub use data_pages::{check_page, CheckedPages, CheckedRowGroup, PageRules};
 pub use decompressed::{decompress_unit, DECOMPRESSED_UNIT, SMALL_CHUNKS};
 pub use delta_ints::DeltaInts;
 pub use guard::guarded;
