@@ -23,19 +23,13 @@
 //!   reads the entries there are, and any encoding as PLAIN).
 //!
 //! The check costs a pass over the runs (a run of one repeated value is one step) and, for
-//! bit-packed levels, over their values. [`CheckedPages`] puts it in front of any page
-//! reader; [`CheckedRowGroup`] gives parquet-rs's Arrow reader one row group's columns so.
+//! bit-packed levels, over their values. Module `checked_pages` puts it in front of
+//! parquet-rs's page readers.
 
 use crate::varint::read_varint;
-use parquet::arrow::arrow_reader::RowGroups;
 use parquet::basic::{Encoding, Repetition, Type};
-use parquet::column::page::{Page, PageIterator, PageMetadata, PageReader};
-use parquet::errors::{ParquetError, Result as ParquetResult};
-use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
-use parquet::file::reader::ChunkReader;
-use parquet::file::serialized_reader::SerializedPageReader;
+use parquet::column::page::Page;
 use parquet::schema::types::{ColumnDescriptor, SchemaDescriptor};
-use std::sync::Arc;
 
 /// What a column's pages must satisfy: its levels' maxima; for each repetition level `r`
 /// above 0, the least definition level of an entry that continues a list at depth `r` (such
@@ -50,6 +44,8 @@ pub struct PageRules {
     pub physical: Type,
     /// Bytes of a FIXED_LEN_BYTE_ARRAY value.
     pub type_length: i32,
+    /// Whether readers read the column as text, so that its values must be UTF-8.
+    pub text: bool,
     /// The column's path, when an error should name it (the caller's messages do not).
     pub column: Option<String>,
 }
@@ -91,6 +87,7 @@ impl PageRules {
             continues: Vec::new(),
             physical: descr.physical_type(),
             type_length: descr.type_length(),
+            text: crate::stored::is_text(descr),
             column: None,
         }
     }
@@ -218,7 +215,7 @@ fn data_page(page: &Page, rules: &PageRules) -> Result<(), String> {
         }
     };
     let data = buf.get(at..).unwrap_or_default();
-    crate::delta_lengths::check_delta_strings(data, present, encoding)?;
+    crate::delta_lengths::check_delta_strings(data, present, encoding, rules.text)?;
     if encoding == Encoding::BYTE_STREAM_SPLIT {
         split_values(data, present, rules)?;
     }
@@ -578,111 +575,6 @@ fn ones(bytes: &[u8], n: usize) -> usize {
     }
     count
 }
-
-/// A page reader whose pages are checked ([`check_page`]) before they are given.
-pub struct CheckedPages {
-    inner: Box<dyn PageReader>,
-    rules: PageRules,
-}
-
-impl CheckedPages {
-    /// `inner`'s pages, of a column of rules `rules`.
-    pub fn new(inner: Box<dyn PageReader>, rules: PageRules) -> Self {
-        Self { inner, rules }
-    }
-}
-
-impl Iterator for CheckedPages {
-    type Item = ParquetResult<Page>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.get_next_page().transpose()
-    }
-}
-
-impl PageReader for CheckedPages {
-    fn get_next_page(&mut self) -> ParquetResult<Option<Page>> {
-        let page = self.inner.get_next_page()?;
-        if let Some(p) = &page {
-            check_page(p, &self.rules).map_err(ParquetError::General)?;
-        }
-        Ok(page)
-    }
-
-    fn peek_next_page(&mut self) -> ParquetResult<Option<PageMetadata>> {
-        self.inner.peek_next_page()
-    }
-
-    fn skip_next_page(&mut self) -> ParquetResult<()> {
-        self.inner.skip_next_page()
-    }
-
-    fn at_record_boundary(&mut self) -> ParquetResult<bool> {
-        self.inner.at_record_boundary()
-    }
-}
-
-/// Row group `index` of `meta`, read from `reader` with every data page checked: what
-/// parquet-rs's `ParquetRecordBatchReader::try_new_with_row_groups` decodes.
-pub struct CheckedRowGroup<R> {
-    reader: Arc<R>,
-    meta: Arc<ParquetMetaData>,
-    index: usize,
-}
-
-impl<R> CheckedRowGroup<R> {
-    pub fn new(reader: R, meta: Arc<ParquetMetaData>, index: usize) -> Self {
-        Self {
-            reader: Arc::new(reader),
-            meta,
-            index,
-        }
-    }
-}
-
-impl<R: ChunkReader + 'static> RowGroups for CheckedRowGroup<R> {
-    fn num_rows(&self) -> usize {
-        self.meta
-            .row_groups()
-            .get(self.index)
-            .map_or(0, |rg| usize::try_from(rg.num_rows()).unwrap_or(0))
-    }
-
-    fn column_chunks(&self, i: usize) -> ParquetResult<Box<dyn PageIterator>> {
-        let chunk = self
-            .meta
-            .row_groups()
-            .get(self.index)
-            .and_then(|rg| rg.columns().get(i))
-            .ok_or_else(|| ParquetError::General(format!("no column {i} in the row group")))?;
-        let pages =
-            SerializedPageReader::new(Arc::clone(&self.reader), chunk, self.num_rows(), None)?;
-        let rules = PageRules::of(self.meta.file_metadata().schema_descr(), i);
-        let checked: Box<dyn PageReader> = Box::new(CheckedPages::new(Box::new(pages), rules));
-        Ok(Box::new(OneReader(Some(checked))))
-    }
-
-    fn row_groups(&self) -> Box<dyn Iterator<Item = &RowGroupMetaData> + '_> {
-        Box::new(self.meta.row_groups().get(self.index).into_iter())
-    }
-
-    fn metadata(&self) -> &ParquetMetaData {
-        &self.meta
-    }
-}
-
-/// The page readers of one column over the one row group: a single one.
-struct OneReader(Option<Box<dyn PageReader>>);
-
-impl Iterator for OneReader {
-    type Item = ParquetResult<Box<dyn PageReader>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.0.take().map(Ok)
-    }
-}
-
-impl PageIterator for OneReader {}
 
 #[cfg(test)]
 mod tests;

@@ -1,22 +1,35 @@
 //! The lengths of a delta-encoded string page (DELTA_BYTE_ARRAY, DELTA_LENGTH_BYTE_ARRAY)
 //! decoded to check them before a decoder reads the page: parquet-rs reads a prefix longer
 //! than the value before it as some other string (`B` became `zB`), where the C++ reader
-//! refuses the page (`prefix length too large in DELTA_BYTE_ARRAY`).
+//! refuses the page (`prefix length too large in DELTA_BYTE_ARRAY`); and a text column's
+//! values checked to be UTF-8, which parquet-rs does not check of delta-encoded strings it
+//! reads as views (invalid UTF-8 was scored and written into `scores.parquet`).
 
 use crate::varint::{read_varint, unzigzag};
 
 /// Checks the values of a page's `present` non-null values in `encoding`, from `data` (the
-/// page's bytes after its levels); other encodings pass.
+/// page's bytes after its levels), and when `text`, that each is UTF-8 (parquet-rs does not
+/// check delta-encoded strings read as views); other encodings pass.
 pub(crate) fn check_delta_strings(
     data: &[u8],
     present: usize,
     encoding: parquet::basic::Encoding,
+    text: bool,
 ) -> Result<(), String> {
     use parquet::basic::Encoding;
     match encoding {
         Encoding::DELTA_LENGTH_BYTE_ARRAY => {
             let (lengths, end) = deltas(data, present, "value lengths")?;
-            bytes_for(&lengths, data.len() - end)
+            bytes_for(&lengths, data.len() - end)?;
+            if text {
+                let mut at = end;
+                for (i, &n) in lengths.iter().enumerate() {
+                    let n = n as usize; // not negative: `bytes_for`
+                    utf8(i, &data[at..at + n])?;
+                    at += n;
+                }
+            }
+            Ok(())
         }
         Encoding::DELTA_BYTE_ARRAY => {
             let (prefixes, end) = deltas(data, present, "prefix lengths")?;
@@ -34,10 +47,31 @@ pub(crate) fn check_delta_strings(
                 }
                 previous = p + s;
             }
-            bytes_for(&suffixes, rest.len() - end)
+            bytes_for(&suffixes, rest.len() - end)?;
+            if text {
+                // Each value is the previous one's prefix and its own suffix.
+                let (mut value, mut at) = (Vec::new(), end);
+                for (i, (&p, &s)) in prefixes.iter().zip(&suffixes).enumerate() {
+                    value.truncate(p as usize);
+                    value.extend_from_slice(&rest[at..at + s as usize]);
+                    at += s as usize;
+                    utf8(i, &value)?;
+                }
+            }
+            Ok(())
         }
         _ => Ok(()),
     }
+}
+
+/// Checks that value `i`, `bytes`, is UTF-8.
+fn utf8(i: usize, bytes: &[u8]) -> Result<(), String> {
+    std::str::from_utf8(bytes).map(|_| ()).map_err(|e| {
+        format!(
+            "value {i} is not UTF-8 (invalid byte at {})",
+            e.valid_up_to()
+        )
+    })
 }
 
 /// Checks that `lengths` are not negative and fit, together, in `left` bytes.

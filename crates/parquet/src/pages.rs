@@ -31,6 +31,7 @@ mod body;
 pub(crate) mod damaged;
 mod decompress;
 mod footer_fields;
+mod footer_shapes;
 mod header;
 mod schema_depth;
 mod thrift;

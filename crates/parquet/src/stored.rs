@@ -113,7 +113,7 @@ pub fn proven_sound(bytes: &Bytes, meta: &ColumnChunkMetaData) -> Result<bool, S
 }
 
 /// Whether a reader reads column `c` as text, and so must find its values UTF-8.
-fn is_text(c: &ColumnDescriptor) -> bool {
+pub(crate) fn is_text(c: &ColumnDescriptor) -> bool {
     c.physical_type() == Physical::BYTE_ARRAY
         && (matches!(
             c.logical_type_ref(),

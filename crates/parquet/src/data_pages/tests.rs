@@ -1,6 +1,8 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
+use crate::CheckedRowGroup;
 use bytes::Bytes;
+use std::sync::Arc;
 
 /// An optional INT64 column's rules (levels 0 and 1), naming no column.
 fn optional_int64() -> PageRules {
@@ -10,6 +12,7 @@ fn optional_int64() -> PageRules {
         continues: Vec::new(),
         physical: Type::INT64,
         type_length: 0,
+        text: false,
         column: None,
     }
 }
@@ -191,7 +194,7 @@ fn delta_string_lengths_are_checked() {
         b"abc".to_vec(),
     ]
     .concat();
-    assert_eq!(check_delta_strings(&page, 2, dba), Ok(()));
+    assert_eq!(check_delta_strings(&page, 2, dba, true), Ok(()));
     let page = [
         delta_stream(&[0, 3]),
         delta_stream(&[2, 1]),
@@ -199,7 +202,7 @@ fn delta_string_lengths_are_checked() {
     ]
     .concat();
     assert_eq!(
-        check_delta_strings(&page, 2, dba),
+        check_delta_strings(&page, 2, dba, true),
         Err("value 1 takes a prefix of 3 bytes from a value of 2".into())
     );
     let page = [
@@ -209,18 +212,18 @@ fn delta_string_lengths_are_checked() {
     ]
     .concat();
     assert_eq!(
-        check_delta_strings(&page, 2, dba),
+        check_delta_strings(&page, 2, dba, true),
         Err("its values take 11 bytes, 3 are left in the page".into())
     );
     let page = [delta_stream(&[0]), delta_stream(&[2])].concat();
     assert_eq!(
-        check_delta_strings(&page, 2, dba),
+        check_delta_strings(&page, 2, dba, true),
         Err("the prefix lengths stream holds 1 values for the page's 2".into())
     );
     let mut page = delta_stream(&[2, 3]);
     page[..2].copy_from_slice(&[0xc0, 0x00]); // blocks of 64 values
     assert_eq!(
-        check_delta_strings(&page, 2, Encoding::DELTA_LENGTH_BYTE_ARRAY),
+        check_delta_strings(&page, 2, Encoding::DELTA_LENGTH_BYTE_ARRAY, true),
         Err("the value lengths stream has blocks of 64 values in 4 miniblocks".into())
     );
 }
@@ -314,6 +317,7 @@ fn a_lists_levels_count_its_values() {
         continues: Vec::new(),
         physical: Type::BYTE_ARRAY,
         type_length: 0,
+        text: true,
         column: None,
     };
     let page = |indices: u8| {
@@ -424,5 +428,31 @@ fn legacy_bit_packed_levels_are_read() {
     assert_eq!(
         check_page(&page(1), &optional_int64()),
         Err("a data page's dictionary indices end after 1 of the page's 2".into())
+    );
+}
+
+/// Delta-encoded text: each whole value must be UTF-8, a prefix and a suffix together.
+#[test]
+fn delta_encoded_text_is_utf8() {
+    use crate::delta_lengths::check_delta_strings;
+    // `é` is c3 a9; `éa` then a value sharing its first byte alone: `c3` + `41`.
+    let dba = [
+        delta_stream(&[0, 1]),
+        delta_stream(&[3, 1]),
+        vec![0xc3, 0xa9, b'a', 0x41],
+    ]
+    .concat();
+    assert_eq!(
+        check_delta_strings(&dba, 2, Encoding::DELTA_BYTE_ARRAY, true),
+        Err("value 1 is not UTF-8 (invalid byte at 0)".into())
+    );
+    assert_eq!(
+        check_delta_strings(&dba, 2, Encoding::DELTA_BYTE_ARRAY, false),
+        Ok(())
+    );
+    let dlba = [delta_stream(&[2, 1]), vec![0xc3, 0xa9, 0xff]].concat();
+    assert_eq!(
+        check_delta_strings(&dlba, 2, Encoding::DELTA_LENGTH_BYTE_ARRAY, true),
+        Err("value 1 is not UTF-8 (invalid byte at 0)".into())
     );
 }

@@ -14,11 +14,14 @@
 //!   `max_value` narrower than its type (an INT64 of 0 bytes) goes unseen, where the C++
 //!   reader fails (`Unexpected end of stream`);
 //! - it ignores the level histograms of `SizeStatistics`, which the C++ reader requires to
-//!   have one entry per level.
+//!   have one entry per level;
+//! - it reads a group whose logical type is not LIST, MAP or VARIANT (a list's `LIST` made
+//!   `UNKNOWN`) by its converted type, where the C++ reader refuses it.
 //!
 //! Each of these is an error here naming the column, before any row is read.
 
-use super::thrift::{malformed, Bad, Bytes, BINARY, BOOL_TRUE, BYTE, I16, I32, I64, LIST, STRUCT};
+use super::footer_shapes::{Field, Note, Opens, Shape, FILE_META};
+use super::thrift::{malformed, Bad, Bytes, BINARY, BOOL_TRUE, I16, I32, I64, LIST, STRUCT};
 use parquet::basic::Type;
 use parquet::file::metadata::ParquetMetaData;
 use std::io::{Read, Seek};
@@ -27,259 +30,21 @@ use std::io::{Read, Seek};
 /// ColumnMetaData > Statistics is 5; a SchemaElement's LogicalType > TimeType > TimeUnit 4).
 const MAX_DEPTH: u32 = 8;
 
-/// What the walk notes of a field, for the comparison with parquet-rs's footer.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Note {
-    None,
-    Type,
-    MaxValue,
-    MinValue,
-    RepHistogram,
-    DefHistogram,
+/// What the walk noted: each row group's column chunks, and the schema's elements.
+#[derive(Default)]
+struct Notes {
+    groups: Vec<Vec<Chunk>>,
+    elements: Vec<Element>,
 }
 
-/// A field of a Thrift struct: its id, wire type, whether the struct must have it, and for a
-/// struct or a list of structs, the struct's shape.
-struct Field {
-    id: i16,
-    ty: u8,
-    name: &'static str,
-    required: bool,
-    inner: Option<&'static Shape>,
-    note: Note,
+/// What the walk noted of one schema element.
+#[derive(Default)]
+struct Element {
+    name: String,
+    group: bool,
+    /// The `LogicalType` member set, by name.
+    logical: Option<&'static str>,
 }
-
-/// A Thrift struct of the footer; `opens` a row group or a column chunk in the notes.
-struct Shape {
-    name: &'static str,
-    fields: &'static [Field],
-    opens: Opens,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Opens {
-    Nothing,
-    RowGroup,
-    Chunk,
-}
-
-const fn req(id: i16, ty: u8, name: &'static str) -> Field {
-    Field {
-        id,
-        ty,
-        name,
-        required: true,
-        inner: None,
-        note: Note::None,
-    }
-}
-
-const fn opt(id: i16, ty: u8, name: &'static str) -> Field {
-    Field {
-        id,
-        ty,
-        name,
-        required: false,
-        inner: None,
-        note: Note::None,
-    }
-}
-
-const fn with(f: Field, inner: &'static Shape) -> Field {
-    Field {
-        inner: Some(inner),
-        ..f
-    }
-}
-
-const fn noted(f: Field, note: Note) -> Field {
-    Field { note, ..f }
-}
-
-const fn shape(name: &'static str, fields: &'static [Field]) -> Shape {
-    Shape {
-        name,
-        fields,
-        opens: Opens::Nothing,
-    }
-}
-
-/// A struct of no fields (the members of `LogicalType` and `ColumnOrder` without options).
-static EMPTY: Shape = shape("empty struct", &[]);
-static TIME_UNIT: Shape = shape("TimeUnit", &[]);
-static DECIMAL: Shape = shape(
-    "DecimalType",
-    &[req(1, I32, "scale"), req(2, I32, "precision")],
-);
-static TIME: Shape = shape(
-    "TimeType",
-    &[
-        req(1, BOOL_TRUE, "isAdjustedToUTC"),
-        with(req(2, STRUCT, "unit"), &TIME_UNIT),
-    ],
-);
-static INT: Shape = shape(
-    "IntType",
-    &[req(1, BYTE, "bitWidth"), req(2, BOOL_TRUE, "isSigned")],
-);
-static LOGICAL: Shape = shape(
-    "LogicalType",
-    &[
-        with(opt(1, STRUCT, "STRING"), &EMPTY),
-        with(opt(2, STRUCT, "MAP"), &EMPTY),
-        with(opt(3, STRUCT, "LIST"), &EMPTY),
-        with(opt(4, STRUCT, "ENUM"), &EMPTY),
-        with(opt(5, STRUCT, "DECIMAL"), &DECIMAL),
-        with(opt(6, STRUCT, "DATE"), &EMPTY),
-        with(opt(7, STRUCT, "TIME"), &TIME),
-        with(opt(8, STRUCT, "TIMESTAMP"), &TIME),
-        with(opt(10, STRUCT, "INTEGER"), &INT),
-        with(opt(11, STRUCT, "UNKNOWN"), &EMPTY),
-        with(opt(12, STRUCT, "JSON"), &EMPTY),
-        with(opt(13, STRUCT, "BSON"), &EMPTY),
-        with(opt(14, STRUCT, "UUID"), &EMPTY),
-        with(opt(15, STRUCT, "FLOAT16"), &EMPTY),
-    ],
-);
-static SCHEMA_ELEMENT: Shape = shape(
-    "SchemaElement",
-    &[
-        opt(1, I32, "type"),
-        opt(2, I32, "type_length"),
-        opt(3, I32, "repetition_type"),
-        req(4, BINARY, "name"),
-        opt(5, I32, "num_children"),
-        opt(6, I32, "converted_type"),
-        opt(7, I32, "scale"),
-        opt(8, I32, "precision"),
-        opt(9, I32, "field_id"),
-        with(opt(10, STRUCT, "logicalType"), &LOGICAL),
-    ],
-);
-static KEY_VALUE: Shape = shape(
-    "KeyValue",
-    &[req(1, BINARY, "key"), opt(2, BINARY, "value")],
-);
-static SORTING_COLUMN: Shape = shape(
-    "SortingColumn",
-    &[
-        req(1, I32, "column_idx"),
-        req(2, BOOL_TRUE, "descending"),
-        req(3, BOOL_TRUE, "nulls_first"),
-    ],
-);
-static STATISTICS: Shape = shape(
-    "Statistics",
-    &[
-        opt(1, BINARY, "max"),
-        opt(2, BINARY, "min"),
-        opt(3, I64, "null_count"),
-        opt(4, I64, "distinct_count"),
-        noted(opt(5, BINARY, "max_value"), Note::MaxValue),
-        noted(opt(6, BINARY, "min_value"), Note::MinValue),
-        opt(7, BOOL_TRUE, "is_max_value_exact"),
-        opt(8, BOOL_TRUE, "is_min_value_exact"),
-    ],
-);
-static PAGE_ENCODING_STATS: Shape = shape(
-    "PageEncodingStats",
-    &[
-        req(1, I32, "page_type"),
-        req(2, I32, "encoding"),
-        req(3, I32, "count"),
-    ],
-);
-static SIZE_STATISTICS: Shape = shape(
-    "SizeStatistics",
-    &[
-        opt(1, I64, "unencoded_byte_array_data_bytes"),
-        noted(
-            opt(2, LIST, "repetition_level_histogram"),
-            Note::RepHistogram,
-        ),
-        noted(
-            opt(3, LIST, "definition_level_histogram"),
-            Note::DefHistogram,
-        ),
-    ],
-);
-static BOUNDING_BOX: Shape = shape(
-    "BoundingBox",
-    &[
-        req(1, super::thrift::DOUBLE, "xmin"),
-        req(2, super::thrift::DOUBLE, "xmax"),
-        req(3, super::thrift::DOUBLE, "ymin"),
-        req(4, super::thrift::DOUBLE, "ymax"),
-    ],
-);
-static GEOSPATIAL_STATISTICS: Shape = shape(
-    "GeospatialStatistics",
-    &[with(opt(1, STRUCT, "bbox"), &BOUNDING_BOX)],
-);
-static COLUMN_META: Shape = shape(
-    "ColumnMetaData",
-    &[
-        noted(req(1, I32, "type"), Note::Type),
-        req(2, LIST, "encodings"),
-        req(3, LIST, "path_in_schema"),
-        req(4, I32, "codec"),
-        req(5, I64, "num_values"),
-        req(6, I64, "total_uncompressed_size"),
-        req(7, I64, "total_compressed_size"),
-        with(opt(8, LIST, "key_value_metadata"), &KEY_VALUE),
-        req(9, I64, "data_page_offset"),
-        opt(10, I64, "index_page_offset"),
-        opt(11, I64, "dictionary_page_offset"),
-        with(opt(12, STRUCT, "statistics"), &STATISTICS),
-        with(opt(13, LIST, "encoding_stats"), &PAGE_ENCODING_STATS),
-        opt(14, I64, "bloom_filter_offset"),
-        opt(15, I32, "bloom_filter_length"),
-        with(opt(16, STRUCT, "size_statistics"), &SIZE_STATISTICS),
-        with(
-            opt(17, STRUCT, "geospatial_statistics"),
-            &GEOSPATIAL_STATISTICS,
-        ),
-    ],
-);
-static COLUMN_CHUNK: Shape = Shape {
-    name: "ColumnChunk",
-    fields: &[
-        opt(1, BINARY, "file_path"),
-        req(2, I64, "file_offset"),
-        with(opt(3, STRUCT, "meta_data"), &COLUMN_META),
-        opt(4, I64, "offset_index_offset"),
-        opt(5, I32, "offset_index_length"),
-        opt(6, I64, "column_index_offset"),
-        opt(7, I32, "column_index_length"),
-    ],
-    opens: Opens::Chunk,
-};
-static ROW_GROUP: Shape = Shape {
-    name: "RowGroup",
-    fields: &[
-        with(req(1, LIST, "columns"), &COLUMN_CHUNK),
-        req(2, I64, "total_byte_size"),
-        req(3, I64, "num_rows"),
-        with(opt(4, LIST, "sorting_columns"), &SORTING_COLUMN),
-        opt(5, I64, "file_offset"),
-        opt(6, I64, "total_compressed_size"),
-        opt(7, I16, "ordinal"),
-    ],
-    opens: Opens::RowGroup,
-};
-static COLUMN_ORDER: Shape = shape("ColumnOrder", &[with(opt(1, STRUCT, "TYPE_ORDER"), &EMPTY)]);
-static FILE_META: Shape = shape(
-    "FileMetaData",
-    &[
-        req(1, I32, "version"),
-        with(req(2, LIST, "schema"), &SCHEMA_ELEMENT),
-        req(3, I64, "num_rows"),
-        with(req(4, LIST, "row_groups"), &ROW_GROUP),
-        with(opt(5, LIST, "key_value_metadata"), &KEY_VALUE),
-        opt(6, BINARY, "created_by"),
-        with(opt(7, LIST, "column_orders"), &COLUMN_ORDER),
-    ],
-);
 
 /// What the walk noted of one column chunk.
 #[derive(Default)]
@@ -301,14 +66,26 @@ pub fn check_footer_fields(footer: &[u8], meta: &ParquetMetaData) -> Result<(), 
         pos: 0,
         end: footer.len() as u64,
     };
-    let mut groups: Vec<Vec<Chunk>> = Vec::new();
-    match b.walk(&FILE_META, 0, &mut groups) {
+    let mut notes = Notes::default();
+    match b.walk(&FILE_META, 0, &mut notes) {
         Ok(()) => {}
         Err(Bad::Malformed(m)) => return Err(m),
         Err(Bad::Overrun) => return Err("the footer's Thrift runs past its end".into()),
         Err(Bad::Io(e)) => return Err(e.to_string()),
     }
-    for (g, (rg, chunks)) in meta.row_groups().iter().zip(&groups).enumerate() {
+    // The C++ reader refuses a group of a logical type for columns, and a column of one for
+    // groups; parquet-rs reads such a list by its converted type, or as a struct.
+    for e in notes.elements.iter().skip(1) {
+        let nested = matches!(e.logical, Some("LIST" | "MAP" | "VARIANT"));
+        if let Some(logical) = e.logical.filter(|_| nested != e.group) {
+            let kind = if e.group { "a group" } else { "a column" };
+            return Err(format!(
+                "schema element `{}` is {kind}, to which logical type {logical} does not apply",
+                e.name
+            ));
+        }
+    }
+    for (g, (rg, chunks)) in meta.row_groups().iter().zip(&notes.groups).enumerate() {
         for (c, chunk) in rg.columns().iter().zip(chunks) {
             let descr = c.column_descr();
             let col = c.column_path().string();
@@ -381,20 +158,21 @@ fn same_type(want: u8, got: u8) -> bool {
 }
 
 impl<R: Read + Seek> Bytes<R> {
-    /// Reads a struct of shape `shape`, noting into `groups`. A field of a known id but
+    /// Reads a struct of shape `shape`, noting into `notes`. A field of a known id but
     /// another wire type is skipped, as the C++ reader skips it (and then misses it if the
     /// struct requires it).
-    fn walk(&mut self, shape: &Shape, depth: u32, groups: &mut Vec<Vec<Chunk>>) -> Result<(), Bad> {
+    fn walk(&mut self, shape: &Shape, depth: u32, notes: &mut Notes) -> Result<(), Bad> {
         if depth > MAX_DEPTH {
             return malformed(format!("a {} nested too deep", shape.name));
         }
         match shape.opens {
-            Opens::RowGroup => groups.push(Vec::new()),
+            Opens::RowGroup => notes.groups.push(Vec::new()),
             Opens::Chunk => {
-                if let Some(g) = groups.last_mut() {
+                if let Some(g) = notes.groups.last_mut() {
                     g.push(Chunk::default());
                 }
             }
+            Opens::Element => notes.elements.push(Element::default()),
             Opens::Nothing => {}
         }
         let mut seen = 0u64;
@@ -416,15 +194,28 @@ impl<R: Read + Seek> Bytes<R> {
                 ));
             }
             seen |= 1 << i;
-            let noted = self.field_value(f, ty, depth, groups)?;
-            if let (Some(v), Some(chunk)) = (noted, groups.last_mut().and_then(|g| g.last_mut())) {
+            if let Some(e) = notes.elements.last_mut() {
+                match f.note {
+                    Note::Name => {
+                        let n = self.varint()?;
+                        e.name = String::from_utf8_lossy(&self.bytes(n)?).into_owned();
+                        continue;
+                    }
+                    Note::Children => e.group = true,
+                    Note::Logical => e.logical = Some(f.name),
+                    _ => {}
+                }
+            }
+            let noted = self.field_value(f, ty, depth, notes)?;
+            let chunk = notes.groups.last_mut().and_then(|g| g.last_mut());
+            if let (Some(v), Some(chunk)) = (noted, chunk) {
                 match f.note {
                     Note::Type => chunk.stored_type = i32::try_from(v).ok(),
                     Note::MaxValue => chunk.max_value = u64::try_from(v).ok(),
                     Note::MinValue => chunk.min_value = u64::try_from(v).ok(),
                     Note::RepHistogram => chunk.rep_histogram = u64::try_from(v).ok(),
                     Note::DefHistogram => chunk.def_histogram = u64::try_from(v).ok(),
-                    Note::None => {}
+                    _ => {}
                 }
             }
         }
@@ -446,17 +237,17 @@ impl<R: Read + Seek> Bytes<R> {
         f: &Field,
         ty: u8,
         depth: u32,
-        groups: &mut Vec<Vec<Chunk>>,
+        notes: &mut Notes,
     ) -> Result<Option<i64>, Bad> {
         match (ty, f.inner) {
-            (STRUCT, Some(inner)) => self.walk(inner, depth + 1, groups).map(|()| None),
+            (STRUCT, Some(inner)) => self.walk(inner, depth + 1, notes).map(|()| None),
             (LIST, Some(inner)) => {
                 let (count, elem) = self.list_header()?;
                 if count > 0 && elem != STRUCT {
                     return malformed(format!("`{}` holds elements of type {elem}", f.name));
                 }
                 for _ in 0..count {
-                    self.walk(inner, depth + 1, groups)?;
+                    self.walk(inner, depth + 1, notes)?;
                 }
                 Ok(None)
             }

@@ -275,3 +275,19 @@ fn levels_in_another_encoding_than_theirs_are_an_error() {
         Err("FILE: cannot decode row group 0 (rows 1 to 3): column `x`: a data page's BYTE_STREAM_SPLIT values take 21 bytes, no whole number of 8-byte INT64 values".into())
     );
 }
+
+/// `é`, `x` in DELTA_LENGTH_BYTE_ARRAY: lengths 2 and 1 (a delta stream whose first value
+/// is `04`, zigzag 2, and whose least delta is `01`, -1), made 1 and 2: `\xc3` and `\xa9x`,
+/// neither UTF-8, though their bytes together are. parquet-rs checks only the bytes
+/// together.
+#[test]
+fn delta_encoded_text_that_is_not_utf8_is_an_error() {
+    let s: ArrayRef = Arc::new(StringArray::from(vec!["é", "x"]));
+    let bytes = written("s", s, false, Some(Encoding::DELTA_LENGTH_BYTE_ARRAY));
+    assert_eq!(read(&bytes), Ok(2));
+    let lengths = [0x80, 0x01, 0x04, 0x02, 0x04, 0x01];
+    assert_eq!(
+        read(&patched(bytes, &lengths, &[0x80, 0x01, 0x04, 0x02, 0x02, 0x02])),
+        Err("FILE: cannot decode row group 0 (rows 1 to 2): column `s`: a data page's value 0 is not UTF-8 (invalid byte at 0)".into())
+    );
+}

@@ -115,3 +115,26 @@ fn a_level_histogram_of_another_length_is_an_error() {
         Err("FILE: damaged footer: row group 0, column `x`: its definition level histogram has 3 entries, for 2 levels".into())
     );
 }
+
+/// A list group whose logical type `LIST` (member 3 of the union, `3c`) became `UNKNOWN`
+/// (member 11): parquet-rs reads the list by its converted type, the C++ reader refuses a
+/// group of that logical type.
+#[test]
+fn a_group_of_a_columns_logical_type_is_an_error() {
+    let l: ArrayRef = Arc::new(arrow::array::ListArray::from_iter_primitive::<
+        arrow::datatypes::Int64Type,
+        _,
+        _,
+    >(vec![Some(vec![Some(1), Some(2)]), Some(vec![])]));
+    let batch = RecordBatch::try_from_iter([("l", l)]).unwrap();
+    let mut bytes = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    assert_eq!(opened(&bytes), Ok(()));
+    let logical = [0x15, 0x06, 0x4c, 0x3c, 0x00, 0x00];
+    assert_eq!(
+        opened(&patched(&bytes, &logical, &[0x15, 0x06, 0x4c, 0xbc, 0x00, 0x00])),
+        Err("FILE: damaged footer: schema element `l` is a group, to which logical type UNKNOWN does not apply".into())
+    );
+}
