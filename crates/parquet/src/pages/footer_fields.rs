@@ -16,7 +16,8 @@
 //! - it ignores the level histograms of `SizeStatistics`, which the C++ reader requires to
 //!   have one entry per level;
 //! - it reads a group whose logical type is not LIST, MAP or VARIANT (a list's `LIST` made
-//!   `UNKNOWN`) by its converted type, where the C++ reader refuses it.
+//!   `UNKNOWN`), or disagrees with its converted type (MAP where that says LIST), by its
+//!   converted type, where the C++ reader follows the logical type, and refuses the group.
 //!
 //! Each of these is an error here naming the column, before any row is read.
 
@@ -44,6 +45,7 @@ struct Element {
     group: bool,
     /// The `LogicalType` member set, by name.
     logical: Option<&'static str>,
+    converted: Option<i64>,
 }
 
 /// What the walk noted of one column chunk.
@@ -81,6 +83,26 @@ pub fn check_footer_fields(footer: &[u8], meta: &ParquetMetaData) -> Result<(), 
             let kind = if e.group { "a group" } else { "a column" };
             return Err(format!(
                 "schema element `{}` is {kind}, to which logical type {logical} does not apply",
+                e.name
+            ));
+        }
+        // A list or map by one annotation and not the other: the C++ reader follows the
+        // logical type, parquet-rs the converted one.
+        let agree = match (e.logical, e.converted) {
+            (Some("LIST"), Some(c)) => c == 3,
+            (Some("MAP"), Some(c)) => c == 1 || c == 2,
+            (Some(_), Some(c)) => c != 1 && c != 2 && c != 3,
+            _ => true,
+        };
+        if let (false, Some(logical), Some(c)) = (agree, e.logical, e.converted) {
+            let converted = match c {
+                1 => "MAP".to_owned(),
+                2 => "MAP_KEY_VALUE".to_owned(),
+                3 => "LIST".to_owned(),
+                c => format!("{c}"),
+            };
+            return Err(format!(
+                "schema element `{}` has logical type {logical} and converted type {converted}",
                 e.name
             ));
         }
@@ -202,6 +224,10 @@ impl<R: Read + Seek> Bytes<R> {
                         continue;
                     }
                     Note::Children => e.group = true,
+                    Note::Converted if ty == I32 => {
+                        e.converted = Some(self.zigzag()?);
+                        continue;
+                    }
                     Note::Logical => e.logical = Some(f.name),
                     _ => {}
                 }

@@ -16,6 +16,8 @@ pub(super) enum Note {
     Children,
     /// A schema element's name.
     Name,
+    /// A schema element's `converted_type`.
+    Converted,
     /// The member of a `LogicalType` union that is set.
     Logical,
 }
@@ -141,7 +143,7 @@ static SCHEMA_ELEMENT: Shape = Shape {
         opt(3, I32, "repetition_type"),
         noted(req(4, BINARY, "name"), Note::Name),
         noted(opt(5, I32, "num_children"), Note::Children),
-        opt(6, I32, "converted_type"),
+        noted(opt(6, I32, "converted_type"), Note::Converted),
         opt(7, I32, "scale"),
         opt(8, I32, "precision"),
         opt(9, I32, "field_id"),

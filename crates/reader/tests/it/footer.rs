@@ -116,11 +116,9 @@ fn a_level_histogram_of_another_length_is_an_error() {
     );
 }
 
-/// A list group whose logical type `LIST` (member 3 of the union, `3c`) became `UNKNOWN`
-/// (member 11): parquet-rs reads the list by its converted type, the C++ reader refuses a
-/// group of that logical type.
-#[test]
-fn a_group_of_a_columns_logical_type_is_an_error() {
+/// A list<int64> column `l`, written by parquet-rs: its group's converted type LIST (`15
+/// 06`) and logical type LIST (`4c 3c 00 00`, member 3 of the union).
+fn list() -> Vec<u8> {
     let l: ArrayRef = Arc::new(arrow::array::ListArray::from_iter_primitive::<
         arrow::datatypes::Int64Type,
         _,
@@ -131,6 +129,32 @@ fn a_group_of_a_columns_logical_type_is_an_error() {
     let mut w = ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
+    bytes
+}
+
+/// The list group's logical type made MAP (member 2): parquet-rs reads a list by its
+/// converted type, the C++ reader a map by its logical type (and refuses it).
+#[test]
+fn a_group_whose_annotations_disagree_is_an_error() {
+    let logical = [0x15, 0x06, 0x4c, 0x3c, 0x00, 0x00];
+    assert_eq!(
+        opened(&patched(
+            &list(),
+            &logical,
+            &[0x15, 0x06, 0x4c, 0x2c, 0x00, 0x00]
+        )),
+        Err(
+            "FILE: damaged footer: schema element `l` has logical type MAP and converted type LIST"
+                .into()
+        )
+    );
+}
+
+/// The list group's logical type made `UNKNOWN` (member 11): parquet-rs reads the list by
+/// its converted type, the C++ reader refuses a group of that logical type.
+#[test]
+fn a_group_of_a_columns_logical_type_is_an_error() {
+    let bytes = list();
     assert_eq!(opened(&bytes), Ok(()));
     let logical = [0x15, 0x06, 0x4c, 0x3c, 0x00, 0x00];
     assert_eq!(
