@@ -14,10 +14,12 @@
 //!   `max_value` narrower than its type (an INT64 of 0 bytes) goes unseen, where the C++
 //!   reader fails (`Unexpected end of stream`);
 //! - it ignores the level histograms of `SizeStatistics`, which the C++ reader requires to
-//!   have one entry per level;
+//!   have one entry per level, and their unencoded byte array sizes, which it refuses for a
+//!   column of another type;
 //! - it reads a group whose logical type is not LIST, MAP or VARIANT (a list's `LIST` made
-//!   `UNKNOWN`), or disagrees with its converted type (MAP where that says LIST), by its
-//!   converted type, where the C++ reader follows the logical type, and refuses the group.
+//!   `UNKNOWN`, or a member it does not know), or disagrees with its converted type (MAP
+//!   where that says LIST), by its converted type, where the C++ reader follows the logical
+//!   type, and refuses the group.
 //!
 //! Each of these is an error here naming the column, before any row is read.
 
@@ -43,7 +45,9 @@ struct Notes {
 struct Element {
     name: String,
     group: bool,
-    /// The `LogicalType` member set, by name.
+    /// Whether it has a `LogicalType`, and the member set, by name (none of those known
+    /// here: a kind the C++ reader calls undefined).
+    has_logical: bool,
     logical: Option<&'static str>,
     converted: Option<i64>,
 }
@@ -56,6 +60,8 @@ struct Chunk {
     min_value: Option<u64>,
     rep_histogram: Option<u64>,
     def_histogram: Option<u64>,
+    /// Whether its size statistics count unencoded byte array bytes.
+    unencoded: bool,
 }
 
 /// Checks the serialized `FileMetaData` `footer`, which parquet-rs parsed into `meta`: every
@@ -78,6 +84,12 @@ pub fn check_footer_fields(footer: &[u8], meta: &ParquetMetaData) -> Result<(), 
     // The C++ reader refuses a group of a logical type for columns, and a column of one for
     // groups; parquet-rs reads such a list by its converted type, or as a struct.
     for e in notes.elements.iter().skip(1) {
+        if e.group && e.has_logical && e.logical.is_none() {
+            return Err(format!(
+                "schema element `{}` is a group of a logical type of no known kind",
+                e.name
+            ));
+        }
         let nested = matches!(e.logical, Some("LIST" | "MAP" | "VARIANT"));
         if let Some(logical) = e.logical.filter(|_| nested != e.group) {
             let kind = if e.group { "a group" } else { "a column" };
@@ -138,6 +150,11 @@ pub fn check_footer_fields(footer: &[u8], meta: &ParquetMetaData) -> Result<(), 
                         ));
                     }
                 }
+            }
+            if chunk.unencoded && schema != Type::BYTE_ARRAY {
+                return Err(format!(
+                    "row group {g}, column `{col}`: its size statistics count unencoded byte array bytes, for a column of {schema}"
+                ));
             }
             for (what, len, max) in [
                 ("repetition", chunk.rep_histogram, descr.max_rep_level()),
@@ -224,6 +241,7 @@ impl<R: Read + Seek> Bytes<R> {
                         continue;
                     }
                     Note::Children => e.group = true,
+                    Note::LogicalType => e.has_logical = true,
                     Note::Converted if ty == I32 => {
                         e.converted = Some(self.zigzag()?);
                         continue;
@@ -241,6 +259,7 @@ impl<R: Read + Seek> Bytes<R> {
                     Note::MinValue => chunk.min_value = u64::try_from(v).ok(),
                     Note::RepHistogram => chunk.rep_histogram = u64::try_from(v).ok(),
                     Note::DefHistogram => chunk.def_histogram = u64::try_from(v).ok(),
+                    Note::Unencoded => chunk.unencoded = true,
                     _ => {}
                 }
             }

@@ -18,6 +18,10 @@ pub(super) enum Note {
     Name,
     /// A schema element's `converted_type`.
     Converted,
+    /// A schema element's `logicalType` (whichever member, if any, is set).
+    LogicalType,
+    /// A chunk's `SizeStatistics.unencoded_byte_array_data_bytes`.
+    Unencoded,
     /// The member of a `LogicalType` union that is set.
     Logical,
 }
@@ -147,7 +151,10 @@ static SCHEMA_ELEMENT: Shape = Shape {
         opt(7, I32, "scale"),
         opt(8, I32, "precision"),
         opt(9, I32, "field_id"),
-        with(opt(10, STRUCT, "logicalType"), &LOGICAL),
+        noted(
+            with(opt(10, STRUCT, "logicalType"), &LOGICAL),
+            Note::LogicalType,
+        ),
     ],
     opens: Opens::Element,
 };
@@ -187,7 +194,10 @@ static PAGE_ENCODING_STATS: Shape = shape(
 static SIZE_STATISTICS: Shape = shape(
     "SizeStatistics",
     &[
-        opt(1, I64, "unencoded_byte_array_data_bytes"),
+        noted(
+            opt(1, I64, "unencoded_byte_array_data_bytes"),
+            Note::Unencoded,
+        ),
         noted(
             opt(2, LIST, "repetition_level_histogram"),
             Note::RepHistogram,

@@ -162,3 +162,30 @@ fn a_group_of_a_columns_logical_type_is_an_error() {
         Err("FILE: damaged footer: schema element `l` is a group, to which logical type UNKNOWN does not apply".into())
     );
 }
+
+/// The list group's logical type made a union whose member is none of those defined (field
+/// 9, an empty list, `99 00`): the C++ reader calls it undefined, and refuses it on a group;
+/// parquet-rs reads the list by its converted type.
+#[test]
+fn a_group_of_an_undefined_logical_type_is_an_error() {
+    let logical = [0x15, 0x06, 0x4c, 0x3c, 0x00, 0x00];
+    assert_eq!(
+        opened(&patched(&list(), &logical, &[0x15, 0x06, 0x4c, 0x99, 0x00, 0x00])),
+        Err("FILE: damaged footer: schema element `l` is a group of a logical type of no known kind".into())
+    );
+}
+
+/// Size statistics of the INT64 column `x` that count unencoded byte array bytes (field 1,
+/// `16 02`, put before the definition level histogram, `39 26 00 04`, now `29 ...`).
+#[test]
+fn byte_array_sizes_of_another_type_are_an_error() {
+    let sizes = [0x3c, 0x39, 0x26, 0x00, 0x04, 0x00];
+    assert_eq!(
+        opened(&patched(
+            &ints(),
+            &sizes,
+            &[0x3c, 0x16, 0x02, 0x29, 0x26, 0x00, 0x04, 0x00]
+        )),
+        Err("FILE: damaged footer: row group 0, column `x`: its size statistics count unencoded byte array bytes, for a column of INT64".into())
+    );
+}
