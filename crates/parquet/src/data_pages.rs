@@ -9,7 +9,9 @@
 //! data page (v1 and v2):
 //!
 //! - its repetition and definition levels must hold `num_values` entries, each at most the
-//!   column's maximum, in runs whose bytes lie inside their section of the page;
+//!   column's maximum, in runs whose bytes lie inside their section of the page; no run of
+//!   one repeated value (levels, indices, RLE booleans) may be wider than its bit width
+//!   (readers that mask it and readers that do not read different data);
 //! - an entry that continues a list must be defined down to that list's entries (a null
 //!   list "inside" a list is no shape, and decoders read it differently);
 //! - a dictionary-encoded page's index stream must have a bit width of at most 32 and runs
@@ -537,11 +539,16 @@ fn walk<'a>(
             let mut le = [0u8; 4];
             le[..size].copy_from_slice(raw);
             pos += size;
+            let value = u32::from_le_bytes(le);
+            // Readers that mask such a value (to its lowest bit, for booleans) and readers
+            // that do not read different data.
+            if u64::from(value) >> width != 0 {
+                return Err(format!(
+                    "{what} have a run of the value {value}, wider than their {width} bits"
+                ));
+            }
             let take = count.min(left);
-            visit(Run::Repeated {
-                value: u32::from_le_bytes(le),
-                count: take,
-            })?;
+            visit(Run::Repeated { value, count: take })?;
             left -= take;
         }
     }

@@ -64,7 +64,7 @@ fn levels_are_checked_against_the_page() {
         ),
         (
             &[0x06, 0x03],
-            "definition levels hold a 3, above the column's maximum of 1",
+            "definition levels have a run of the value 3, wider than their 1 bits",
         ),
         (
             &[0x05, 0x07],
@@ -387,6 +387,12 @@ fn rle_booleans_are_checked() {
         check_page(&page(0x05), &rules),
         Err("a data page's RLE booleans have a bit-packed run of 2 bytes with 1 left".into())
     );
+    // A run of three of the value 0b101: true to a reader that takes any bit, false to one
+    // that takes the lowest.
+    assert_eq!(
+        check_page(&page(0x06), &rules),
+        Err("a data page's RLE booleans have a run of the value 5, wider than their 1 bits".into())
+    );
 }
 
 #[test]
@@ -454,5 +460,25 @@ fn delta_encoded_text_is_utf8() {
     assert_eq!(
         check_delta_strings(&dlba, 2, Encoding::DELTA_LENGTH_BYTE_ARRAY, true),
         Err("value 1 is not UTF-8 (invalid byte at 0)".into())
+    );
+}
+
+/// A level within its bit width but above the column's maximum (3 where 2 is the most).
+#[test]
+fn a_level_above_the_maximum_is_an_error() {
+    let rules = PageRules {
+        max_def: 2,
+        ..optional_int64()
+    };
+    let page = |levels: &[u8]| v1(2, levels, &[0; 16], Encoding::PLAIN);
+    assert_eq!(check_page(&page(&[0x04, 0x02]), &rules), Ok(()));
+    assert_eq!(
+        check_page(&page(&[0x04, 0x03]), &rules),
+        Err("a data page's definition levels hold a 3, above the column's maximum of 2".into())
+    );
+    // Bit-packed: 2, 3 in one group at two bits.
+    assert_eq!(
+        check_page(&page(&[0x03, 0b1110, 0x00]), &rules),
+        Err("a data page's definition levels hold a 3, above the column's maximum of 2".into())
     );
 }

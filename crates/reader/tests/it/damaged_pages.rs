@@ -98,7 +98,7 @@ fn a_definition_level_above_the_maximum_is_an_error() {
     assert_eq!(read(&ints()), Ok(3));
     assert_eq!(
         read(&patched(ints(), &levels, &[2, 0, 0, 0, 0x06, 0x02])),
-        Err("FILE: cannot decode row group 0 (rows 1 to 3): column `x`: a data page's definition levels hold a 2, above the column's maximum of 1".into())
+        Err("FILE: cannot decode row group 0 (rows 1 to 3): column `x`: a data page's definition levels have a run of the value 2, wider than their 1 bits".into())
     );
 }
 
@@ -289,5 +289,16 @@ fn delta_encoded_text_that_is_not_utf8_is_an_error() {
     assert_eq!(
         read(&patched(bytes, &lengths, &[0x80, 0x01, 0x04, 0x02, 0x02, 0x02])),
         Err("FILE: cannot decode row group 0 (rows 1 to 2): column `s`: a data page's value 0 is not UTF-8 (invalid byte at 0)".into())
+    );
+}
+
+/// The booleans made one run of three of the value 2 (`06 02`): parquet-rs read it as true,
+/// pyarrow (its lowest bit) as false.
+#[test]
+fn a_run_of_booleans_wider_than_a_bit_is_an_error() {
+    let values = [2, 0, 0, 0, 0x03, 0x05];
+    assert_eq!(
+        read(&patched(booleans_v2(), &values, &[2, 0, 0, 0, 0x06, 0x02])),
+        Err("FILE: cannot decode row group 0 (rows 1 to 4): column `b`: a data page's RLE booleans have a run of the value 2, wider than their 1 bits".into())
     );
 }
