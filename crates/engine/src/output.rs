@@ -520,6 +520,56 @@ mod tests {
         assert_eq!((index(6), index(7)), (false, true));
     }
 
+    /// A kept struct of two members (two Parquet leaves) beside flat columns: each leaf goes
+    /// to its own writer, so the file reads back as written (the second leaf once took the
+    /// next field's writer: `Cannot coerce Utf8 to I64`, or a panic in parquet's writer).
+    #[test]
+    fn a_struct_of_several_members_reads_back_as_written() {
+        use arrow::array::StructArray;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
+        let members = arrow::datatypes::Fields::from(vec![
+            Field::new("v", DataType::Utf8, true),
+            Field::new("u", DataType::Int64, true),
+        ]);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("meta", DataType::Struct(members.clone()), true),
+            Field::new("x__is_correct", DataType::Float64, true),
+        ]));
+        let meta: ArrayRef = Arc::new(StructArray::new(
+            members,
+            vec![
+                Arc::new(StringArray::from(vec![Some("a"), None, Some("c")])),
+                Arc::new(Int64Array::from(vec![Some(1), Some(2), None])),
+            ],
+            Some(vec![true, true, false].into()),
+        ));
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(vec![7, 8, 9])),
+                meta,
+                Arc::new(Float64Array::from(vec![1.0, 0.5, 0.0])),
+            ],
+        )
+        .unwrap();
+        let mut writer = outputs.scores_writer(Arc::clone(&schema), None).unwrap();
+        let mut enc = writer.encoders().encoder();
+        enc.write(batch.columns(), 3).unwrap();
+        writer.append(enc.finish().unwrap()).unwrap();
+        assert_eq!(writer.finish().unwrap(), 3);
+        let file = File::open(outputs.dir.temp(0)).unwrap();
+        let read: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read, [batch]);
+    }
+
     fn label_type() -> DataType {
         DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
     }

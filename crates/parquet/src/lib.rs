@@ -1,11 +1,15 @@
 //! Every piece of Parquet that evalscore reads or writes itself, beside parquet-rs: the one
 //! place that decides whether bytes are a sound Parquet page.
 //!
-//! - [`pages`]: checks of a file's footer (its element counts, and each column chunk's own
-//!   physical type against the schema's) and of every page header of a column chunk, by a
+//! - [`pages`]: checks of a file's footer (its element counts, and its fields as the C++
+//!   reader reads them: required fields, wire types, each column chunk's own physical type,
+//!   statistics widths, level histograms) and of every page header of a column chunk, by a
 //!   strict Thrift reader of their own, before parquet-rs's decoder sees them; and a zstd
 //!   column chunk rewritten uncompressed (with [`decompress_unit`]), so that the decoder
 //!   makes no codec for it.
+//! - [`check_page`]: a decompressed page's levels, dictionary indices, dictionary entries and
+//!   delta-encoded lengths checked before it is decoded or copied, behind parquet-rs's page
+//!   readers ([`CheckedPages`], [`CheckedRowGroup`]).
 //! - [`StringLists`]: a `list<string>` column decoded straight from its pages (levels and
 //!   dictionary indices through the RLE/bit-packed hybrid decoder, module `hybrid`).
 //! - [`stored`]: a column chunk handed out as stored, for a writer that copies it, proven
@@ -63,8 +67,11 @@
 //! 4. Set [`MIRRORS`] to the new version.
 
 mod bitscores;
+mod checked_pages;
+mod data_pages;
 mod decompressed;
 mod delta_ints;
+mod delta_lengths;
 mod guard;
 mod hybrid;
 pub mod pages;
@@ -76,6 +83,8 @@ pub mod testing;
 mod varint;
 
 pub use bitscores::{BitKind, BitScores};
+pub use checked_pages::{CheckedPages, CheckedRowGroup};
+pub use data_pages::{check_page, PageRules};
 pub use decompressed::{decompress_unit, DECOMPRESSED_UNIT, SMALL_CHUNKS};
 pub use delta_ints::DeltaInts;
 pub use guard::guarded;

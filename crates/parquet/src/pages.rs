@@ -8,10 +8,12 @@
 //! 3-row file, took seconds to decode. So:
 //!
 //! - [`check_footer`] (when a file is opened): every column chunk lies inside the file's data,
-//!   and holds as many values as its row group has rows (at least as many for repeated
-//!   columns).
-//! - [`check_chunk_types`] (when a file is opened): every column chunk's own metadata gives
-//!   the physical type its schema column has.
+//!   its data pages after its dictionary page, and holds as many values as its row group has
+//!   rows (at least as many for repeated columns).
+//! - [`check_footer_fields`] (when a file is opened): the footer's structs have their
+//!   required fields, and every column chunk's own metadata gives the physical type its
+//!   schema column has, statistics as wide as that type and level histograms of one entry
+//!   per level.
 //! - [`check_chunk`] (before a row group is decoded): every page header of a column chunk is
 //!   parsed here, strictly and only from the chunk's own bytes. Every field the decoder reads
 //!   must have its expected Thrift type, every list must fit in the bytes left, every page must
@@ -25,16 +27,17 @@
 //! is measured for depth the same way before parquet-rs parses it (module `schema_depth`).
 
 mod body;
-mod chunk_types;
 #[cfg(test)]
 pub(crate) mod damaged;
 mod decompress;
+mod footer_fields;
+mod footer_shapes;
 mod header;
 mod schema_depth;
 mod thrift;
 
-pub use chunk_types::check_chunk_types;
 pub(crate) use decompress::decompress_chunk;
+pub use footer_fields::check_footer_fields;
 pub use schema_depth::{check_schema_depth, SchemaFault};
 
 use header::Kind;
@@ -78,6 +81,16 @@ pub fn check_footer(meta: &ParquetMetaData, data_end: u64) -> Result<(), String>
                     "row group {g}, column `{col}`: the footer places the column chunk at bytes {start} to {}, outside the file's data (bytes {MAGIC_LEN} to {data_end})",
                     start.saturating_add(len)
                 ));
+            }
+            // The C++ reader starts a chunk at the smaller of the two offsets, parquet-rs at
+            // the dictionary page: data pages before it would be read differently.
+            if let Some(dictionary) = c.dictionary_page_offset() {
+                if c.data_page_offset() < dictionary {
+                    return Err(format!(
+                        "row group {g}, column `{col}`: the footer places its data pages at byte {}, before its dictionary page at byte {dictionary}",
+                        c.data_page_offset()
+                    ));
+                }
             }
             let values = c.num_values();
             let repeated = c.column_descr().max_rep_level() > 0;
@@ -514,6 +527,19 @@ mod tests {
         assert_eq!(
             check_footer(&metadata(-3, chunk(4, 48, 3)), 100),
             Err("row group 0 claims -3 rows".into())
+        );
+        let with_dictionary = |dictionary: i64, data: i64| {
+            let c = chunk(data, 48, 3)
+                .into_builder()
+                .set_dictionary_page_offset(Some(dictionary))
+                .build()
+                .unwrap();
+            check_footer(&metadata(3, c), 100)
+        };
+        assert_eq!(with_dictionary(4, 20), Ok(()));
+        assert_eq!(
+            with_dictionary(20, 4),
+            Err("row group 0, column `id`: the footer places its data pages at byte 4, before its dictionary page at byte 20".into())
         );
     }
 }

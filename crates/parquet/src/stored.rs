@@ -55,8 +55,9 @@ pub fn portable_codec(codec: parquet::basic::Compression) -> bool {
 
 /// Whether the stored chunk `bytes` (from its first page on) described by `meta` reads as
 /// every Parquet reader reads it, before it is copied: each page decompresses to its header's
-/// size (through parquet-rs's own page reader, as the decoder would), and a string column's
-/// values are UTF-8. `Ok(false)` when its values cannot be checked without decoding them
+/// size (through parquet-rs's own page reader, as the decoder would), its levels and
+/// dictionary indices and entries are sound ([`crate::check_page`]), and a string column's values
+/// are UTF-8. `Ok(false)` when its values cannot be checked without decoding them
 /// (delta-encoded strings, legacy bit-packed levels): the caller decodes the column instead,
 /// and the decoder reports what is wrong. The error says what is wrong with the chunk.
 pub fn proven_sound(bytes: &Bytes, meta: &ColumnChunkMetaData) -> Result<bool, String> {
@@ -69,7 +70,10 @@ pub fn proven_sound(bytes: &Bytes, meta: &ColumnChunkMetaData) -> Result<bool, S
         let text = is_text(meta.column_descr());
         let optional = meta.column_descr().max_def_level() > 0;
         let unread = |e: parquet::errors::ParquetError| format!("a page does not read: {e}");
+        // A copied chunk is a flat column's (`copy_stored` takes no other).
+        let rules = crate::PageRules::unpaired(meta.column_descr());
         while let Some(page) = pages.get_next_page().map_err(unread)? {
+            crate::check_page(&page, &rules)?;
             if !text {
                 continue;
             }
@@ -109,7 +113,7 @@ pub fn proven_sound(bytes: &Bytes, meta: &ColumnChunkMetaData) -> Result<bool, S
 }
 
 /// Whether a reader reads column `c` as text, and so must find its values UTF-8.
-fn is_text(c: &ColumnDescriptor) -> bool {
+pub(crate) fn is_text(c: &ColumnDescriptor) -> bool {
     c.physical_type() == Physical::BYTE_ARRAY
         && (matches!(
             c.logical_type_ref(),

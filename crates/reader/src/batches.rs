@@ -13,11 +13,14 @@ use crate::{
 };
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow::datatypes::{FieldRef, Schema, SchemaRef};
-use evalscore_parquet::{decompress_unit, Sparse, StringLists};
+use arrow::error::ArrowError;
+use evalscore_parquet::{
+    decompress_unit, CheckedPages, CheckedRowGroup, PageRules, Sparse, StringLists,
+};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::ProjectionMask;
+use parquet::arrow::{parquet_to_arrow_field_levels, ProjectionMask};
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::serialized_reader::SerializedPageReader;
@@ -359,6 +362,9 @@ pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
                     guarded(|| SerializedPageReader::new(Arc::new(handle), chunk, rows, None))
                         .map_err(|m| damaged(&m))?
                         .map_err(ctx)?;
+                // The list decoder checks how the levels pair up itself.
+                let rules = PageRules::unpaired(chunk.column_descr());
+                let pages = CheckedPages::new(Box::new(pages), rules);
                 lists.push((
                     root,
                     StringLists::new(Box::new(pages), shape, field.clone()),
@@ -371,13 +377,16 @@ pub(crate) fn parquet_unit<R: ChunkReader + 'static>(
     let reader = if rest.is_empty() && !lists.is_empty() {
         None
     } else {
+        // Through its own page readers, so that every data page is checked once decompressed
+        // (`evalscore_parquet::CheckedRowGroup`).
+        let handle = again().map_err(|m| ReadError::at(&file.path, m))?;
         let reader = guarded(|| {
-            let mask = ProjectionMask::roots(builder.parquet_schema(), rest.iter().copied());
-            builder
-                .with_projection(mask)
-                .with_row_groups(vec![index])
-                .with_batch_size(BATCH_SIZE)
-                .build()
+            let schema = builder.parquet_schema();
+            let mask = ProjectionMask::roots(schema, rest.iter().copied());
+            let fields = builder.schema().fields();
+            let levels = parquet_to_arrow_field_levels(schema, mask, Some(fields))?;
+            let group = CheckedRowGroup::new(handle, Arc::clone(builder.metadata()), index);
+            ParquetRecordBatchReader::try_new_with_row_groups(&levels, &group, BATCH_SIZE, None)
         })
         .map_err(|m| damaged(&m))?
         .map_err(ctx)?;
@@ -464,6 +473,15 @@ impl ParquetUnit {
     }
 }
 
+/// A decode error of parquet-rs's, which reaches here wrapped twice (`Parquet argument
+/// error: Parquet error: ...`, though no argument is at fault): its message alone.
+fn decode_error(e: ArrowError) -> String {
+    match e {
+        ArrowError::ParquetError(m) => m.strip_prefix("Parquet error: ").unwrap_or(&m).to_owned(),
+        e => e.to_string(),
+    }
+}
+
 fn in_column(lists: &StringLists, m: &str) -> String {
     format!("column `{}`: {m}", lists.field().name())
 }
@@ -476,7 +494,7 @@ impl Iterator for ParquetUnit {
             Some(r) => match r.next() {
                 None => return self.ended(),
                 Some(Ok(b)) => Some(b),
-                Some(Err(e)) => return Some(Err(e.to_string())),
+                Some(Err(e)) => return Some(Err(decode_error(e))),
             },
             None => None,
         };

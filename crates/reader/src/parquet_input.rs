@@ -103,8 +103,9 @@ pub(crate) fn open_from_tail(
     let metadata = tail.slice(tail.len() - 8 - meta_len as usize..tail.len() - 8);
     let sparse = Sparse::new(len, vec![(tail_start, tail)]);
     let (file, meta) = open_parquet(path, &sparse, footer_sha256, data_end, keep)?;
-    // parquet-rs gives a chunk the schema's type: the chunk's own must be the same.
-    pages::check_chunk_types(&metadata, &meta).map_err(|m| {
+    // What parquet-rs does not check of the footer (a chunk's own type, required fields,
+    // statistics' widths, level histograms).
+    pages::check_footer_fields(&metadata, &meta).map_err(|m| {
         ReadError::at(path, format!("damaged footer: {m}"))
             .with_hint("the file is damaged; re-export it from its source")
     })?;

@@ -18,6 +18,7 @@ use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::types::{ColumnDescPtr, ColumnDescriptor, ColumnPath};
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 
@@ -140,8 +141,21 @@ impl ScoresWriter {
         // Float64 columns (the scores) and two-label dictionary columns go through
         // [`BitScores`] while they are two-valued. The schema is flat (one leaf per field);
         // were it not, every column keeps the generic writer.
-        let leaves = writer.schema_descr().columns();
+        let descr = writer.schema_descr();
+        let leaves = descr.columns();
         let flat = leaves.len() == schema.fields().len();
+        // Per field, its leaves: a struct field has one per struct member, and the factory
+        // makes one generic writer per leaf.
+        let mut field_ranges = vec![0..0; schema.fields().len()];
+        for leaf in 0..leaves.len() {
+            if let Some(r) = field_ranges.get_mut(descr.get_column_root_idx(leaf)) {
+                *r = if r.start == r.end {
+                    leaf..leaf + 1
+                } else {
+                    r.start..leaf + 1
+                };
+            }
+        }
         let field_leaves: Option<Arc<[ColumnDescPtr]>> = flat.then(|| leaves.into());
         // Int64 columns (kept ids) go through [`DeltaInts`] likewise.
         let own_columns = schema
@@ -171,6 +185,7 @@ impl ScoresWriter {
                 max_rows: MAX_ROW_GROUP_ROWS,
                 own_columns,
                 leaves: field_leaves,
+                field_ranges: field_ranges.into(),
                 run_id: None,
             },
             rows: 0,
@@ -238,6 +253,9 @@ pub(crate) struct Encoders {
     /// Per field, its Parquet column, when the schema is flat (one leaf per field): what a
     /// stored input chunk must match to be copied ([`ScoreEncoder::copy_stored`]).
     leaves: Option<Arc<[ColumnDescPtr]>>,
+    /// Per field, the range of its Parquet leaves (one for a flat field, one per member of a
+    /// struct), whose generic writers it takes.
+    field_ranges: Arc<[Range<usize>]>,
     /// `--run-columns`: the run id (a one-value Utf8 array), the last field's value on every
     /// row; [`ScoreEncoder::write`] adds the column.
     pub(super) run_id: Option<ArrayRef>,
@@ -289,11 +307,12 @@ enum Own {
     Ints,
 }
 
-/// A column of the open row group: the generic writer, and while the column's values are
-/// all 0/1, the [`BitScores`] that holds them instead (for an Int64 column, [`DeltaInts`]).
+/// A field of the open row group: the generic writers of its leaves, and while the column's
+/// values are all 0/1, the [`BitScores`] that holds them instead (for an Int64 column,
+/// [`DeltaInts`]).
 struct ColumnSink {
-    /// Made when the column first needs it ([`OpenGroup::writer`]).
-    generic: Option<ArrowColumnWriter>,
+    /// Made when the column first needs them ([`OpenGroup::writers`]), one per leaf.
+    generic: Option<Vec<ArrowColumnWriter>>,
     bits: Option<BitScores>,
     ints: Option<DeltaInts>,
 }
@@ -303,7 +322,7 @@ impl ColumnSink {
         &mut self,
         field: &Field,
         column: &ArrayRef,
-        writer: impl FnOnce() -> parquet::errors::Result<ArrowColumnWriter>,
+        writer: impl FnOnce() -> parquet::errors::Result<Vec<ArrowColumnWriter>>,
     ) -> parquet::errors::Result<()> {
         if let Some(bits) = &mut self.bits {
             if bits.append(column) {
@@ -344,23 +363,36 @@ impl ColumnSink {
             cast_column = arrow::compute::cast_with_options(column, field.data_type(), &STRICT)?;
             &cast_column
         };
-        for leaf in compute_leaves(field, column)? {
-            generic.write(&leaf)?;
+        let leaves = compute_leaves(field, column)?;
+        if leaves.len() != generic.len() {
+            return Err(parquet::errors::ParquetError::General(format!(
+                "internal error: column `{}` has {} leaves and {} writers",
+                field.name(),
+                leaves.len(),
+                generic.len()
+            )));
+        }
+        for (leaf, writer) in leaves.iter().zip(generic) {
+            writer.write(leaf)?;
         }
         Ok(())
     }
 
-    fn close(self) -> parquet::errors::Result<EncodedChunk> {
+    /// The field's chunks, one per leaf.
+    fn close(self) -> parquet::errors::Result<Vec<EncodedChunk>> {
         match (self.bits, self.ints, self.generic) {
             (Some(bits), _, _) => {
                 let (bytes, close) = bits.close()?;
-                Ok(EncodedChunk::Raw(bytes, close))
+                Ok(vec![EncodedChunk::Raw(bytes, close)])
             }
             (None, Some(ints), _) => {
                 let (bytes, close) = ints.close()?;
-                Ok(EncodedChunk::Raw(bytes, close))
+                Ok(vec![EncodedChunk::Raw(bytes, close)])
             }
-            (None, None, Some(generic)) => Ok(EncodedChunk::Arrow(generic.close()?)),
+            (None, None, Some(generic)) => generic
+                .into_iter()
+                .map(|w| w.close().map(EncodedChunk::Arrow))
+                .collect(),
             (None, None, None) => Err(parquet::errors::ParquetError::General(
                 "internal error: a column of the row group was never written".to_owned(),
             )),
@@ -381,12 +413,13 @@ struct OpenGroup {
 }
 
 impl OpenGroup {
-    /// Column `j`'s generic writer, made with the rest on first need; taken once.
-    fn writer(
+    /// The generic writers of the leaves `leaves` (one field's), made with the rest on first
+    /// need; taken once.
+    fn writers(
         spare: &mut Option<Vec<Option<ArrowColumnWriter>>>,
         factory: &ArrowRowGroupWriterFactory,
-        j: usize,
-    ) -> parquet::errors::Result<ArrowColumnWriter> {
+        leaves: Range<usize>,
+    ) -> parquet::errors::Result<Vec<ArrowColumnWriter>> {
         let made = match spare {
             Some(made) => made,
             None => spare.insert(
@@ -397,11 +430,15 @@ impl OpenGroup {
                     .collect(),
             ),
         };
-        made.get_mut(j).and_then(Option::take).ok_or_else(|| {
-            parquet::errors::ParquetError::General(format!(
-                "internal error: no column writer {j} for the row group"
-            ))
-        })
+        leaves
+            .map(|j| {
+                made.get_mut(j).and_then(Option::take).ok_or_else(|| {
+                    parquet::errors::ParquetError::General(format!(
+                        "internal error: no column writer {j} for the row group"
+                    ))
+                })
+            })
+            .collect()
     }
 }
 
@@ -524,8 +561,9 @@ impl ScoreEncoder {
                     column.slice(offset, take)
                 };
                 let spare = &mut open.spare;
+                let leaves = self.shared.field_ranges.get(j).cloned().unwrap_or(0..0);
                 sink.write(field, &part, || {
-                    OpenGroup::writer(spare, &self.shared.factory, j)
+                    OpenGroup::writers(spare, &self.shared.factory, leaves)
                 })
                 .map_err(|e| parquet_error(&self.shared.path, e))?;
             }
@@ -543,21 +581,21 @@ impl ScoreEncoder {
         if let Some(OpenGroup { sinks, rows, .. }) = self.open.take() {
             let mut chunks = Vec::with_capacity(sinks.len());
             for (sink, copy) in sinks.into_iter().zip(self.copies.iter_mut()) {
-                let chunk = match copy.take() {
-                    None => sink
-                        .close()
-                        .map_err(|e| parquet_error(&self.shared.path, e))?,
+                match copy.take() {
+                    None => chunks.extend(
+                        sink.close()
+                            .map_err(|e| parquet_error(&self.shared.path, e))?,
+                    ),
                     // The copied chunk stands for the whole row group (its sink was given no
                     // rows); a group of other rows would leave the column short or long.
                     // Taken once: a later batch then fails `write`'s column count.
                     Some((bytes, close)) if close.rows_written == rows as u64 => {
-                        EncodedChunk::Raw(bytes, close)
+                        chunks.push(EncodedChunk::Raw(bytes, close));
                     }
                     Some(_) => {
                         return Err(internal("a copied column and its row group differ in rows"))
                     }
-                };
-                chunks.push(chunk);
+                }
             }
             self.done.push(EncodedRowGroup { chunks, rows });
         }

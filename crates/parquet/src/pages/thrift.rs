@@ -10,11 +10,11 @@ const MAX_NESTING: u32 = 16;
 // Thrift compact protocol wire types.
 pub(super) const BOOL_TRUE: u8 = 1;
 const BOOL_FALSE: u8 = 2;
-const BYTE: u8 = 3;
-const I16: u8 = 4;
+pub(super) const BYTE: u8 = 3;
+pub(super) const I16: u8 = 4;
 pub(super) const I32: u8 = 5;
 pub(super) const I64: u8 = 6;
-const DOUBLE: u8 = 7;
+pub(super) const DOUBLE: u8 = 7;
 pub(super) const BINARY: u8 = 8;
 pub(super) const LIST: u8 = 9;
 const SET: u8 = 10;
@@ -97,7 +97,7 @@ impl<R: Read + Seek> Bytes<R> {
         }
     }
 
-    fn zigzag(&mut self) -> Result<i64, Bad> {
+    pub(super) fn zigzag(&mut self) -> Result<i64, Bad> {
         self.varint().map(unzigzag)
     }
 
@@ -146,16 +146,7 @@ impl<R: Read + Seek> Bytes<R> {
                 self.skip(n)
             }
             LIST | SET => {
-                let h = self.byte()?;
-                let count = match h >> 4 {
-                    15 => self.varint()?,
-                    n => u64::from(n),
-                };
-                if count == 0 {
-                    return Ok(());
-                }
-                let elem = h & 0x0f;
-                self.elements(count, &[elem])?;
+                let (count, elem) = self.list_header()?;
                 for _ in 0..count {
                     self.skip_value(elem, depth + 1)?;
                 }
@@ -186,6 +177,21 @@ impl<R: Read + Seek> Bytes<R> {
             UUID => self.skip(16),
             other => malformed(format!("unknown Thrift type {other}")),
         }
+    }
+
+    /// A list's (or set's) header: its element count and type, the count checked against
+    /// the bytes left ([`Bytes::elements`]).
+    pub(super) fn list_header(&mut self) -> Result<(u64, u8), Bad> {
+        let h = self.byte()?;
+        let count = match h >> 4 {
+            15 => self.varint()?,
+            n => u64::from(n),
+        };
+        let elem = h & 0x0f;
+        if count > 0 {
+            self.elements(count, &[elem])?;
+        }
+        Ok((count, elem))
     }
 
     /// Checks a collection of `count` elements of types `types` before it is skipped.

@@ -2,6 +2,7 @@
 //! `cargo test -p evalscore-reader --test it remote::` runs one module's tests.
 #![allow(clippy::unwrap_used)]
 
+mod damaged_pages;
 mod footer;
 mod hive;
 mod input_names;
