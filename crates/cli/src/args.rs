@@ -29,9 +29,9 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The baseline run's --out folder.
+    /// The baseline run's --out folder, or a suite's (every task both suites scored is compared).
     pub base: PathBuf,
-    /// The new run's --out folder.
+    /// The new run's --out folder, or a suite's.
     pub new: PathBuf,
     /// The folder that receives compare.parquet and compare.json.
     #[arg(long = "out", value_name = "DIR")]
@@ -63,9 +63,9 @@ pub struct CompareArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The run's --out folder.
+    /// The run's --out folder, or a suite's (one section per task).
     pub run: PathBuf,
-    /// A baseline run's --out folder: adds the comparison (forest plot, flipped rows).
+    /// A baseline run's --out folder (a suite's for a suite): adds the comparison (forest plot, flipped rows).
     #[arg(long = "baseline", value_name = "BASE_DIR")]
     pub baseline: Option<PathBuf>,
     /// The kept columns that pair the rows with the baseline.

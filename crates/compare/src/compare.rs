@@ -24,6 +24,13 @@ pub fn compare(options: &CompareOptions) -> Result<Comparison, Error> {
 
 /// [`compare`] with partitions of `partition_rows` rows.
 pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comparison, Error> {
+    check_options(o)?;
+    let pair = open_pair(o)?;
+    compare_pair(o, pair, partition_rows)
+}
+
+/// The checks of the options that need no file: `--confidence`, `--max-drop`, `--key`.
+pub(crate) fn check_options(o: &CompareOptions) -> Result<(), Error> {
     if !(o.confidence > 0.0 && o.confidence < 1.0) {
         return Err(CompareError::Option(format!(
             "--confidence {} is not strictly between 0 and 1",
@@ -39,6 +46,21 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
     if o.key.is_empty() || o.key.iter().any(|k| k.is_empty()) {
         return Err(CompareError::Option("--key needs at least one column name".to_owned()).into());
     }
+    Ok(())
+}
+
+/// Two runs opened and checked as far as no row is needed: their footers and schemas, the
+/// key, group and cluster columns, and the score columns they have in common.
+#[derive(Debug)]
+pub(crate) struct Pair {
+    base: runs::Run,
+    new: runs::Run,
+    /// The common score columns: (index in base's, index in new's), in base's order.
+    common: Vec<(usize, usize)>,
+}
+
+/// Opens `o.base` and `o.new` (see [`Pair`]).
+pub(crate) fn open_pair(o: &CompareOptions) -> Result<Pair, Error> {
     let (group_by, cluster) = (o.group_by.as_deref(), o.cluster.as_deref());
     let base = runs::open(&o.base, "base", &o.key, group_by, cluster)?;
     let new = runs::open(&o.new, "new", &o.key, group_by, cluster)?;
@@ -64,14 +86,24 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
         .enumerate()
         .filter_map(|(i, name)| new.scores.iter().position(|n| n == name).map(|j| (i, j)))
         .collect();
-    let no_common = || CompareError::NoCommonColumn {
-        base: base.path.clone(),
-        new: new.path.clone(),
-        columns: ScoreColumns::new(&base.scores, &new.scores),
-    };
     if common.is_empty() {
-        return Err(no_common().into());
+        return Err(CompareError::NoCommonColumn {
+            base: base.path.clone(),
+            new: new.path.clone(),
+            columns: ScoreColumns::new(&base.scores, &new.scores),
+        }
+        .into());
     }
+    Ok(Pair { base, new, common })
+}
+
+/// Reads the rows of an opened [`Pair`] and compares them.
+pub(crate) fn compare_pair(
+    o: &CompareOptions,
+    pair: Pair,
+    partition_rows: u64,
+) -> Result<Comparison, Error> {
+    let Pair { base, new, common } = pair;
     let layout = Layout::new(base.rows().max(new.rows()), partition_rows)?;
     let mut dict = Dict::default();
     let base_rows = base.scan(&layout, &mut dict, true, "base")?;

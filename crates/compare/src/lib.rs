@@ -10,6 +10,9 @@
 //!   minimum detectable difference, Holm-adjusted p-values and a verdict ([`stats`]).
 //!   [`write`] puts `compare.parquet` and `compare.json` in place through the all-or-nothing
 //!   output folder ([`evalscore_outdir`]).
+//! - [`compare_suites`]: two suites' folders (`suite.json` and a `task=NAME/` run folder per
+//!   task) compared whole, task by task as two runs are, into one comparison whose files
+//!   lead each row with its task ([`suite`]); [`compare_folders`] takes either kind.
 //! - [`report()`]: one self-contained HTML page of a run (and, with a baseline, of the
 //!   comparison): minijinja with auto-escaping for the page, plotters' SVG backend for the
 //!   charts, inline CSS, and a Content-Security-Policy that forbids any fetch.
@@ -28,12 +31,15 @@ mod error;
 mod join;
 mod output;
 pub mod report;
+mod report_suite;
 pub mod row_samples;
 pub mod runs;
 mod spill;
 pub mod stats;
+pub mod suite;
 mod tally;
 
 pub use compare::{compare, verdict, write, CompareOptions, CompareRow, Comparison, COMPARE_FILES};
 pub use error::{CompareError, NewScoreColumns, ScoreColumns};
 pub use report::{report, ReportOptions};
+pub use suite::{compare_folders, compare_suites, Compared, SuiteComparison};
