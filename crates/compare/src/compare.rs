@@ -4,11 +4,12 @@
 //! gathered in two passes over the pairs in the base run's order ([`crate::tally`]), so
 //! every figure is the sum, in that order, the in-memory computation gives.
 
+use crate::aligned;
 use crate::error::{CompareError, ScoreColumns};
 use crate::join::{self, Columns};
 use crate::runs::{self, key_json, Dict, Layout};
 use crate::stats;
-use crate::tally::{self, Groups};
+use crate::tally::{self, Groups, Tallied};
 use evalscore_error::Error;
 
 pub use crate::comparison::{
@@ -19,14 +20,18 @@ pub use crate::output::{p_text, write};
 
 /// Compares the two runs (reads only; see [`write`] for the outputs).
 pub fn compare(options: &CompareOptions) -> Result<Comparison, Error> {
-    compare_in(options, PARTITION_ROWS)
+    check_options(options)?;
+    let pair = open_pair(options)?;
+    compare_pair(options, pair, PARTITION_ROWS)
 }
 
-/// [`compare`] with partitions of `partition_rows` rows.
-pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comparison, Error> {
+/// [`compare`] by the partitioned join alone, with partitions of `partition_rows` rows
+/// (runs in the same order are otherwise paired without it, [`crate::aligned`]).
+#[cfg(test)]
+pub(crate) fn compare_joined(o: &CompareOptions, partition_rows: u64) -> Result<Comparison, Error> {
     check_options(o)?;
     let pair = open_pair(o)?;
-    compare_pair(o, pair, partition_rows)
+    compare_by_join(o, pair, partition_rows)
 }
 
 /// The checks of the options that need no file: `--confidence`, `--max-drop`, `--key`.
@@ -53,10 +58,10 @@ pub(crate) fn check_options(o: &CompareOptions) -> Result<(), Error> {
 /// key, group and cluster columns, and the score columns they have in common.
 #[derive(Debug)]
 pub(crate) struct Pair {
-    base: runs::Run,
-    new: runs::Run,
+    pub base: runs::Run,
+    pub new: runs::Run,
     /// The common score columns: (index in base's, index in new's), in base's order.
-    common: Vec<(usize, usize)>,
+    pub common: Vec<(usize, usize)>,
 }
 
 /// Opens `o.base` and `o.new` (see [`Pair`]).
@@ -97,8 +102,26 @@ pub(crate) fn open_pair(o: &CompareOptions) -> Result<Pair, Error> {
     Ok(Pair { base, new, common })
 }
 
-/// Reads the rows of an opened [`Pair`] and compares them.
+/// Reads the rows of an opened [`Pair`] and compares them: aligned when the runs' rows are
+/// in the same order, else by the partitioned join.
 pub(crate) fn compare_pair(
+    o: &CompareOptions,
+    pair: Pair,
+    partition_rows: u64,
+) -> Result<Comparison, Error> {
+    let names: Vec<String> = pair
+        .common
+        .iter()
+        .map(|(b, _)| pair.base.scores[*b].clone())
+        .collect();
+    if let Some(a) = aligned::compare(o, &pair, &names)? {
+        return Ok(finish(o, a.tallied, Vec::new(), (a.rows, a.rows)));
+    }
+    compare_by_join(o, pair, partition_rows)
+}
+
+/// [`compare_pair`] by the partitioned join.
+fn compare_by_join(
     o: &CompareOptions,
     pair: Pair,
     partition_rows: u64,
@@ -173,22 +196,38 @@ pub(crate) fn compare_pair(
         o.confidence,
         &base.key_int,
     )?;
+    let only_new_keys = joined
+        .only_new_keys
+        .values()
+        .map(|k| key_json(k, &new.key_int))
+        .collect();
+    Ok(finish(
+        o,
+        tallied,
+        only_new_keys,
+        (base_rows.rows, new_rows.rows),
+    ))
+}
+
+/// The comparison of the tallies: Holm's adjustment and the verdicts.
+pub(crate) fn finish(
+    o: &CompareOptions,
+    tallied: Tallied,
+    only_new_keys: Vec<serde_json::Value>,
+    (base_rows, new_rows): (u64, u64),
+) -> Comparison {
     let mut rows = tallied.rows;
     let holm = stats::holm(&rows.iter().map(|r| r.p_value).collect::<Vec<_>>());
     for (r, h) in rows.iter_mut().zip(holm) {
         r.p_value_holm = h;
         r.verdict = verdict(r.p_value, r.diff, o.confidence, o.max_drop.unwrap_or(0.0));
     }
-    Ok(Comparison {
+    Comparison {
         options: o.clone(),
         only_base_keys: tallied.only_base_keys,
-        only_new_keys: joined
-            .only_new_keys
-            .values()
-            .map(|k| key_json(k, &new.key_int))
-            .collect(),
-        base_rows: base_rows.rows,
-        new_rows: new_rows.rows,
+        only_new_keys,
+        base_rows,
+        new_rows,
         rows,
-    })
+    }
 }

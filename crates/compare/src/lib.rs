@@ -24,9 +24,11 @@
 //! `scripts/golden/compare.py` (`data/golden/compare.json`); docs/compare.md and
 //! docs/report.md describe the commands.
 
+mod aligned;
 mod charts;
 pub mod compare;
 mod comparison;
+mod differences;
 mod error;
 mod join;
 mod output;
@@ -38,6 +40,7 @@ mod spill;
 pub mod stats;
 pub mod suite;
 mod tally;
+mod typed_rows;
 
 pub use compare::{compare, verdict, write, CompareOptions, CompareRow, Comparison, COMPARE_FILES};
 pub use error::{CompareError, NewScoreColumns, ScoreColumns};

@@ -47,8 +47,8 @@ fn numeric(t: &DataType) -> bool {
 #[derive(Debug)]
 pub(crate) struct Run {
     pub path: PathBuf,
-    inputs: Inputs,
-    key: Vec<String>,
+    pub inputs: Inputs,
+    pub key: Vec<String>,
     /// Per key column: whether it holds integers (its keys are JSON numbers).
     pub key_int: Vec<bool>,
     /// The numeric `<scorer>__<field>` columns, in file order.
@@ -119,7 +119,7 @@ pub(crate) struct Dict {
 }
 
 impl Dict {
-    fn id(&mut self, v: &str) -> u32 {
+    pub fn id(&mut self, v: &str) -> u32 {
         if let Some(id) = self.index.get(v) {
             return *id;
         }
