@@ -27,7 +27,7 @@ use std::collections::{HashMap, VecDeque};
 
 /// Bytes of differences (8 per compared column and pair, 4 more each for a group and a
 /// cluster) kept in memory for the second pass; the rest go to a temporary file.
-const KEPT_IN_MEMORY: usize = 96 << 20;
+const KEPT_IN_MEMORY: usize = 32 << 20;
 
 /// Hash buckets of the uniqueness check: each small enough to sort in cache.
 const BUCKET_BITS: u32 = 10;

@@ -12,7 +12,6 @@ use arrow::util::display::{ArrayFormatter, FormatOptions};
 use evalscore_error::Error;
 use evalscore_reader::Inputs;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
@@ -114,7 +113,7 @@ pub(crate) fn open(
 /// The text values of the group and cluster columns of both runs, as ids.
 #[derive(Debug, Default)]
 pub(crate) struct Dict {
-    index: HashMap<String, u32>,
+    index: crate::typed_rows::FastMap<String, u32>,
     pub values: Vec<String>,
 }
 

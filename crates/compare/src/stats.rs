@@ -160,7 +160,7 @@ impl Sums {
 pub struct Spread {
     dbar: f64,
     squares: f64,
-    clusters: Option<(std::collections::HashMap<u32, usize>, Vec<f64>)>,
+    clusters: Option<(crate::typed_rows::FastMap<u32, usize>, Vec<f64>)>,
 }
 
 impl Spread {

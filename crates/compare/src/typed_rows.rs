@@ -194,17 +194,69 @@ pub(crate) fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A hasher for maps whose keys come from the runs' own files: the multiply-mix of
+/// [`mix`] over 8 bytes at a time, many times faster than the default SipHash on short
+/// texts and small integers.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for w in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..w.len()].copy_from_slice(w);
+            self.0 = mix(self.0 ^ u64::from_le_bytes(b));
+        }
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.0 = mix(self.0 ^ u64::from(x));
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = mix(self.0 ^ x);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.0 = mix(self.0 ^ x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` with [`FastHasher`].
+pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 /// A group or cluster column of a unit: per row an id among the unit's distinct texts
 /// ([`NONE`] for null), and those texts.
 #[derive(Debug, Default)]
 pub(crate) struct Labels {
     pub ids: Vec<u32>,
     pub texts: Vec<String>,
-    index: HashMap<String, u32>,
+    index: FastMap<String, u32>,
+    /// Texts of up to 7 bytes, by their bytes and length in one word: found without
+    /// hashing or comparing bytes (subjects, labels, letters).
+    short: FastMap<u64, u32>,
 }
 
 impl Labels {
     fn id(&mut self, text: &str) -> u32 {
+        let b = text.as_bytes();
+        if b.len() < 8 {
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            w[7] = b.len() as u8;
+            let word = u64::from_le_bytes(w);
+            if let Some(id) = self.short.get(&word) {
+                return *id;
+            }
+            let id = self.texts.len() as u32;
+            self.short.insert(word, id);
+            self.texts.push(text.to_owned());
+            return id;
+        }
         if let Some(id) = self.index.get(text) {
             return *id;
         }
@@ -227,6 +279,13 @@ impl Labels {
             }
             DataType::LargeUtf8 => {
                 let s = a.as_string::<i64>();
+                for i in 0..a.len() {
+                    let id = if valid(i) { self.id(s.value(i)) } else { NONE };
+                    self.ids.push(id);
+                }
+            }
+            DataType::Utf8View => {
+                let s = a.as_string_view();
                 for i in 0..a.len() {
                     let id = if valid(i) { self.id(s.value(i)) } else { NONE };
                     self.ids.push(id);
