@@ -15,7 +15,8 @@
 
 use crate::compare::Pair;
 use crate::comparison::CompareOptions;
-use crate::differences::{Block, Diffs, Packed};
+use crate::differences::{Block, Diffs};
+use crate::packed::Packed;
 use crate::runs::{Dict, Run};
 use crate::spill::NONE;
 use crate::tally::{FirstPass, Groups, Tallied};
@@ -318,26 +319,56 @@ impl Sink<'_> {
             .map(|g| (*g != NONE).then(|| slots.of(*g, first)))
             .collect();
         for col in 0..*width {
-            let (xs, ys) = (&bc.values[col][i0..i0 + len], &nc.values[col][j0..j0 + len]);
-            let mut d = Vec::with_capacity(len);
             let key = |k: usize| bc.key_json(i0 + k);
-            if slot.is_empty() {
-                first.column(col, len, |k| (xs[k], ys[k]), |_| None, key, |x| d.push(x));
-            } else {
-                first.column(
+            let d = match (&bc.values[col], &nc.values[col]) {
+                (Packed::Units(x), Packed::Units(y)) => column(
+                    first,
                     col,
-                    len,
-                    |k| (xs[k], ys[k]),
-                    |k| slot[k],
-                    key,
-                    |x| d.push(x),
-                );
-            }
+                    (len, &slot, key),
+                    |k| Packed::unit(x[i0 + k]),
+                    |k| Packed::unit(y[j0 + k]),
+                ),
+                (Packed::Units(x), Packed::Floats(y)) => column(
+                    first,
+                    col,
+                    (len, &slot, key),
+                    |k| Packed::unit(x[i0 + k]),
+                    |k| y[j0 + k],
+                ),
+                (Packed::Floats(x), Packed::Units(y)) => column(
+                    first,
+                    col,
+                    (len, &slot, key),
+                    |k| x[i0 + k],
+                    |k| Packed::unit(y[j0 + k]),
+                ),
+                (Packed::Floats(x), Packed::Floats(y)) => {
+                    column(first, col, (len, &slot, key), |k| x[i0 + k], |k| y[j0 + k])
+                }
+            };
             block.d.push(Packed::pack(d));
         }
         diffs.push(block).map_err(Error::from)?;
         Ok(())
     }
+}
+
+/// The first pass over column `col` of `len` pairs: base values `x(k)`, new values `y(k)`,
+/// group slots `slot` (empty without groups), keys `key(k)`; their differences.
+fn column(
+    first: &mut FirstPass,
+    col: usize,
+    (len, slot, key): (usize, &[Option<usize>], impl Fn(usize) -> serde_json::Value),
+    x: impl Fn(usize) -> f64,
+    y: impl Fn(usize) -> f64,
+) -> Vec<f64> {
+    let mut d = Vec::with_capacity(len);
+    if slot.is_empty() {
+        first.column(col, len, |k| (x(k), y(k)), |_| None, key, |v| d.push(v));
+    } else {
+        first.column(col, len, |k| (x(k), y(k)), |k| slot[k], key, |v| d.push(v));
+    }
+    d
 }
 
 /// The first pass's slots of the groups, in order of first appearance.
@@ -489,7 +520,11 @@ fn repeats(base: &Run, w: &Wanted, columns: &[String]) -> Result<bool, Stop> {
         .cloned()
         .collect();
     let units = base.inputs.units();
-    let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); 1 << BUCKET_BITS];
+    // Room for the mean and an eighth more, so that buckets seldom grow.
+    let room = (base.rows() >> BUCKET_BITS) as usize;
+    let mut buckets: Vec<Vec<u64>> = (0..1 << BUCKET_BITS)
+        .map(|_| Vec::with_capacity(room + room / 8 + 16))
+        .collect();
     scan_ordered(
         &units,
         threads(),

@@ -1,8 +1,10 @@
 //! Pairing two runs' rows by key and comparing every common score column, overall and per
-//! group. Memory does not grow with the rows: both runs are read into partitions by key
-//! ([`crate::runs`]), joined one partition at a time ([`crate::join`]), and the statistics
-//! gathered in two passes over the pairs in the base run's order ([`crate::tally`]), so
-//! every figure is the sum, in that order, the in-memory computation gives.
+//! group. Runs whose keys arrive in the same order are paired row by row
+//! ([`crate::aligned`]); others, and whatever that path cannot settle, are read into
+//! partitions by key ([`crate::runs`]) and joined one partition at a time ([`crate::join`]).
+//! Memory does not grow with the rows either way, and the statistics are gathered in two
+//! passes over the pairs in the base run's order ([`crate::tally`]), so every figure is the
+//! sum, in that order, the in-memory computation gives, whichever path paired the rows.
 
 use crate::aligned;
 use crate::error::{CompareError, ScoreColumns};

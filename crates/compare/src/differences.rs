@@ -1,77 +1,11 @@
 //! The differences `new − base` of an aligned comparison's pairs ([`crate::aligned`]), kept
-//! in order for its second pass, with each pair's group and cluster. A stretch of a column
-//! whose differences are all small whole numbers or missing (0/1 scores: 0, 1 and -1) is
-//! kept in one byte per pair, any other in eight; blocks stay in memory up to a budget, the rest go to a temporary
-//! file, written once and read back once.
+//! in order for its second pass, with each pair's group and cluster, [`Packed`] (0/1
+//! scores' differences in one byte each); blocks stay in memory up to a budget, the rest go
+//! to a temporary file, written once and read back once.
 
 use crate::error::CompareError;
+use crate::packed::Packed;
 use crate::spill::{Record, Records, SpillDir, Store};
-
-/// The byte of a missing pair's difference.
-const MISSING: i8 = i8::MIN;
-
-/// One column's differences over a stretch of pairs.
-#[derive(Debug)]
-pub(crate) enum Packed {
-    /// Each a whole number from -127 to 127, or [`MISSING`].
-    Units(Vec<i8>),
-    /// Each as it is (NaN for a missing pair).
-    Floats(Vec<f64>),
-}
-
-impl Packed {
-    /// `d` in one byte per pair when every value allows it: a whole number from -127 to
-    /// 127 (bit for bit: not -0.0), or NaN.
-    pub fn pack(d: Vec<f64>) -> Packed {
-        let mut units = Vec::with_capacity(d.len());
-        let mut fits = true;
-        // Without branches: the values of 0/1 scores' differences come in no order.
-        for x in &d {
-            let u = if x.is_nan() { MISSING } else { *x as i8 };
-            fits &= x.is_nan() | ((u != MISSING) & (f64::from(u).to_bits() == x.to_bits()));
-            units.push(u);
-        }
-        if fits {
-            Packed::Units(units)
-        } else {
-            Packed::Floats(d)
-        }
-    }
-
-    /// The difference a byte of [`Packed::Units`] stands for.
-    #[inline]
-    pub fn unit(x: i8) -> f64 {
-        if x == MISSING {
-            f64::NAN
-        } else {
-            f64::from(x)
-        }
-    }
-
-    /// Calls `f` with each pair's index and difference, in order.
-    #[inline]
-    pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
-        match self {
-            Packed::Units(v) => {
-                for (i, x) in v.iter().enumerate() {
-                    f(i, Packed::unit(*x));
-                }
-            }
-            Packed::Floats(v) => {
-                for (i, x) in v.iter().enumerate() {
-                    f(i, *x);
-                }
-            }
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        match self {
-            Packed::Units(v) => v.len(),
-            Packed::Floats(v) => v.len() * 8,
-        }
-    }
-}
 
 /// A stretch of pairs: per compared column its differences, and per pair its group and its
 /// cluster id when the comparison has them (else empty).

@@ -1,9 +1,10 @@
 //! Comparing two evalscore runs, and the HTML report of a run.
 //!
 //! - [`compare()`]: reads the `scores.parquet` of a baseline and a new run folder
-//!   ([`runs`], through evalscore's checked reader), pairs their rows by key (partition by
-//!   partition, spilled to the temporary folder for large runs, so memory does not grow with
-//!   the rows), and compares every numeric score column present in both, overall and per
+//!   ([`runs`], through evalscore's checked reader), pairs their rows by key (row by row
+//!   when their keys arrive in the same order, checked as they stream in; else partition by
+//!   partition, spilled to the temporary folder for large runs; memory does not grow with
+//!   the rows either way), and compares every numeric score column present in both, overall and per
 //!   group: paired differences, their standard error (paired, or
 //!   cluster-robust), a Student t interval, a p-value (McNemar's exact test for 0/1
 //!   columns, the paired t test otherwise, the cluster-robust t test with clusters), the
@@ -32,6 +33,7 @@ mod differences;
 mod error;
 mod join;
 mod output;
+mod packed;
 pub mod report;
 mod report_suite;
 pub mod row_samples;

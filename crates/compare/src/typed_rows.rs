@@ -1,9 +1,10 @@
 //! A unit of a run's scores.parquet decoded for the aligned comparison ([`crate::aligned`]):
 //! its keys as typed values (integers, or text), its compared score columns as `f64` (null
-//! as NaN, cast as the partitioned join casts them), and its group and cluster values as ids
+//! as NaN, cast as the partitioned join casts them; 0/1 scores in a byte each, [`Packed`]), and its group and cluster values as ids
 //! of the unit's own distinct texts. Keys of these types are equal exactly when the texts
 //! the partitioned join compares are.
 
+use crate::packed::Packed;
 use crate::spill::NONE;
 use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch};
 use arrow::datatypes::{DataType, Int64Type, UInt64Type};
@@ -44,7 +45,7 @@ pub(crate) enum KeyCol {
     Unsigned(Vec<u64>),
     /// Row `i` is `bytes[offsets[i]..offsets[i + 1]]`.
     Text {
-        offsets: Vec<usize>,
+        offsets: Vec<u32>,
         bytes: Vec<u8>,
     },
 }
@@ -66,8 +67,8 @@ impl KeyCol {
         }
     }
 
-    fn text<'a>(offsets: &[usize], bytes: &'a [u8], i: usize) -> &'a [u8] {
-        &bytes[offsets[i]..offsets[i + 1]]
+    fn text<'a>(offsets: &[u32], bytes: &'a [u8], i: usize) -> &'a [u8] {
+        &bytes[offsets[i] as usize..offsets[i + 1] as usize]
     }
 
     /// Appends the non-null column `a`.
@@ -84,7 +85,7 @@ impl KeyCol {
             KeyCol::Text { offsets, bytes } => {
                 let mut push = |s: &str| {
                     bytes.extend_from_slice(s.as_bytes());
-                    offsets.push(bytes.len());
+                    offsets.push(bytes.len() as u32);
                 };
                 match a.data_type() {
                     DataType::Utf8 => a.as_string::<i32>().iter().flatten().for_each(&mut push),
@@ -92,6 +93,11 @@ impl KeyCol {
                         a.as_string::<i64>().iter().flatten().for_each(&mut push)
                     }
                     _ => a.as_string_view().iter().flatten().for_each(&mut push),
+                }
+                if u32::try_from(bytes.len()).is_err() {
+                    return Err(arrow::error::ArrowError::ComputeError(
+                        "a unit's keys hold more than 4 GiB".to_owned(),
+                    ));
                 }
             }
         }
@@ -328,7 +334,7 @@ pub(crate) struct Chunk {
     /// Some key is null (the partitioned join reports it).
     pub null_key: bool,
     /// Per compared column, its values (NaN for null).
-    pub values: Vec<Vec<f64>>,
+    pub values: Vec<Packed>,
     /// Some compared value is +inf or -inf (the partitioned join reports it).
     pub infinite: bool,
     pub group: Option<Labels>,
@@ -343,7 +349,7 @@ impl Chunk {
             keys: w.key.iter().map(|(_, k)| KeyCol::new(*k, rows)).collect(),
             null_key: false,
             values: (0..w.scores.len())
-                .map(|_| Vec::with_capacity(rows))
+                .map(|_| Packed::Units(Vec::with_capacity(rows)))
                 .collect(),
             infinite: false,
             group: w.group.as_ref().map(|_| Labels::default()),
@@ -380,13 +386,17 @@ impl Chunk {
             let Some(f) = cast.as_any().downcast_ref::<Float64Array>() else {
                 return Ok(None);
             };
-            let start = out.len();
-            if f.null_count() == 0 {
-                out.extend_from_slice(f.values());
+            let nan: Vec<f64>;
+            let values = if f.null_count() == 0 {
+                f.values().as_ref()
             } else {
-                out.extend((0..f.len()).map(|i| if f.is_valid(i) { f.value(i) } else { f64::NAN }));
-            }
-            self.infinite |= out[start..].iter().any(|x| x.is_infinite());
+                nan = (0..f.len())
+                    .map(|i| if f.is_valid(i) { f.value(i) } else { f64::NAN })
+                    .collect();
+                &nan
+            };
+            self.infinite |= values.iter().any(|x| x.is_infinite());
+            out.extend(values);
         }
         for (name, labels) in [(&w.group, &mut self.group), (&w.cluster, &mut self.cluster)] {
             if let (Some(name), Some(labels)) = (name, labels) {
