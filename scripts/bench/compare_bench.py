@@ -24,8 +24,9 @@ BENCHMARKS.md, "Comparing two runs").
    evalscore's compare.json (DuckDB sums in parallel, in another order), and with --old-bin,
    compare.json and compare.parquet byte for byte the same as the old build's. A difference
    stops the script with exit code 1.
-4. Prints a Markdown table: wall median, min-max, peak RSS, and DuckDB's time over evalscore's,
-   with the load average (`uptime`) before and after.
+4. Prints a Markdown table: wall median, min-max, CPU median (user + system), peak RSS (the
+   largest of the rounds), and each tool's wall time over evalscore's, with the load average
+   (`uptime`) before and after.
 """
 from __future__ import annotations
 
@@ -75,17 +76,18 @@ def run(argv: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(argv, check=True, **kw)
 
 
-def measure(argv: list[str]) -> tuple[float, float, str]:
-    """Runs argv in a fresh process: wall seconds, peak RSS (MiB), stdout."""
-    with tempfile.NamedTemporaryFile("r") as rss:
+def measure(argv: list[str]) -> tuple[float, float, float, str]:
+    """Runs argv in a fresh process: wall seconds, CPU seconds (user + system), peak RSS
+    (MiB), stdout."""
+    with tempfile.NamedTemporaryFile("r") as usage:
         t0 = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *argv],
+        p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", usage.name, *argv],
                            capture_output=True, text=True)
         wall = time.perf_counter() - t0
         if p.returncode not in (0, 1):
             sys.exit(f"{' '.join(argv)} failed ({p.returncode}):\n{p.stderr}")
-        kib = int(rss.read().strip().splitlines()[-1])
-    return wall, kib / 1024, p.stdout
+        kib, user, system = usage.read().strip().splitlines()[-1].split()
+    return wall, float(user) + float(system), int(kib) / 1024, p.stdout
 
 
 def load() -> str:
@@ -156,7 +158,7 @@ def main() -> int:
     if a.old_bin:
         tools["old"] = str(a.old_bin.resolve())
     before = load()
-    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    times: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     problems: list[str] = []
     for r in range(a.runs):
         for case in a.cases:
@@ -171,8 +173,8 @@ def main() -> int:
                 else:
                     argv = [tools[tool], "compare", str(base), str(new), "--out",
                             str(work / f"{case}-{tool}"), "--overwrite"]
-                wall, rss, out = measure(argv)
-                times.setdefault((case, tool), []).append((wall, rss))
+                wall, cpu, rss, out = measure(argv)
+                times.setdefault((case, tool), []).append((wall, cpu, rss))
                 if r == 0 and tool == "duckdb":
                     (work / f"{case}-duckdb.json").write_text(out)
             if r == 0:
@@ -191,16 +193,18 @@ def main() -> int:
     after = load()
     print(f"\n{a.rows:,} rows, {a.runs} rounds, --threads {a.threads}; figures checked\n")
     print(f"load before: {before}\nload after:  {after}\n")
-    print("| case | tool | wall median (s) | min-max (s) | peak RSS (MiB) | wall / evalscore |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    print("| case | tool | wall median (s) | min-max (s) | CPU median (s) | peak RSS (MiB) "
+          "| wall / evalscore |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for case in a.cases:
-        ref = statistics.median(w for w, _ in times[(case, "evalscore")])
+        ref = statistics.median(w for w, _, _ in times[(case, "evalscore")])
         for tool in list(tools) + ["duckdb"]:
-            ws = [w for w, _ in times[(case, tool)]]
-            rss = max(m for _, m in times[(case, tool)])
+            ws = [w for w, _, _ in times[(case, tool)]]
+            cpu = statistics.median(c for _, c, _ in times[(case, tool)])
+            rss = max(m for _, _, m in times[(case, tool)])
             med = statistics.median(ws)
-            print(f"| {case} | {tool} | {med:.2f} | {min(ws):.2f}-{max(ws):.2f} | {rss:.0f} "
-                  f"| {med / ref:.2f}x |")
+            print(f"| {case} | {tool} | {med:.2f} | {min(ws):.2f}-{max(ws):.2f} | {cpu:.2f} "
+                  f"| {rss:.0f} | {med / ref:.2f}x |")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
