@@ -29,10 +29,11 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The baseline run's --out folder; or, with --base and --new, the root of the Delta
-    /// tables (`run --format delta`) that hold both runs.
+    /// The baseline run's --out folder, or a suite's (every task both suites scored is
+    /// compared); or, with --base and --new, the root of the Delta tables (`run --format
+    /// delta`) that hold both runs.
     pub base: PathBuf,
-    /// The new run's --out folder (not with --base and --new).
+    /// The new run's --out folder, or a suite's (not with --base and --new).
     #[arg(required_unless_present = "base_run", conflicts_with = "base_run")]
     pub new: Option<PathBuf>,
     /// With a Delta table root: the baseline run's `run_id`.
@@ -71,9 +72,11 @@ pub struct CompareArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The run's --out folder; or, with --run-id, the root of its Delta tables.
+    /// The run's --out folder, or a suite's (one section per task); or, with --run-id, the
+    /// root of its Delta tables.
     pub run: PathBuf,
-    /// A baseline run's --out folder: adds the comparison (forest plot, flipped rows).
+    /// A baseline run's --out folder (a suite's for a suite): adds the comparison (forest
+    /// plot, flipped rows).
     #[arg(
         long = "baseline",
         value_name = "BASE_DIR",

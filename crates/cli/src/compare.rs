@@ -1,15 +1,17 @@
 //! `evalscore compare`: writes compare.parquet and compare.json, prints the table and the
-//! gate; exit 1 when the gate fails.
+//! gate; exit 1 when the gate fails. Two suites' folders are compared whole
+//! ([`crate::compare_suite`]).
 
 use crate::args::CompareArgs;
 use crate::table;
 use evalscore_compare::compare::p_text;
-use evalscore_compare::{CompareOptions, Comparison};
+use evalscore_compare::{CompareOptions, CompareRow, Compared, Comparison};
 use evalscore_engine::Error;
 use std::process::ExitCode;
 
 pub fn compare(a: CompareArgs) -> Result<ExitCode, Error> {
-    // Runs of a Delta root are read back into local folders first (kept until the end).
+    // Runs of a Delta root are read back into local folders first (kept until the end): a
+    // run folder for a task's run, a suite folder for a suite's.
     let (_held, base, new) = match (&a.base_run, &a.new_run, a.new) {
         (Some(b), Some(n), _) => {
             let held = crate::tables::Held::new()?;
@@ -20,7 +22,7 @@ pub fn compare(a: CompareArgs) -> Result<ExitCode, Error> {
         (_, _, Some(new)) => (None, a.base, new),
         _ => return Err(Error::new("compare takes two run folders, or a Delta table root with --base RUN_ID and --new RUN_ID")),
     };
-    let c = evalscore_compare::compare(&CompareOptions {
+    let compared = evalscore_compare::compare_folders(&CompareOptions {
         base,
         new,
         key: a.key,
@@ -29,42 +31,51 @@ pub fn compare(a: CompareArgs) -> Result<ExitCode, Error> {
         confidence: a.confidence,
         max_drop: a.max_drop,
     })?;
+    let c = match compared {
+        Compared::Runs(c) => c,
+        Compared::Suites(s) => return crate::compare_suite::finish(&s, &a.out, a.overwrite),
+    };
     evalscore_compare::write(&c, &a.out, a.overwrite)?;
     print!("{}", render(&c));
     Ok(ExitCode::from(if c.gate_failed() { 1 } else { 0 }))
 }
 
-/// The stdout table: one line per comparison, the row counts, then the gate.
-fn render(c: &Comparison) -> String {
-    const HEADER: [&str; 10] = [
-        "column", "group", "pairs", "base", "new", "diff", "interval", "p", "p_holm", "verdict",
-    ];
-    // `pairs` to `p_holm` are numbers.
-    let right: Vec<bool> = (0..HEADER.len()).map(|i| (2..9).contains(&i)).collect();
+/// The columns of the stdout table.
+pub(crate) const HEADER: [&str; 10] = [
+    "column", "group", "pairs", "base", "new", "diff", "interval", "p", "p_holm", "verdict",
+];
+
+/// Whether a column of [`HEADER`] is a number (`pairs` to `p_holm`), right-aligned.
+pub(crate) fn is_number(i: usize) -> bool {
+    (2..9).contains(&i)
+}
+
+/// A row of the stdout table, under [`HEADER`].
+pub(crate) fn cells(r: &CompareRow) -> Vec<String> {
     let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.4}"));
     let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), p_text);
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.column.clone(),
-                r.group.clone().unwrap_or_else(|| "(all)".to_owned()),
-                r.n_pairs.to_string(),
-                f(r.base_mean),
-                f(r.new_mean),
-                r.diff
-                    .map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}")),
-                match (r.ci_low, r.ci_high) {
-                    (Some(l), Some(h)) => format!("[{l:+.4}, {h:+.4}]"),
-                    _ => "-".to_owned(),
-                },
-                p(r.p_value),
-                p(r.p_value_holm),
-                r.verdict.to_owned(),
-            ]
-        })
-        .collect();
+    vec![
+        r.column.clone(),
+        r.group.clone().unwrap_or_else(|| "(all)".to_owned()),
+        r.n_pairs.to_string(),
+        f(r.base_mean),
+        f(r.new_mean),
+        r.diff
+            .map_or_else(|| "-".to_owned(), |x| format!("{x:+.4}")),
+        match (r.ci_low, r.ci_high) {
+            (Some(l), Some(h)) => format!("[{l:+.4}, {h:+.4}]"),
+            _ => "-".to_owned(),
+        },
+        p(r.p_value),
+        p(r.p_value_holm),
+        r.verdict.to_owned(),
+    ]
+}
+
+/// The stdout table: one line per comparison, the row counts, then the gate.
+fn render(c: &Comparison) -> String {
+    let right: Vec<bool> = (0..HEADER.len()).map(is_number).collect();
+    let rows: Vec<Vec<String>> = c.rows.iter().map(cells).collect();
     let mut out = table::render(&HEADER, &rows, &right);
     out.push_str(&format!(
         "\n{} rows in base, {} in new; {} only in base, {} only in new\n",
@@ -92,7 +103,6 @@ fn render(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use evalscore_compare::CompareRow;
 
     fn row(
         group: Option<&str>,

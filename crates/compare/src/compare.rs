@@ -1,14 +1,17 @@
 //! Pairing two runs' rows by key and comparing every common score column, overall and per
-//! group. Memory does not grow with the rows: both runs are read into partitions by key
-//! ([`crate::runs`]), joined one partition at a time ([`crate::join`]), and the statistics
-//! gathered in two passes over the pairs in the base run's order ([`crate::tally`]), so
-//! every figure is the sum, in that order, the in-memory computation gives.
+//! group. Runs whose keys arrive in the same order are paired row by row
+//! ([`crate::aligned`]); others, and whatever that path cannot settle, are read into
+//! partitions by key ([`crate::runs`]) and joined one partition at a time ([`crate::join`]).
+//! Memory does not grow with the rows either way, and the statistics are gathered in two
+//! passes over the pairs in the base run's order ([`crate::tally`]), so every figure is the
+//! sum, in that order, the in-memory computation gives, whichever path paired the rows.
 
+use crate::aligned;
 use crate::error::{CompareError, ScoreColumns};
 use crate::join::{self, Columns};
 use crate::runs::{self, key_json, Dict, Layout};
 use crate::stats;
-use crate::tally::{self, Groups};
+use crate::tally::{self, Groups, Tallied};
 use evalscore_error::Error;
 
 pub use crate::comparison::{
@@ -19,11 +22,22 @@ pub use crate::output::{p_text, write};
 
 /// Compares the two runs (reads only; see [`write`] for the outputs).
 pub fn compare(options: &CompareOptions) -> Result<Comparison, Error> {
-    compare_in(options, PARTITION_ROWS)
+    check_options(options)?;
+    let pair = open_pair(options)?;
+    compare_pair(options, pair, PARTITION_ROWS)
 }
 
-/// [`compare`] with partitions of `partition_rows` rows.
-pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comparison, Error> {
+/// [`compare`] by the partitioned join alone, with partitions of `partition_rows` rows
+/// (runs in the same order are otherwise paired without it, [`crate::aligned`]).
+#[cfg(test)]
+pub(crate) fn compare_joined(o: &CompareOptions, partition_rows: u64) -> Result<Comparison, Error> {
+    check_options(o)?;
+    let pair = open_pair(o)?;
+    compare_by_join(o, pair, partition_rows)
+}
+
+/// The checks of the options that need no file: `--confidence`, `--max-drop`, `--key`.
+pub(crate) fn check_options(o: &CompareOptions) -> Result<(), Error> {
     if !(o.confidence > 0.0 && o.confidence < 1.0) {
         return Err(CompareError::Option(format!(
             "--confidence {} is not strictly between 0 and 1",
@@ -39,6 +53,21 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
     if o.key.is_empty() || o.key.iter().any(|k| k.is_empty()) {
         return Err(CompareError::Option("--key needs at least one column name".to_owned()).into());
     }
+    Ok(())
+}
+
+/// Two runs opened and checked as far as no row is needed: their footers and schemas, the
+/// key, group and cluster columns, and the score columns they have in common.
+#[derive(Debug)]
+pub(crate) struct Pair {
+    pub base: runs::Run,
+    pub new: runs::Run,
+    /// The common score columns: (index in base's, index in new's), in base's order.
+    pub common: Vec<(usize, usize)>,
+}
+
+/// Opens `o.base` and `o.new` (see [`Pair`]).
+pub(crate) fn open_pair(o: &CompareOptions) -> Result<Pair, Error> {
     let (group_by, cluster) = (o.group_by.as_deref(), o.cluster.as_deref());
     let base = runs::open(&o.base, "base", &o.key, group_by, cluster)?;
     let new = runs::open(&o.new, "new", &o.key, group_by, cluster)?;
@@ -64,14 +93,42 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
         .enumerate()
         .filter_map(|(i, name)| new.scores.iter().position(|n| n == name).map(|j| (i, j)))
         .collect();
-    let no_common = || CompareError::NoCommonColumn {
-        base: base.path.clone(),
-        new: new.path.clone(),
-        columns: ScoreColumns::new(&base.scores, &new.scores),
-    };
     if common.is_empty() {
-        return Err(no_common().into());
+        return Err(CompareError::NoCommonColumn {
+            base: base.path.clone(),
+            new: new.path.clone(),
+            columns: ScoreColumns::new(&base.scores, &new.scores),
+        }
+        .into());
     }
+    Ok(Pair { base, new, common })
+}
+
+/// Reads the rows of an opened [`Pair`] and compares them: aligned when the runs' rows are
+/// in the same order, else by the partitioned join.
+pub(crate) fn compare_pair(
+    o: &CompareOptions,
+    pair: Pair,
+    partition_rows: u64,
+) -> Result<Comparison, Error> {
+    let names: Vec<String> = pair
+        .common
+        .iter()
+        .map(|(b, _)| pair.base.scores[*b].clone())
+        .collect();
+    if let Some(a) = aligned::compare(o, &pair, &names)? {
+        return Ok(finish(o, a.tallied, Vec::new(), (a.rows, a.rows)));
+    }
+    compare_by_join(o, pair, partition_rows)
+}
+
+/// [`compare_pair`] by the partitioned join.
+fn compare_by_join(
+    o: &CompareOptions,
+    pair: Pair,
+    partition_rows: u64,
+) -> Result<Comparison, Error> {
+    let Pair { base, new, common } = pair;
     let layout = Layout::new(base.rows().max(new.rows()), partition_rows)?;
     let mut dict = Dict::default();
     let base_rows = base.scan(&layout, &mut dict, true, "base")?;
@@ -141,22 +198,38 @@ pub(crate) fn compare_in(o: &CompareOptions, partition_rows: u64) -> Result<Comp
         o.confidence,
         &base.key_int,
     )?;
+    let only_new_keys = joined
+        .only_new_keys
+        .values()
+        .map(|k| key_json(k, &new.key_int))
+        .collect();
+    Ok(finish(
+        o,
+        tallied,
+        only_new_keys,
+        (base_rows.rows, new_rows.rows),
+    ))
+}
+
+/// The comparison of the tallies: Holm's adjustment and the verdicts.
+pub(crate) fn finish(
+    o: &CompareOptions,
+    tallied: Tallied,
+    only_new_keys: Vec<serde_json::Value>,
+    (base_rows, new_rows): (u64, u64),
+) -> Comparison {
     let mut rows = tallied.rows;
     let holm = stats::holm(&rows.iter().map(|r| r.p_value).collect::<Vec<_>>());
     for (r, h) in rows.iter_mut().zip(holm) {
         r.p_value_holm = h;
         r.verdict = verdict(r.p_value, r.diff, o.confidence, o.max_drop.unwrap_or(0.0));
     }
-    Ok(Comparison {
+    Comparison {
         options: o.clone(),
         only_base_keys: tallied.only_base_keys,
-        only_new_keys: joined
-            .only_new_keys
-            .values()
-            .map(|k| key_json(k, &new.key_int))
-            .collect(),
-        base_rows: base_rows.rows,
-        new_rows: new_rows.rows,
+        only_new_keys,
+        base_rows,
+        new_rows,
         rows,
-    })
+    }
 }

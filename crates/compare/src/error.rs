@@ -110,6 +110,31 @@ pub enum CompareError {
         source: serde_json::Error,
     },
 
+    /// One folder is a suite's output (it holds suite.json), the other is not.
+    #[error("the {suite_side} folder `{}` is a suite's output (it holds suite.json) but the {run_side} folder `{}` is not", suite.display(), run.display())]
+    SuiteAndRun {
+        suite_side: &'static str,
+        suite: PathBuf,
+        run_side: &'static str,
+        run: PathBuf,
+    },
+
+    /// A folder holding `task=NAME` folders, no suite.json and no scores.parquet.
+    #[error("the {what} folder `{}` holds task=NAME folders but no suite.json", dir.display())]
+    UnfinishedSuite { what: &'static str, dir: PathBuf },
+
+    /// A suite.json that is not what a suite writes.
+    #[error("`{}`: {what}", path.display())]
+    BadSuite { path: PathBuf, what: String },
+
+    #[error("the suites `{}` and `{}` have no task in common", base.display(), new.display())]
+    NoCommonTask {
+        base: PathBuf,
+        new: PathBuf,
+        #[source]
+        tasks: SuiteTasks,
+    },
+
     #[error("`{}` is not a file name", path.display())]
     NotAFileName { path: PathBuf },
 
@@ -138,6 +163,36 @@ pub struct ScoreColumns {
 #[derive(Debug, thiserror::Error)]
 #[error("new score columns: {0}")]
 pub struct NewScoreColumns(pub String);
+
+/// The tasks each suite scored, for [`CompareError::NoCommonTask`].
+#[derive(Debug, thiserror::Error)]
+#[error("base tasks: {base}")]
+pub struct SuiteTasks {
+    pub base: String,
+    #[source]
+    pub new: NewSuiteTasks,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("new tasks: {0}")]
+pub struct NewSuiteTasks(pub String);
+
+impl SuiteTasks {
+    /// Each suite's task names, or `none`.
+    pub fn new(base: &[String], new: &[String]) -> SuiteTasks {
+        let names = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_owned()
+            } else {
+                v.join(", ")
+            }
+        };
+        SuiteTasks {
+            base: names(base),
+            new: NewSuiteTasks(names(new)),
+        }
+    }
+}
 
 impl ScoreColumns {
     /// Each run's score column names, or `none`.
@@ -188,6 +243,17 @@ impl Diagnostic for CompareError {
             }
             E::NullCluster { .. } => "every paired row needs a cluster",
             E::NoCommonColumn { .. } => "compare runs of the same task",
+            E::SuiteAndRun { suite, .. } => {
+                return Some(format!(
+                    "compare two suites' folders, or two runs' folders; one task of a suite is its folder `{}`",
+                    suite.join("task=NAME").display()
+                ))
+            }
+            E::UnfinishedSuite { .. } => {
+                "a suite writes suite.json last, after every task: run the suite to its end, or compare one task's `task=NAME` folder"
+            }
+            E::BadSuite { .. } => "pass the `--out` folder of a finished `evalscore run SUITE.yaml`",
+            E::NoCommonTask { .. } => "compare two runs of the same suite",
             E::NotFinite { .. } => {
                 "compare needs finite scores (null and NaN count as missing pairs); fix what wrote this value"
             }

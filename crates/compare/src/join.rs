@@ -297,7 +297,7 @@ impl<'a> PairReader<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::compare::{compare_in, CompareOptions, PARTITION_ROWS};
+    use crate::compare::{compare_joined, CompareOptions, PARTITION_ROWS};
     use crate::runs::{self, Dict, Layout};
     use crate::stats;
     use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
@@ -480,7 +480,7 @@ mod tests {
         ] {
             o.group_by = group_by.map(str::to_owned);
             o.cluster = cluster.map(str::to_owned);
-            let memory = compare_in(&o, PARTITION_ROWS).unwrap();
+            let memory = compare_joined(&o, PARTITION_ROWS).unwrap();
             if cluster.is_none() {
                 let a = &memory.rows[0];
                 assert_eq!((a.column.as_str(), a.group.as_deref()), ("a__score", None));
@@ -499,7 +499,7 @@ mod tests {
             assert_eq!(memory.rows.len(), 2 * groups);
             let json = serde_json::to_string(&memory.to_json()).unwrap();
             for rows in [1, 7, 64] {
-                let spilled = compare_in(&o, rows).unwrap();
+                let spilled = compare_joined(&o, rows).unwrap();
                 assert_eq!(
                     serde_json::to_string(&spilled.to_json()).unwrap(),
                     json,

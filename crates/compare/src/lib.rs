@@ -1,15 +1,19 @@
 //! Comparing two evalscore runs, and the HTML report of a run.
 //!
 //! - [`compare()`]: reads the `scores.parquet` of a baseline and a new run folder
-//!   ([`runs`], through evalscore's checked reader), pairs their rows by key (partition by
-//!   partition, spilled to the temporary folder for large runs, so memory does not grow with
-//!   the rows), and compares every numeric score column present in both, overall and per
+//!   ([`runs`], through evalscore's checked reader), pairs their rows by key (row by row
+//!   when their keys arrive in the same order, checked as they stream in; else partition by
+//!   partition, spilled to the temporary folder for large runs; memory does not grow with
+//!   the rows either way), and compares every numeric score column present in both, overall and per
 //!   group: paired differences, their standard error (paired, or
 //!   cluster-robust), a Student t interval, a p-value (McNemar's exact test for 0/1
 //!   columns, the paired t test otherwise, the cluster-robust t test with clusters), the
 //!   minimum detectable difference, Holm-adjusted p-values and a verdict ([`stats`]).
 //!   [`write`] puts `compare.parquet` and `compare.json` in place through the all-or-nothing
 //!   output folder ([`evalscore_outdir`]).
+//! - [`compare_suites`]: two suites' folders (`suite.json` and a `task=NAME/` run folder per
+//!   task) compared whole, task by task as two runs are, into one comparison whose files
+//!   lead each row with its task ([`suite`]); [`compare_folders`] takes either kind.
 //! - [`report()`]: one self-contained HTML page of a run (and, with a baseline, of the
 //!   comparison): minijinja with auto-escaping for the page, plotters' SVG backend for the
 //!   charts, inline CSS, and a Content-Security-Policy that forbids any fetch.
@@ -21,19 +25,26 @@
 //! `scripts/golden/compare.py` (`data/golden/compare.json`); docs/compare.md and
 //! docs/report.md describe the commands.
 
+mod aligned;
 mod charts;
 pub mod compare;
 mod comparison;
+mod differences;
 mod error;
 mod join;
 mod output;
+mod packed;
 pub mod report;
+mod report_suite;
 pub mod row_samples;
 pub mod runs;
 mod spill;
 pub mod stats;
+pub mod suite;
 mod tally;
+mod typed_rows;
 
 pub use compare::{compare, verdict, write, CompareOptions, CompareRow, Comparison, COMPARE_FILES};
 pub use error::{CompareError, NewScoreColumns, ScoreColumns};
 pub use report::{report, ReportOptions};
+pub use suite::{compare_folders, compare_suites, Compared, SuiteComparison};

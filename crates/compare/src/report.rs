@@ -1,13 +1,15 @@
 //! `evalscore report`: one self-contained HTML page of a run folder, and with a baseline,
 //! of the comparison. run.json and metrics.json are read as plain JSON, so fields a run
 //! adds later (`run_id`, `labels`, `judge`, ...) show up when present and are skipped when
-//! absent.
+//! absent. A suite's folder (its suite.json) gets one section per task ([`crate::report_suite`]).
 
 use crate::charts::{self, Bar, Forest};
 use crate::compare::{compare, CompareOptions, Comparison};
 use crate::error::CompareError;
+use crate::report_suite;
 use crate::row_samples;
 use crate::runs::run_file;
+use crate::suite::{self, Kind};
 use evalscore_error::Error;
 use evalscore_outdir::OutDir;
 use serde_json::{json, Map, Value};
@@ -22,13 +24,19 @@ pub struct ReportOptions {
     /// The key that pairs rows with the baseline (default `id`).
     pub key: Vec<String>,
     /// How the page names the run and the baseline, when not by their folders (runs read
-    /// back from Delta tables: `ROOT, run RUN_ID`).
+    /// back from Delta tables: `ROOT, run RUN_ID`); a suite's page names its tasks.
     pub names: Option<(String, String)>,
 }
 
-const TEMPLATE: &str = include_str!("report.html.j2");
+/// The page, and the parts it includes: a run's (once for a run, per task for a suite) and a
+/// suite's.
+const TEMPLATES: [(&str, &str); 3] = [
+    ("report.html", include_str!("report.html.j2")),
+    ("report_run.html", include_str!("report_run.html.j2")),
+    ("report_suite.html", include_str!("report_suite.html.j2")),
+];
 
-fn read_json(path: &Path) -> Result<Value, Error> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, Error> {
     let text = std::fs::read_to_string(path).map_err(|source| CompareError::ReadJson {
         path: path.to_path_buf(),
         source,
@@ -104,7 +112,7 @@ fn figures(metric: &Value) -> (Figures, Vec<String>) {
 }
 
 /// The page's context and charts for one run.
-fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> {
+pub(crate) fn run_context(dir: &Path, charts_out: &mut Vec<Value>) -> Result<Value, Error> {
     let run = read_json(&run_file(dir, "run.json", "report's")?)?;
     let metrics = read_json(&run_file(dir, "metrics.json", "report's")?)?;
     let mut metric_rows = Vec::new();
@@ -365,7 +373,7 @@ fn judging_chart(
 }
 
 /// A JSON value as table text: strings bare, null empty.
-fn cell(v: &Value) -> String {
+pub(crate) fn cell(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -386,7 +394,7 @@ fn fmt(v: f64) -> String {
     }
 }
 
-fn compare_context(
+pub(crate) fn compare_context(
     c: &Comparison,
     run: &Path,
     charts_out: &mut Vec<Value>,
@@ -472,8 +480,16 @@ fn compare_context(
     }))
 }
 
-/// The report's HTML.
+/// The report's HTML: of a run, or of a suite when `o.run` is a suite's folder (its
+/// suite.json). With a baseline, both folders are runs or both suites.
 pub fn report(o: &ReportOptions) -> Result<String, Error> {
+    let suite = match &o.baseline {
+        Some(base) => suite::kind_named(base, &o.run, ["baseline", "report's"])? == Kind::Suites,
+        None => suite::is_suite(&o.run),
+    };
+    if suite {
+        return render(report_suite::context(o)?);
+    }
     let mut charts = Vec::new();
     let run = run_context(&o.run, &mut charts)?;
     let mut run_charts: Vec<Value> = std::mem::take(&mut charts);
@@ -486,17 +502,6 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
             compare_context(&c, &o.run, &mut charts)?
         }
     };
-    let mut env = minijinja::Environment::new();
-    // Every value from the files is escaped; the charts (built here, their text escaped by
-    // the SVG backend) are the only markup inserted as is.
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-    let template = |e: minijinja::Error| CompareError::InternalCause {
-        what: "report template",
-        source: Box::new(e),
-    };
-    env.add_template("report.html", TEMPLATE)
-        .map_err(template)?;
-    let tmpl = env.get_template("report.html").map_err(template)?;
     let (mut run, mut comparison) = (run, comparison);
     if let Some((run_name, base_name)) = &o.names {
         run["dir"] = json!(run_name);
@@ -505,19 +510,39 @@ pub fn report(o: &ReportOptions) -> Result<String, Error> {
         }
     }
     let mut ctx = Map::new();
+    ctx.insert("title".to_owned(), run["task"].clone());
     ctx.insert("run".to_owned(), run);
     ctx.insert(
         "charts".to_owned(),
         Value::Array(std::mem::take(&mut run_charts)),
     );
     ctx.insert("compare".to_owned(), comparison);
-    ctx.insert(
-        "failing".to_owned(),
-        serde_json::to_value(row_samples::failing_rows(&o.run)?)
-            .map_err(|e| CompareError::Internal(format!("the failing rows as JSON: {e}")))?,
-    );
+    ctx.insert("failing".to_owned(), failing(&o.run)?);
     ctx.insert("rows_shown".to_owned(), json!(row_samples::ROWS_SHOWN));
     ctx.insert("compare_charts".to_owned(), Value::Array(charts));
+    render(ctx)
+}
+
+/// The failing rows of the run in `dir`, for the page.
+pub(crate) fn failing(dir: &Path) -> Result<Value, Error> {
+    Ok(serde_json::to_value(row_samples::failing_rows(dir)?)
+        .map_err(|e| CompareError::Internal(format!("the failing rows as JSON: {e}")))?)
+}
+
+/// The page for the context `ctx`.
+fn render(ctx: Map<String, Value>) -> Result<String, Error> {
+    let mut env = minijinja::Environment::new();
+    // Every value from the files is escaped; the charts (built here, their text escaped by
+    // the SVG backend) are the only markup inserted as is.
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+    let template = |e: minijinja::Error| CompareError::InternalCause {
+        what: "report template",
+        source: Box::new(e),
+    };
+    for (name, text) in TEMPLATES {
+        env.add_template(name, text).map_err(template)?;
+    }
+    let tmpl = env.get_template("report.html").map_err(template)?;
     Ok(tmpl
         .render(minijinja::value::Serde(Value::Object(ctx)))
         .map_err(|e| CompareError::InternalCause {

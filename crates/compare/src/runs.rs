@@ -12,7 +12,6 @@ use arrow::util::display::{ArrayFormatter, FormatOptions};
 use evalscore_error::Error;
 use evalscore_reader::Inputs;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
@@ -47,8 +46,8 @@ fn numeric(t: &DataType) -> bool {
 #[derive(Debug)]
 pub(crate) struct Run {
     pub path: PathBuf,
-    inputs: Inputs,
-    key: Vec<String>,
+    pub inputs: Inputs,
+    pub key: Vec<String>,
     /// Per key column: whether it holds integers (its keys are JSON numbers).
     pub key_int: Vec<bool>,
     /// The numeric `<scorer>__<field>` columns, in file order.
@@ -114,12 +113,12 @@ pub(crate) fn open(
 /// The text values of the group and cluster columns of both runs, as ids.
 #[derive(Debug, Default)]
 pub(crate) struct Dict {
-    index: HashMap<String, u32>,
+    index: crate::typed_rows::FastMap<String, u32>,
     pub values: Vec<String>,
 }
 
 impl Dict {
-    fn id(&mut self, v: &str) -> u32 {
+    pub fn id(&mut self, v: &str) -> u32 {
         if let Some(id) = self.index.get(v) {
             return *id;
         }

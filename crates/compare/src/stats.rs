@@ -131,18 +131,16 @@ impl Sums {
         }
     }
 
+    #[inline]
     pub fn add(&mut self, base: f64, new: f64) {
         let d = new - base;
         self.n += 1;
         self.base += base;
         self.new += new;
         self.diff += d;
-        if d < 0.0 {
-            self.pass_to_fail += 1;
-        }
-        if d > 0.0 {
-            self.fail_to_pass += 1;
-        }
+        // Counted without a branch: which way a pair went is unpredictable.
+        self.pass_to_fail += u64::from(d < 0.0);
+        self.fail_to_pass += u64::from(d > 0.0);
     }
 
     /// d̄, the mean difference; `None` without pairs.
@@ -162,7 +160,7 @@ impl Sums {
 pub struct Spread {
     dbar: f64,
     squares: f64,
-    clusters: Option<(std::collections::HashMap<u32, usize>, Vec<f64>)>,
+    clusters: Option<(crate::typed_rows::FastMap<u32, usize>, Vec<f64>)>,
 }
 
 impl Spread {
@@ -176,7 +174,31 @@ impl Spread {
 
     /// Pair `(base, new)` of cluster `cluster` (ignored without clusters).
     pub fn add(&mut self, base: f64, new: f64, cluster: u32) {
-        let e = (new - base) - self.dbar;
+        self.add_diff(new - base, cluster);
+    }
+
+    /// Pairs without clusters whose differences `new − base` are `d` (NaN ones skipped), in
+    /// order: the sum [`Spread::add_diff`] makes, kept in a register.
+    #[inline]
+    pub fn add_unclustered(&mut self, d: impl Iterator<Item = f64>) {
+        if self.clusters.is_some() {
+            for x in d.filter(|x| !x.is_nan()) {
+                self.add_diff(x, 0);
+            }
+            return;
+        }
+        let mut squares = self.squares;
+        for x in d.filter(|x| !x.is_nan()) {
+            let e = x - self.dbar;
+            squares += e * e;
+        }
+        self.squares = squares;
+    }
+
+    /// A pair of cluster `cluster` whose difference `new − base` is `d`.
+    #[inline]
+    pub fn add_diff(&mut self, d: f64, cluster: u32) {
+        let e = d - self.dbar;
         match &mut self.clusters {
             None => self.squares += e * e,
             Some((index, sums)) => {

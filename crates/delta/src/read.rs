@@ -4,7 +4,6 @@
 //! `run_id` back as their last-but-two column). One task gives one run folder; several give
 //! a suite folder (`task=NAME/` each, and a `suite.json` listing them).
 
-use crate::files::folder_value;
 use crate::publish::{run_files, DATA_TABLES, RUNS_TABLE};
 use crate::root::DeltaRoot;
 use crate::DeltaError;
@@ -102,7 +101,7 @@ impl DeltaRoot {
         if suite {
             let tasks: Vec<serde_json::Value> = rows
                 .iter()
-                .map(|r| serde_json::json!({"name": r.0, "out_dir": format!("task={}", folder_value(&r.0)), "status": "succeeded"}))
+                .map(|r| serde_json::json!({"name": r.0, "out_dir": format!("task={}", r.0), "status": "ok"}))
                 .collect();
             let text = serde_json::json!({"run_id": run_id, "tasks": tasks}).to_string();
             write(&into.join("suite.json"), text.as_bytes())?;

@@ -477,4 +477,36 @@ fn a_suite_publishes_every_task_in_one_commit_per_table() {
     assert_eq!(tasks, ["inline", "mcqa", "qa"]);
     assert!(!root.join("suite.json").exists());
     assert!(!root.join("task=qa").exists());
+
+    // A second night, compared with the first as two suites are: every task, by name.
+    succeeded(run_in_dir(
+        ws.path(),
+        &[
+            "suite.yaml",
+            "--out",
+            "lake",
+            "--format",
+            "delta",
+            "--run-id",
+            "s2",
+        ],
+    ));
+    let o = succeeded(
+        evalscore()
+            .current_dir(ws.path())
+            .args([
+                "compare", "lake", "--base", "s1", "--new", "s2", "--out", "cmp",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let c = read_json(&ws.path().join("cmp/compare.json"));
+    let mut tasks: Vec<String> = c["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task"].as_str().unwrap().to_owned())
+        .collect();
+    tasks.sort();
+    assert_eq!(tasks, ["inline", "mcqa", "qa"], "{}", stdout(&o));
 }

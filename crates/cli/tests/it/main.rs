@@ -5,6 +5,7 @@ mod agreement;
 mod checks;
 mod common;
 mod compare;
+mod compare_suites;
 mod compressed;
 mod copy;
 mod delta;

@@ -420,3 +420,103 @@ fn the_report_draws_win_rates_rankings_and_reliability() {
     }
     assert_eq!(b.dom.matches("<svg").count(), 3, "{}", b.dom);
 }
+
+#[test]
+fn a_suite_report_has_one_section_per_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (base, new) = crate::compare_suites::suites(tmp.path());
+    let page = tmp.path().join("suite.html");
+    let o = succeeded(report_against(&new, &base, &page));
+    assert_eq!(stdout(&o), format!("wrote {}\n", page.display()));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for outside in ["<script", "<link", "@import", "url(", "src=", "href="] {
+        assert!(!html.contains(outside), "the page holds {outside}");
+    }
+    let b = chromium(&page, tmp.path(), "--dump-dom");
+    assert_eq!(console(&b), Vec::<&str>::new());
+    assert_eq!(page_requests(&b), Vec::<String>::new());
+    let dom = &b.dom;
+
+    // The new suite's tasks, with the verdicts of those the baseline also scored.
+    assert_eq!(
+        section(dom, "<table id=\"suite-tasks\">", "</table>"),
+        "<table id=\"suite-tasks\">\n<tbody><tr><th>task</th><th>status</th><th>rows</th><th>in the baseline</th><th>regressed</th><th>improved</th><th>tied</th></tr>\n\
+         <tr data-task=\"exact\"><td>exact</td><td>ok</td><td class=\"num\">20</td><td>yes</td><td class=\"num regressed\">1</td><td class=\"num\">0</td><td class=\"num\">0</td></tr>\n\
+         <tr data-task=\"upper\"><td>upper</td><td>ok</td><td class=\"num\">20</td><td>yes</td><td class=\"num regressed\">1</td><td class=\"num\">0</td><td class=\"num\">0</td></tr>\n\
+         <tr data-task=\"loose\"><td>loose</td><td>ok</td><td class=\"num\">20</td><td>yes</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">1</td></tr>\n\
+         <tr data-task=\"fresh\"><td>fresh</td><td>ok</td><td class=\"num\">20</td><td>no</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">0</td></tr>\n\
+         </tbody>"
+    );
+    assert!(
+        dom.contains("<p id=\"only-baseline\">Tasks only in the baseline: legacy.</p>"),
+        "{dom}"
+    );
+
+    // One section per task of the new suite, in its order, each with its own ids.
+    let sections: Vec<&str> = dom
+        .match_indices("<section class=\"task\"")
+        .map(|(i, _)| section(&dom[i..], "<section", "</section>"))
+        .collect();
+    let heads: Vec<&str> = sections
+        .iter()
+        .map(|s| &s[..s.find('>').unwrap() + 1])
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "<section class=\"task\" id=\"task=exact\" data-task=\"exact\">",
+            "<section class=\"task\" id=\"task=upper\" data-task=\"upper\">",
+            "<section class=\"task\" id=\"task=loose\" data-task=\"loose\">",
+            "<section class=\"task\" id=\"task=fresh\" data-task=\"fresh\">",
+        ]
+    );
+    for (s, name) in sections.iter().zip(["exact", "upper", "loose", "fresh"]) {
+        assert!(s.contains(&format!("<h2>Task {name}</h2>")), "{s}");
+        assert!(s.contains("<h3>Run</h3>"), "{s}");
+        assert!(
+            s.contains(&format!("<table id=\"task={name}:metrics\">")),
+            "{s}"
+        );
+    }
+    // The compared tasks: each its forest plot and its comparison's row; `fresh` has none.
+    let compared = [
+        ("exact", "-0.3000", "regressed", "6: 0, 1, 2, 3, 4, 5"),
+        (
+            "upper",
+            "-0.4000",
+            "regressed",
+            "8: 10, 11, 12, 13, 14, 15, 16, 17",
+        ),
+        ("loose", "+0.0500", "tied", "1: 2"),
+    ];
+    for (s, (name, diff, verdict, flips)) in sections.iter().zip(compared) {
+        assert_eq!(s.matches("data-kind=\"forest\"").count(), 1, "{name}");
+        let table = section(
+            s,
+            &format!("<table id=\"task={name}:compare\">"),
+            "</table>",
+        );
+        assert!(
+            table.contains(&format!(
+                "<td>{name}__is_correct</td><td>(all)</td><td class=\"num\">20</td>"
+            )),
+            "{table}"
+        );
+        assert!(
+            table.contains(&format!("<td class=\"num\">{diff}</td>")),
+            "{table}"
+        );
+        assert!(
+            table.contains(&format!("<td class=\"{verdict}\">{verdict}</td>")),
+            "{table}"
+        );
+        assert!(
+            s.contains(&format!("<td class=\"keys\">{flips}</td>")),
+            "{s}"
+        );
+        assert!(s.contains("<h3>Comparison with the baseline</h3>"), "{s}");
+    }
+    assert!(sections[3].contains(": not in the baseline suite</p>"));
+    assert!(!sections[3].contains("Comparison with the baseline"));
+    assert_eq!(dom.matches("<svg").count(), 3, "{dom}");
+}
