@@ -528,7 +528,7 @@ mod tests {
         use arrow::array::StructArray;
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         let dir = tempfile::tempdir().unwrap();
-        let outputs = Outputs::prepare(dir.path(), false, &[]).unwrap();
+        let outputs = Outputs::prepare(dir.path(), false, &[], &FOLDER).unwrap();
         let members = arrow::datatypes::Fields::from(vec![
             Field::new("v", DataType::Utf8, true),
             Field::new("u", DataType::Int64, true),
