@@ -3,7 +3,7 @@
 //! tasks on one side only, and the gate naming each task that failed it; exit 1 when it
 //! fails.
 
-use crate::compare::{cells, is_number, HEADER};
+use crate::compare_rows::{cells, is_number, HEADER};
 use crate::table;
 use evalscore_compare::SuiteComparison;
 use evalscore_engine::Error;

@@ -6,6 +6,7 @@
 
 mod args;
 mod compare;
+mod compare_rows;
 mod compare_suite;
 mod judge;
 mod key_value;

@@ -13,9 +13,9 @@
 //! (read again, key columns only) and any repeated hash hands over. So every error is the
 //! join's, and every figure the same sums in the same order the join's tally makes.
 
-use crate::compare::Pair;
 use crate::comparison::CompareOptions;
 use crate::differences::{Block, Diffs};
+use crate::opened::Pair;
 use crate::packed::Packed;
 use crate::runs::{Dict, Run};
 use crate::spill::NONE;

@@ -7,8 +7,9 @@
 //! sum, in that order, the in-memory computation gives, whichever path paired the rows.
 
 use crate::aligned;
-use crate::error::{CompareError, ScoreColumns};
+use crate::error::CompareError;
 use crate::join::{self, Columns};
+pub(crate) use crate::opened::{open_pair, Pair};
 use crate::runs::{self, key_json, Dict, Layout};
 use crate::stats;
 use crate::tally::{self, Groups, Tallied};
@@ -54,54 +55,6 @@ pub(crate) fn check_options(o: &CompareOptions) -> Result<(), Error> {
         return Err(CompareError::Option("--key needs at least one column name".to_owned()).into());
     }
     Ok(())
-}
-
-/// Two runs opened and checked as far as no row is needed: their footers and schemas, the
-/// key, group and cluster columns, and the score columns they have in common.
-#[derive(Debug)]
-pub(crate) struct Pair {
-    pub base: runs::Run,
-    pub new: runs::Run,
-    /// The common score columns: (index in base's, index in new's), in base's order.
-    pub common: Vec<(usize, usize)>,
-}
-
-/// Opens `o.base` and `o.new` (see [`Pair`]).
-pub(crate) fn open_pair(o: &CompareOptions) -> Result<Pair, Error> {
-    let (group_by, cluster) = (o.group_by.as_deref(), o.cluster.as_deref());
-    let base = runs::open(&o.base, "base", &o.key, group_by, cluster)?;
-    let new = runs::open(&o.new, "new", &o.key, group_by, cluster)?;
-    for (option, name, b, n) in [
-        ("--group-by", &o.group_by, &base.group, &new.group),
-        ("--cluster", &o.cluster, &base.cluster, &new.cluster),
-    ] {
-        if let Some(name) = name {
-            if b.is_none() && n.is_none() {
-                return Err(CompareError::NeitherHasColumn {
-                    option,
-                    name: name.clone(),
-                    base: base.path.clone(),
-                    new: new.path.clone(),
-                }
-                .into());
-            }
-        }
-    }
-    let common: Vec<(usize, usize)> = base
-        .scores
-        .iter()
-        .enumerate()
-        .filter_map(|(i, name)| new.scores.iter().position(|n| n == name).map(|j| (i, j)))
-        .collect();
-    if common.is_empty() {
-        return Err(CompareError::NoCommonColumn {
-            base: base.path.clone(),
-            new: new.path.clone(),
-            columns: ScoreColumns::new(&base.scores, &new.scores),
-        }
-        .into());
-    }
-    Ok(Pair { base, new, common })
 }
 
 /// Reads the rows of an opened [`Pair`] and compares them: aligned when the runs' rows are

@@ -32,8 +32,10 @@ mod comparison;
 mod differences;
 mod error;
 mod join;
+mod opened;
 mod output;
 mod packed;
+mod page;
 pub mod report;
 mod report_suite;
 pub mod row_samples;
@@ -46,5 +48,6 @@ mod typed_rows;
 
 pub use compare::{compare, verdict, write, CompareOptions, CompareRow, Comparison, COMPARE_FILES};
 pub use error::{CompareError, NewScoreColumns, ScoreColumns};
-pub use report::{report, ReportOptions};
+pub use page::report;
+pub use report::ReportOptions;
 pub use suite::{compare_folders, compare_suites, Compared, SuiteComparison};

@@ -1,15 +1,14 @@
 //! `evalscore report`: one self-contained HTML page of a run folder, and with a baseline,
 //! of the comparison. run.json and metrics.json are read as plain JSON, so fields a run
 //! adds later (`run_id`, `labels`, `judge`, ...) show up when present and are skipped when
-//! absent. A suite's folder (its suite.json) gets one section per task ([`crate::report_suite`]).
+//! absent. A suite's folder (its suite.json) gets one section per task (module `report_suite`;
+//! module `page` picks the page).
 
 use crate::charts::{self, Bar, Forest};
 use crate::compare::{compare, CompareOptions, Comparison};
 use crate::error::CompareError;
-use crate::report_suite;
 use crate::row_samples;
 use crate::runs::run_file;
-use crate::suite::{self, Kind};
 use evalscore_error::Error;
 use evalscore_outdir::OutDir;
 use serde_json::{json, Map, Value};
@@ -480,16 +479,9 @@ pub(crate) fn compare_context(
     }))
 }
 
-/// The report's HTML: of a run, or of a suite when `o.run` is a suite's folder (its
-/// suite.json). With a baseline, both folders are runs or both suites.
-pub fn report(o: &ReportOptions) -> Result<String, Error> {
-    let suite = match &o.baseline {
-        Some(base) => suite::kind_named(base, &o.run, ["baseline", "report's"])? == Kind::Suites,
-        None => suite::is_suite(&o.run),
-    };
-    if suite {
-        return render(report_suite::context(o)?);
-    }
+/// The report's HTML of a run (and of its comparison with a baseline run); a suite's is
+/// made by [`crate::page::report`].
+pub(crate) fn run_report(o: &ReportOptions) -> Result<String, Error> {
     let mut charts = Vec::new();
     let run = run_context(&o.run, &mut charts)?;
     let mut run_charts: Vec<Value> = std::mem::take(&mut charts);
@@ -530,7 +522,7 @@ pub(crate) fn failing(dir: &Path) -> Result<Value, Error> {
 }
 
 /// The page for the context `ctx`.
-fn render(ctx: Map<String, Value>) -> Result<String, Error> {
+pub(crate) fn render(ctx: Map<String, Value>) -> Result<String, Error> {
     let mut env = minijinja::Environment::new();
     // Every value from the files is escaped; the charts (built here, their text escaped by
     // the SVG backend) are the only markup inserted as is.

@@ -4,9 +4,10 @@
 //! and the tasks scored on one side only are listed. The result's files are one
 //! compare.parquet and one compare.json, each row led by its task.
 
-use crate::compare::{check_options, compare, compare_pair, open_pair};
+use crate::compare::{check_options, compare, compare_pair};
 use crate::comparison::{CompareOptions, CompareRow, Comparison, PARTITION_ROWS};
 use crate::error::{CompareError, SuiteTasks};
+use crate::opened::open_pair;
 use crate::output::{gate_text, rows_batch, write_files};
 use crate::stats;
 use arrow::record_batch::RecordBatch;
