@@ -138,9 +138,14 @@ impl DeltaRoot {
         )
     }
 
-    /// `table` at its latest version, or `None` when it has no Delta log yet.
+    /// `table` at its latest version, or `None` when it has no Delta log yet. The log is
+    /// listed once: a load that fails is told apart from a missing table afterwards (every
+    /// listing of a local log costs a `stat` per entry).
     pub(crate) async fn load(&self, table: &str) -> Result<Option<DeltaTable>, DeltaError> {
         let mut t = DeltaTable::new(self.log_store(table));
+        let Err(e) = t.load().await else {
+            return Ok(Some(t));
+        };
         let exists = t
             .log_store()
             .is_delta_table_location()
@@ -149,9 +154,10 @@ impl DeltaRoot {
         if !exists {
             return Ok(None);
         }
+        // Created by another run since the first try, or unreadable.
         t.load()
             .await
-            .map_err(|e| self.delta_error(table, "read the log of", e))?;
+            .map_err(|_| self.delta_error(table, "read the log of", e))?;
         Ok(Some(t))
     }
 
