@@ -47,6 +47,10 @@ pub enum CacheError {
     /// A reply could not be stored; kept, so that every later window fails with it at once.
     #[error("judge cache `{path}`: cannot store a reply: {message}")]
     Store { path: PathBuf, message: String },
+    /// An object-storage URL given as the cache's path: the cache is a local file, and a
+    /// local path named after the URL would look shared while it is not.
+    #[error("judge cache `{url}`: an object-storage URL; the judge cache is a local SQLite file (a shared cache in object storage is not supported), so nothing was written")]
+    Remote { url: String },
     /// The table was made by another version, with columns this one cannot fill or read.
     #[error("judge cache `{path}` was made by another version of evalscore: its table `judge_replies` {problem}")]
     Schema { path: PathBuf, problem: String },
@@ -59,6 +63,17 @@ pub struct ImportStats {
     /// Lines whose request failed (an `error`, or a status other than 200): not stored, so a
     /// later run sends them again.
     pub failed: u64,
+}
+
+/// Whether `path` reads as a URL (`scheme://...`, a scheme of letters, digits, `+`, `-` or
+/// `.`), which no local cache path is meant to be.
+fn is_url(path: &str) -> bool {
+    path.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
 }
 
 /// `$XDG_CACHE_HOME/evalscore/judge.sqlite`, else `~/.cache/evalscore/judge.sqlite`.
@@ -224,6 +239,11 @@ impl Cache {
     /// Opens (creating if needed) the cache at `path`, in WAL mode, so readers never block the
     /// writer and a killed process loses at most the reply being written.
     pub fn open(path: &Path) -> Result<Cache, CacheError> {
+        if let Some(url) = path.to_str().filter(|p| is_url(p)) {
+            return Err(CacheError::Remote {
+                url: url.to_owned(),
+            });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| CacheError::Folder {
                 path: dir.to_path_buf(),

@@ -307,3 +307,25 @@ fn one_cache_serves_many_threads() {
     });
     assert_eq!(cache.len().unwrap(), 400);
 }
+
+#[test]
+fn an_object_storage_url_is_refused_and_nothing_is_written_under_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in [
+        "s3://lake/evalscore/judge-cache/",
+        "gs://b/c.sqlite",
+        "az://c/judge",
+    ] {
+        let err = Cache::open(std::path::Path::new(url)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("judge cache `{url}`: an object-storage URL; the judge cache is a local SQLite file (a shared cache in object storage is not supported), so nothing was written")
+        );
+    }
+    // A relative URL-looking path would have made `s3:/lake/...` in the working folder.
+    assert!(!std::path::Path::new("s3:").exists());
+    // A local path with `:` in it is still a path.
+    let local = dir.path().join("a:b").join("judge.sqlite");
+    Cache::open(&local).unwrap();
+    assert!(local.exists());
+}
