@@ -1,7 +1,7 @@
 //! The outputs of a comparison: `compare.parquet` and `compare.json` (the CLI prints the rows
 //! as a table).
 
-use crate::comparison::{CompareRow, Comparison, COMPARE_FILES};
+use crate::comparison::{CompareOptions, CompareRow, Comparison, COMPARE_FILES};
 use crate::error::CompareError;
 use crate::stats;
 use arrow::array::{ArrayRef, Float64Builder, StringBuilder, UInt64Builder};
@@ -24,23 +24,17 @@ impl Comparison {
 
     /// compare.json's content.
     pub fn to_json(&self) -> Value {
-        let o = &self.options;
-        json!({
-            "base": o.base.display().to_string(),
-            "new": o.new.display().to_string(),
-            "key": o.key,
-            "cluster": o.cluster,
-            "group_by": o.group_by,
-            "confidence": o.confidence,
-            "max_drop": o.max_drop,
-            "power": stats::POWER,
-            "gate": gate_text(o.max_drop, self.gate_failed()),
-            "base_rows": self.base_rows,
-            "new_rows": self.new_rows,
-            "only_base_keys": self.only_base_keys,
-            "only_new_keys": self.only_new_keys,
-            "comparisons": self.rows,
-        })
+        options_json(
+            &self.options,
+            self.gate_failed(),
+            json!({
+                "base_rows": self.base_rows,
+                "new_rows": self.new_rows,
+                "only_base_keys": self.only_base_keys,
+                "only_new_keys": self.only_new_keys,
+                "comparisons": self.rows,
+            }),
+        )
     }
 
     /// compare.parquet's content.
@@ -187,4 +181,24 @@ pub(crate) fn write_files(
     json.push(b'\n');
     dir.write_bytes(1, &json)?;
     dir.commit()
+}
+
+/// compare.json: the options and the gate, which a run's and a suite's comparison share, with
+/// the keys of `rest` (an object) added.
+pub(crate) fn options_json(o: &CompareOptions, gate_failed: bool, rest: Value) -> Value {
+    let mut v = json!({
+        "base": o.base.display().to_string(),
+        "new": o.new.display().to_string(),
+        "key": o.key,
+        "cluster": o.cluster,
+        "group_by": o.group_by,
+        "confidence": o.confidence,
+        "max_drop": o.max_drop,
+        "power": stats::POWER,
+        "gate": gate_text(o.max_drop, gate_failed),
+    });
+    if let (Some(m), Value::Object(r)) = (v.as_object_mut(), rest) {
+        m.extend(r);
+    }
+    v
 }

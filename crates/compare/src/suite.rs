@@ -8,8 +8,7 @@ use crate::compare::{check_options, compare, compare_pair};
 use crate::comparison::{CompareOptions, CompareRow, Comparison, PARTITION_ROWS};
 use crate::error::{CompareError, SuiteTasks};
 use crate::opened::open_pair;
-use crate::output::{gate_text, rows_batch, write_files};
-use crate::stats;
+use crate::output::{gate_text, options_json, rows_batch, write_files};
 use arrow::record_batch::RecordBatch;
 use evalscore_error::Error;
 use serde::Serialize;
@@ -308,22 +307,17 @@ impl SuiteComparison {
                     .map(|row| TaskRow { task: &t.task, row })
             })
             .collect();
-        json!({
-            "base": o.base.display().to_string(),
-            "new": o.new.display().to_string(),
-            "key": o.key,
-            "cluster": o.cluster,
-            "group_by": o.group_by,
-            "confidence": o.confidence,
-            "max_drop": o.max_drop,
-            "power": stats::POWER,
-            "gate": gate_text(o.max_drop, self.gate_failed()),
-            "tasks": tasks,
-            "regressed_tasks": self.regressed_tasks().iter().map(|(t, _)| *t).collect::<Vec<_>>(),
-            "only_base_tasks": self.only_base_tasks,
-            "only_new_tasks": self.only_new_tasks,
-            "comparisons": rows,
-        })
+        options_json(
+            o,
+            self.gate_failed(),
+            json!({
+                "tasks": tasks,
+                "regressed_tasks": self.regressed_tasks().iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+                "only_base_tasks": self.only_base_tasks,
+                "only_new_tasks": self.only_new_tasks,
+                "comparisons": rows,
+            }),
+        )
     }
 
     /// compare.parquet's content: a run comparison's columns led by `task`.
