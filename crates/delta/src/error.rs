@@ -93,18 +93,3 @@ impl Diagnostic for DeltaError {
         }
     }
 }
-
-/// An error and its sources on one line, without repeating a source the error already shows.
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    while let Some(s) = next {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        next = s.source();
-    }
-    text
-}

@@ -57,11 +57,7 @@ pub(crate) fn rewrite(from: &Path, to: &Path, drop: &[&str]) -> Result<Footer, D
         .collect();
     let schema = Arc::new(Schema::new(fields));
     let out = File::create_new(to).map_err(|e| DeltaError::io(to, "create", e))?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_created_by(format!("evalscore {}", env!("CARGO_PKG_VERSION")))
-        .build();
-    let mut w = ArrowWriter::try_new(out, Arc::clone(&schema), Some(props))
+    let mut w = ArrowWriter::try_new(out, Arc::clone(&schema), Some(props()))
         .map_err(|e| parquet_error(to, e))?;
     let mut rows = 0i64;
     for batch in reader {
@@ -81,15 +77,19 @@ pub(crate) fn rewrite(from: &Path, to: &Path, drop: &[&str]) -> Result<Footer, D
     Ok(Footer { schema, rows })
 }
 
+/// The tables' files are written as a run's outputs are: zstd, `created_by` evalscore.
+fn props() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_created_by(format!("evalscore {}", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
 /// Writes `batch` as the Parquet file `to`.
 pub(crate) fn write(batch: &RecordBatch, to: &Path) -> Result<(), DeltaError> {
     let out = File::create_new(to).map_err(|e| DeltaError::io(to, "create", e))?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_created_by(format!("evalscore {}", env!("CARGO_PKG_VERSION")))
-        .build();
-    let mut w =
-        ArrowWriter::try_new(out, batch.schema(), Some(props)).map_err(|e| parquet_error(to, e))?;
+    let mut w = ArrowWriter::try_new(out, batch.schema(), Some(props()))
+        .map_err(|e| parquet_error(to, e))?;
     w.write(batch).map_err(|e| parquet_error(to, e))?;
     w.close().map_err(|e| parquet_error(to, e))?;
     Ok(())

@@ -136,7 +136,9 @@ impl DeltaRoot {
             plans.push((table, fields, data));
         }
         for ((table, fields, _), t) in plans.iter().zip(&loaded) {
-            self.check_table(t.as_ref(), table, fields, &DATA_PARTITIONS)?;
+            if let Some(t) = t {
+                self.check_table(t, table, fields, &DATA_PARTITIONS)?;
+            }
         }
         let rows = run_rows(tasks, failed)?;
         let runs_batch = runs::batch(&rows)?;
@@ -147,12 +149,9 @@ impl DeltaRoot {
             &RUNS_PARTITIONS,
             (&self.shown, RUNS_TABLE),
         )?;
-        self.check_table(
-            runs_table.as_ref(),
-            RUNS_TABLE,
-            &runs_fields,
-            &RUNS_PARTITIONS,
-        )?;
+        if let Some(t) = &runs_table {
+            self.check_table(t, RUNS_TABLE, &runs_fields, &RUNS_PARTITIONS)?;
+        }
         let footer = files::footer(&runs_local)?;
         let runs_file = data_file(RUNS_TABLE, run_id, None, runs_local, &footer)?;
 
@@ -236,28 +235,25 @@ impl DeltaRoot {
         Ok((to, footer))
     }
 
-    /// Refuses `fields` that the table's schema cannot take, and a table partitioned
-    /// otherwise; nothing is written.
+    /// Refuses `fields` that table `t`'s schema cannot take, and a table partitioned
+    /// otherwise; gives the merged schema when `fields` add columns.
     fn check_table(
         &self,
-        t: Option<&DeltaTable>,
+        t: &DeltaTable,
         table: &str,
         fields: &[StructField],
         partitions: &[&str],
-    ) -> Result<(), DeltaError> {
-        if let Some(t) = t {
-            let snap = t
-                .snapshot()
-                .map_err(|e| self.delta_error(table, "read", e))?;
-            check_partitions(
-                &self.shown,
-                table,
-                snap.metadata().partition_columns(),
-                partitions,
-            )?;
-            schema::merge(&snap.schema(), fields, (&self.shown, table))?;
-        }
-        Ok(())
+    ) -> Result<Option<Vec<StructField>>, DeltaError> {
+        let snap = t
+            .snapshot()
+            .map_err(|e| self.delta_error(table, "read", e))?;
+        check_partitions(
+            &self.shown,
+            table,
+            snap.metadata().partition_columns(),
+            partitions,
+        )?;
+        schema::merge(&snap.schema(), fields, (&self.shown, table))
     }
 
     /// Commits `adds` to `table`, creating it if needed, with the merged schema; with
@@ -348,17 +344,12 @@ impl DeltaRoot {
         replace: bool,
         listed: Option<&HashSet<String>>,
     ) -> Result<Vec<Action>, DeltaError> {
+        let merged = self.check_table(t, table, fields, partitions)?;
         let snap = t
             .snapshot()
             .map_err(|e| self.delta_error(table, "read", e))?;
-        check_partitions(
-            &self.shown,
-            table,
-            snap.metadata().partition_columns(),
-            partitions,
-        )?;
         let mut actions = Vec::new();
-        if let Some(merged) = schema::merge(&snap.schema(), fields, (&self.shown, table))? {
+        if let Some(merged) = merged {
             let st = StructType::try_new(merged)
                 .map_err(|e| self.delta_error(table, "change the schema of", e.into()))?;
             let m = snap

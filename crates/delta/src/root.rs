@@ -182,7 +182,7 @@ impl DeltaRoot {
                 root: self.shown.clone(),
                 table: table.to_owned(),
                 what: what.to_owned(),
-                message: crate::error::chain(&e),
+                message: evalscore_error::chain_text(&e),
             },
         }
     }
@@ -202,11 +202,7 @@ impl DeltaRoot {
                 }
                 Ok(())
             }
-            Place::Remote(at) => rel
-                .split('/')
-                .fold(at.clone(), |p, seg| p.child(seg))
-                .upload(from)
-                .map_err(DeltaError::Storage),
+            Place::Remote(at) => under(at, rel).upload(from).map_err(DeltaError::Storage),
         }
     }
 
@@ -217,10 +213,7 @@ impl DeltaRoot {
                 let _ = std::fs::remove_file(root.join(rel));
             }
             Place::Remote(at) => {
-                let _ = rel
-                    .split('/')
-                    .fold(at.clone(), |p, seg| p.child(seg))
-                    .delete();
+                let _ = under(at, rel).delete();
             }
         }
     }
@@ -237,4 +230,9 @@ impl DeltaRoot {
             Place::Local(root) => DeltaError::Local(root.join(rel), e.to_string()),
         })
     }
+}
+
+/// `rel` (`/`-separated) under the prefix `at`.
+fn under(at: &StorePath, rel: &str) -> StorePath {
+    rel.split('/').fold(at.clone(), |p, seg| p.child(seg))
 }

@@ -207,15 +207,11 @@ impl Outputs {
         self.dir.check_commit()
     }
 
-    /// Puts every file in place; `run.json` goes last.
+    /// Puts every file in place; `run.json` goes last. For a Delta root: publishes them.
     pub fn commit(self) -> Result<(), Error> {
-        let Outputs { dir, remote, delta } = self;
-        let staged = dir.dir().to_path_buf();
-        dir.commit()?;
-        match (remote, delta) {
-            (Some(r), _) => r.upload(&staged),
-            (None, Some(d)) => d.publish(),
-            (None, None) => Ok(()),
+        match self.stage()? {
+            Some(d) => d.publish(),
+            None => Ok(()),
         }
     }
 

@@ -240,6 +240,22 @@ fn text_chain(first: Option<&(dyn StdError + 'static)>) -> Option<BoxError> {
     })
 }
 
+/// An error and its sources on one line (`a: b: c`), without repeating a source whose text
+/// the error's own already shows: for messages built from other libraries' errors.
+pub fn chain_text(e: &dyn StdError) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        next = s.source();
+    }
+    text
+}
+
 /// The error as the CLI prints it on stderr: `error: MESSAGE`, one `  Caused by: CAUSE` line
 /// per cause, then `hint: HINT`, each line ending in a newline. The Python package's
 /// exceptions carry the same text without the `error: ` lead-in and the last newline.
