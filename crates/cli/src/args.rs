@@ -112,15 +112,45 @@ pub enum JudgeCommand {
     Import {
         /// The Batch API output file.
         results: PathBuf,
-        /// The cache file (default: $XDG_CACHE_HOME/evalscore/judge.sqlite, else
-        /// ~/.cache/evalscore/judge.sqlite).
-        #[arg(long = "cache", value_name = "PATH")]
+        /// The cache: a SQLite file (default: $XDG_CACHE_HOME/evalscore/judge.sqlite, else
+        /// ~/.cache/evalscore/judge.sqlite), or a shared cache (an s3/gs/az prefix, or a
+        /// folder: a path ending in `/`), to which the replies are uploaded as one segment.
+        #[arg(long = "cache", value_name = "PATH|URL")]
         cache: Option<PathBuf>,
+        /// An object storage setting of a shared cache (e.g. `aws_endpoint=http://...`);
+        /// repeatable. Never printed.
+        #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+        storage_options: Vec<String>,
     },
     /// Write every judge request of TASK over the inputs that the cache does not hold, as
     /// OpenAI Batch API input files (`custom_id` = the cache key), at most 50,000 a file:
     /// --out first, then NAME.2.jsonl, NAME.3.jsonl, ...
     Export(ExportArgs),
+    /// A shared judge cache (an object-storage prefix or a shared folder): its figures, or
+    /// its small segments merged.
+    #[command(subcommand)]
+    Cache(SharedCacheCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SharedCacheCommand {
+    /// Count the segments, replies and bytes of a shared cache (reads every segment's index,
+    /// no reply).
+    Stats(SharedCacheArgs),
+    /// Merge the small segments of a shared cache into larger ones; each merged segment is
+    /// written before the ones it merges are removed, so every reply stays reachable.
+    Compact(SharedCacheArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SharedCacheArgs {
+    /// The shared cache: `s3://BUCKET/PREFIX/`, `gs://...`, `az://...`, `abfss://...`, or a
+    /// local folder.
+    #[arg(value_name = "URL")]
+    pub url: PathBuf,
+    /// An object storage setting over the environment's; repeatable. Never printed.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -141,6 +171,9 @@ pub struct ExportArgs {
     pub output_column: Option<String>,
     #[command(flatten)]
     pub cache: CacheArgs,
+    /// An object storage setting of a shared cache; repeatable. Never printed.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
     /// Replace request files already there.
     #[arg(long)]
     pub overwrite: bool,
@@ -149,9 +182,11 @@ pub struct ExportArgs {
 /// Where judge replies are cached.
 #[derive(Debug, clap::Args)]
 pub struct CacheArgs {
-    /// The judge reply cache (default: $XDG_CACHE_HOME/evalscore/judge.sqlite, else
-    /// ~/.cache/evalscore/judge.sqlite).
-    #[arg(long = "cache", value_name = "PATH", conflicts_with = "no_cache")]
+    /// The judge reply cache: a SQLite file (default: $XDG_CACHE_HOME/evalscore/judge.sqlite,
+    /// else ~/.cache/evalscore/judge.sqlite), or a shared cache that the default file reads
+    /// through: an object-storage prefix (`s3://lake/evalscore/judge-cache/`, gs, az) or a
+    /// folder (a path ending in `/`, or an existing directory).
+    #[arg(long = "cache", value_name = "PATH|URL", conflicts_with = "no_cache")]
     pub cache: Option<PathBuf>,
     /// Use no judge cache: every judge request is sent.
     #[arg(long = "no-cache")]
@@ -159,11 +194,16 @@ pub struct CacheArgs {
 }
 
 impl CacheArgs {
-    pub fn choice(&self) -> evalscore_engine::JudgeCache {
+    /// The cache chosen; `storage_options` are a shared cache's.
+    pub fn choice(&self, storage_options: Vec<(String, String)>) -> evalscore_engine::JudgeCache {
+        use evalscore_engine::JudgeCache;
         match (&self.cache, self.no_cache) {
-            (_, true) => evalscore_engine::JudgeCache::Off,
-            (Some(p), false) => evalscore_engine::JudgeCache::Path(p.clone()),
-            (None, false) => evalscore_engine::JudgeCache::Default,
+            (_, true) => JudgeCache::Off,
+            (Some(p), false) => match p.to_str() {
+                Some(text) => JudgeCache::parse(text, storage_options),
+                None => JudgeCache::Path(p.clone()),
+            },
+            (None, false) => JudgeCache::Default,
         }
     }
 }

@@ -57,7 +57,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
             Box::new(move |w: &str| p.warn(w)) as Box<dyn Fn(&str) + Sync>
         }),
         judge: JudgeOptions {
-            cache: args.cache.choice(),
+            cache: args.cache.choice(storage_options(&args.storage_options)?),
             offline: args.offline,
         },
         judge_progress: show_progress.then(|| {

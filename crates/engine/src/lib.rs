@@ -56,7 +56,9 @@ pub use error::{
 pub use evalscore_delta::{DeltaError, DeltaRoot, Materialized};
 use evalscore_outdir as outdir;
 pub use evalscore_reader::{HivePartitioning, OpenProgress, OpenStep};
-pub use evalscore_scorers::judge::{JudgeCache, JudgeOptions, JudgeProgress, ModelStats};
+pub use evalscore_scorers::judge::{
+    JudgeCache, JudgeOptions, JudgeProgress, ModelStats, RuntimeError as JudgeRuntimeError,
+};
 /// The scorer registry: every scorer type and its options.
 pub use evalscore_scorers::registry;
 pub use evalscore_scorers::Task;

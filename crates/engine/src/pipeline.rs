@@ -417,6 +417,14 @@ struct Folded {
 fn fold_metrics(opts: &RunOptions, scorer: &Scorer, scored: &Scored) -> Result<Folded, Error> {
     let (task, states) = (&scorer.task, &scored.states);
     let report = scorer.finish(states)?;
+    let mut warnings = task.warnings.clone();
+    // `finish` uploaded the run's replies to a shared cache: run.json counts them.
+    if let Some(rt) = scorer.plan.judge.as_deref() {
+        for w in rt.cache_warnings() {
+            warn(opts, &w);
+            warnings.push(w);
+        }
+    }
     let judge = scorer.plan.judge.as_ref().map(|rt| {
         let invalid: serde_json::Map<String, serde_json::Value> = task
             .scorers
@@ -427,7 +435,6 @@ fn fold_metrics(opts: &RunOptions, scorer: &Scorer, scored: &Scored) -> Result<F
             .collect();
         output::run_json::judge_json(rt, invalid)
     });
-    let mut warnings = task.warnings.clone();
     for w in states.exclusion_warnings(task) {
         warn(opts, &w);
         warnings.push(w);

@@ -235,8 +235,10 @@ impl Scorer {
     }
 
     /// The figures of `states`, in the order and shape of metrics.parquet (a `row_errors`
-    /// row per scorer when row errors are allowed) and confusion.parquet.
+    /// row per scorer when row errors are allowed) and confusion.parquet. With a shared
+    /// judge cache, the replies bought so far are uploaded first ([`Scorer::flush_cache`]).
     pub fn finish(&self, states: &States) -> Result<Report, Error> {
+        self.flush_cache()?;
         let finished;
         let states = match self.plan.functions.as_deref() {
             Some(f) if states.has_user_metrics() => {
@@ -253,6 +255,16 @@ impl Scorer {
             self.allow_row_errors,
             self.run.clone(),
         ))
+    }
+
+    /// Uploads the judge replies this scorer bought that a shared judge cache does not hold
+    /// yet (nothing without one): a worker that scores batches and never finishes calls it
+    /// when its last batch is done.
+    pub fn flush_cache(&self) -> Result<(), Error> {
+        if let Some(rt) = self.plan.judge.as_deref() {
+            rt.flush_cache()?;
+        }
+        Ok(())
     }
 
     /// The run identity [`Scorer::finish`]'s reports carry: by default a fresh UUIDv7 made

@@ -2,7 +2,6 @@
 //! and the numbered parts of a set of input files (`judge export` writes `requests.jsonl`,
 //! `requests.2.jsonl`, ...).
 
-use crate::cache::put_on;
 use crate::{Cache, CacheError, CachedReply, ImportStats, Key};
 use evalscore_error::file_kind;
 use rusqlite::Connection;
@@ -133,7 +132,7 @@ impl Cache {
                 prompt_tokens: body["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
                 completion_tokens: body["usage"]["completion_tokens"].as_u64().unwrap_or(0),
             };
-            put_on(conn, &key, &reply).map_err(|e| self.sql(e))?;
+            self.put_in(conn, &key, &reply).map_err(|e| self.sql(e))?;
             stats.stored += 1;
         }
         Ok(stats)

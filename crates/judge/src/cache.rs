@@ -1,5 +1,20 @@
-//! The persistent reply cache (SQLite through `rusqlite`, bundled; WAL mode, synchronous
-//! NORMAL).
+//! The persistent reply cache: a local SQLite file (through `rusqlite`, bundled; WAL mode,
+//! synchronous NORMAL), optionally in front of a shared cache in object storage or a shared
+//! folder (module `remote`), which it reads through: a reply missing locally is looked for
+//! there and kept locally, and a reply stored locally is uploaded there (module `pending`).
+
+mod maintenance;
+mod pending;
+mod remote;
+mod segment;
+
+pub use maintenance::{
+    compact as compact_shared, stats as shared_cache_stats, Compacted, SharedCacheStats,
+    MERGED_ROWS, SMALL_ROWS,
+};
+pub use segment::{BLOOM_FPP, GROUP_ROWS, INDEX_BYTES_PER_ROW};
+pub use pending::FLUSH_ROWS;
+pub use remote::SharedStats;
 
 use crate::Key;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -7,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 /// A cached reply: the assistant message's text and the tokens the request cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CachedReply {
     pub content: String,
     pub prompt_tokens: u64,
@@ -49,8 +64,14 @@ pub enum CacheError {
     Store { path: PathBuf, message: String },
     /// An object-storage URL given as the cache's path: the cache is a local file, and a
     /// local path named after the URL would look shared while it is not.
-    #[error("judge cache `{url}`: an object-storage URL; the judge cache is a local SQLite file (a shared cache in object storage is not supported), so nothing was written")]
+    #[error("judge cache `{url}`: an object-storage URL is a shared cache, which `Cache::open_shared` opens in front of a local SQLite file; nothing was written")]
     Remote { url: String },
+    /// The shared cache failed: it could not be listed, read or written.
+    #[error("shared judge cache {0}")]
+    Shared(evalscore_storage::StorageError),
+    /// A segment could not be made.
+    #[error("shared judge cache `{url}`: cannot write a segment: {message}")]
+    Segment { url: String, message: String },
     /// The table was made by another version, with columns this one cannot fill or read.
     #[error("judge cache `{path}` was made by another version of evalscore: its table `judge_replies` {problem}")]
     Schema { path: PathBuf, problem: String },
@@ -228,6 +249,8 @@ pub struct Cache {
     path: PathBuf,
     /// Why storing a reply failed, once it did.
     store_failed: Mutex<Option<String>>,
+    /// The shared cache this one reads through and uploads to.
+    remote: Option<remote::Remote>,
 }
 
 impl Cache {
@@ -280,7 +303,86 @@ impl Cache {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
             store_failed: Mutex::new(None),
+            remote: None,
         })
+    }
+
+    /// Opens the local cache at `local` in front of the shared cache at `shared` (a prefix
+    /// of object storage, or a shared folder), which is listed at once: one that cannot be
+    /// listed fails here.
+    pub fn open_shared(
+        local: &Path,
+        shared: evalscore_storage::StorePath,
+    ) -> Result<Cache, CacheError> {
+        let mut cache = Cache::open(local)?;
+        cache
+            .conn()
+            .execute_batch(pending::SCHEMA)
+            .map_err(|e| cache.sql(e))?;
+        cache.remote = Some(remote::Remote::open(shared)?);
+        Ok(cache)
+    }
+
+    /// The shared cache's URL, when there is one.
+    pub fn shared_url(&self) -> Option<&str> {
+        self.remote.as_ref().map(|r| r.url())
+    }
+
+    /// What was read from and written to the shared cache so far.
+    pub fn shared_stats(&self) -> Option<&SharedStats> {
+        self.remote.as_ref().map(|r| &r.stats)
+    }
+
+    /// The warnings of the shared cache so far (segments skipped), taken.
+    pub fn take_warnings(&self) -> Vec<String> {
+        self.remote
+            .as_ref()
+            .map(remote::Remote::take_warnings)
+            .unwrap_or_default()
+    }
+
+    /// Stores `reply` on `conn` (in its transaction), marked for upload when there is a
+    /// shared cache.
+    pub(crate) fn put_in(
+        &self,
+        conn: &Connection,
+        key: &Key,
+        reply: &CachedReply,
+    ) -> rusqlite::Result<()> {
+        put_on(conn, key, reply)?;
+        match &self.remote {
+            Some(r) => pending::mark(conn, r.url(), key),
+            None => Ok(()),
+        }
+    }
+
+    /// Uploads the replies stored here and not yet in the shared cache, as segments of at
+    /// most [`FLUSH_ROWS`]; nothing without a shared cache. A failed upload leaves them
+    /// pending, for the next flush.
+    pub fn flush(&self) -> Result<(), CacheError> {
+        let Some(remote) = &self.remote else {
+            return Ok(());
+        };
+        loop {
+            let rows = pending::claim(&self.conn(), remote.url(), FLUSH_ROWS)
+                .map_err(|e| self.sql(e))?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let keys: Vec<Key> = rows.iter().map(|(k, _)| *k).collect();
+            if let Err(e) = remote.upload(rows) {
+                pending::unclaim(&self.conn(), remote.url(), &keys).map_err(|e| self.sql(e))?;
+                return Err(e);
+            }
+        }
+    }
+
+    /// Replies stored here and not yet uploaded to the shared cache.
+    pub fn pending(&self) -> Result<u64, CacheError> {
+        match &self.remote {
+            Some(r) => pending::count(&self.conn(), r.url()).map_err(|e| self.sql(e)),
+            None => Ok(0),
+        }
     }
 
     /// Stores the reply of `key` for a window. The first failure is kept: after it,
@@ -289,7 +391,18 @@ impl Cache {
         if let Some(e) = self.store_failure() {
             return Err(e);
         }
-        put_on(&self.conn(), key, reply).map_err(|e| {
+        let stored = match &self.remote {
+            None => put_on(&self.conn(), key, reply),
+            Some(_) => {
+                let conn = self.conn();
+                conn.execute_batch("BEGIN IMMEDIATE").and_then(|()| {
+                    let r = self.put_in(&conn, key, reply);
+                    conn.execute_batch(if r.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
+                    r
+                })
+            }
+        };
+        stored.map_err(|e| {
             let message = e.to_string();
             *self.store_failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
             CacheError::Store {
@@ -360,12 +473,74 @@ impl Cache {
             })
             .map_err(|e| self.sql(e));
         conn.execute_batch("COMMIT").map_err(|e| self.sql(e))?;
-        read.map(|()| got)
+        drop(conn);
+        let mut got = read.map(|()| got)?;
+        if let Some(remote) = &self.remote {
+            self.read_through(remote, keys, &mut got)?;
+        }
+        Ok(got)
     }
 
-    /// Stores the reply of `key`, committed at once (its own transaction).
+    /// Fills the misses of `got` (the replies of `keys`) from the shared cache; every reply
+    /// fetched there is kept locally (without marking it for upload), in one transaction.
+    fn read_through(
+        &self,
+        remote: &remote::Remote,
+        keys: &[Key],
+        got: &mut [Option<CachedReply>],
+    ) -> Result<(), CacheError> {
+        let missing: Vec<Key> = keys
+            .iter()
+            .zip(got.iter())
+            .filter(|(_, g)| g.is_none())
+            .map(|(k, _)| *k)
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let fetched = remote.lookup(&missing)?;
+        if fetched.is_empty() {
+            return Ok(());
+        }
+        {
+            let conn = self.conn();
+            conn.execute_batch("BEGIN IMMEDIATE")
+                .map_err(|e| self.sql(e))?;
+            let r = fetched.iter().try_for_each(|(k, v)| put_on(&conn, k, v));
+            conn.execute_batch(if r.is_ok() { "COMMIT" } else { "ROLLBACK" })
+                .map_err(|e| self.sql(e))?;
+            r.map_err(|e| self.sql(e))?;
+        }
+        let by_key: crate::KeyMap<&CachedReply> = fetched.iter().map(|(k, v)| (*k, v)).collect();
+        for (k, g) in keys.iter().zip(got.iter_mut()) {
+            if g.is_none() {
+                *g = by_key.get(k).map(|v| (*v).clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores the reply of `key`, committed at once (its own transaction); with a shared
+    /// cache, marked for upload at the next [`Cache::flush`].
     pub fn put_key(&self, key: &Key, reply: &CachedReply) -> Result<(), CacheError> {
-        put_on(&self.conn(), key, reply).map_err(|e| self.sql(e))
+        self.put_many(std::iter::once((*key, reply.clone())))
+    }
+
+    /// Stores `rows` in one transaction; with a shared cache, marked for upload at the next
+    /// [`Cache::flush`].
+    pub fn put_many(
+        &self,
+        rows: impl IntoIterator<Item = (Key, CachedReply)>,
+    ) -> Result<(), CacheError> {
+        let conn = self.conn();
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.sql(e))?;
+        let r = rows
+            .into_iter()
+            .try_for_each(|(k, v)| self.put_in(&conn, &k, &v));
+        conn.execute_batch(if r.is_ok() { "COMMIT" } else { "ROLLBACK" })
+            .map_err(|e| self.sql(e))?;
+        r.map_err(|e| self.sql(e))
     }
 
     /// [`Cache::put_key`] by the key in lower-case hex; any other text is not a cache key.

@@ -16,6 +16,13 @@ impl Diagnostic for CacheError {
             _ => ErrorKind::Other,
         }
     }
+
+    fn hint(&self) -> Option<String> {
+        match self {
+            CacheError::Shared(e) => e.hint.clone(),
+            _ => None,
+        }
+    }
 }
 
 /// A request that failed for good, after its retries.

@@ -5,7 +5,10 @@
 //!   scorer's parser version; object keys sorted, no spaces), so a cached reply is reused only
 //!   for the very same request.
 //! - [`Cache`]: SQLite (bundled through `rusqlite`, WAL mode), one row per key, each reply
-//!   committed on its own as it arrives, so a run killed at any point keeps every reply it got.
+//!   committed on its own as it arrives, so a run killed at any point keeps every reply it got;
+//!   optionally in front of a shared cache in object storage or a shared folder
+//!   ([`Cache::open_shared`]): immutable Parquet segments written create-only, read through by
+//!   their bloom-filtered row groups, merged by [`compact_shared`].
 //! - [`send`]: one request over HTTP (`ureq`), retried on connection errors, timeouts, 429 and
 //!   5xx with exponential backoff and jitter, honouring `Retry-After` up to a cap; never
 //!   redirected; every wait bounded; a reply body of at most [`MAX_REPLY_BYTES`].
@@ -32,7 +35,11 @@ mod request;
 mod window;
 
 pub use batch_files::{batch_part_name, batch_parts_present, open_batch_output, IMPORT_LINE_LIMIT};
-pub use cache::{default_cache_path, Cache, CacheError, CachedReply, ImportStats, BUSY_TIMEOUT};
+pub use cache::{
+    compact_shared, default_cache_path, shared_cache_stats, Cache, CacheError, CachedReply,
+    Compacted, ImportStats, SharedCacheStats, SharedStats, BLOOM_FPP, BUSY_TIMEOUT, FLUSH_ROWS,
+    GROUP_ROWS, INDEX_BYTES_PER_ROW, MERGED_ROWS, SMALL_ROWS,
+};
 pub use client::{
     api_key_problem, retry_after_cap, send, RequestError, RetryPolicy, Sent, MAX_REPLY_BYTES,
 };

@@ -17,6 +17,7 @@
 //! text. A reply body is at most `evalscore_judge::MAX_REPLY_BYTES`; a longer one is a row
 //! error.
 
+pub(crate) mod cache_choice;
 pub(crate) mod choice;
 pub(crate) mod embed;
 pub(crate) mod kind;
@@ -24,8 +25,9 @@ pub(crate) mod parse;
 pub mod runtime;
 pub(crate) mod window;
 
+pub use cache_choice::JudgeCache;
 pub use runtime::{
-    JudgeCache, JudgeCtx, JudgeOptions, JudgeProgress, JudgeRuntime, Judged, Kept, Memo,
+    JudgeCtx, JudgeOptions, JudgeProgress, JudgeRuntime, Judged, Kept, Memo,
     ModelStats, Reading, RuntimeError,
 };
 pub use window::JUDGE_PARSER_VERSION;

@@ -51,6 +51,8 @@ impl Object {
         // comparison), so it pins nothing.
         let e_tag = match meta.e_tag.as_deref() {
             None => None,
+            // `object_store`'s local file system makes and compares its own, unquoted.
+            Some(t) if loc.local => Some(t.to_owned()),
             Some(t) if t.starts_with("W/") => None,
             Some(t) if t.starts_with('"') => Some(t.to_owned()),
             Some(t) => Some(format!("\"{t}\"")),

@@ -29,6 +29,9 @@ pub struct StorePath {
     pub(crate) url: String,
     /// Blanked out of the store's messages (see [`secrets`]).
     pub(crate) secrets: Arc<Vec<String>>,
+    /// A local folder ([`StorePath::local_folder`]), whose ETags are compared as given,
+    /// unquoted.
+    pub(crate) local: bool,
 }
 
 impl fmt::Debug for StorePath {
@@ -124,6 +127,29 @@ impl StoreUrl {
             path,
             url: url.to_owned(),
             secrets: Arc::new(secrets),
+            local: false,
+        })
+    }
+}
+
+impl StorePath {
+    /// A local folder as a store (`object_store`'s local file system), for what is shared
+    /// through a folder as through a bucket: writes are create-only there too (a hard link,
+    /// refused when the name exists), and a write that dies leaves only a staging file whose
+    /// name (`NAME#N`) no listing by suffix returns. The folder is created if missing.
+    pub fn local_folder(dir: &std::path::Path) -> Result<StorePath, StorageError> {
+        let shown = format!("{}/", dir.display().to_string().trim_end_matches('/'));
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StorageError::new(&shown, format!("cannot create the folder: {e}")))?;
+        let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
+            .map_err(|e| StorageError::new(&shown, format!("cannot open the folder: {e}")))?;
+        Ok(StorePath {
+            store: Arc::new(fs),
+            pages: None,
+            path: ObjectPath::default(),
+            url: shown,
+            secrets: Arc::new(Vec::new()),
+            local: true,
         })
     }
 }
@@ -177,6 +203,7 @@ impl StorePath {
             path: self.path.clone().join(name),
             url,
             secrets: Arc::clone(&self.secrets),
+            local: self.local,
         }
     }
 }

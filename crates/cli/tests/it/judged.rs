@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 mod export_import;
 mod failures;
+mod shared_cache;
 mod windows;
 
 const KEY: &str = "sk-test-1234567890-secret";

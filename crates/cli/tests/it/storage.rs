@@ -13,6 +13,7 @@ mod backends;
 mod credentials;
 mod delta_tables;
 mod output_commits;
+mod shared_judge_cache;
 mod ranged_reads;
 
 const SECRET: &str = "s3-secret-never-printed";

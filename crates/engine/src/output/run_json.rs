@@ -150,7 +150,14 @@ pub(crate) fn judge_json(
         })
         .collect();
     serde_json::json!({
-        "cache": rt.cache_path().map(|p| p.display().to_string()),
+        "cache": rt.cache_name(),
+        // The shared cache's traffic (null without one): what a nightly run on a fresh
+        // machine read and wrote.
+        "shared_cache": rt.cache().and_then(|c| c.shared_stats()).map(|s| {
+            let mut j = s.to_json();
+            j["local"] = serde_json::json!(rt.cache_path().map(|p| p.display().to_string()));
+            j
+        }),
         "offline": rt.offline(),
         "models": models,
         "invalid": invalid,

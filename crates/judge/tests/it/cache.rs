@@ -319,7 +319,7 @@ fn an_object_storage_url_is_refused_and_nothing_is_written_under_its_name() {
         let err = Cache::open(std::path::Path::new(url)).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("judge cache `{url}`: an object-storage URL; the judge cache is a local SQLite file (a shared cache in object storage is not supported), so nothing was written")
+            format!("judge cache `{url}`: an object-storage URL is a shared cache, which `Cache::open_shared` opens in front of a local SQLite file; nothing was written")
         );
     }
     // A relative URL-looking path would have made `s3:/lake/...` in the working folder.

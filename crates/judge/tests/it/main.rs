@@ -8,4 +8,5 @@ mod fixtures;
 mod llama_server;
 mod reply_limits;
 mod robust;
+mod shared_cache;
 mod window;

@@ -203,10 +203,12 @@ impl RuntimeError {
                 "check the model's base_url and that its server is up; the replies received so far are in the judge cache, so a rerun sends only the rest".to_owned(),
             ),
             RuntimeError::Interrupted => None,
-            RuntimeError::Cache(_) => Some(
-                "check the --cache path (a SQLite file on a local disk), or run with --no-cache"
-                    .to_owned(),
-            ),
+            RuntimeError::Cache(e) => evalscore_error::Diagnostic::hint(e).or_else(|| {
+                Some(
+                    "check the --cache path (a SQLite file on a local disk, a shared folder or an object-storage prefix), or run with --no-cache"
+                        .to_owned(),
+                )
+            }),
             RuntimeError::ModelNotSetUp(_) => None,
         }
     }
@@ -238,22 +240,10 @@ impl evalscore_error::Diagnostic for RuntimeError {
     }
 }
 
-/// Where judge replies are cached.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub enum JudgeCache {
-    /// `$XDG_CACHE_HOME/evalscore/judge.sqlite`, else `~/.cache/evalscore/judge.sqlite`.
-    #[default]
-    Default,
-    /// `--cache PATH`.
-    Path(PathBuf),
-    /// `--no-cache`: every request is sent (identical ones of a window still once).
-    Off,
-}
-
 /// How a run's judge scorers reach their models.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JudgeOptions {
-    pub cache: JudgeCache,
+    pub cache: super::JudgeCache,
     /// `--offline`: send nothing; a reply missing from the cache is a row error.
     pub offline: bool,
 }
@@ -340,18 +330,7 @@ impl JudgeRuntime {
         if used.is_empty() {
             return Ok(None);
         }
-        let cache_path = match &opts.cache {
-            JudgeCache::Off => None,
-            JudgeCache::Path(p) => Some(p.clone()),
-            JudgeCache::Default => {
-                Some(evalscore_judge::default_cache_path().ok_or(RuntimeError::NoCachePath)?)
-            }
-        };
-        let cache = cache_path
-            .as_deref()
-            .map(Cache::open)
-            .transpose()
-            .map_err(RuntimeError::Cache)?;
+        let cache = opts.cache.open()?;
         if cache.is_none() && opts.offline {
             return Err(RuntimeError::OfflineWithoutCache);
         }
@@ -450,6 +429,36 @@ impl JudgeRuntime {
     /// The cache file, unless the cache is off.
     pub fn cache_path(&self) -> Option<&std::path::Path> {
         self.cache.as_ref().map(Cache::path)
+    }
+
+    /// The cache as run.json names it: the shared cache's URL (or folder), else the file.
+    pub fn cache_name(&self) -> Option<String> {
+        self.cache.as_ref().map(|c| match c.shared_url() {
+            Some(url) => url.to_owned(),
+            None => c.path().display().to_string(),
+        })
+    }
+
+    /// The cache itself, unless it is off.
+    pub fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref()
+    }
+
+    /// Uploads the replies stored during the run that the shared cache does not hold yet
+    /// (nothing without one); the end of a run calls it.
+    pub fn flush_cache(&self) -> Result<(), RuntimeError> {
+        match &self.cache {
+            Some(c) => c.flush().map_err(RuntimeError::Cache),
+            None => Ok(()),
+        }
+    }
+
+    /// What the shared cache warned of so far (segments skipped), taken.
+    pub fn cache_warnings(&self) -> Vec<String> {
+        self.cache
+            .as_ref()
+            .map(Cache::take_warnings)
+            .unwrap_or_default()
     }
 
     /// Whether `key` is cached (false without a cache).
