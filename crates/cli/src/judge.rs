@@ -79,22 +79,22 @@ fn export(args: ExportArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The store of `judge cache stats|compact URL`.
-fn shared_store(args: &SharedCacheArgs) -> Result<(String, evalscore_storage::StorePath), Error> {
-    let text = args.url.to_str().ok_or_else(|| {
-        Error::new(format!("`{}` is not a UTF-8 path", args.url.display()))
-    })?;
-    let store = JudgeCache::shared(text, storage_options(&args.storage_options)?)
-        .shared_store()
-        .map_err(Error::from)?
-        .ok_or_else(|| Error::new("not a shared cache"))?;
-    Ok((store.url().to_owned(), store))
+/// The shared cache of `judge cache stats|compact URL`.
+fn shared_choice(args: &SharedCacheArgs) -> Result<JudgeCache, Error> {
+    let text = args
+        .url
+        .to_str()
+        .ok_or_else(|| Error::new(format!("`{}` is not a UTF-8 path", args.url.display())))?;
+    Ok(JudgeCache::shared(text, storage_options(&args.storage_options)?))
 }
 
 /// `judge cache stats URL`.
 fn shared_stats(args: SharedCacheArgs) -> Result<(), Error> {
-    let (url, store) = shared_store(&args)?;
-    let s = evalscore_judge::shared_cache_stats(store).map_err(Error::from)?;
+    let store = shared_choice(&args)?
+        .shared_store()?
+        .ok_or_else(|| Error::new("not a shared cache"))?;
+    let url = store.url().to_owned();
+    let s = evalscore_judge::shared_cache_stats(store)?;
     println!("judge cache {url}");
     println!("segments    {}", s.segments);
     println!("entries     {}", s.entries);
@@ -109,8 +109,11 @@ fn shared_stats(args: SharedCacheArgs) -> Result<(), Error> {
 
 /// `judge cache compact URL`.
 fn shared_compact(args: SharedCacheArgs) -> Result<(), Error> {
-    let (url, store) = shared_store(&args)?;
-    let c = evalscore_judge::compact_shared(store).map_err(Error::from)?;
+    let store = shared_choice(&args)?
+        .shared_store()?
+        .ok_or_else(|| Error::new("not a shared cache"))?;
+    let url = store.url().to_owned();
+    let c = evalscore_judge::compact_shared(store)?;
     if c.written == 0 {
         println!("judge cache {url}: nothing to merge ({} segments kept)", c.kept);
     } else {

@@ -9,7 +9,6 @@ use evalscore_judge::{
 };
 use evalscore_task::{ModelSpec, RowContext};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
