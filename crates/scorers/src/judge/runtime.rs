@@ -204,7 +204,7 @@ impl RuntimeError {
             RuntimeError::Interrupted => None,
             RuntimeError::Cache(e) => evalscore_error::Diagnostic::hint(e).or_else(|| {
                 Some(
-                    "check the --cache path (a SQLite file on a local disk, a shared folder or an object-storage prefix), or run with --no-cache"
+                    "check the --cache path (a SQLite file on a local disk), or run with --no-cache"
                         .to_owned(),
                 )
             }),
