@@ -11,7 +11,7 @@
    requests (from `evalscore judge export` of the task over `--replies` rows); the other nights
    hold replies to other requests.
 2. Scores the task over its rows `--offline`, `--runs` rounds in alternation, each a fresh
-   process under /usr/bin/time:
+   process under /usr/bin/time, before and after `evalscore judge cache compact`:
    - `sqlite`: from a warm SQLite cache file holding the same replies (a machine that has them);
    - `shared`: from the shared cache on a machine with an empty cache folder (a fresh CI
      runner), so every reply comes from moto.
@@ -121,36 +121,47 @@ def main() -> None:
                 f.write(line(k, "No"))
         subprocess.run([binary, "judge", "import", str(work / "needed.jsonl"), "--cache", str(sqlite)],
                        env=env, check=True, capture_output=True)
-        results: dict[str, list[tuple[float, int]]] = {"sqlite": [], "shared": []}
-        traffic = []
-        first = None
-        for r in range(a.runs):
-            order = ["sqlite", "shared"] if r % 2 == 0 else ["shared", "sqlite"]
-            for mode in order:
-                out = work / f"out-{mode}-{r}"
-                xdg = work / f"xdg-{mode}-{r}"
-                cmd = [binary, "run", str(work / "task.yaml"), "--input", str(work / "rows.jsonl"), "--out", str(out),
-                       "--offline", "--quiet", "--cache", str(sqlite) if mode == "sqlite" else cache]
-                results[mode].append(timed(cmd, dict(env, XDG_CACHE_HOME=str(xdg))))
-                scores = (out / "scores.parquet").read_bytes()
-                first = first or scores
-                if scores != first:
-                    sys.exit(f"{mode} round {r}: scores.parquet differs")
-                if mode == "shared":
-                    traffic.append(json.loads((out / "run.json").read_text())["judge"]["shared_cache"])
-                shutil.rmtree(xdg, ignore_errors=True)
-        print(f"{a.replies} rows, {a.runs} rounds, load {os.getloadavg()[0]:.2f}")
-        walls = {}
-        for mode, rs in results.items():
-            wall = statistics.median(w for w, _ in rs)
-            walls[mode] = wall
-            rss = max(m for _, m in rs) / 1024
-            print(f"{mode:7s} wall median {wall:.3f} s ({min(w for w, _ in rs):.3f}-{max(w for w, _ in rs):.3f}), "
-                  f"{a.replies / wall:,.0f} rows/s, peak RSS {rss:.0f} MiB")
-        print(f"shared / sqlite rows/s: {walls['sqlite'] / walls['shared']:.2f}")
-        t0 = traffic[0]
-        print("shared cache traffic per run: " + json.dumps({k: v for k, v in t0.items() if k != "local"}))
-        print(f"bytes read per cached row: {t0['bytes_read'] / a.replies:.0f}")
+        first: list[bytes] = []
+
+        def measure(label: str) -> None:
+            results: dict[str, list[tuple[float, int]]] = {"sqlite": [], "shared": []}
+            traffic = []
+            for r in range(a.runs):
+                order = ["sqlite", "shared"] if r % 2 == 0 else ["shared", "sqlite"]
+                for mode in order:
+                    out = work / f"out-{label}-{mode}-{r}"
+                    xdg = work / f"xdg-{label}-{mode}-{r}"
+                    cmd = [binary, "run", str(work / "task.yaml"), "--input", str(work / "rows.jsonl"),
+                           "--out", str(out), "--offline", "--quiet",
+                           "--cache", str(sqlite) if mode == "sqlite" else cache]
+                    results[mode].append(timed(cmd, dict(env, XDG_CACHE_HOME=str(xdg))))
+                    scores = (out / "scores.parquet").read_bytes()
+                    if not first:
+                        first.append(scores)
+                    if scores != first[0]:
+                        sys.exit(f"{label} {mode} round {r}: scores.parquet differs")
+                    if mode == "shared":
+                        traffic.append(json.loads((out / "run.json").read_text())["judge"]["shared_cache"])
+                    shutil.rmtree(xdg, ignore_errors=True)
+                    shutil.rmtree(out, ignore_errors=True)
+            print(f"{label}: {a.replies} rows, {a.runs} rounds, load {os.getloadavg()[0]:.2f}")
+            walls = {}
+            for mode, rs in results.items():
+                wall = statistics.median(w for w, _ in rs)
+                walls[mode] = wall
+                rss = max(m for _, m in rs) / 1024
+                print(f"  {mode:7s} wall median {wall:.3f} s ({min(w for w, _ in rs):.3f}-{max(w for w, _ in rs):.3f}), "
+                      f"{a.replies / wall:,.0f} rows/s, peak RSS {rss:.0f} MiB")
+            print(f"  shared / sqlite rows/s: {walls['sqlite'] / walls['shared']:.2f}")
+            t0 = traffic[0]
+            print("  shared cache traffic per run: " + json.dumps({k: v for k, v in t0.items() if k != "local"}))
+            print(f"  bytes read per cached row: {t0['bytes_read'] / a.replies:.0f}", flush=True)
+
+        measure(f"{a.nights} segments")
+        out = subprocess.run([binary, "judge", "cache", "compact", cache], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        print(out, end="")
+        measure("compacted")
     finally:
         moto.terminate()
         shutil.rmtree(work, ignore_errors=True)
