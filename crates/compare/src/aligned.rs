@@ -14,7 +14,7 @@
 //! join's, and every figure the same sums in the same order the join's tally makes.
 
 use crate::comparison::CompareOptions;
-use crate::differences::{Block, Diffs};
+use crate::differences::{second_pass, Block, Diffs};
 use crate::opened::Pair;
 use crate::packed::Packed;
 use crate::runs::{Dict, Run};
@@ -28,7 +28,7 @@ use std::collections::{HashMap, VecDeque};
 
 /// Bytes of differences (8 per compared column and pair, 4 more each for a group and a
 /// cluster) kept in memory for the second pass; the rest go to a temporary file.
-const KEPT_IN_MEMORY: usize = 32 << 20;
+pub(crate) const KEPT_IN_MEMORY: usize = 32 << 20;
 
 /// Hash buckets of the uniqueness check: each small enough to sort in cache.
 const BUCKET_BITS: u32 = 10;
@@ -54,7 +54,7 @@ pub(crate) struct Aligned {
 
 /// What to read of each run; `None` when a key column's type is not one this path reads, or
 /// the two runs' types of a key column differ in kind.
-fn wanted(o: &CompareOptions, pair: &Pair) -> Option<(Wanted, Wanted)> {
+pub(crate) fn wanted(o: &CompareOptions, pair: &Pair) -> Option<(Wanted, Wanted)> {
     let (base, new) = (&pair.base, &pair.new);
     let mut key = Vec::new();
     for k in &o.key {
@@ -96,7 +96,7 @@ fn wanted(o: &CompareOptions, pair: &Pair) -> Option<(Wanted, Wanted)> {
 }
 
 /// The columns of `w` in `run`'s schema order, as the reader takes them.
-fn columns(run: &Run, w: &Wanted) -> Vec<String> {
+pub(crate) fn columns(run: &Run, w: &Wanted) -> Vec<String> {
     let mut names: Vec<&String> = w.key.iter().map(|(k, _)| k).collect();
     names.extend(&w.scores);
     names.extend(w.group.iter().chain(&w.cluster));
@@ -112,7 +112,7 @@ fn columns(run: &Run, w: &Wanted) -> Vec<String> {
 
 /// Decodes one unit of `run`; `None` on a read error or an unexpected batch (the
 /// partitioned join reports what it finds).
-fn decode(run: &Run, unit: &Unit, w: &Wanted, columns: &[String]) -> Option<Chunk> {
+pub(crate) fn decode(run: &Run, unit: &Unit, w: &Wanted, columns: &[String]) -> Option<Chunk> {
     let mut chunk = Chunk::new(w, unit.rows as usize);
     for batch in run.inputs.unit_batches(unit, columns).ok()? {
         chunk.extend(w, &batch.ok()?).ok()??;
@@ -123,7 +123,7 @@ fn decode(run: &Run, unit: &Unit, w: &Wanted, columns: &[String]) -> Option<Chun
     Some(chunk)
 }
 
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -355,7 +355,7 @@ impl Sink<'_> {
 
 /// The first pass over column `col` of `len` pairs: base values `x(k)`, new values `y(k)`,
 /// group slots `slot` (empty without groups), keys `key(k)`; their differences.
-fn column(
+pub(crate) fn column(
     first: &mut FirstPass,
     col: usize,
     (len, slot, key): (usize, &[Option<usize>], impl Fn(usize) -> serde_json::Value),
@@ -473,26 +473,7 @@ fn run(
     let mut second = first
         .finish(names, o.cluster.is_some())
         .map_err(Error::from)?;
-    let clustered = o.cluster.is_some();
-    diffs
-        .for_each(|block| {
-            for (col, d) in block.d.iter().enumerate() {
-                if block.group.is_empty() && !clustered {
-                    match d {
-                        Packed::Units(v) => second.overall(col, v.iter().map(|x| Packed::unit(*x))),
-                        Packed::Floats(v) => second.overall(col, v.iter().copied()),
-                    }
-                    continue;
-                }
-                d.for_each(|r, x| {
-                    let g = block.group.get(r).copied().unwrap_or(NONE);
-                    let (at, n_at) = groups.slots(g);
-                    let c = block.cluster.get(r).copied().unwrap_or(0);
-                    second.diff(col, &at[..n_at], x, c);
-                });
-            }
-        })
-        .map_err(Error::from)?;
+    second_pass(&mut diffs, &mut second, &groups, o.cluster.is_some()).map_err(Error::from)?;
     Ok(second
         .finish(
             names,

@@ -1,13 +1,16 @@
 //! Pairing two runs' rows by key and comparing every common score column, overall and per
 //! group. Runs whose keys arrive in the same order are paired row by row
-//! ([`crate::aligned`]); others, and whatever that path cannot settle, are read into
-//! partitions by key ([`crate::runs`]) and joined one partition at a time ([`crate::join`]).
-//! Memory does not grow with the rows either way, and the statistics are gathered in two
-//! passes over the pairs in the base run's order ([`crate::tally`]), so every figure is the
-//! sum, in that order, the in-memory computation gives, whichever path paired the rows.
+//! ([`crate::aligned`]); others that fit a memory budget by a hash join in memory
+//! ([`crate::hash_join`]); the rest, and whatever those paths cannot settle, are read into
+//! partitions by key ([`crate::runs`]) and joined one partition at a time ([`crate::join`]),
+//! spilled to disk, so that memory does not grow with the rows. The statistics are gathered
+//! in two passes over the pairs in the base run's order ([`crate::tally`]), so every figure
+//! is the sum, in that order, the in-memory computation gives, whichever path paired the
+//! rows.
 
 use crate::aligned;
 use crate::error::CompareError;
+use crate::hash_join::{self, MEMORY_BUDGET};
 use crate::join::{self, Columns};
 pub(crate) use crate::opened::{open_pair, Pair};
 use crate::runs::{self, key_json, Dict, Layout};
@@ -58,11 +61,22 @@ pub(crate) fn check_options(o: &CompareOptions) -> Result<(), Error> {
 }
 
 /// Reads the rows of an opened [`Pair`] and compares them: aligned when the runs' rows are
-/// in the same order, else by the partitioned join.
+/// in the same order, else by the hash join in memory when they fit its budget, else by the
+/// partitioned join.
 pub(crate) fn compare_pair(
     o: &CompareOptions,
     pair: Pair,
     partition_rows: u64,
+) -> Result<Comparison, Error> {
+    compare_pair_within(o, pair, partition_rows, MEMORY_BUDGET)
+}
+
+/// [`compare_pair`] with a memory budget of `budget` bytes for the hash join.
+fn compare_pair_within(
+    o: &CompareOptions,
+    pair: Pair,
+    partition_rows: u64,
+    budget: usize,
 ) -> Result<Comparison, Error> {
     let names: Vec<String> = pair
         .common
@@ -72,7 +86,39 @@ pub(crate) fn compare_pair(
     if let Some(a) = aligned::compare(o, &pair, &names)? {
         return Ok(finish(o, a.tallied, Vec::new(), (a.rows, a.rows)));
     }
+    if let Some(h) = hash_join::compare(o, &pair, &names, budget, hash_join::TABLE_ROWS)? {
+        return Ok(finish(o, h.tallied, h.only_new_keys, h.rows));
+    }
     compare_by_join(o, pair, partition_rows)
+}
+
+/// [`compare`] with a memory budget of `budget` bytes for the hash join.
+#[cfg(test)]
+pub(crate) fn compare_within(o: &CompareOptions, budget: usize) -> Result<Comparison, Error> {
+    check_options(o)?;
+    let pair = open_pair(o)?;
+    compare_pair_within(o, pair, PARTITION_ROWS, budget)
+}
+
+/// [`compare`] by the hash join alone, within `budget` bytes, in partitions of about
+/// `partition_rows` rows of both runs; `None` when it hands over to the partitioned join.
+#[cfg(test)]
+pub(crate) fn compare_hashed(
+    o: &CompareOptions,
+    budget: usize,
+    partition_rows: u64,
+) -> Result<Option<Comparison>, Error> {
+    check_options(o)?;
+    let pair = open_pair(o)?;
+    let names: Vec<String> = pair
+        .common
+        .iter()
+        .map(|(b, _)| pair.base.scores[*b].clone())
+        .collect();
+    Ok(
+        hash_join::compare(o, &pair, &names, budget, partition_rows)?
+            .map(|h| finish(o, h.tallied, h.only_new_keys, h.rows)),
+    )
 }
 
 /// [`compare_pair`] by the partitioned join.

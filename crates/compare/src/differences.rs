@@ -1,11 +1,13 @@
-//! The differences `new − base` of an aligned comparison's pairs ([`crate::aligned`]), kept
-//! in order for its second pass, with each pair's group and cluster, [`Packed`] (0/1
-//! scores' differences in one byte each); blocks stay in memory up to a budget, the rest go
-//! to a temporary file, written once and read back once.
+//! The differences `new − base` of a comparison's pairs ([`crate::aligned`],
+//! [`crate::hash_pairs`]), kept in order for its second pass ([`second_pass`]), with each
+//! pair's group and cluster, [`Packed`] (0/1 scores' differences in one byte each); blocks
+//! stay in memory up to a budget, the rest go to a temporary file, written once and read
+//! back once.
 
 use crate::error::CompareError;
 use crate::packed::Packed;
-use crate::spill::{Record, Records, SpillDir, Store};
+use crate::spill::{Record, Records, SpillDir, Store, NONE};
+use crate::tally::{Groups, SecondPass};
 
 /// A stretch of pairs: per compared column its differences, and per pair its group and its
 /// cluster id when the comparison has them (else empty).
@@ -132,4 +134,31 @@ impl Diffs {
         }
         Ok(())
     }
+}
+
+/// The second pass over the blocks of `diffs`, in order: each pair's difference counted
+/// overall and in its group's slot (with its cluster, when `clustered`).
+pub(crate) fn second_pass(
+    diffs: &mut Diffs,
+    second: &mut SecondPass,
+    groups: &Groups,
+    clustered: bool,
+) -> Result<(), CompareError> {
+    diffs.for_each(|block| {
+        for (col, d) in block.d.iter().enumerate() {
+            if block.group.is_empty() && !clustered {
+                match d {
+                    Packed::Units(v) => second.overall(col, v.iter().map(|x| Packed::unit(*x))),
+                    Packed::Floats(v) => second.overall(col, v.iter().copied()),
+                }
+                continue;
+            }
+            d.for_each(|r, x| {
+                let g = block.group.get(r).copied().unwrap_or(NONE);
+                let (at, n_at) = groups.slots(g);
+                let c = block.cluster.get(r).copied().unwrap_or(0);
+                second.diff(col, &at[..n_at], x, c);
+            });
+        }
+    })
 }

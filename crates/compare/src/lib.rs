@@ -2,13 +2,14 @@
 //!
 //! - [`compare()`]: reads the `scores.parquet` of a baseline and a new run folder
 //!   ([`runs`], through evalscore's checked reader), pairs their rows by key (row by row
-//!   when their keys arrive in the same order, checked as they stream in; else partition by
-//!   partition, spilled to the temporary folder for large runs; memory does not grow with
-//!   the rows either way), and compares every numeric score column present in both, overall and per
-//!   group: paired differences, their standard error (paired, or
-//!   cluster-robust), a Student t interval, a p-value (McNemar's exact test for 0/1
-//!   columns, the paired t test otherwise, the cluster-robust t test with clusters), the
-//!   minimum detectable difference, Holm-adjusted p-values and a verdict ([`stats`]).
+//!   when their keys arrive in the same order, checked as they stream in; else by a hash
+//!   join in memory, partitions joined in parallel, when the runs fit its memory budget;
+//!   else partition by partition, spilled to the temporary folder), and compares every
+//!   numeric score column present in both, overall and per group: paired differences,
+//!   their standard error (paired, or cluster-robust), a Student t interval, a p-value
+//!   (McNemar's exact test for 0/1 columns, the paired t test otherwise, the
+//!   cluster-robust t test with clusters), the minimum detectable difference,
+//!   Holm-adjusted p-values and a verdict ([`stats`]).
 //!   [`write`] puts `compare.parquet` and `compare.json` in place through the all-or-nothing
 //!   output folder ([`evalscore_outdir`]).
 //! - [`compare_suites`]: two suites' folders (`suite.json` and a `task=NAME/` run folder per
@@ -31,6 +32,8 @@ pub mod compare;
 mod comparison;
 mod differences;
 mod error;
+mod hash_join;
+mod hash_pairs;
 mod join;
 mod opened;
 mod output;

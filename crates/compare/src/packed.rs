@@ -50,6 +50,17 @@ impl Packed {
         false
     }
 
+    /// Appends `other`'s values.
+    pub fn append(&mut self, other: &Packed) {
+        match (&mut *self, other) {
+            (Packed::Units(a), Packed::Units(b)) => a.extend_from_slice(b),
+            (Packed::Floats(a), Packed::Units(b)) => a.extend(b.iter().map(|x| Packed::unit(*x))),
+            (_, Packed::Floats(b)) => {
+                self.extend(b);
+            }
+        }
+    }
+
     /// The value a byte of [`Packed::Units`] stands for.
     #[inline]
     pub fn unit(x: i8) -> f64 {

@@ -104,6 +104,48 @@ impl KeyCol {
         Ok(())
     }
 
+    /// Appends `other`, a column of the same kind; false when the texts would pass 4 GiB.
+    pub fn append(&mut self, other: &KeyCol) -> bool {
+        match (self, other) {
+            (KeyCol::Signed(a), KeyCol::Signed(b)) => a.extend_from_slice(b),
+            (KeyCol::Unsigned(a), KeyCol::Unsigned(b)) => a.extend_from_slice(b),
+            (
+                KeyCol::Text { offsets, bytes },
+                KeyCol::Text {
+                    offsets: o2,
+                    bytes: b2,
+                },
+            ) => {
+                let start = bytes.len();
+                if u32::try_from(start + b2.len()).is_err() {
+                    return false;
+                }
+                bytes.extend_from_slice(b2);
+                offsets.extend(o2.iter().skip(1).map(|o| o + start as u32));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The bytes the column holds.
+    pub fn bytes(&self) -> usize {
+        match self {
+            KeyCol::Signed(v) => v.len() * 8,
+            KeyCol::Unsigned(v) => v.len() * 8,
+            KeyCol::Text { offsets, bytes } => offsets.len() * 4 + bytes.len(),
+        }
+    }
+
+    /// An empty column of the same kind.
+    pub fn empty_like(&self) -> KeyCol {
+        match self {
+            KeyCol::Signed(_) => KeyCol::new(KeyKind::Signed, 0),
+            KeyCol::Unsigned(_) => KeyCol::new(KeyKind::Unsigned, 0),
+            KeyCol::Text { .. } => KeyCol::new(KeyKind::Text, 0),
+        }
+    }
+
     /// The first row of `len` from `i` whose value differs from `other`'s from `j`.
     pub fn first_difference(
         &self,
