@@ -2,8 +2,8 @@
 per job: the judge pass's cost rows, and the replies held once per worker process.
 
 A judged job first lists the rows' judge requests (`Task._judge_requests`, distinct within
-each batch, with `n` the rows asking each), keeps one row per cache key across the job (Spark's
-or Ray's shuffle by key) and sends each of those once (`Task._send_judge_requests`); the
+each batch, with `n` the rows asking each), brings the rows of each cache key together (Spark's
+or Ray's shuffle by key) and sends each key's request once (`Task._send_judge_requests`); the
 replies then go back to every worker, which scores its rows with exactly them
 (`Task._judge_replies`)."""
 
@@ -37,17 +37,24 @@ def replies_schema() -> Any:
 
 
 def judge_rows(task: Any, batches: Iterable[Any], cache: Any, offline: bool) -> Iterator[Any]:
-    """Sends each request of `batches` (distinct requests with `n`) once: the replies of each
-    batch, then a row with what they cost, in [`replies_schema`]."""
+    """Sends each distinct request of `batches` (requests with `n`, the rows asking each; a
+    key may come again, in the same batch or a later one) once: the replies of each batch,
+    then a row with what they cost, in [`replies_schema`]."""
     import json
 
     import pyarrow as pa
 
     schema = replies_schema()
+    seen: set = set()
     costs = []
     for batch in batches:
-        replies, cost = task._send_judge_requests(batch, cache, offline)
-        costs.append(add_repeats(cost, batch))
+        first = []
+        for key in batch.column("key").to_pylist():
+            first.append(key not in seen)
+            seen.add(key)
+        fresh = batch.filter(pa.array(first, pa.bool_()))
+        replies, cost = task._send_judge_requests(fresh, cache, offline)
+        costs.append(add_repeats(cost, batch, fresh))
         columns = list(replies.columns) + [pa.nulls(replies.num_rows, pa.string())]
         yield pa.RecordBatch.from_arrays(columns, schema=schema)
     cost = json.dumps(merge_costs(costs))
@@ -55,16 +62,22 @@ def judge_rows(task: Any, batches: Iterable[Any], cache: Any, offline: bool) -> 
     yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def add_repeats(cost: Cost, requests: Any) -> Cost:
-    """`cost` with the rows of `requests` (a batch of distinct requests with `n`, the rows
-    asking each) that repeated another row's request counted as `deduplicated`."""
+def add_repeats(cost: Cost, asked: Any, sent: Any) -> Cost:
+    """`cost` with the rows behind `asked` (requests with `n`, the rows asking each) whose
+    request was not one of `sent` (each sent for one row) counted as `deduplicated`."""
     import pyarrow.compute as pc
 
-    models = requests.column("model_key").to_pylist()
-    counts = pc.cast(requests.column("n"), "int64").to_pylist()
-    for model, n in zip(models, counts):
-        entry = cost.setdefault(model, {"deduplicated": 0})
-        entry["deduplicated"] = entry.get("deduplicated", 0) + (n or 1) - 1
+    def by_model(requests: Any, counts: Any) -> Dict[str, int]:
+        out: Dict[str, int] = {}
+        for model, n in zip(requests.column("model_key").to_pylist(), counts):
+            out[model] = out.get(model, 0) + n
+        return out
+
+    rows = by_model(asked, pc.cast(asked.column("n"), "int64").to_pylist())
+    sent_rows = by_model(sent, [1] * sent.num_rows)
+    for model, n in rows.items():
+        entry = cost.setdefault(model, {})
+        entry["deduplicated"] = entry.get("deduplicated", 0) + n - sent_rows.get(model, 0)
     return cost
 
 

@@ -9,9 +9,10 @@ the driver collects the state rows, merges them (`Task.finish`) and returns the 
 DataFrame.
 
 A task with model-graded scorers first sends each distinct judge request once per job: the
-partitions list their rows' requests, Spark's shuffle keeps one row per cache key
-(`groupBy`), each of those is sent once, and the replies, collected on the driver, travel
-with the scoring function, which scores every row with exactly them (nothing is sent then).
+partitions list their rows' requests, Spark's shuffle by cache key brings each key's rows
+into one partition, which sends its request once, and the replies, collected on the driver,
+travel with the scoring function, which scores every row with exactly them (nothing is sent
+then).
 """
 
 from __future__ import annotations
@@ -76,7 +77,6 @@ def _judge_once(
     """Each distinct judge request of `df`'s rows sent once: (the replies as a pyarrow table,
     what each model cost)."""
     import pyarrow as pa
-    from pyspark.sql import functions as F
 
     asked_spark, asked_arrow = _spark_types(
         [
@@ -92,25 +92,26 @@ def _judge_once(
         for batch in batches:
             yield _cast(task._judge_requests(batch, keep, output_column, cache, offline), asked_arrow)
 
-    # One row per cache key over every partition: Spark's shuffle (each partition's rows are
-    # aggregated before they leave it, so a key crosses once per partition at most).
-    distinct = (
-        df.mapInArrow(requests, asked_spark)
-        .groupBy("key")
-        .agg(
-            F.first("model_key").alias("model_key"),
-            F.first("request").alias("request"),
-            F.sum("n").alias("n"),
-        )
-        .select("model_key", "key", "request", "n")
-    )
+    # Every request of a key in one partition: Spark's shuffle by key, into as many partitions
+    # as the cluster runs tasks at once. A number given keeps adaptive execution from
+    # coalescing them by size (a job's requests are few bytes), which would leave one task
+    # sending every request.
+    by_key = df.mapInArrow(requests, asked_spark).repartition(_parallelism(df), "key")
     replies_spark, replies_arrow = _spark_types(list(_judging.replies_schema()), large)
 
     def send(batches: Iterator[Any]) -> Iterator[Any]:
         for rows in _judging.judge_rows(task, batches, cache, offline):
             yield _cast(rows, replies_arrow)
 
-    return _judging.split_replies([_to_arrow(distinct.mapInArrow(send, replies_spark))])
+    return _judging.split_replies([_to_arrow(by_key.mapInArrow(send, replies_spark))])
+
+
+def _parallelism(df: "DataFrame") -> int:
+    """How many tasks the cluster runs at once."""
+    try:
+        return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
+    except Exception:  # Spark Connect has no SparkContext
+        return max(1, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions", "200")))
 
 
 def score(
