@@ -77,11 +77,14 @@ def _sets(sets: Optional[Mapping[str, Any]]) -> List[Tuple[str, str]]:
 
 class Result:
     """What `Task.score` and `Task.finish` give: scores (None after `finish`), metrics,
-    confusion and metrics.json's content."""
+    confusion and metrics.json's content; `judge`, what each judge model cost (by `models:`
+    key: run.json's counters `requests_sent`, `cache_hits`, `deduplicated`, `retries`,
+    `failures`, `prompt_tokens`, `completion_tokens`; empty after `finish`)."""
 
     scores: Optional[pa.Table]
     metrics: pa.Table
     confusion: pa.Table
+    judge: Dict[str, Dict[str, Any]]
 
     def __init__(
         self,
@@ -89,11 +92,13 @@ class Result:
         metrics: pa.Table,
         confusion: pa.Table,
         metrics_json: str,
+        judge: Optional[Dict[str, Dict[str, Any]]] = None,
     ) -> None:
         self.scores = scores
         self.metrics = metrics
         self.confusion = confusion
         self._json = metrics_json
+        self.judge = dict(judge or {})
 
     def to_dict(self) -> Dict[str, Any]:
         """metrics.json's content."""
@@ -186,15 +191,29 @@ class Task:
         output_column: Optional[str] = None,
         max_row_errors: int = 0,
         threads: int = 0,
+        *,
+        cache: Any = None,
+        offline: bool = False,
     ) -> Result:
         """Scores every row of `data`: the rows' scores (scores.parquet's columns; `keep` is
         `--keep`, default `id` when the data has it) and the metrics. `threads` score pieces
-        of the data at once (0: one per core); the result does not depend on them."""
-        scores, states = self._task.score(
-            _arrow(data), _list(keep), output_column, int(max_row_errors), True, int(threads)
+        of the data at once (0: one per core); the result does not depend on them.
+
+        `cache` is the judge cache of model-graded scorers: None the default file, a path
+        another file (`--cache PATH`), False none (`--no-cache`); `offline=True` sends
+        nothing (`--offline`). `Result.judge` is what each model cost in this call."""
+        scores, states, cost = self._task.score(
+            _arrow(data),
+            _list(keep),
+            output_column,
+            int(max_row_errors),
+            True,
+            int(threads),
+            cache=cache,
+            offline=bool(offline),
         )
         metrics, confusion, js = self._task.finish([states], max_row_errors > 0)
-        return Result(scores, metrics, confusion, js)
+        return Result(scores, metrics, confusion, js, json.loads(cost))
 
     def partial(
         self,
@@ -203,10 +222,21 @@ class Task:
         output_column: Optional[str] = None,
         max_row_errors: int = 0,
         threads: int = 0,
+        *,
+        cache: Any = None,
+        offline: bool = False,
     ) -> bytes:
-        """The metric states of `data`'s rows as bytes, to merge with `finish`."""
-        _, states = self._task.score(
-            _arrow(data), _list(keep), output_column, int(max_row_errors), False, int(threads)
+        """The metric states of `data`'s rows as bytes, to merge with `finish`; `cache` and
+        `offline` as for `score`."""
+        _, states, _ = self._task.score(
+            _arrow(data),
+            _list(keep),
+            output_column,
+            int(max_row_errors),
+            False,
+            int(threads),
+            cache=cache,
+            offline=bool(offline),
         )
         return states
 
@@ -232,6 +262,9 @@ class Task:
         run_id: Optional[str] = None,
         labels: Optional[Mapping[str, Any]] = None,
         task_name: Optional[str] = None,
+        *,
+        cache: Any = None,
+        offline: bool = False,
     ) -> int:
         """The CLI's `evalscore run`: writes scores.parquet, metrics.parquet,
         confusion.parquet, metrics.json and run.json to `out`. Returns the rows scored.
@@ -247,7 +280,8 @@ class Task:
         the same keys, True always (`--hive-partitioning`), False never
         (`--no-hive-partitioning`); `where` reads only the files whose partition columns
         match the expression (`--where`, ANDed with the task's `filter:`);
-        `union_by_name=True` is `--union-by-name`."""
+        `union_by_name=True` is `--union-by-name`; `cache` and `offline` are as for `score`
+        (`--cache`, `--no-cache`, `--offline`)."""
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         return self._task.run(
@@ -266,17 +300,35 @@ class Task:
             run_id=run_id,
             labels=_sets(labels),
             task_name=task_name,
+            cache=cache,
+            offline=bool(offline),
         )
 
-    # For evalscore.spark and evalscore.ray: one batch at a time.
-    def _score_batch(self, batch: Any, keep: Optional[Sequence[str]], output_column: Optional[str], max_row_errors: int):
-        return self._task.score_batch(batch, _list(keep), output_column, int(max_row_errors))
+    # For evalscore.spark and evalscore.ray: one batch at a time. `replies` (from
+    # `_judge_replies`) are the only judge replies the batch is scored with.
+    def _score_batch(self, batch: Any, keep: Optional[Sequence[str]], output_column: Optional[str], max_row_errors: int, cache: Any = None, offline: bool = False, replies: Any = None):
+        return self._task.score_batch(batch, _list(keep), output_column, int(max_row_errors), cache=cache, offline=bool(offline), replies=replies)
 
-    def _output_schema(self, schema: Any, keep: Optional[Sequence[str]], output_column: Optional[str]):
-        return self._task.output_schema(schema, _list(keep), output_column)
+    def _output_schema(self, schema: Any, keep: Optional[Sequence[str]], output_column: Optional[str], cache: Any = None, offline: bool = False):
+        return self._task.output_schema(schema, _list(keep), output_column, cache=cache, offline=bool(offline))
 
-    def _input_columns(self, schema: Any, keep: Optional[Sequence[str]], output_column: Optional[str]) -> List[str]:
-        return self._task.input_columns(schema, _list(keep), output_column)
+    def _input_columns(self, schema: Any, keep: Optional[Sequence[str]], output_column: Optional[str], cache: Any = None, offline: bool = False) -> List[str]:
+        return self._task.input_columns(schema, _list(keep), output_column, cache=cache, offline=bool(offline))
+
+    # Judging apart from scoring, so that Spark and Ray send each distinct request once.
+    @property
+    def _lists_judge_requests(self) -> bool:
+        return self._task.lists_judge_requests
+
+    def _judge_requests(self, batch: Any, keep: Optional[Sequence[str]], output_column: Optional[str], cache: Any = None, offline: bool = False):
+        return self._task.judge_requests(batch, _list(keep), output_column, cache=cache, offline=bool(offline))
+
+    def _send_judge_requests(self, batch: Any, cache: Any = None, offline: bool = False):
+        replies, cost = self._task.send_judge_requests(batch, cache=cache, offline=bool(offline))
+        return replies, json.loads(cost)
+
+    def _judge_replies(self, data: Any):
+        return self._task.judge_replies(_arrow(data))
 
     def _merge(self, states: List[bytes]) -> bytes:
         return self._task.merge(states)
@@ -300,6 +352,9 @@ def run_suite(
     where: Optional[str] = None,
     union_by_name: bool = False,
     format: str = "folder",
+    *,
+    cache: Any = None,
+    offline: bool = False,
 ) -> Dict[str, Any]:
     """The CLI's `evalscore run SUITE.yaml --out OUT`: every task of the suite file, its shared
     inputs read once, each task's five files in `out/task=NAME/`. `inputs` replace the suite's
@@ -309,7 +364,8 @@ def run_suite(
     `tasks` (`status: "failed"`, `error`). `recursive`, `hive_partitioning`, `where` and
     `union_by_name` are as for `Task.run`, for every task's inputs. `format="delta"` appends
     every task's rows to the Delta tables under the root `out` (one commit per table, the
-    `runs` rows last) and writes no suite.json; the record is still returned."""
+    `runs` rows last) and writes no suite.json; the record is still returned. `cache` and
+    `offline` are as for `Task.score`, for every task."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     text = _run_suite(
@@ -330,6 +386,8 @@ def run_suite(
         where_filter=where,
         union_by_name=bool(union_by_name),
         format=str(format),
+        cache=cache,
+        offline=bool(offline),
     )
     return json.loads(text)
 

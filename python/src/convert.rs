@@ -1,12 +1,16 @@
 //! Arrow data between the engine and pyarrow: arrays handed to Python functions, and score
-//! batches with dictionary columns as their value type.
+//! batches with dictionary columns as their value type. Also the Python API's options that
+//! map onto the engine's (`hive_partitioning=`, `format=`, `cache=` and `offline=`).
 
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
-use evalscore_engine::{Error, ErrorKind, HivePartitioning, OutputFormat};
+use evalscore_engine::{
+    Error, ErrorKind, HivePartitioning, JudgeCache, JudgeOptions, OutputFormat,
+};
 use pyo3::prelude::*;
 use pyo3_arrow::PyArray;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) fn to_py<'py>(py: Python<'py>, a: &ArrayRef) -> PyResult<Bound<'py, PyAny>> {
@@ -73,4 +77,48 @@ pub(crate) fn output_format(v: &str) -> PyResult<OutputFormat> {
                 .kind(ErrorKind::Other),
         )),
     }
+}
+
+/// `cache=` of the Python API, as the CLI's `--cache PATH` and `--no-cache`: `None` is the
+/// default cache file, `False` no cache, a path (a `str` or `os.PathLike`) that file.
+pub(crate) fn judge_cache(value: Option<&Bound<'_, PyAny>>) -> PyResult<JudgeCache> {
+    let refused = |what: String| {
+        crate::errors::py_err(
+            Error::new(format!(
+                "cache: {what}; give a path, None (the default cache) or False (no cache)"
+            ))
+            .kind(ErrorKind::Other),
+        )
+    };
+    let Some(v) = value.filter(|v| !v.is_none()) else {
+        return Ok(JudgeCache::Default);
+    };
+    match v.extract::<bool>() {
+        Ok(false) => return Ok(JudgeCache::Off),
+        Ok(true) => return Err(refused("`True` names no cache".to_owned())),
+        Err(_) => {}
+    }
+    let path: PathBuf = v.extract().map_err(|_| {
+        let kind = v
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        refused(format!("a `{kind}` is not a path"))
+    })?;
+    // A URL or a folder is a shared cache (credentials from the environment), as `--cache`.
+    Ok(match path.to_str() {
+        Some(text) => JudgeCache::parse(text, Vec::new()),
+        None => JudgeCache::Path(path),
+    })
+}
+
+/// `cache=` and `offline=` (`--offline`) of the Python API.
+pub(crate) fn judge_options(
+    cache: Option<&Bound<'_, PyAny>>,
+    offline: bool,
+) -> PyResult<JudgeOptions> {
+    Ok(JudgeOptions {
+        cache: judge_cache(cache)?,
+        offline,
+    })
 }

@@ -6,12 +6,15 @@
 //! results go back to pyarrow. The Python-facing API is `evalscore/__init__.py`.
 //!
 //! Modules: [`task`] (the `_Task` class and `read_task`), [`suite`] (`run_suite`), [`scoring`] (a stream of batches
-//! scored on several threads), [`functions`] (the task's Python functions), [`convert`] (Arrow
-//! data to and from pyarrow), [`errors`] (the exception classes).
+//! scored on several threads), [`judge`] (judging apart from scoring, for Spark and Ray: each
+//! distinct request sent once per job), [`functions`] (the task's Python functions),
+//! [`convert`] (Arrow data to and from pyarrow, the options that map onto the engine's),
+//! [`errors`] (the exception classes).
 
 mod convert;
 mod errors;
 mod functions;
+mod judge;
 mod scoring;
 mod suite;
 mod task;
@@ -24,6 +27,7 @@ use task::{read_task, PyTask};
 fn _evalscore(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyTask>()?;
+    m.add_class::<judge::PyJudgeReplies>()?;
     m.add_function(wrap_pyfunction!(read_task, m)?)?;
     m.add_function(wrap_pyfunction!(suite::run_suite, m)?)?;
     m.add("EvalscoreError", py.get_type::<EvalscoreError>())?;

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 /// Raises the first failing task's error unless `keep_going`; returns suite.json's text.
 #[pyfunction]
 /// `recursive`, `hive_partitioning`, `where_filter` and `union_by_name` are as for a task's
-/// run, and apply to every task's inputs.
-#[pyo3(signature = (path, out, inputs, labels, sets, keep, output_column, threads, overwrite, max_row_errors, keep_going, run_id, recursive=false, hive_partitioning=None, where_filter=None, union_by_name=false, format="folder"))]
+/// run, and apply to every task's inputs; `cache` and `offline` to every task's judge.
+#[pyo3(signature = (path, out, inputs, labels, sets, keep, output_column, threads, overwrite, max_row_errors, keep_going, run_id, recursive=false, hive_partitioning=None, where_filter=None, union_by_name=false, format="folder", cache=None, offline=false))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run_suite(
-    py: Python<'_>,
+pub(crate) fn run_suite<'py>(
+    py: Python<'py>,
     path: PathBuf,
     out: PathBuf,
     inputs: Vec<PathBuf>,
@@ -32,8 +32,11 @@ pub(crate) fn run_suite(
     where_filter: Option<String>,
     union_by_name: bool,
     format: &str,
+    cache: Option<&Bound<'py, PyAny>>,
+    offline: bool,
 ) -> PyResult<String> {
     let format = crate::convert::output_format(format)?;
+    let judge = crate::convert::judge_options(cache, offline)?;
     let limit = RowErrorLimit::parse(&max_row_errors)
         .map_err(|m| py_err(Error::new(format!("max_row_errors: {m}")).kind(ErrorKind::Other)))?;
     // RunOptions holds callbacks that are not Send: it is built on the detached thread.
@@ -56,6 +59,7 @@ pub(crate) fn run_suite(
                 where_filter,
                 union_by_name,
                 format,
+                judge,
                 ..RunOptions::default()
             },
             keep_going,

@@ -1,15 +1,17 @@
 //! `_Task`: a parsed task, bound to the schema of the data it is given, with the methods the
-//! Python package calls (score, merge, finish, run), and `read_task`.
+//! Python package calls (score, merge, finish, run; and for Spark and Ray, judging apart
+//! from scoring: module `judge`), and `read_task`.
 
-use crate::convert::{plain, plain_schema};
+use crate::convert::{judge_options, plain, plain_schema};
 use crate::errors::{internal, py_err};
 use crate::functions::functions_of;
+use crate::judge::{self, PyJudgeReplies};
 use crate::scoring::score_stream;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use evalscore_engine::{
-    read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions, RowErrorLimit,
-    RunOptions, Scorer, States, Task,
+    read_task_file, BindOptions, EngineError, Error, ErrorKind, Functions, JudgeOptions,
+    RowErrorLimit, RunOptions, Scorer, States, Task, TaskJudge,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -24,6 +26,7 @@ struct Binding {
     keep: Option<Vec<String>>,
     output_column: Option<String>,
     max_row_errors: u64,
+    judge: JudgeOptions,
 }
 
 /// A scorer bound to one input schema, reused while batches keep that schema.
@@ -43,6 +46,8 @@ pub(crate) struct PyTask {
     task: Task,
     functions: Option<Functions>,
     bound: Mutex<Option<BoundScorer>>,
+    /// The judge that sends requests gathered by key (Spark, Ray), for the options it has.
+    judge: Mutex<Option<(JudgeOptions, Arc<TaskJudge>)>>,
 }
 
 impl PyTask {
@@ -70,8 +75,8 @@ impl PyTask {
                 keep: binding.keep.clone(),
                 output_column: binding.output_column.clone(),
                 max_row_errors: binding.max_row_errors,
+                judge: binding.judge.clone(),
                 functions: self.functions.clone(),
-                ..BindOptions::default()
             },
         )?);
         *bound = Some(BoundScorer {
@@ -88,13 +93,31 @@ impl PyTask {
         schema: PySchema,
         keep: Option<Vec<String>>,
         output_column: Option<String>,
+        judge: JudgeOptions,
     ) -> PyResult<Arc<Scorer>> {
         let binding = Binding {
             keep,
             output_column,
             max_row_errors: 0,
+            judge,
         };
         self.scorer(&schema.into_inner(), &binding).map_err(py_err)
+    }
+
+    /// The judge of the task's models with `opts`, the last one when they are the same.
+    fn task_judge(&self, opts: &JudgeOptions) -> Result<Option<Arc<TaskJudge>>, Error> {
+        let mut judge = self.judge.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((o, j)) = judge.as_ref() {
+            if o == opts {
+                return Ok(Some(Arc::clone(j)));
+            }
+        }
+        let Some(j) = TaskJudge::new(&self.task, opts)? else {
+            return Ok(None);
+        };
+        let j = Arc::new(j);
+        *judge = Some((opts.clone(), Arc::clone(&j)));
+        Ok(Some(j))
     }
 
     fn merged(&self, states: &[Vec<u8>]) -> Result<States, Error> {
@@ -148,6 +171,7 @@ impl PyTask {
             task,
             functions: functions_of(functions)?,
             bound: Mutex::new(None),
+            judge: Mutex::new(None),
         })
     }
 
@@ -157,6 +181,13 @@ impl PyTask {
         self.task.warnings.clone()
     }
 
+    /// Whether the judge requests of its batches can be listed ahead of scoring
+    /// (`Task::lists_judge_requests`): then Spark and Ray send each distinct one once.
+    #[getter]
+    fn lists_judge_requests(&self) -> bool {
+        self.task.lists_judge_requests()
+    }
+
     /// The scorer keys, in task order.
     #[getter]
     fn scorer_keys(&self) -> Vec<String> {
@@ -164,8 +195,8 @@ impl PyTask {
     }
 
     /// Scores every batch of `data` on `threads` threads (0: one per core): (the score table
-    /// or None, the merged states as bytes).
-    #[pyo3(signature = (data, keep, output_column, max_row_errors, want_scores, threads=0))]
+    /// or None, the merged states as bytes, what each judge model cost meanwhile as JSON).
+    #[pyo3(signature = (data, keep, output_column, max_row_errors, want_scores, threads=0, cache=None, offline=false))]
     #[allow(clippy::too_many_arguments)]
     fn score<'py>(
         &self,
@@ -176,21 +207,26 @@ impl PyTask {
         max_row_errors: u64,
         want_scores: bool,
         threads: usize,
-    ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyBytes>)> {
+        cache: Option<&Bound<'py, PyAny>>,
+        offline: bool,
+    ) -> PyResult<(Option<Bound<'py, PyAny>>, Bound<'py, PyBytes>, String)> {
         let binding = Binding {
             keep,
             output_column,
             max_row_errors,
+            judge: judge_options(cache, offline)?,
         };
         let reader = data.into_reader()?;
         let schema = reader.schema();
         let scorer = self.scorer(&schema, &binding).map_err(py_err)?;
+        let before = scorer.judge_stats();
         let out_schema = want_scores.then(|| plain_schema(&scorer.output_schema()));
         let functions = self.functions.clone();
         let task = &self.task;
+        let scoring = Arc::clone(&scorer);
         let result = py.detach(move || {
             score_stream(
-                &scorer,
+                &scoring,
                 reader,
                 threads,
                 want_scores,
@@ -203,11 +239,14 @@ impl PyTask {
             Some(schema) => Some(PyTable::try_new(batches, schema)?.into_pyarrow(py)?),
             None => None,
         };
-        Ok((table, PyBytes::new(py, &bytes)))
+        let cost = judge::stats_json(&before, &scorer.judge_stats());
+        Ok((table, PyBytes::new(py, &bytes), cost))
     }
 
-    /// Scores one record batch: (its score batch as pyarrow, its states as bytes).
-    #[pyo3(signature = (batch, keep, output_column, max_row_errors))]
+    /// Scores one record batch: (its score batch as pyarrow, its states as bytes). With
+    /// `replies`, the judge replies are those alone (nothing is sent).
+    #[pyo3(signature = (batch, keep, output_column, max_row_errors, cache=None, offline=false, replies=None))]
+    #[allow(clippy::too_many_arguments)]
     fn score_batch<'py>(
         &self,
         py: Python<'py>,
@@ -215,17 +254,25 @@ impl PyTask {
         keep: Option<Vec<String>>,
         output_column: Option<String>,
         max_row_errors: u64,
+        cache: Option<&Bound<'py, PyAny>>,
+        offline: bool,
+        replies: Option<&Bound<'py, PyJudgeReplies>>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
         let batch = batch.into_inner();
         let binding = Binding {
             keep,
             output_column,
             max_row_errors,
+            judge: judge_options(cache, offline)?,
         };
         let scorer = self.scorer(&batch.schema(), &binding).map_err(py_err)?;
+        let replies = replies.map(|r| Arc::clone(&r.get().replies));
         let (scores, states) = py
             .detach(move || {
-                let (scores, states) = scorer.score(&batch)?;
+                let (scores, states) = match &replies {
+                    Some(r) => scorer.score_with_replies(&batch, r)?,
+                    None => scorer.score(&batch)?,
+                };
                 Ok::<_, Error>((plain(scores)?, states.to_bytes()?))
             })
             .map_err(py_err)?;
@@ -236,28 +283,100 @@ impl PyTask {
     }
 
     /// The schema of the score batches for input `schema`.
-    #[pyo3(signature = (schema, keep, output_column))]
+    #[pyo3(signature = (schema, keep, output_column, cache=None, offline=false))]
     fn output_schema<'py>(
         &self,
         py: Python<'py>,
         schema: PySchema,
         keep: Option<Vec<String>>,
         output_column: Option<String>,
+        cache: Option<&Bound<'py, PyAny>>,
+        offline: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let scorer = self.schema_scorer(schema, keep, output_column)?;
+        let judge = judge_options(cache, offline)?;
+        let scorer = self.schema_scorer(schema, keep, output_column, judge)?;
         PySchema::new(plain_schema(&scorer.output_schema())).into_pyarrow(py)
     }
 
     /// The columns of input `schema` that the task reads, in schema order.
-    #[pyo3(signature = (schema, keep, output_column))]
-    fn input_columns(
+    #[pyo3(signature = (schema, keep, output_column, cache=None, offline=false))]
+    fn input_columns<'py>(
         &self,
         schema: PySchema,
         keep: Option<Vec<String>>,
         output_column: Option<String>,
+        cache: Option<&Bound<'py, PyAny>>,
+        offline: bool,
     ) -> PyResult<Vec<String>> {
-        let scorer = self.schema_scorer(schema, keep, output_column)?;
+        let judge = judge_options(cache, offline)?;
+        let scorer = self.schema_scorer(schema, keep, output_column, judge)?;
         Ok(scorer.input_columns().to_vec())
+    }
+
+    /// The judge requests of one record batch, distinct by key: rows `model_key`, `key`,
+    /// `request` (JSON text) and `n` (the rows asking it), as pyarrow.
+    #[pyo3(signature = (batch, keep, output_column, cache=None, offline=false))]
+    fn judge_requests<'py>(
+        &self,
+        py: Python<'py>,
+        batch: PyRecordBatch,
+        keep: Option<Vec<String>>,
+        output_column: Option<String>,
+        cache: Option<&Bound<'py, PyAny>>,
+        offline: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let batch = batch.into_inner();
+        let binding = Binding {
+            keep,
+            output_column,
+            max_row_errors: 0,
+            judge: judge_options(cache, offline)?,
+        };
+        let scorer = self.scorer(&batch.schema(), &binding).map_err(py_err)?;
+        let rows = py
+            .detach(move || judge::requests_batch(scorer.judge_requests(&batch)?))
+            .map_err(py_err)?;
+        PyRecordBatch::new(rows).into_pyarrow(py)
+    }
+
+    /// Sends the requests of `batch` (rows as `judge_requests` makes them), each once:
+    /// (their replies as pyarrow rows `key`, `content`, `prompt_tokens`, `completion_tokens`,
+    /// `error`, `attempts`; what each model cost, as JSON).
+    #[pyo3(signature = (batch, cache=None, offline=false))]
+    fn send_judge_requests<'py>(
+        &self,
+        py: Python<'py>,
+        batch: PyRecordBatch,
+        cache: Option<&Bound<'py, PyAny>>,
+        offline: bool,
+    ) -> PyResult<(Bound<'py, PyAny>, String)> {
+        let batch = batch.into_inner();
+        let opts = judge_options(cache, offline)?;
+        let sender = self.task_judge(&opts).map_err(py_err)?;
+        let (replies, cost) = py
+            .detach(move || {
+                let requests = judge::read_requests(&batch)?;
+                let keys: Vec<String> = requests.iter().map(|(_, r)| r.key()).collect();
+                let Some(sender) = sender else {
+                    return judge::replies_batch(&[], Vec::new()).map(|b| (b, "{}".to_owned()));
+                };
+                let before = sender.stats();
+                let replies = sender.send(&requests)?;
+                let cost = judge::stats_json(&before, &sender.stats());
+                Ok::<_, Error>((judge::replies_batch(&keys, replies)?, cost))
+            })
+            .map_err(py_err)?;
+        Ok((PyRecordBatch::new(replies).into_pyarrow(py)?, cost))
+    }
+
+    /// Replies (rows as `send_judge_requests` gives them, any number of batches) held for
+    /// `score_batch(..., replies=...)`.
+    fn judge_replies(&self, py: Python<'_>, data: AnyRecordBatch) -> PyResult<PyJudgeReplies> {
+        let batches = data
+            .into_reader()?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(internal)?;
+        py.detach(|| judge::judge_replies(&self.task, &batches))
     }
 
     /// Merges serialized states (any order) into one.
@@ -295,11 +414,11 @@ impl PyTask {
     /// `recursive`, `hive_partitioning` (`None`: when every file has the same keys) and
     /// `where_filter` are `--recursive`, `--hive-partitioning` / `--no-hive-partitioning`
     /// and `--where`; `union_by_name` is `--union-by-name`.
-    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors, recursive, hive_partitioning, where_filter, union_by_name=false, format="folder", run_id=None, labels=Vec::new(), task_name=None))]
+    #[pyo3(signature = (inputs, out, keep, output_column, threads, overwrite, max_row_errors, recursive, hive_partitioning, where_filter, union_by_name=false, format="folder", run_id=None, labels=Vec::new(), task_name=None, cache=None, offline=false))]
     #[allow(clippy::too_many_arguments)]
-    fn run(
+    fn run<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         inputs: Vec<PathBuf>,
         out: PathBuf,
         keep: Option<Vec<String>>,
@@ -315,8 +434,11 @@ impl PyTask {
         run_id: Option<String>,
         labels: Vec<(String, String)>,
         task_name: Option<String>,
+        cache: Option<&Bound<'py, PyAny>>,
+        offline: bool,
     ) -> PyResult<u64> {
         let format = crate::convert::output_format(format)?;
+        let judge = judge_options(cache, offline)?;
         // A task from text has no file name to name it by in a Delta table.
         let task_name = task_name.or_else(|| self.path.is_none().then(|| "task".to_owned()));
         let limit = RowErrorLimit::parse(&max_row_errors).map_err(|m| {
@@ -367,6 +489,7 @@ impl PyTask {
                     run_id,
                     labels,
                     task_name,
+                    judge,
                     ..RunOptions::default()
                 })
             })

@@ -28,6 +28,10 @@
 //!   them once, each task's outputs go to `DIR/task=NAME/`, and `DIR/suite.json` comes last.
 //! - [`export_requests`]: `evalscore judge export`, the judge requests of a task over its
 //!   inputs that the cache does not hold, as Batch API input files (module `export`).
+//! - Judging apart from scoring, for a job spread over many processes (Spark, Ray) that sends
+//!   each distinct request once: [`Scorer::judge_requests`] lists a batch's requests,
+//!   [`TaskJudge`] sends requests gathered from anywhere, and [`Scorer::score_with_replies`]
+//!   scores a batch with the replies got so ([`JudgeReplies`]), sending nothing.
 #![warn(missing_docs)]
 
 mod error;
@@ -54,6 +58,8 @@ pub use error::{
 };
 /// Delta tables of runs (`--format delta`), for `compare` and `report` of a table root.
 pub use evalscore_delta::{DeltaError, DeltaRoot, Materialized};
+/// Judge requests and replies, for [`Scorer::judge_requests`] and [`TaskJudge`].
+pub use evalscore_judge::{CachedReply, ChatRequest, JudgeError, Key, RequestError};
 use evalscore_outdir as outdir;
 pub use evalscore_reader::{HivePartitioning, OpenProgress, OpenStep};
 pub use evalscore_scorers::judge::{
@@ -69,7 +75,7 @@ pub use pipeline::run;
 pub use report::Report;
 pub use row_error::RowErrorRecord;
 pub use run_identity::{RunIdentity, MAX_LABELS, MAX_LABELS_BYTES};
-pub use scorer::{BindOptions, Scorer};
+pub use scorer::{BindOptions, JudgeReplies, JudgeRequest, Scorer, TaskJudge};
 pub use states::States;
 pub use suite::{is_suite_file, run_suite, SuiteOptions, SuiteSummary, SuiteTaskSummary};
 

@@ -9,7 +9,7 @@ use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow::compute::cast;
 use evalscore_kernels::BatchMemo;
 use evalscore_metrics::{FoldMemo, GroupKeys, Grouped};
-use evalscore_scorers::judge::{JudgeCtx, Memo};
+use evalscore_scorers::judge::{JudgeCtx, JudgeRuntime, Memo};
 use evalscore_scorers::{BatchInput, ScoreColumns, ScorerSpec, Task, UserFunctions};
 use evalscore_task::RowContext;
 use std::collections::BTreeMap;
@@ -72,6 +72,9 @@ pub(crate) struct Given<'a> {
     /// What the batch's other scorers and metrics (a suite's other tasks) derive from its
     /// columns too.
     pub memo: Option<&'a Memos>,
+    /// The judge runtime to ask instead of the plan's: one replaying replies got ahead
+    /// (`Scorer::score_with_replies`).
+    pub judge: Option<&'a JudgeRuntime>,
 }
 
 /// What a suite's tasks derive from one batch's columns once for all: the scorers' values
@@ -98,7 +101,9 @@ pub(crate) fn score_batch(
         copied,
         output_text,
         memo,
+        judge: replaying,
     } = given;
+    let runtime = replaying.or(plan.judge.as_deref());
     let raw_output = match &plan.output_column {
         Some(name) => Some(batch.column_by_name(name).ok_or_else(|| RowError {
             row: 0,
@@ -156,7 +161,7 @@ pub(crate) fn score_batch(
         .chain((0..task.scorers.len()).filter(judged))
         .collect();
     let mut per_scorer: Vec<Vec<ArrayRef>> = vec![Vec::new(); task.scorers.len()];
-    let prefetch = plan.judge.as_deref().filter(|_| {
+    let prefetch = runtime.filter(|_| {
         let n = order.iter().filter(|i| judged(i)).count();
         n > 0 && n < order.len()
     });
@@ -180,7 +185,7 @@ pub(crate) fn score_batch(
                         .map_err(|_| internal(&"the judge prefetch thread panicked"))?;
                 }
             }
-            let judge = match (spec.scorer.model_key(), plan.judge.as_deref()) {
+            let judge = match (spec.scorer.model_key(), runtime) {
                 (Some(_), Some(runtime)) => Some(JudgeCtx {
                     runtime,
                     memo: &memos[i],

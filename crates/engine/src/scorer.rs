@@ -1,5 +1,7 @@
 //! [`Scorer`]: a task bound to an input schema, which scores in-memory record batches from
-//! any thread into score batches and [`States`], and reports their figures.
+//! any thread into score batches and [`States`], and reports their figures. Module
+//! `judge_requests`: a batch's judge requests listed ahead, sent once per job elsewhere
+//! ([`TaskJudge`]), and the batch scored with exactly those replies ([`JudgeReplies`]).
 
 use crate::plan::{Plan, PlanError, PlanOptions};
 use crate::score::{score_batch, RowBudget, UnitResult};
@@ -10,6 +12,9 @@ use arrow::datatypes::{Schema, SchemaRef};
 use evalscore_scorers::judge::JudgeRuntime;
 use evalscore_scorers::Task;
 use std::path::Path;
+
+mod judge_requests;
+pub use judge_requests::{JudgeReplies, JudgeRequest, TaskJudge};
 
 /// How a task is bound to a schema: the library's form of `--keep`, `--output-column` and
 /// `--max-row-errors`.
@@ -157,13 +162,22 @@ impl Scorer {
     /// `filter:`, those it keeps) and its folded states. Errors name the row (counted from 1
     /// within the batch).
     pub fn score(&self, batch: &RecordBatch) -> Result<(RecordBatch, States), Error> {
+        self.score_asking(batch, None)
+    }
+
+    /// [`Scorer::score`], asking `judge` (when given) instead of the scorer's own judge.
+    fn score_asking(
+        &self,
+        batch: &RecordBatch,
+        judge: Option<&JudgeRuntime>,
+    ) -> Result<(RecordBatch, States), Error> {
         self.check_batch(batch)?;
         if let Some(rows) = &self.rows {
             if let Some((kept, mask)) = crate::row_filter::keep(rows, batch)? {
-                return self.score_rows(&kept, Some(&mask));
+                return self.score_rows(&kept, Some(&mask), judge);
             }
         }
-        self.score_rows(batch, None)
+        self.score_rows(batch, None, judge)
     }
 
     /// [`Scorer::score`] of the rows kept; `kept`: which rows of the caller's batch they are.
@@ -171,6 +185,7 @@ impl Scorer {
         &self,
         batch: &RecordBatch,
         kept: Option<&arrow::buffer::BooleanBuffer>,
+        judge: Option<&JudgeRuntime>,
     ) -> Result<(RecordBatch, States), Error> {
         let mut acc = UnitResult {
             row_groups: Vec::new(),
@@ -187,6 +202,7 @@ impl Scorer {
             copied: &copied,
             output_text: None,
             memo: None,
+            judge,
         };
         let columns = score_batch(
             &self.plan,

@@ -8,7 +8,9 @@
 //!   committed on its own as it arrives, so a run killed at any point keeps every reply it got;
 //!   optionally in front of a shared cache in object storage or a shared folder
 //!   ([`Cache::open_shared`]): immutable Parquet segments written create-only, read through by
-//!   their bloom-filtered row groups, merged by [`compact_shared`].
+//!   their bloom-filtered row groups, merged by [`compact_shared`]. [`Cache::in_memory`] holds
+//!   replies handed over by another process (judged once for a Spark or Ray job), which
+//!   [`ChatRequest::to_json`] / [`ChatRequest::from_json`] carry the requests of.
 //! - [`send`]: one request over HTTP (`ureq`), retried on connection errors, timeouts, 429 and
 //!   5xx with exponential backoff and jitter, honouring `Retry-After` up to a cap; never
 //!   redirected; every wait bounded; a reply body of at most [`MAX_REPLY_BYTES`].
@@ -30,6 +32,7 @@ mod client;
 mod diagnostic;
 mod embed;
 mod halt;
+mod memory_cache;
 mod pace;
 mod request;
 mod window;

@@ -166,6 +166,69 @@ impl ChatRequest {
         .to_string()
     }
 
+    /// The request as JSON text, to hand it to another process (a Spark or Ray job's
+    /// distinct requests, judged elsewhere): the base URL as given, the body as sent and the
+    /// parser version. [`ChatRequest::from_json`] reads it back.
+    pub fn to_json(&self) -> String {
+        json!({
+            "base_url": self.base_url,
+            "body": self.body(),
+            "parser_version": self.parser_version,
+        })
+        .to_string()
+    }
+
+    /// A request from its [`ChatRequest::to_json`] text; the error says which part is wrong.
+    pub fn from_json(text: &str) -> Result<ChatRequest, String> {
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| format!("not a judge request: {e}"))?;
+        let text_at = |v: &Value, name: &str| -> Result<String, String> {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("not a judge request: `{name}` is not a string"))
+        };
+        let body = &v["body"];
+        let messages = body["messages"]
+            .as_array()
+            .ok_or("not a judge request: `body.messages` is not a list")?
+            .iter()
+            .map(|m| {
+                Ok(Message {
+                    role: text_at(&m["role"], "body.messages[].role")?,
+                    content: text_at(&m["content"], "body.messages[].content")?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let seed = match &body["seed"] {
+            Value::Null => None,
+            n => Some(
+                n.as_i64()
+                    .ok_or("not a judge request: `body.seed` is not an integer")?,
+            ),
+        };
+        let max_tokens = match &body["max_tokens"] {
+            Value::Null => None,
+            n => Some(
+                n.as_u64()
+                    .ok_or("not a judge request: `body.max_tokens` is not a count")?,
+            ),
+        };
+        Ok(ChatRequest {
+            base_url: text_at(&v["base_url"], "base_url")?,
+            model: text_at(&body["model"], "body.model")?,
+            messages,
+            temperature: body["temperature"]
+                .as_f64()
+                .ok_or("not a judge request: `body.temperature` is not a number")?,
+            seed,
+            max_tokens,
+            parser_version: v["parser_version"]
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or("not a judge request: `parser_version` is not a version number")?,
+        })
+    }
+
     /// One line of an OpenAI Batch API input file, without its newline.
     pub fn batch_line(&self) -> String {
         json!({
@@ -457,6 +520,46 @@ mod tests {
         }
         check("");
         check("Row 17. Question: \"Which?\"\nResponse: C\\D\t\u{1}end");
+    }
+
+    /// A request read back from its JSON text is the same request, with the same key, with
+    /// and without its optional parameters; broken texts say what is wrong.
+    #[test]
+    fn requests_travel_as_json_text() {
+        let mut r = request();
+        for (temperature, seed, max) in [(0.0, Some(-7), Some(256)), (0.7, None, None)] {
+            (r.temperature, r.seed, r.max_tokens) = (temperature, seed, max);
+            let back = ChatRequest::from_json(&r.to_json()).unwrap();
+            assert_eq!(back, r);
+            assert_eq!(back.key(), r.key());
+        }
+        assert_eq!(
+            r.to_json(),
+            r#"{"base_url":"http://h/v1/","body":{"messages":[{"content":"line\n\ttab \u0001 \\ ünï","role":"system"},{"content":"","role":"user"}],"model":"m \"q\" é","temperature":0.7},"parser_version":3}"#
+        );
+        let bad = |text: &str| ChatRequest::from_json(text).unwrap_err();
+        assert_eq!(
+            bad("{"),
+            "not a judge request: EOF while parsing an object at line 1 column 1"
+        );
+        assert_eq!(
+            bad(
+                r#"{"base_url":"u","body":{"model":"m","messages":[{"role":"user"}],"temperature":0},"parser_version":1}"#
+            ),
+            "not a judge request: `body.messages[].content` is not a string"
+        );
+        assert_eq!(
+            bad(
+                r#"{"base_url":"u","body":{"model":"m","messages":[],"temperature":0,"seed":1.5},"parser_version":1}"#
+            ),
+            "not a judge request: `body.seed` is not an integer"
+        );
+        assert_eq!(
+            bad(
+                r#"{"base_url":"u","body":{"model":"m","messages":[],"temperature":0},"parser_version":-1}"#
+            ),
+            "not a judge request: `parser_version` is not a version number"
+        );
     }
 
     #[test]

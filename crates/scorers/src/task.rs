@@ -99,6 +99,18 @@ impl Task {
             .collect()
     }
 
+    /// Whether a model-graded scorer's listed requests (`Judged::requests`) are every request
+    /// the task sends, and there is one: no other scorer asks a model (`similarity` by
+    /// embedding sends its own requests).
+    pub fn lists_judge_requests(&self) -> bool {
+        let judged = |s: &ScorerSpec| s.scorer.judge().is_some();
+        self.scorers.iter().any(judged)
+            && self
+                .scorers
+                .iter()
+                .all(|s| judged(s) || s.scorer.model_key().is_none())
+    }
+
     /// Every user function the task names, in task order, each with what names it (for
     /// messages): a `custom` scorer's `function`, a `python` metric's three.
     pub fn functions(&self) -> Vec<(String, &FunctionRef)> {

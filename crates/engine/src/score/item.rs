@@ -159,6 +159,7 @@ impl<'a> ItemScoring<'a> {
             copied: &self.copied,
             output_text,
             memo,
+            judge: None,
         };
         let scored = score_batch(plan, task, batch, given, result, budget, &mut bad);
         for (scorer, row, e) in bad {

@@ -2,6 +2,7 @@
 //! area. `cargo test -p evalscore-engine --test it library::` runs one module's tests.
 
 mod functions;
+mod judge_requests;
 mod library;
 mod metric_data;
 mod row_filter;

@@ -1,6 +1,8 @@
 //! The judge side of a bound task: the reply cache, each model's endpoint (its API key, rate
 //! limits and concurrency gate) and counters, and the fetch of a window's replies into a
-//! batch's memo (identical requests sent once, cached replies reused).
+//! batch's memo (identical requests sent once, cached replies reused). Module `replay`:
+//! requests listed ahead and sent on their own, and a runtime that scores from replies got
+//! so (a Spark or Ray job's distinct requests, judged once).
 
 use crate::row_error::RowError;
 use evalscore_judge::{
@@ -12,6 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+mod replay;
 
 /// A batch's replies of one scorer with a model, by request key: what the scorer reads of
 /// each ([`Kept`]), made as the reply arrives; the replies' text is not held (it is in the
@@ -287,6 +291,9 @@ pub struct JudgeRuntime {
     /// The cache, shared by every window (it takes its one connection in turn).
     cache: Option<Cache>,
     offline: bool,
+    /// Requests judged elsewhere that failed there, by key ([`JudgeRuntime::replaying`]):
+    /// a row asking one fails as it would have, not as a reply missing from the cache.
+    failed: KeyMap<JudgeError>,
     pub(crate) models: BTreeMap<String, ModelRuntime>,
     pub(crate) rows_judged: AtomicU64,
 }
@@ -386,6 +393,7 @@ impl JudgeRuntime {
         Ok(Some(JudgeRuntime {
             cache,
             offline: opts.offline,
+            failed: KeyMap::default(),
             models,
             rows_judged: AtomicU64::new(0),
         }))
@@ -517,23 +525,34 @@ impl JudgeRuntime {
             &mut stats,
             keep,
         )
-        .map_err(|e| match e {
-            WindowError::Cache(e) => RuntimeError::Cache(e),
-            WindowError::Interrupted => RuntimeError::Interrupted,
-            WindowError::Unreachable { .. } => RuntimeError::Unreachable {
-                model_key: model_key.to_owned(),
-                base_url: model.base_url.clone(),
-                detail: e.to_string(),
-            },
-        });
+        .map_err(|e| RuntimeError::of_window(e, model_key, &model.base_url));
         *lock(&model.waited) += started.elapsed();
         // Counted even when the cache failed midway: those requests were sent.
         add_stats(&mut lock(&model.stats), &stats);
         let mut memo = memo.entries();
         for (key, r) in fresh_keys.into_iter().zip(got?) {
+            let r = match (r, self.failed.get(&key)) {
+                (Err(JudgeError::Offline), Some(e)) => Err(e.clone()),
+                (r, _) => r,
+            };
             memo.insert(key, r);
         }
         Ok(())
+    }
+}
+
+impl RuntimeError {
+    /// Why a window of `model_key`'s requests stopped, as the run reports it.
+    fn of_window(e: WindowError, model_key: &str, base_url: &str) -> RuntimeError {
+        match e {
+            WindowError::Cache(e) => RuntimeError::Cache(e),
+            WindowError::Interrupted => RuntimeError::Interrupted,
+            WindowError::Unreachable { .. } => RuntimeError::Unreachable {
+                model_key: model_key.to_owned(),
+                base_url: base_url.to_owned(),
+                detail: e.to_string(),
+            },
+        }
     }
 }
 
