@@ -263,3 +263,22 @@ def test_a_request_that_fails_fails_its_rows_as_in_one_process(spark, judge_serv
     with pytest.raises(Exception) as e:
         evalscore.spark.score(df, task, keep=["id"], cache=False)
     assert f"scorer `grade`: judge model `judge` ({judge_server.url}): {judge_server.url}/chat/completions answered HTTP 500 (after 1 attempts)" in str(e.value)
+
+
+def test_a_shared_cache_folder_serves_a_machine_with_an_empty_home(judge_server, judged_rows, tmp_path, monkeypatch):
+    """`cache="FOLDER/"` is the shared cache: what one machine bought, another (its own,
+    empty cache folder) reads, sending nothing."""
+    task = judged_task(judge_server.url)
+    shared = f"{tmp_path / 'shared'}/"
+    judge_server.reset()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "machine-a"))
+    first = task.score(judged_rows, keep=["id"], cache=shared)
+    assert judge_server.sent == DISTINCT
+    segments = sorted(p.name for p in (tmp_path / "shared").iterdir())
+    assert len(segments) == 1 and segments[0].startswith("seg-") and segments[0].endswith(".parquet")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "machine-b"))
+    again = task.score(judged_rows, keep=["id"], cache=shared, offline=True)
+    assert judge_server.sent == DISTINCT
+    assert (again.judge["judge"]["requests_sent"], again.judge["judge"]["cache_hits"]) == (0, DISTINCT)
+    assert again.scores.equals(first.scores)
+    assert (tmp_path / "machine-b" / "evalscore" / "judge.sqlite").exists()
