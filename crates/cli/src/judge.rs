@@ -85,7 +85,10 @@ fn shared_choice(args: &SharedCacheArgs) -> Result<JudgeCache, Error> {
         .url
         .to_str()
         .ok_or_else(|| Error::new(format!("`{}` is not a UTF-8 path", args.url.display())))?;
-    Ok(JudgeCache::shared(text, storage_options(&args.storage_options)?))
+    Ok(JudgeCache::shared(
+        text,
+        storage_options(&args.storage_options)?,
+    ))
 }
 
 /// `judge cache stats URL`.
@@ -115,7 +118,10 @@ fn shared_compact(args: SharedCacheArgs) -> Result<(), Error> {
     let url = store.url().to_owned();
     let c = evalscore_judge::compact_shared(store)?;
     if c.written == 0 {
-        println!("judge cache {url}: nothing to merge ({} segments kept)", c.kept);
+        println!(
+            "judge cache {url}: nothing to merge ({} segments kept)",
+            c.kept
+        );
     } else {
         println!(
             "judge cache {url}: merged {} segments into {} ({} replies, {} duplicates dropped); {} segments kept",

@@ -11,6 +11,7 @@
 use crate::aligned;
 use crate::error::CompareError;
 use crate::hash_join::{self, MEMORY_BUDGET};
+use crate::hash_pairs;
 use crate::join::{self, Columns};
 pub(crate) use crate::opened::{open_pair, Pair};
 use crate::runs::{self, key_json, Dict, Layout};
@@ -86,7 +87,14 @@ fn compare_pair_within(
     if let Some(a) = aligned::compare(o, &pair, &names)? {
         return Ok(finish(o, a.tallied, Vec::new(), (a.rows, a.rows)));
     }
-    if let Some(h) = hash_join::compare(o, &pair, &names, budget, hash_join::TABLE_ROWS)? {
+    if let Some(h) = hash_join::compare(
+        o,
+        &pair,
+        &names,
+        budget,
+        hash_join::TABLE_ROWS,
+        hash_pairs::tally,
+    )? {
         return Ok(finish(o, h.tallied, h.only_new_keys, h.rows));
     }
     compare_by_join(o, pair, partition_rows)
@@ -116,7 +124,7 @@ pub(crate) fn compare_hashed(
         .map(|(b, _)| pair.base.scores[*b].clone())
         .collect();
     Ok(
-        hash_join::compare(o, &pair, &names, budget, partition_rows)?
+        hash_join::compare(o, &pair, &names, budget, partition_rows, hash_pairs::tally)?
             .map(|h| finish(o, h.tallied, h.only_new_keys, h.rows)),
     )
 }

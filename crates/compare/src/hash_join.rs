@@ -19,7 +19,6 @@
 
 use crate::aligned::{columns, decode, threads, wanted};
 use crate::comparison::CompareOptions;
-use crate::hash_pairs;
 use crate::opened::Pair;
 use crate::packed::Packed;
 use crate::runs::{Dict, Run};
@@ -431,6 +430,29 @@ fn join(base: &Side, new: &Side, kind: Words, threads: usize) -> Option<Joined> 
     Some(out)
 }
 
+/// The two runs as the join holds them, and which of them has a group and a cluster column.
+#[derive(Debug)]
+pub(crate) struct Sides {
+    pub base: Side,
+    pub new: Side,
+    pub base_has: (bool, bool),
+    pub new_has: (bool, bool),
+    /// Whether a pair's group and its cluster are the new run's ([`crate::hash_join`]).
+    pub from_new: (bool, bool),
+    pub kind: Words,
+}
+
+/// What tallies the joined runs (`hash_pairs::tally`), handed in by the caller: the join
+/// knows nothing of the statistics.
+pub(crate) type Tally = fn(
+    &CompareOptions,
+    &[String],
+    Sides,
+    Joined,
+    &Dict,
+    usize,
+) -> Result<(Tallied, Vec<serde_json::Value>), Stop>;
+
 /// The comparison by the hash join: the tallies, the first keys only in the new run, and
 /// the rows of each run.
 #[derive(Debug)]
@@ -449,6 +471,7 @@ pub(crate) fn compare(
     names: &[String],
     budget: usize,
     partition_rows: u64,
+    tally: Tally,
 ) -> Result<Option<Hashed>, Error> {
     let Some((bw, nw)) = wanted(o, pair) else {
         return Ok(None);
@@ -471,7 +494,7 @@ pub(crate) fn compare(
     if b + n >= u64::from(u32::MAX) || least > budget as u64 {
         return Ok(None);
     }
-    match run(o, pair, names, (&bw, &nw), (budget, partition_rows)) {
+    match run(o, pair, names, (&bw, &nw), (budget, partition_rows), tally) {
         Ok(h) => Ok(Some(h)),
         Err(Stop::HandOver) => Ok(None),
         Err(Stop::Failed(e)) => Err(e),
@@ -494,6 +517,7 @@ fn run(
     names: &[String],
     (bw, nw): (&Wanted, &Wanted),
     (budget, partition_rows): (usize, u64),
+    tally: Tally,
 ) -> Result<Hashed, Stop> {
     let (base, new) = (&pair.base, &pair.new);
     let (bcols, ncols) = (columns(base, bw), columns(new, nw));
@@ -564,7 +588,7 @@ fn run(
         return Err(Stop::HandOver);
     }
     let joined = join(&bside, &nside, kind, threads()).ok_or(Stop::HandOver)?;
-    let sides = hash_pairs::Sides {
+    let sides = Sides {
         base: bside,
         new: nside,
         base_has: (base.group.is_some(), base.cluster.is_some()),
@@ -572,7 +596,7 @@ fn run(
         from_new: (group, cluster),
         kind,
     };
-    let (tallied, only_new_keys) = hash_pairs::tally(o, names, sides, joined, &dict, threads())?;
+    let (tallied, only_new_keys) = tally(o, names, sides, joined, &dict, threads())?;
     Ok(Hashed {
         tallied,
         only_new_keys,

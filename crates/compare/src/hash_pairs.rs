@@ -12,7 +12,7 @@
 use crate::aligned::{column, KEPT_IN_MEMORY};
 use crate::comparison::{CompareOptions, KEYS_LISTED};
 use crate::differences::{second_pass, Block, Diffs};
-use crate::hash_join::{Joined, Side, Stop, Words};
+use crate::hash_join::{Joined, Side, Sides, Stop, Words};
 use crate::packed::Packed;
 use crate::runs::Dict;
 use crate::spill::NONE;
@@ -23,18 +23,6 @@ use std::collections::HashMap;
 
 /// Base rows per block of the first pass.
 const BLOCK: usize = 4096;
-
-/// The two runs as the join holds them, and which of them has a group and a cluster column.
-#[derive(Debug)]
-pub(crate) struct Sides {
-    pub base: Side,
-    pub new: Side,
-    pub base_has: (bool, bool),
-    pub new_has: (bool, bool),
-    /// Whether a pair's group and its cluster are the new run's ([`crate::hash_join`]).
-    pub from_new: (bool, bool),
-    pub kind: Words,
-}
 
 impl Sides {
     /// The new run's rows without a partner: (row, partition, index in it).

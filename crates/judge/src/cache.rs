@@ -12,9 +12,9 @@ pub use maintenance::{
     compact as compact_shared, stats as shared_cache_stats, Compacted, SharedCacheStats,
     MERGED_ROWS, SMALL_ROWS,
 };
-pub use segment::{BLOOM_FPP, GROUP_ROWS, INDEX_BYTES_PER_ROW};
 pub use pending::FLUSH_ROWS;
 pub use remote::SharedStats;
+pub use segment::{BLOOM_FPP, GROUP_ROWS, INDEX_BYTES_PER_ROW};
 
 use crate::Key;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -364,8 +364,8 @@ impl Cache {
             return Ok(());
         };
         loop {
-            let rows = pending::claim(&self.conn(), remote.url(), FLUSH_ROWS)
-                .map_err(|e| self.sql(e))?;
+            let rows =
+                pending::claim(&self.conn(), remote.url(), FLUSH_ROWS).map_err(|e| self.sql(e))?;
             if rows.is_empty() {
                 return Ok(());
             }

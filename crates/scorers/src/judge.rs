@@ -27,8 +27,8 @@ pub(crate) mod window;
 
 pub use cache_choice::JudgeCache;
 pub use runtime::{
-    JudgeCtx, JudgeOptions, JudgeProgress, JudgeRuntime, Judged, Kept, Memo,
-    ModelStats, Reading, RuntimeError,
+    JudgeCtx, JudgeOptions, JudgeProgress, JudgeRuntime, Judged, Kept, Memo, ModelStats, Reading,
+    RuntimeError,
 };
 pub use window::JUDGE_PARSER_VERSION;
 

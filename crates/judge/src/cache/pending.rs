@@ -18,9 +18,11 @@ pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS judge_pending (
 
 /// Marks `key` as not yet in the shared cache at `remote`.
 pub(crate) fn mark(conn: &Connection, remote: &str, key: &Key) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT OR IGNORE INTO judge_pending (remote, key, id) VALUES (?1, ?2, ?3)")?
-        .execute(params![remote, &key.0[..], key.head() as i64])
-        .map(|_| ())
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO judge_pending (remote, key, id) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![remote, &key.0[..], key.head() as i64])
+    .map(|_| ())
 }
 
 /// Takes up to `limit` pending replies of `remote` off the list, in one transaction: two
@@ -67,17 +69,17 @@ pub(crate) fn claim(
         }
         Ok(rows)
     })();
-    let end = if claimed.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    let end = if claimed.is_ok() {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    };
     conn.execute_batch(end)?;
     claimed
 }
 
 /// Puts `keys` back on the list (their upload failed).
-pub(crate) fn unclaim(
-    conn: &Connection,
-    remote: &str,
-    keys: &[Key],
-) -> rusqlite::Result<()> {
+pub(crate) fn unclaim(conn: &Connection, remote: &str, keys: &[Key]) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let r = keys.iter().try_for_each(|k| mark(conn, remote, k));
     conn.execute_batch(if r.is_ok() { "COMMIT" } else { "ROLLBACK" })?;

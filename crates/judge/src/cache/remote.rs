@@ -59,7 +59,10 @@ impl SharedStats {
 
 enum Status {
     Unread,
-    Indexed { index: Index, fetched: Vec<bool> },
+    Indexed {
+        index: Index,
+        fetched: Vec<bool>,
+    },
     /// Not a readable segment, and why; warned of once.
     Skipped(String),
     /// Removed since it was listed.
@@ -86,7 +89,9 @@ pub(crate) struct Remote {
 
 impl std::fmt::Debug for Remote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Remote").field("url", &self.store.url()).finish()
+        f.debug_struct("Remote")
+            .field("url", &self.store.url())
+            .finish()
     }
 }
 

@@ -18,8 +18,8 @@ use crate::{CachedReply, Key};
 use arrow::array::{Array, FixedSizeBinaryArray, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::bloom_filter::Sbbf;
@@ -282,7 +282,10 @@ pub fn index(size: u64, start: u64, tail: Bytes) -> Result<Tail, ParquetError> {
         for c in g.columns() {
             let (s, n) = c.byte_range();
             lo = lo.min(s);
-            hi = hi.max(s.checked_add(n).ok_or_else(|| bad("a column chunk overflows"))?);
+            hi = hi.max(
+                s.checked_add(n)
+                    .ok_or_else(|| bad("a column chunk overflows"))?,
+            );
         }
         if lo > hi || hi > size {
             return Err(bad("a row group lies outside the file"));
@@ -334,15 +337,20 @@ pub fn decode_group(
         else {
             return Err(bad("not a judge cache segment (other columns)"));
         };
-        if [keys.null_count(), content.null_count(), prompt.null_count(), completion.null_count()]
-            .iter()
-            .any(|&n| n > 0)
+        if [
+            keys.null_count(),
+            content.null_count(),
+            prompt.null_count(),
+            completion.null_count(),
+        ]
+        .iter()
+        .any(|&n| n > 0)
         {
             return Err(bad("a reply has a null column"));
         }
         for i in 0..batch.num_rows() {
-            let key = <[u8; 32]>::try_from(keys.value(i))
-                .map_err(|_| bad("a key is not 32 bytes"))?;
+            let key =
+                <[u8; 32]>::try_from(keys.value(i)).map_err(|_| bad("a key is not 32 bytes"))?;
             out.push((
                 Key(key),
                 CachedReply {
@@ -365,7 +373,12 @@ pub fn decode_all(bytes: Bytes) -> Result<(Index, Vec<(Key, CachedReply)>), Parq
     let mut all = Vec::new();
     for g in 0..index.groups.len() {
         let r = index.groups[g].range.clone();
-        all.extend(decode_group(&index, size, g, bytes.slice(r.start as usize..r.end as usize))?);
+        all.extend(decode_group(
+            &index,
+            size,
+            g,
+            bytes.slice(r.start as usize..r.end as usize),
+        )?);
     }
     Ok((index, all))
 }

@@ -16,7 +16,12 @@ fn rows(from: u64, n: u64) -> Vec<(Key, CachedReply)> {
 
 fn index_of(bytes: &[u8], start: u64) -> Tail {
     let size = bytes.len() as u64;
-    index(size, start, Bytes::copy_from_slice(&bytes[start as usize..])).unwrap()
+    index(
+        size,
+        start,
+        Bytes::copy_from_slice(&bytes[start as usize..]),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -122,4 +127,3 @@ fn runs_stay_in_their_own_row_groups() {
     );
     assert_eq!(all.len(), 15);
 }
-

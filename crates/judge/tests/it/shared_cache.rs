@@ -86,11 +86,20 @@ fn a_run_reads_the_row_groups_it_needs_and_the_indexes_not_the_whole_cache() {
     let dir = tempfile::tempdir().unwrap();
     // Twenty nights of 2,000 replies each.
     for night in 0..20u64 {
-        write_night(dir.path(), &format!("w{night}"), night * 2000, night * 2000 + 2000);
+        write_night(
+            dir.path(),
+            &format!("w{night}"),
+            night * 2000,
+            night * 2000 + 2000,
+        );
     }
     let total: u64 = segments(dir.path())
         .iter()
-        .map(|n| std::fs::metadata(dir.path().join("shared").join(n)).unwrap().len())
+        .map(|n| {
+            std::fs::metadata(dir.path().join("shared").join(n))
+                .unwrap()
+                .len()
+        })
         .sum();
     // A run that needs night 7's replies.
     let c = open(dir.path(), "fresh");
@@ -140,7 +149,12 @@ fn replies_of_a_killed_run_are_uploaded_by_the_next_run_on_that_machine() {
 fn compaction_under_a_reader_leaves_every_reply_reachable() {
     let dir = tempfile::tempdir().unwrap();
     for night in 0..5u64 {
-        write_night(dir.path(), &format!("w{night}"), night * 100, night * 100 + 100);
+        write_night(
+            dir.path(),
+            &format!("w{night}"),
+            night * 100,
+            night * 100 + 100,
+        );
     }
     // The reader lists the five segments now...
     let reader = open(dir.path(), "reader");
@@ -148,7 +162,10 @@ fn compaction_under_a_reader_leaves_every_reply_reachable() {
     assert_eq!((before.segments, before.entries), (5, 500));
     // ... and they are merged (and removed) before it reads any.
     let c = compact_shared(shared(dir.path())).unwrap();
-    assert_eq!((c.merged, c.written, c.entries, c.duplicates), (5, 1, 500, 0));
+    assert_eq!(
+        (c.merged, c.written, c.entries, c.duplicates),
+        (5, 1, 500, 0)
+    );
     let after = shared_cache_stats(shared(dir.path())).unwrap();
     assert_eq!((after.segments, after.entries), (1, 500));
     // The five replies' row groups (100 each, merged runs of at least 1024 rows... here all
@@ -171,7 +188,11 @@ fn an_unreadable_segment_is_skipped_with_a_warning() {
     // A partial upload: the first half of a real segment, under a newer name.
     let bytes = std::fs::read(dir.path().join("shared").join(&good)).unwrap();
     let partial = "seg-9999999999999-0000000000000000.parquet";
-    std::fs::write(dir.path().join("shared").join(partial), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::write(
+        dir.path().join("shared").join(partial),
+        &bytes[..bytes.len() / 2],
+    )
+    .unwrap();
     let c = open(dir.path(), "fresh");
     assert_eq!(c.get_many(&[key(4)]).unwrap(), vec![Some(reply(4))]);
     let warnings = c.take_warnings();

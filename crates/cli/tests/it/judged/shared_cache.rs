@@ -18,7 +18,16 @@ fn on(s: &Setup, machine: &str, args: &[&str]) -> std::process::Command {
 }
 
 fn run_on(s: &Setup, machine: &str, rows: &str, out: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", "task.yaml", "--input", rows, "--out", out, "--cache", "shared/"];
+    let mut args = vec![
+        "run",
+        "task.yaml",
+        "--input",
+        rows,
+        "--out",
+        out,
+        "--cache",
+        "shared/",
+    ];
     args.extend_from_slice(extra);
     on(s, machine, &args).output().unwrap()
 }
@@ -65,7 +74,12 @@ fn a_fresh_machine_sends_nothing_for_rows_the_shared_cache_holds() {
         std::fs::read(s.path("out2/scores.parquet")).unwrap()
     );
     // The figures too (the files differ in their run ids and times).
-    let values = |out: &str| column_text(&read_parquet(&s.path(&format!("{out}/metrics.parquet"))), "value");
+    let values = |out: &str| {
+        column_text(
+            &read_parquet(&s.path(&format!("{out}/metrics.parquet"))),
+            "value",
+        )
+    };
     assert_eq!(values("out1"), values("out2"));
     // A third, offline.
     let o = run_on(&s, "m3", "rows.jsonl", "out3", &["--offline"]);
@@ -102,7 +116,17 @@ fn processes_writing_one_shared_cache_at_once_all_land_and_compact_merges_them()
             on(
                 &s,
                 &format!("w{w}"),
-                &["run", "task.yaml", "--input", &rows, "--out", &out, "--cache", "shared/", "--quiet"],
+                &[
+                    "run",
+                    "task.yaml",
+                    "--input",
+                    &rows,
+                    "--out",
+                    &out,
+                    "--cache",
+                    "shared/",
+                    "--quiet",
+                ],
             )
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -117,7 +141,9 @@ fn processes_writing_one_shared_cache_at_once_all_land_and_compact_merges_them()
     assert_eq!(segments(&s).len(), 4);
 
     let stats = |s: &Setup| {
-        let o = on(s, "admin", &["judge", "cache", "stats", "shared/"]).output().unwrap();
+        let o = on(s, "admin", &["judge", "cache", "stats", "shared/"])
+            .output()
+            .unwrap();
         ok(&o);
         stdout(&o)
     };
@@ -130,7 +156,9 @@ fn processes_writing_one_shared_cache_at_once_all_land_and_compact_merges_them()
         text,
         format!("judge cache shared/\nsegments    4\nentries     24\nbytes       {bytes}\nrow groups  4\nunreadable  0\n")
     );
-    let o = on(&s, "admin", &["judge", "cache", "compact", "shared/"]).output().unwrap();
+    let o = on(&s, "admin", &["judge", "cache", "compact", "shared/"])
+        .output()
+        .unwrap();
     ok(&o);
     assert_eq!(
         stdout(&o),
@@ -184,15 +212,21 @@ fn judge_import_uploads_to_a_shared_cache_as_one_segment() {
         ),
     )
     .unwrap();
-    let o = on(&s, "m1", &["judge", "import", "results.jsonl", "--cache", "shared/"])
-        .output()
-        .unwrap();
+    let o = on(
+        &s,
+        "m1",
+        &["judge", "import", "results.jsonl", "--cache", "shared/"],
+    )
+    .output()
+    .unwrap();
     ok(&o);
     assert_eq!(
         stdout(&o),
         "stored 1 replies in shared/ (0 failed requests left out)\n"
     );
     assert_eq!(segments(&s).len(), 1);
-    let o = on(&s, "m2", &["judge", "cache", "stats", "shared/"]).output().unwrap();
+    let o = on(&s, "m2", &["judge", "cache", "stats", "shared/"])
+        .output()
+        .unwrap();
     assert!(stdout(&o).contains("\nentries     1\n"), "{}", stdout(&o));
 }

@@ -56,11 +56,14 @@ fn processes_share_a_judge_cache_on_s3_and_a_fresh_machine_sends_nothing() {
     let children: Vec<_> = (0..2)
         .map(|w| {
             let (rows, out) = (format!("rows{w}.jsonl"), format!("out{w}"));
-            command(&format!("m{w}"), &["run", "task.yaml", "--input", &rows, "--out", &out])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            command(
+                &format!("m{w}"),
+                &["run", "task.yaml", "--input", &rows, "--out", &out],
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
         })
         .collect();
     for child in children {
@@ -71,12 +74,17 @@ fn processes_share_a_judge_cache_on_s3_and_a_fresh_machine_sends_nothing() {
     assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 10);
     let keys = list_keys(s3.port, "lake", "evalscore/judge-cache/");
     assert_eq!(keys.len(), 2, "{keys:?}");
-    assert!(keys.iter().all(|k| k.starts_with("evalscore/judge-cache/seg-") && k.ends_with(".parquet")));
+    assert!(keys
+        .iter()
+        .all(|k| k.starts_with("evalscore/judge-cache/seg-") && k.ends_with(".parquet")));
 
     // A fresh machine: every reply from S3.
-    let o = command("fresh", &["run", "task.yaml", "--input", "all.jsonl", "--out", "all"])
-        .output()
-        .unwrap();
+    let o = command(
+        "fresh",
+        &["run", "task.yaml", "--input", "all.jsonl", "--out", "all"],
+    )
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 10);
     let run: serde_json::Value =
@@ -87,25 +95,45 @@ fn processes_share_a_judge_cache_on_s3_and_a_fresh_machine_sends_nothing() {
     assert_eq!(run["judge"]["shared_cache"]["replies_fetched"], 10);
     assert_eq!(run["judge"]["shared_cache"]["segments_indexed"], 2);
 
-    let o = command("admin", &["judge", "cache", "compact", cache]).output().unwrap();
+    let o = command("admin", &["judge", "cache", "compact", cache])
+        .output()
+        .unwrap();
     assert_eq!(
         stdout(&o),
         format!("judge cache {cache}: merged 2 segments into 1 (10 replies, 0 duplicates dropped); 0 segments kept\n")
     );
-    let o = command("admin", &["judge", "cache", "stats", cache]).output().unwrap();
+    let o = command("admin", &["judge", "cache", "stats", cache])
+        .output()
+        .unwrap();
     assert!(
-        stdout(&o).starts_with(&format!("judge cache {cache}\nsegments    1\nentries     10\n")),
+        stdout(&o).starts_with(&format!(
+            "judge cache {cache}\nsegments    1\nentries     10\n"
+        )),
         "{}",
         stdout(&o)
     );
     // A bucket that does not exist fails the run before any row, naming the URL.
     let o = command(
         "m9",
-        &["run", "task.yaml", "--input", "rows0.jsonl", "--out", "x", "--cache", "s3://no-such-bucket/cache/"],
+        &[
+            "run",
+            "task.yaml",
+            "--input",
+            "rows0.jsonl",
+            "--out",
+            "x",
+            "--cache",
+            "s3://no-such-bucket/cache/",
+        ],
     )
     .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("s3://no-such-bucket/cache/"), "{stderr}");
     assert!(!stderr.contains(SECRET));
