@@ -12,7 +12,7 @@
 use crate::aligned::{column, KEPT_IN_MEMORY};
 use crate::comparison::{CompareOptions, KEYS_LISTED};
 use crate::differences::{second_pass, Block, Diffs};
-use crate::hash_join::{Joined, Side, Sides, Stop, Words};
+use crate::hash_join::{Joined, Sides, Stop, Words};
 use crate::packed::Packed;
 use crate::runs::Dict;
 use crate::spill::NONE;

@@ -9,7 +9,7 @@
 //! segment gone lists again. Two compactions at once may both merge a segment; the
 //! duplicates they leave are equal replies, and the next compaction drops them.
 
-use super::remote::{segment_name, Remote};
+use super::remote::{segment_name, Indexes, Remote};
 use super::segment::{self, SegmentWriter, GROUP_ROWS};
 use crate::{CacheError, CachedReply, Key, KeyMap};
 use evalscore_storage::{Object, StorePath};
@@ -59,7 +59,7 @@ fn shared(e: evalscore_storage::StorageError) -> CacheError {
 }
 
 /// Each segment under `store` with its index, or why it cannot be read.
-fn indexed(store: StorePath) -> Result<Vec<(Object, Result<segment::Index, String>)>, CacheError> {
+fn indexed(store: StorePath) -> Result<Vec<Indexes>, CacheError> {
     let remote = Remote::open(store)?;
     remote.indexes()
 }

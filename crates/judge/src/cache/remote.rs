@@ -79,6 +79,9 @@ fn name_of(o: &Object) -> &str {
     o.url().rsplit('/').next().unwrap_or_default()
 }
 
+/// A segment and its index, or why it is not readable.
+pub(crate) type Indexes = (Object, Result<Index, String>);
+
 /// The shared layer at one prefix.
 pub(crate) struct Remote {
     store: StorePath,
@@ -345,7 +348,7 @@ impl Remote {
 
     /// Every segment with its index, or why it is not readable (`judge cache stats` and
     /// `compact`). A segment removed since the listing is left out.
-    pub(crate) fn indexes(self) -> Result<Vec<(Object, Result<Index, String>)>, CacheError> {
+    pub(crate) fn indexes(self) -> Result<Vec<Indexes>, CacheError> {
         let mut segments = std::mem::take(&mut *self.lock());
         let all: Vec<usize> = (0..segments.len()).collect();
         for part in all.chunks(INDEX_AT_ONCE) {

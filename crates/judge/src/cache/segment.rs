@@ -114,7 +114,7 @@ impl SegmentWriter {
 
     /// Appends `run` as one sorted run: its row groups hold nothing of another run.
     pub fn run(&mut self, mut run: Vec<(Key, CachedReply)>) -> Result<(), ParquetError> {
-        run.sort_by(|a, b| a.0.cmp(&b.0));
+        run.sort_by_key(|r| r.0);
         run.dedup_by(|b, a| a.0 == b.0);
         for part in run.chunks(GROUP_ROWS) {
             self.writer.write(&batch(part)?)?;
@@ -162,7 +162,7 @@ impl ChunkReader for Fetched {
     fn get_read(&self, start: u64) -> Result<Self::T, ParquetError> {
         let end = self.start + self.bytes.len() as u64;
         self.get_bytes(start, end.saturating_sub(start) as usize)
-            .map(|b| bytes::Buf::reader(b))
+            .map(bytes::Buf::reader)
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {

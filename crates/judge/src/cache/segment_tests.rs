@@ -35,7 +35,7 @@ fn a_segment_reads_back_sorted_by_key_in_row_groups() {
     assert_eq!(all.len(), 2500);
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
     let mut want = rows(0, 2500);
-    want.sort_by(|a, b| a.0.cmp(&b.0));
+    want.sort_by_key(|r| r.0);
     assert_eq!(all, want);
     // Each group's range is its own keys'.
     assert_eq!(index.groups[0].min, all[0].0 .0);

@@ -1,6 +1,7 @@
 //! A shared cache in a folder (object storage is tested through the CLI, on moto): what a
 //! fresh machine reads, what a killed run leaves, compaction under a reader, damaged
 //! segments.
+#![allow(clippy::unwrap_used)]
 
 use evalscore_judge::{compact_shared, shared_cache_stats, Cache, CachedReply, Key};
 use evalscore_storage::StorePath;
