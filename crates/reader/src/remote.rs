@@ -273,8 +273,9 @@ pub(crate) fn open_remote(
             let whole = whole && object.size() <= SMALL_OBJECT;
             let tail = fetch_tail(&object, whole)?.map_err(|m| unreadable(&path, &m))?;
             let (tail_start, tail_bytes) = (tail.0, tail.1.clone());
-            // A small object's bytes stay for its units: in the footer kept, else alone.
-            let whole = (whole && !keep).then(|| tail_bytes.clone());
+            // A small object's bytes stay for its units: in the footer kept, else alone, copied
+            // out of the response's buffer, which may be larger than the object.
+            let whole = (whole && !keep).then(|| Bytes::copy_from_slice(&tail_bytes));
             let (mut file, meta) = open_from_tail(&path, object.size(), tail, keep)?;
             let footer = keep.then_some(Footer {
                 tail_start,
