@@ -3,7 +3,7 @@
 
     python scripts/bench/many_objects.py [--objects 20000] [--rows 10] [--runs 2]
         [--bin new=target/dist/evalscore --bin old=/path/to/older/evalscore]
-        [--keep-server] [--s3s-fs PATH]
+        [--keep-server] [--s3s-fs PATH] [--hive] [--polars PYTHON]
 
 1. Starts moto's S3 server (scripts/setup/moto.sh installs it into ~/.cache/evalscore), makes
    a bucket `lake` and puts `--objects` Parquet objects of `--rows` rows each under
@@ -17,6 +17,12 @@
    rounds in alternation, each a fresh process under /usr/bin/time, and prints wall time and
    peak RSS per binary. A binary that takes longer than `--timeout` seconds is stopped and
    reported as such.
+   With `--hive` (moto only), the objects are `s3://many/exports/date=2026-01-DD/part-N.parquet`
+   (25 folders) and the input is the glob `s3://many/exports/**/*.parquet`; with `--polars
+   PYTHON` (an interpreter with polars), Polars' `scan_parquet` of the same input computes the
+   job's per-row scores (`sink_parquet`, as scripts/bench/polars_job.py's first step) in each
+   round too. Under moto, the GETs of each run are counted from moto's request log: objects'
+   GETs and listings' apart, and HEADs.
 3. With --keep-server, leaves the server running and prints its endpoint, for the reader's
    ignored test `many::opening_figures` (memory and time of opening alone).
 """
@@ -27,6 +33,7 @@ import concurrent.futures
 import http.client
 import io
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -69,11 +76,54 @@ def listening(p: subprocess.Popen, port: int, name: str) -> tuple[subprocess.Pop
     sys.exit(f"{name} did not start")
 
 
+MOTO_LOG = Path("/tmp/evalscore-many-objects-moto.log")
+
+
 def start_moto() -> tuple[subprocess.Popen, int]:
     port = free_port()
+    # Its request log (werkzeug's, one line per request) is how the GETs are counted.
     p = subprocess.Popen([str(MOTO), "-H", "127.0.0.1", "-p", str(port)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=MOTO_LOG.open("w"))
     return listening(p, port, "moto")
+
+
+def requests_since(offset: int) -> tuple[int, dict[str, int]]:
+    """The log's end, and the requests logged since `offset`: object GETs, listing GETs,
+    HEADs."""
+    time.sleep(0.5)  # the last lines reach the log
+    with MOTO_LOG.open("rb") as f:
+        f.seek(offset)
+        text = f.read().decode(errors="replace")
+        end = f.tell()
+    counts = {"GET": 0, "LIST": 0, "HEAD": 0}
+    for line in text.splitlines():
+        line = re.sub(r"\x1b\[[0-9;]*m", "", line)  # a partial reply's line is coloured
+        if '"GET ' in line:
+            counts["LIST" if "list-type" in line or "?" in line.split('"GET ')[1].split()[0]
+                   else "GET"] += 1
+        elif '"HEAD ' in line:
+            counts["HEAD"] += 1
+    return end, counts
+
+
+POLARS_SCORES = """
+import os, sys
+os.environ["POLARS_MAX_THREADS"] = sys.argv[3]
+import polars as pl
+src, out = sys.argv[1:3]
+opts = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
+        "aws_region": "us-east-1", "aws_endpoint_url": os.environ["AWS_ENDPOINT"],
+        "aws_allow_http": "true"}
+output, answer = pl.col("output"), pl.col("answer")
+first = output.str.slice(0, 1)
+valid = ((output != "") & pl.col("choices").list.contains(first)).fill_null(False)
+(pl.scan_parquet(src, storage_options=opts)
+ .select("id",
+         (output == answer).fill_null(False).cast(pl.Float64).alias("string_equals__is_correct"),
+         (valid & (first == answer)).fill_null(False).cast(pl.Float64)
+         .alias("string_equals_mcqa__is_correct"))
+ .sink_parquet(out, compression="zstd"))
+"""
 
 
 def start_s3s_fs(binary: str, root: Path) -> tuple[subprocess.Popen, int]:
@@ -99,20 +149,28 @@ def fill_folder(folder: Path, objects: int, rows: int, source: Path) -> None:
           flush=True)
 
 
-def fill(port: int, objects: int, rows: int, source: Path) -> None:
+def key(i: int, hive: bool) -> str:
+    """Object `i`'s bucket and key."""
+    if hive:
+        return f"many/exports/date=2026-01-{1 + i % 25:02d}/part-{i:06d}.parquet"
+    return f"lake/tiny/part-{i:06d}.parquet"
+
+
+def fill(port: int, objects: int, rows: int, source: Path, hive: bool = False) -> None:
     import pyarrow.parquet as pq
 
     table = pq.ParquetFile(source).read_row_group(0)
+    bucket = "many" if hive else "lake"
     policy = ('{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*",'
-              '"Action":"s3:*","Resource":["arn:aws:s3:::lake","arn:aws:s3:::lake/*"]}]}')
-    request(port, "PUT", "/lake")
-    request(port, "PUT", "/lake?policy", policy.encode())
+              f'"Action":"s3:*","Resource":["arn:aws:s3:::{bucket}","arn:aws:s3:::{bucket}/*"]}}]}}')
+    request(port, "PUT", f"/{bucket}")
+    request(port, "PUT", f"/{bucket}?policy", policy.encode())
 
     def put(i: int) -> None:
         buf = io.BytesIO()
         at = (i * rows) % (table.num_rows - rows)
         pq.write_table(table.slice(at, rows), buf, compression="zstd")
-        request(port, "PUT", f"/lake/tiny/part-{i:06d}.parquet", buf.getvalue())
+        request(port, "PUT", "/" + key(i, hive), buf.getvalue())
 
     t0 = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(32) as ex:
@@ -135,7 +193,14 @@ def main() -> None:
     ap.add_argument("--bin", action="append", default=[])
     ap.add_argument("--keep-server", action="store_true")
     ap.add_argument("--s3s-fs", default=None, help="serve the objects from this s3s-fs binary")
+    ap.add_argument("--hive", action="store_true",
+                    help="objects in Hive folders, read through a glob (moto only)")
+    ap.add_argument("--polars", default=None,
+                    help="also run Polars' scan_parquet of the input with this python")
     a = ap.parse_args()
+    if a.hive and a.s3s_fs:
+        sys.exit("--hive is for moto only")
+    source = "s3://many/exports/**/*.parquet" if a.hive else "s3://lake/tiny/"
     if a.s3s_fs:
         import tempfile
 
@@ -146,19 +211,25 @@ def main() -> None:
         server, port = start_moto()
     try:
         if not a.s3s_fs:
-            fill(port, a.objects, a.rows, a.source)
+            fill(port, a.objects, a.rows, a.source, a.hive)
         endpoint = f"http://127.0.0.1:{port}"
         env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                    AWS_REGION="us-east-1", AWS_ENDPOINT=endpoint, AWS_ALLOW_HTTP="true")
         bins = dict(b.split("=", 1) for b in a.bin)
+        if a.polars:
+            bins["polars"] = a.polars
+        log_at = 0 if a.s3s_fs else requests_since(0)[0]
         out = Path("/tmp/evalscore-many-objects")
         res: dict[str, list[tuple[float, float]]] = {b: [] for b in bins}
         for r in range(a.runs):
             for b, path in bins.items():
                 argv = ["/usr/bin/time", "-f", "%M", "-o", str(out) + ".rss", path, "run",
-                        str(HERE / "job.yaml"), "--input", "s3://lake/tiny/", "--out",
+                        str(HERE / "job.yaml"), "--input", source, "--out",
                         str(out / b), "--overwrite", "--quiet", "--threads", str(a.threads),
                         "--keep", "id"]
+                if b == "polars":
+                    argv[6:] = ["-c", POLARS_SCORES, source, str(out / "polars.parquet"),
+                                str(a.threads)]
                 out.mkdir(parents=True, exist_ok=True)
                 t0 = time.perf_counter()
                 try:
@@ -173,7 +244,11 @@ def main() -> None:
                     sys.exit(f"{b} failed: {p.stderr}")
                 rss = int(Path(str(out) + ".rss").read_text().split()[-1]) / 1024
                 res[b].append((wall, rss))
-                print(f"  round {r + 1} {b}: {wall:.2f} s {rss:.0f} MiB", flush=True)
+                counted = ""
+                if not a.s3s_fs:
+                    log_at, n = requests_since(log_at)
+                    counted = f", {n['GET']} object GETs, {n['LIST']} listing GETs, {n['HEAD']} HEADs"
+                print(f"  round {r + 1} {b}: {wall:.2f} s {rss:.0f} MiB{counted}", flush=True)
         print("\n| binary | objects | rows each | wall median (s) | min-max (s) | peak RSS (MiB) |")
         print("| --- | ---: | ---: | ---: | ---: | ---: |")
         for b, r in res.items():

@@ -203,7 +203,7 @@ impl Inputs {
         sources: &[InputSource],
         opts: &OpenOptions,
     ) -> Result<Inputs, ReadError> {
-        Inputs::open_sources_keeping(sources, opts, opening::footers_kept())
+        Inputs::open_sources_keeping(sources, opts, opening::footers_kept(), crate::WHOLE_BYTES)
     }
 
     /// [`Inputs::open_sources_options`], where only the first `footers_kept` files keep their
@@ -215,13 +215,26 @@ impl Inputs {
         opts: &OpenOptions,
         footers_kept: usize,
     ) -> Result<Inputs, ReadError> {
-        Inputs::open_sources_keeping(sources, opts, Some(footers_kept))
+        Inputs::open_sources_keeping(sources, opts, Some(footers_kept), crate::WHOLE_BYTES)
+    }
+
+    /// [`Inputs::open_sources_kept`], where the small objects read whole when opened add up
+    /// to at most `whole_bytes` (otherwise [`crate::WHOLE_BYTES`]; 0: none is, each is read
+    /// as a larger object is). The scores are the same either way.
+    pub fn open_sources_whole(
+        sources: &[InputSource],
+        opts: &OpenOptions,
+        footers_kept: usize,
+        whole_bytes: u64,
+    ) -> Result<Inputs, ReadError> {
+        Inputs::open_sources_keeping(sources, opts, Some(footers_kept), whole_bytes)
     }
 
     fn open_sources_keeping(
         sources: &[InputSource],
         opts: &OpenOptions,
         footers_kept: Option<usize>,
+        whole_bytes: u64,
     ) -> Result<Inputs, ReadError> {
         let (hive, storage_options) = (opts.hive, opts.storage_options.as_slice());
         if sources.is_empty() {
@@ -244,7 +257,7 @@ impl Inputs {
             }
             let listed = list_source(source, storage_options, own.as_ref(), &mut jobs, &mut rels);
             if let Err(e) = listed.map(|w| warnings.extend(w)) {
-                opening::open_all(jobs, footers_kept, progress)?;
+                opening::open_all(jobs, footers_kept, whole_bytes, progress)?;
                 return Err(e);
             }
         }
@@ -258,7 +271,7 @@ impl Inputs {
             }
             None => None,
         };
-        let mut files = opening::open_all(jobs, footers_kept, progress)?;
+        let mut files = opening::open_all(jobs, footers_kept, whole_bytes, progress)?;
         let shared = if opts.union_by_name {
             union::union_schema(&files)?
         } else {

@@ -65,6 +65,7 @@ pub use opening::{
 pub use own_outputs::OUTPUT_PARQUET;
 pub use partition_filter::{PartitionFilter, Pruning, RowFilter};
 pub use prefetch::{FETCH_AHEAD, PREFETCH_BYTES, PREFETCH_OBJECT};
+pub use remote::{SMALL_OBJECT, WHOLE_BYTES};
 pub use scan::scan_ordered;
 pub use tree::InputSource;
 pub use units::Unit;

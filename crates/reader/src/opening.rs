@@ -18,6 +18,11 @@
 //! a large file's footer is read again once per unit and worker), so none is kept; a remote
 //! one costs a round trip. `EVALSCORE_FOOTERS_KEPT=N` sets the number for both
 //! (docs/storage.md gives the memory per file either way).
+//!
+//! A small remote Parquet object is read whole when opened and its bytes kept for its units
+//! (module `remote`), so it costs one GET; the objects read so are the small ones in listing
+//! order while their sizes add up to at most [`remote::WHOLE_BYTES`], which bounds the bytes
+//! held whatever the number of objects (64 MiB: 65,536 objects of 1 KiB, or 64 of 1 MiB).
 
 use crate::{local, remote, Format, InputFile, ReadError};
 use arrow::datatypes::SchemaRef;
@@ -93,11 +98,13 @@ pub(crate) fn footers_kept() -> Option<usize> {
 
 /// Opens `jobs`, a run's files, concurrently (module docs); files from index `kept` on
 /// (by default [`FOOTERS_KEPT`] when any is remote, else [`LOCAL_FOOTERS_KEPT`]) drop their
-/// parsed footer. The files come back in the order of `jobs`; on failure, the error of the
+/// parsed footer; the small remote objects whose sizes add up to at most `whole_bytes` are
+/// read whole ([`read_whole`]). The files come back in the order of `jobs`; on failure, the error of the
 /// first job (in that order) that failed.
 pub(crate) fn open_all(
     jobs: Vec<ToOpen>,
     kept: Option<usize>,
+    whole_bytes: u64,
     progress: Option<&OpenProgress>,
 ) -> Result<Vec<InputFile>, ReadError> {
     let remote = jobs.iter().any(|j| matches!(j, ToOpen::Remote(..)));
@@ -121,15 +128,17 @@ pub(crate) fn open_all(
         }
         file
     };
+    let whole = read_whole(&jobs, whole_bytes);
     let open = |(i, job): (usize, ToOpen)| {
         let keep = i < kept;
+        let whole = whole.get(i).copied().unwrap_or(false);
         let file = match job {
             ToOpen::Local(path, format) => local::open_file(&path, format, keep),
             ToOpen::Remote(object, Format::Jsonl) => {
                 let _one_at_a_time = staging.lock().unwrap_or_else(|e| e.into_inner());
-                remote::open_remote(object, Format::Jsonl, keep)
+                remote::open_remote(object, Format::Jsonl, keep, false)
             }
-            ToOpen::Remote(object, format) => remote::open_remote(object, format, keep),
+            ToOpen::Remote(object, format) => remote::open_remote(object, format, keep, whole),
         };
         report(file)
     };
@@ -153,6 +162,22 @@ pub(crate) fn open_all(
     let mut files = opened.into_iter().collect::<Result<Vec<_>, _>>()?;
     share_schemas(&mut files);
     Ok(files)
+}
+
+/// Which of `jobs` are read whole (module docs): the small remote Parquet objects, in order,
+/// while their sizes add up to at most `budget` ([`remote::WHOLE_BYTES`] but in tests).
+fn read_whole(jobs: &[ToOpen], mut budget: u64) -> Vec<bool> {
+    jobs.iter()
+        .map(|job| match job {
+            ToOpen::Remote(o, Format::Parquet)
+                if o.size() <= remote::SMALL_OBJECT && o.size() <= budget =>
+            {
+                budget -= o.size();
+                true
+            }
+            _ => false,
+        })
+        .collect()
 }
 
 /// Makes files with equal schemas hold one shared copy: a run of many files of one schema

@@ -1,13 +1,21 @@
 //! Inputs in object storage (`s3://`, `gs://`, `az://`, `abfss://`, `https://`). A URL ending
 //! in `/` is a prefix: its `*.parquet` objects are listed and read as a directory's files.
 //!
-//! A remote Parquet file is never downloaded whole. Opening it fetches its tail (8 KiB, or
-//! the whole footer when longer) and parses the footer from that; decoding a unit fetches
+//! A remote Parquet file larger than [`SMALL_OBJECT`] is never downloaded whole. Opening it
+//! fetches its tail (8 KiB, or the whole footer when longer) and parses the footer from that;
+//! decoding a unit fetches
 //! exactly the column chunks of the needed columns in that row group, one ranged GET each,
 //! all at once (`evalscore_storage::Object::get_ranges`), and hands the decoder a [`Sparse`]
 //! file holding the tail and those chunks. So a run reads the footer plus the needed chunks,
 //! and a unit's chunks are in memory while it is decoded (bounded, like every unit in flight,
 //! by `scan_ordered`).
+//!
+//! A small object (at most [`SMALL_OBJECT`] bytes, by the size its listing or HEAD gave) is
+//! fetched whole when it is opened, in one GET pinned to its ETag as every read, and its
+//! bytes are kept with the file: its footer is parsed from them, again if it was dropped, and
+//! its units decode from them, so it costs exactly one GET. The bytes of the objects read
+//! whole in one run are at most [`WHOLE_BYTES`] in all (module `opening` picks them, in
+//! listing order); the objects past that are read as the larger ones are.
 //!
 //! A remote JSON Lines file (plain or compressed) is needed whole, so it is streamed into a
 //! temporary file when the input is opened (32 MiB at a time, never all in memory) and read
@@ -30,11 +38,21 @@ use std::sync::Arc;
 /// and a wide footer costs one more GET rather than fetching bytes nobody needs.
 const TAIL: u64 = 8 << 10;
 
+/// Objects of at most this many bytes are fetched whole when opened (module docs): the
+/// round trips of a tail and its chunks cost more than the bytes of a column nobody reads.
+pub const SMALL_OBJECT: u64 = 1 << 20;
+
+/// The bytes of the small objects a run keeps whole, in all (module docs): a run of any
+/// number of objects holds at most this much of their bytes beside its parsed footers.
+pub const WHOLE_BYTES: u64 = 64 << 20;
+
 /// What a remote input keeps: the object, and for Parquet its fetched tail and parsed footer
-/// unless they were dropped (module `opening`); for JSON Lines the staged local copy.
+/// unless they were dropped (module `opening`), and a small object's bytes when it was read
+/// whole and its footer dropped; for JSON Lines the staged local copy.
 pub(crate) struct Remote {
     pub object: Object,
     pub footer: Option<Footer>,
+    pub whole: Option<Bytes>,
     pub staged: Option<tempfile::TempPath>,
 }
 
@@ -56,10 +74,23 @@ pub(crate) fn read_error(e: StorageError) -> ReadError {
     }
 }
 
-/// The tail of a remote Parquet file ([`read_tail`]), fetched.
-pub(crate) fn fetch_tail(object: &Object) -> Result<Result<Tail, String>, ReadError> {
-    read_tail(object.size(), TAIL, |r| {
+/// The tail of a remote Parquet file ([`read_tail`]), fetched; the whole object, in one
+/// GET, when `whole`.
+pub(crate) fn fetch_tail(object: &Object, whole: bool) -> Result<Result<Tail, String>, ReadError> {
+    let first = if whole { object.size() } else { TAIL };
+    read_tail(object.size(), first, |r| {
         object.get_range(r).map_err(read_error)
+    })
+}
+
+/// The tail of a remote Parquet file: from its bytes when it was read whole, else fetched.
+fn tail_of(remote: &Remote) -> Result<Result<Tail, String>, ReadError> {
+    let Some(whole) = &remote.whole else {
+        return fetch_tail(&remote.object, false);
+    };
+    read_tail(whole.len() as u64, whole.len() as u64, |r| {
+        let (start, end) = (r.start as usize, r.end as usize);
+        Ok::<_, ReadError>(whole.slice(start..end))
     })
 }
 
@@ -124,14 +155,14 @@ pub(crate) fn unit_footer(
 }
 
 /// A remote Parquet file's footer: its tail fetched again (pinned to the
-/// version opened, as every read) and parsed, with strings as Utf8View. A failed fetch is
+/// version opened, as every read), or taken from its bytes read whole, and parsed, with strings as Utf8View. A failed fetch is
 /// `Err`; a footer that does not parse `Ok(Err)` with what is wrong, for the caller to name
 /// the unit.
 pub(crate) fn footer(
     file: &InputFile,
     remote: &Remote,
 ) -> Result<Result<(Footer, ArrowReaderMetadata), String>, ReadError> {
-    let (tail_start, tail) = match fetch_tail(&remote.object)? {
+    let (tail_start, tail) = match tail_of(remote)? {
         Ok((start, tail, _)) => (start, tail),
         Err(m) => return Ok(Err(format!("not a readable Parquet file: {m}"))),
     };
@@ -204,11 +235,13 @@ pub(crate) fn skipped(base: &str, rels: &[String]) -> Vec<String> {
 }
 
 /// Opens a remote input: a Parquet file's footer from its fetched tail (kept, with the tail,
-/// only when `keep`; see module `opening`), a JSON Lines file from a staged local copy.
+/// only when `keep`; see module `opening`), or from the whole object fetched when `whole`
+/// (its bytes kept either way), a JSON Lines file from a staged local copy.
 pub(crate) fn open_remote(
     object: Object,
     format: Format,
     keep: bool,
+    whole: bool,
 ) -> Result<InputFile, ReadError> {
     let path = PathBuf::from(object.url());
     match format {
@@ -231,13 +264,18 @@ pub(crate) fn open_remote(
             file.remote = Some(Arc::new(Remote {
                 object,
                 footer: None,
+                whole: None,
                 staged: Some(staged),
             }));
             Ok(file)
         }
         Format::Parquet => {
-            let tail = fetch_tail(&object)?.map_err(|m| unreadable(&path, &m))?;
+            let whole = whole && object.size() <= SMALL_OBJECT;
+            let tail = fetch_tail(&object, whole)?.map_err(|m| unreadable(&path, &m))?;
             let (tail_start, tail_bytes) = (tail.0, tail.1.clone());
+            // A small object's bytes stay for its units: in the footer kept, else alone, copied
+            // out of the response's buffer, which may be larger than the object.
+            let whole = (whole && !keep).then(|| Bytes::copy_from_slice(&tail_bytes));
             let (mut file, meta) = open_from_tail(&path, object.size(), tail, keep)?;
             let footer = keep.then_some(Footer {
                 tail_start,
@@ -250,6 +288,7 @@ pub(crate) fn open_remote(
             file.remote = Some(Arc::new(Remote {
                 object,
                 footer,
+                whole,
                 staged: None,
             }));
             Ok(file)

@@ -15,6 +15,7 @@ mod delta_tables;
 mod output_commits;
 mod ranged_reads;
 mod shared_judge_cache;
+mod small_objects;
 
 const SECRET: &str = "s3-secret-never-printed";
 const NETWORK_HINT: &str = "check the URL, the endpoint and the network; requests were retried with backoff before giving up";

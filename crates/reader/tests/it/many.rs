@@ -24,6 +24,21 @@ fn open_kept(input: &str, options: &[(String, String)], kept: usize) -> Result<I
     Inputs::open_sources_kept(&[source], &opts, kept)
 }
 
+/// `open_kept`, but no object read whole when opened: each is read as a larger one is, its
+/// tail at open and its footer again (when dropped) and chunks for each unit.
+fn open_unwhole(
+    input: &str,
+    options: &[(String, String)],
+    kept: usize,
+) -> Result<Inputs, ReadError> {
+    let source = InputSource::parse(Path::new(input), false)?;
+    let opts = OpenOptions {
+        storage_options: options.to_vec(),
+        ..OpenOptions::default()
+    };
+    Inputs::open_sources_whole(&[source], &opts, kept, 0)
+}
+
 /// Every unit's stored `answer` chunk: its bytes and its footer metadata (statistics
 /// included, which a copy of the chunk carries over), as text.
 fn stored(inputs: &Inputs) -> Vec<(Vec<u8>, String)> {
@@ -330,6 +345,7 @@ fn many_objects_open_in_order_and_the_first_damaged_one_is_the_error() {
 
 /// A footer dropped at open is fetched again from the version opened: an object replaced
 /// since is an error naming it, never the new object's footer read for the old one's units.
+/// (An object not read whole when opened: a small one past `WHOLE_BYTES`, or a larger one.)
 #[test]
 fn a_dropped_footer_is_fetched_again_from_the_version_opened() {
     let server = moto();
@@ -339,9 +355,9 @@ fn a_dropped_footer_is_fetched_again_from_the_version_opened() {
     let options = s3_options(server.port);
     let url = "s3://evals/qa.parquet";
     let replaced = format!("{url}: the object was replaced while it was being read (its ETag changed since it was opened)");
-    let inputs = open_kept(url, &options, 0).unwrap();
+    let inputs = open_unwhole(url, &options, 0).unwrap();
     assert_eq!(answers(&inputs).unwrap(), vec![paris; 100]);
-    let again = open_kept(url, &options, 0).unwrap();
+    let again = open_unwhole(url, &options, 0).unwrap();
     put_object(server.port, "evals", "qa.parquet", &parquet_of(&rome));
     // The footer read again, and the chunks: the object opened is gone.
     let unit = again.units()[0];
@@ -395,6 +411,7 @@ fn opening_figures() {
 /// Units fetched ahead (`Inputs::fetching_ahead`) are read from what was fetched, once: objects
 /// replaced after the fetch ahead still read as the version fetched, where a unit that was
 /// not fetched ahead, or was read already, fetches again and finds the object replaced.
+/// (Objects not read whole when opened, as the small ones past `WHOLE_BYTES` are.)
 #[test]
 fn units_fetched_ahead_are_read_without_fetching_again() {
     let server = moto();
@@ -405,9 +422,9 @@ fn units_fetched_ahead_are_read_without_fetching_again() {
     }
     let options = s3_options(server.port);
     // No footer kept: every unit fetches its footer and chunks when read.
-    let inputs = open_kept("s3://lake/ahead/", &options, 0).unwrap();
+    let inputs = open_unwhole("s3://lake/ahead/", &options, 0).unwrap();
     // The same objects opened again: what the first inputs fetched ahead is not theirs.
-    let other = open_kept("s3://lake/ahead/", &options, 0).unwrap();
+    let other = open_unwhole("s3://lake/ahead/", &options, 0).unwrap();
     let units = inputs.units();
     let columns = ["answer".to_owned()];
     let read_from = |inputs: &Inputs, unit: &Unit| -> Result<Vec<String>, ReadError> {

@@ -62,14 +62,14 @@ pub fn answers(inputs: &Inputs) -> Result<Vec<String>, ReadError> {
 
 /// A remote Parquet file replaced after its footer was read and before its column chunks
 /// are, by a file of the same size and footer whose values differ: the read is an error
-/// naming the URL, never the new file's values decoded under the old footer. The values are
-/// longer than the tail fetched with the footer, so their chunk is fetched apart; a tiny
-/// file's chunks come with its tail and read as the version opened.
+/// naming the URL, never the new file's values decoded under the old footer. The file is
+/// larger than a small object (1.25 MB), so it is not read whole and its chunk is fetched
+/// apart from its tail; a small file is read whole when opened, as the version opened.
 #[test]
 fn a_parquet_file_replaced_after_its_footer_is_read_is_an_error() {
     let server = moto();
     create_bucket(server.port, "evals");
-    let (paris, rome) = ("Paris".repeat(20), "Rome!".repeat(20));
+    let (paris, rome) = ("Paris".repeat(2_500), "Rome!".repeat(2_500));
     let (old, new) = (parquet_of(&paris), parquet_of(&rome));
     assert_eq!(old.len(), new.len());
     put_object(server.port, "evals", "qa.parquet", &old);
@@ -86,7 +86,7 @@ fn a_parquet_file_replaced_after_its_footer_is_read_is_an_error() {
     );
     // Opened again, the new file reads as usual.
     assert_eq!(answers(&open()).unwrap(), vec![rome; 100]);
-    // A tiny file, replaced after it was opened: its values came with its tail.
+    // A small file, replaced after it was opened: it was read whole when opened.
     put_object(server.port, "evals", "qa.parquet", &parquet_of("Paris"));
     let inputs = open();
     put_object(server.port, "evals", "qa.parquet", &parquet_of("Rome!"));
