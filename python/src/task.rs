@@ -234,6 +234,8 @@ impl PyTask {
             )
         });
         let (batches, states) = result.map_err(py_err)?;
+        // A shared judge cache gets the replies this call bought.
+        scorer.flush_cache().map_err(py_err)?;
         let bytes = states.to_bytes().map_err(py_err)?;
         let table = match out_schema {
             Some(schema) => Some(PyTable::try_new(batches, schema)?.into_pyarrow(py)?),
