@@ -397,6 +397,21 @@ impl Slots {
 }
 
 /// The aligned comparison proper; [`Stop::HandOver`] wherever the join must decide.
+/// Both runs' units (`true` for the base run's) by their first row, the base run's first on a
+/// tie, so that the two sides of every stretch of rows arrive close together and memory holds
+/// a few of each at a time.
+pub(crate) fn interleaved(base: &Run, new: &Run) -> Vec<(bool, Unit)> {
+    let mut units: Vec<(bool, Unit)> = base
+        .inputs
+        .units()
+        .into_iter()
+        .map(|u| (true, u))
+        .chain(new.inputs.units().into_iter().map(|u| (false, u)))
+        .collect();
+    units.sort_by_key(|(is_base, u)| (u.first_row, !*is_base));
+    units
+}
+
 fn run(
     o: &CompareOptions,
     pair: &Pair,
@@ -406,16 +421,7 @@ fn run(
 ) -> Result<Tallied, Stop> {
     let (base, new) = (&pair.base, &pair.new);
     let (bcols, ncols) = (columns(base, bw), columns(new, nw));
-    // Both runs' units by their first row, the base run's first on a tie, so that the two
-    // sides of every stretch of rows arrive close together.
-    let mut units: Vec<(bool, Unit)> = base
-        .inputs
-        .units()
-        .into_iter()
-        .map(|u| (true, u))
-        .chain(new.inputs.units().into_iter().map(|u| (false, u)))
-        .collect();
-    units.sort_by_key(|(is_base, u)| (u.first_row, !*is_base));
+    let units = interleaved(base, new);
     let width = names.len();
     let mut sink = Sink {
         o,

@@ -17,7 +17,7 @@
 //! beyond the budget (checked from the footers' row counts before any row is read, against
 //! the bytes held as the rows arrive, scaled to all the rows, and once they are read).
 
-use crate::aligned::{columns, decode, threads, wanted};
+use crate::aligned::{columns, decode, interleaved, threads, wanted};
 use crate::comparison::CompareOptions;
 use crate::opened::Pair;
 use crate::packed::Packed;
@@ -26,7 +26,7 @@ use crate::spill::NONE;
 use crate::tally::Tallied;
 use crate::typed_rows::{mix, Chunk, KeyCol, KeyKind, Labels, Wanted};
 use evalscore_error::Error;
-use evalscore_reader::{scan_ordered, Unit};
+use evalscore_reader::scan_ordered;
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicUsize, Ordering as Atomic};
 
@@ -530,15 +530,7 @@ fn run(
         .min(MAX_BITS);
     let parts = 1usize << bits;
     let width = names.len();
-    // Both runs' units by their first row, so that memory holds a few of each at a time.
-    let mut units: Vec<(bool, Unit)> = base
-        .inputs
-        .units()
-        .into_iter()
-        .map(|u| (true, u))
-        .chain(new.inputs.units().into_iter().map(|u| (false, u)))
-        .collect();
-    units.sort_by_key(|(is_base, u)| (u.first_row, !*is_base));
+    let units = interleaved(base, new);
     let mut fill = Fill {
         base: Side::new(parts, b, width, kind == Words::Hashed),
         new: Side::new(parts, n, width, true),

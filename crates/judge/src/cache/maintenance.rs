@@ -9,7 +9,7 @@
 //! segment gone lists again. Two compactions at once may both merge a segment; the
 //! duplicates they leave are equal replies, and the next compaction drops them.
 
-use super::remote::{segment_name, Indexes, Remote};
+use super::remote::{name_of, segment_name, Indexes, Remote};
 use super::segment::{self, SegmentWriter, GROUP_ROWS};
 use crate::{CacheError, CachedReply, Key, KeyMap};
 use evalscore_storage::{Object, StorePath};
@@ -176,17 +176,14 @@ fn merge(store: &StorePath, batch: &[Object], out: &mut Compacted) -> Result<(),
     // the segments as the replies it holds were written.
     let newest = merged
         .iter()
-        .map(|o| o.url().rsplit('/').next().unwrap_or_default())
+        .map(|o| name_of(o))
         .max()
         .unwrap_or_default()
         .to_owned();
     let name = compacted_name(&newest);
     store.child(&name).put(bytes, false).map_err(shared)?;
     for object in &merged {
-        store
-            .child(object.url().rsplit('/').next().unwrap_or_default())
-            .delete()
-            .map_err(shared)?;
+        store.child(name_of(object)).delete().map_err(shared)?;
     }
     out.merged += merged.len() as u64;
     out.written += 1;

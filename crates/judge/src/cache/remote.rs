@@ -75,7 +75,7 @@ struct Segment {
 }
 
 /// A segment's name: its URL's last part.
-fn name_of(o: &Object) -> &str {
+pub(crate) fn name_of(o: &Object) -> &str {
     o.url().rsplit('/').next().unwrap_or_default()
 }
 
